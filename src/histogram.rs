@@ -1,0 +1,107 @@
+//! Histogram binning exactly as `torch.histc` does it on float32 data.
+//!
+//! `torch.histc(x, bins, min, max)` (CPU, float32) maps an element `v` with
+//! `min <= v <= max` to bin `⌊(v − min) · bins / (max − min)⌋` computed in float32, puts
+//! `v == max` in the last bin and ignores everything else (NaN included). When `min == max` it
+//! uses `[min − 1, max + 1]`. Observers that bin "like PyTorch" (PyTorch, Quark, Horizon,
+//! ModelOpt) share this kernel so that counts agree bit for bit.
+
+/// Add the histc counts of `data` over `[lo, hi]` with `bins` bins into `counts`
+/// (`counts.len() == bins`). Returns the number of elements counted.
+pub fn histc_accumulate(data: &[f32], lo: f32, hi: f32, counts: &mut [f32]) -> usize {
+    let bins = counts.len();
+    if bins == 0 {
+        return 0;
+    }
+    let (lo, hi) = if lo == hi {
+        (lo - 1.0, hi + 1.0)
+    } else {
+        (lo, hi)
+    };
+    let width = hi - lo;
+    let nbins = bins as f32;
+    let last = bins - 1;
+    let mut counted = 0usize;
+    for &v in data {
+        if v >= lo && v <= hi {
+            let pos = ((v - lo) * nbins / width) as usize;
+            counts[pos.min(last)] += 1.0;
+            counted += 1;
+        }
+    }
+    counted
+}
+
+/// `torch.histc(data, bins, lo, hi)` as a new vector of float32 counts.
+pub fn histc(data: &[f32], bins: usize, lo: f32, hi: f32) -> Vec<f32> {
+    let mut counts = vec![0.0f32; bins];
+    histc_accumulate(data, lo, hi, &mut counts);
+    counts
+}
+
+/// Min and max of the finite values of `data` (`None` when there are none). Fast path for the
+/// observers' `aminmax`.
+pub fn finite_min_max(data: &[f32]) -> Option<(f32, f32)> {
+    let mut lo = f32::INFINITY;
+    let mut hi = f32::NEG_INFINITY;
+    // Eight independent lanes let the compiler vectorise the reduction.
+    let mut lanes_lo = [f32::INFINITY; 8];
+    let mut lanes_hi = [f32::NEG_INFINITY; 8];
+    let chunks = data.chunks_exact(8);
+    let rest = chunks.remainder();
+    for chunk in chunks {
+        for k in 0..8 {
+            let v = chunk[k];
+            let finite = v.is_finite();
+            lanes_lo[k] = if finite && v < lanes_lo[k] {
+                v
+            } else {
+                lanes_lo[k]
+            };
+            lanes_hi[k] = if finite && v > lanes_hi[k] {
+                v
+            } else {
+                lanes_hi[k]
+            };
+        }
+    }
+    for k in 0..8 {
+        lo = lo.min(lanes_lo[k]);
+        hi = hi.max(lanes_hi[k]);
+    }
+    for &v in rest {
+        if v.is_finite() {
+            lo = lo.min(v);
+            hi = hi.max(v);
+        }
+    }
+    (lo <= hi).then_some((lo, hi))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn max_goes_to_last_bin_and_outside_is_dropped() {
+        let h = histc(&[0.0, 0.5, 1.0, 1.5, -0.1, f32::NAN], 2, 0.0, 1.0);
+        assert_eq!(h, vec![1.0, 2.0]);
+    }
+
+    #[test]
+    fn constant_range_widens_by_one() {
+        // histc(0.75, bins=4, 0.75, 0.75) uses [-0.25, 1.75]: 0.75 lands in bin 2 (= bins/2).
+        assert_eq!(histc(&[0.75], 4, 0.75, 0.75), vec![0.0, 0.0, 1.0, 0.0]);
+    }
+
+    #[test]
+    fn min_max_ignores_non_finite() {
+        assert_eq!(
+            finite_min_max(&[f32::NAN, 3.0, -2.0, f32::INFINITY]),
+            Some((-2.0, 3.0))
+        );
+        assert_eq!(finite_min_max(&[f32::NAN]), None);
+        let many: Vec<f32> = (0..1000).map(|i| i as f32 - 500.0).collect();
+        assert_eq!(finite_min_max(&many), Some((-500.0, 499.0)));
+    }
+}

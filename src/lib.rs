@@ -1,0 +1,27 @@
+//! # quantscope
+//!
+//! Quantization observers of PyTorch, AMD Quark, Horizon, ONNX Runtime and NVIDIA Model
+//! Optimizer, reproduced exactly, with the tensor loaders, error metrics and plots needed to
+//! compare them side by side. The same engine runs natively (the `quantscope` CLI) and in the
+//! browser (WebAssembly, see `wasm`).
+//!
+//! ```
+//! use quantscope::{engine, params::Params, tensor::Tensor};
+//! let batch = Tensor::from_vec(vec![-1.0, 0.5, 2.0]);
+//! # if quantscope::registry::find("torch.MinMaxObserver").is_ok() {
+//! let report = engine::run("torch.MinMaxObserver", &Params::new(), &[batch], Default::default()).unwrap();
+//! assert_eq!(report.qparams.max_val, vec![2.0]);
+//! # }
+//! ```
+
+pub mod engine;
+pub mod error;
+pub mod histogram;
+pub mod observer;
+pub mod observers;
+pub mod params;
+pub mod quant;
+pub mod registry;
+pub mod tensor;
+
+pub use error::{Error, Result};

@@ -1,0 +1,19 @@
+//! The observers of every framework family, one module per family.
+
+pub mod torch;
+
+use crate::registry::{ObserverSpec, Preset};
+
+/// Every family's observers, in registry order.
+pub fn all_observers() -> Vec<ObserverSpec> {
+    let mut all = Vec::new();
+    all.extend(torch::observers());
+    all
+}
+
+/// Every family's named presets.
+pub fn all_presets() -> Vec<Preset> {
+    let mut all = Vec::new();
+    all.extend(torch::presets());
+    all
+}

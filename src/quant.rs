@@ -1,0 +1,226 @@
+//! Quantize–dequantize (fake quantization) and the error metrics a user judges an observer by.
+//!
+//! Affine fake quantization follows PyTorch's `fake_quantize_per_tensor_affine` /
+//! `fake_quantize_per_channel_affine` in float32:
+//! `q = clamp(zp + round_half_even(x · (1/s)), qmin, qmax)`, `x̂ = (q − zp) · s`;
+//! with a float zero point (`per_channel_affine_float_qparams`):
+//! `q = clamp(round_half_even(x · (1/s) + zp), qmin, qmax)`.
+//! Metrics are accumulated in float64 over finite elements only.
+
+use crate::error::{Error, Result};
+use crate::observer::{Grid, QParams, ZeroPoint};
+use crate::tensor::Tensor;
+use serde::Serialize;
+
+/// Round half to even (banker's rounding), as `torch.round`, `np.round` and `std::nearbyint`.
+#[inline]
+pub fn round_half_even(x: f32) -> f32 {
+    x.round_ties_even()
+}
+
+/// The channel of each flat C-order index along `axis` of `shape`: `(i / inner) % channels`.
+#[derive(Debug, Clone, Copy)]
+pub struct ChannelIndexer {
+    inner: usize,
+    channels: usize,
+}
+
+impl ChannelIndexer {
+    /// Indexer for `axis` of `shape` (axis must be in range).
+    pub fn new(shape: &[usize], axis: usize) -> Self {
+        let inner = shape[axis + 1..].iter().product::<usize>().max(1);
+        ChannelIndexer {
+            inner,
+            channels: shape[axis].max(1),
+        }
+    }
+
+    /// Channel of flat index `i`.
+    #[inline]
+    pub fn channel(&self, i: usize) -> usize {
+        (i / self.inner) % self.channels
+    }
+}
+
+/// PyTorch-style affine fake quantization of `x` with integer-grid qparams `q` (per tensor, or
+/// per channel along `q.axis`).
+pub fn fake_quantize_affine(x: &Tensor, q: &QParams) -> Result<Tensor> {
+    let Grid::Int {
+        quant_min,
+        quant_max,
+    } = q.grid
+    else {
+        return Err(Error::input(
+            "affine fake quantization needs an integer grid",
+        ));
+    };
+    let (qmin, qmax) = (quant_min as f32, quant_max as f32);
+    let indexer = match q.axis {
+        Some(axis) => {
+            if axis >= x.ndim() || x.shape[axis] != q.scale.len() {
+                return Err(Error::input(format!(
+                    "per-channel qparams have {} channels but the tensor's axis {axis} of shape {:?} does not match",
+                    q.scale.len(),
+                    x.shape
+                )));
+            }
+            Some(ChannelIndexer::new(&x.shape, axis))
+        }
+        None => None,
+    };
+    if q.scale.is_empty() || q.zero_point.len() != q.scale.len() {
+        return Err(Error::input(
+            "qparams have no scale or mismatched zero points",
+        ));
+    }
+    let channel = |i: usize| indexer.map_or(0, |ix| ix.channel(i));
+    let data: Vec<f32> = match &q.zero_point {
+        ZeroPoint::Int(zps) => x
+            .data
+            .iter()
+            .enumerate()
+            .map(|(i, &v)| {
+                let c = channel(i);
+                let (s, zp) = (q.scale[c], zps[c] as f32);
+                let inv = 1.0f32 / s;
+                let qv = (zp + round_half_even(v * inv)).clamp(qmin, qmax);
+                (qv - zp) * s
+            })
+            .collect(),
+        ZeroPoint::Float(zps) => x
+            .data
+            .iter()
+            .enumerate()
+            .map(|(i, &v)| {
+                let c = channel(i);
+                let (s, zp) = (q.scale[c], zps[c]);
+                let inv = 1.0f32 / s;
+                let qv = round_half_even(v * inv + zp).clamp(qmin, qmax);
+                (qv - zp) * s
+            })
+            .collect(),
+    };
+    Ok(Tensor {
+        shape: x.shape.clone(),
+        data,
+        dtype: x.dtype,
+    })
+}
+
+/// Error of a quantize–dequantize, over the finite elements.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct QdqMetrics {
+    /// Mean squared error.
+    pub mse: f64,
+    /// Largest absolute error.
+    pub max_abs_err: f64,
+    /// `10·log10(Σx² / Σerr²)`; `None` when undefined (no error, or an all-zero signal).
+    pub sqnr_db: Option<f64>,
+    /// Share of elements outside the representable range.
+    pub clipped_fraction: f64,
+    /// Number of elements the metrics cover.
+    pub count: usize,
+}
+
+/// Accumulates [`QdqMetrics`] over several batches.
+#[derive(Debug, Clone, Default)]
+pub struct MetricsAccumulator {
+    sum_sq_err: f64,
+    sum_sq_signal: f64,
+    max_abs_err: f64,
+    clipped: usize,
+    count: usize,
+}
+
+impl MetricsAccumulator {
+    /// Add one batch: original values, their quantize–dequantize, and the representable range
+    /// of the slice each element belongs to.
+    pub fn add(
+        &mut self,
+        original: &[f32],
+        dequantized: &[f32],
+        range_of: impl Fn(usize) -> Option<(f64, f64)>,
+    ) {
+        for (i, (&x, &y)) in original.iter().zip(dequantized).enumerate() {
+            if !x.is_finite() {
+                continue;
+            }
+            let (x, y) = (x as f64, y as f64);
+            let err = (x - y).abs();
+            self.sum_sq_err += err * err;
+            self.sum_sq_signal += x * x;
+            if err > self.max_abs_err || err.is_nan() {
+                self.max_abs_err = err;
+            }
+            if let Some((lo, hi)) = range_of(i) {
+                if x < lo || x > hi {
+                    self.clipped += 1;
+                }
+            }
+            self.count += 1;
+        }
+    }
+
+    /// The metrics so far.
+    pub fn finish(&self) -> QdqMetrics {
+        let n = self.count.max(1) as f64;
+        let sqnr_db = (self.sum_sq_err > 0.0 && self.sum_sq_signal > 0.0)
+            .then(|| 10.0 * (self.sum_sq_signal / self.sum_sq_err).log10());
+        QdqMetrics {
+            mse: self.sum_sq_err / n,
+            max_abs_err: self.max_abs_err,
+            sqnr_db,
+            clipped_fraction: self.clipped as f64 / n,
+            count: self.count,
+        }
+    }
+}
+
+/// Metrics of quantize–dequantizing `x` (one batch) to `dq` under qparams `q`.
+pub fn accumulate_metrics(acc: &mut MetricsAccumulator, x: &Tensor, dq: &Tensor, q: &QParams) {
+    match q.axis {
+        Some(axis) if axis < x.ndim() => {
+            let ix = ChannelIndexer::new(&x.shape, axis);
+            acc.add(&x.data, &dq.data, |i| q.representable_range(ix.channel(i)));
+        }
+        _ => {
+            let range = q.representable_range(0);
+            acc.add(&x.data, &dq.data, |_| range);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rounding_is_half_to_even() {
+        assert_eq!(round_half_even(0.5), 0.0);
+        assert_eq!(round_half_even(1.5), 2.0);
+        assert_eq!(round_half_even(2.5), 2.0);
+        assert_eq!(round_half_even(-2.5), -2.0);
+    }
+
+    #[test]
+    fn affine_fake_quant_clamps_and_rounds() {
+        let q = QParams::int(
+            vec![0.5],
+            ZeroPoint::Int(vec![2]),
+            0,
+            7,
+            vec![-1.0],
+            vec![2.5],
+        );
+        let x = Tensor::from_vec(vec![-5.0, -1.0, 0.26, 0.25, 0.75, 10.0]);
+        let y = fake_quantize_affine(&x, &q).unwrap();
+        // grid: (0..=7 − 2)·0.5 = −1.0 ..= 2.5
+        assert_eq!(y.data, vec![-1.0, -1.0, 0.5, 0.0, 1.0, 2.5]);
+        let mut acc = MetricsAccumulator::default();
+        accumulate_metrics(&mut acc, &x, &y, &q);
+        let m = acc.finish();
+        assert_eq!(m.count, 6);
+        assert!((m.clipped_fraction - 2.0 / 6.0).abs() < 1e-12);
+        assert!((m.max_abs_err - 7.5).abs() < 1e-12);
+    }
+}

@@ -1,0 +1,241 @@
+//! Tensors as the engine sees them: a shape, f32 values in C order, and where they came from.
+//!
+//! Loaders for `.npy`, `.npz` and `.safetensors` live in the submodules; every one of them maps
+//! its dtype to f32 (as PyTorch does after `.to(float32)`) and keeps the original dtype in
+//! [`Tensor::dtype`].
+
+mod npy;
+mod npz;
+mod safetensors_file;
+
+use crate::error::{Error, Result};
+use serde::Serialize;
+
+pub use npy::read_npy;
+pub use npz::read_npz;
+pub use safetensors_file::read_safetensors;
+
+/// The element type a tensor had in its file, before conversion to f32.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum DType {
+    Bool,
+    I8,
+    I16,
+    I32,
+    I64,
+    U8,
+    U16,
+    U32,
+    U64,
+    F16,
+    BF16,
+    F32,
+    F64,
+    /// OCP FP8 E4M3 (safetensors `F8_E4M3`).
+    F8E4M3,
+    /// OCP FP8 E5M2 (safetensors `F8_E5M2`).
+    F8E5M2,
+}
+
+impl DType {
+    /// Short name, as numpy/safetensors users know it.
+    pub fn name(self) -> &'static str {
+        match self {
+            DType::Bool => "bool",
+            DType::I8 => "int8",
+            DType::I16 => "int16",
+            DType::I32 => "int32",
+            DType::I64 => "int64",
+            DType::U8 => "uint8",
+            DType::U16 => "uint16",
+            DType::U32 => "uint32",
+            DType::U64 => "uint64",
+            DType::F16 => "float16",
+            DType::BF16 => "bfloat16",
+            DType::F32 => "float32",
+            DType::F64 => "float64",
+            DType::F8E4M3 => "float8_e4m3",
+            DType::F8E5M2 => "float8_e5m2",
+        }
+    }
+}
+
+/// Counts of values that are not finite. quantscope excludes them from statistics by default
+/// and reports these counts (see [`crate::engine::NonFinitePolicy`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct NonFiniteCounts {
+    pub nan: usize,
+    pub pos_inf: usize,
+    pub neg_inf: usize,
+}
+
+impl NonFiniteCounts {
+    /// Count the non-finite values of `data`.
+    pub fn of(data: &[f32]) -> Self {
+        let mut counts = NonFiniteCounts::default();
+        for &v in data {
+            if !v.is_finite() {
+                if v.is_nan() {
+                    counts.nan += 1;
+                } else if v > 0.0 {
+                    counts.pos_inf += 1;
+                } else {
+                    counts.neg_inf += 1;
+                }
+            }
+        }
+        counts
+    }
+
+    /// Total number of non-finite values.
+    pub fn total(&self) -> usize {
+        self.nan + self.pos_inf + self.neg_inf
+    }
+
+    /// Sum of two counts.
+    pub fn add(self, other: Self) -> Self {
+        NonFiniteCounts {
+            nan: self.nan + other.nan,
+            pos_inf: self.pos_inf + other.pos_inf,
+            neg_inf: self.neg_inf + other.neg_inf,
+        }
+    }
+}
+
+/// A dense tensor of f32 values in C (row-major) order.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Tensor {
+    /// Dimensions; empty for a 0-d (scalar) tensor.
+    pub shape: Vec<usize>,
+    /// Values in C order; `data.len()` equals the product of `shape`.
+    pub data: Vec<f32>,
+    /// The dtype the values had in their file.
+    pub dtype: DType,
+}
+
+impl Tensor {
+    /// A tensor from a shape and C-order f32 values. Fails if the sizes disagree.
+    pub fn new(shape: Vec<usize>, data: Vec<f32>) -> Result<Self> {
+        let expected = element_count(&shape)
+            .ok_or_else(|| Error::input(format!("shape {shape:?} has too many elements")))?;
+        if expected != data.len() {
+            return Err(Error::input(format!(
+                "shape {shape:?} needs {expected} values, got {}",
+                data.len()
+            )));
+        }
+        Ok(Tensor {
+            shape,
+            data,
+            dtype: DType::F32,
+        })
+    }
+
+    /// A 1-d f32 tensor.
+    pub fn from_vec(data: Vec<f32>) -> Self {
+        Tensor {
+            shape: vec![data.len()],
+            data,
+            dtype: DType::F32,
+        }
+    }
+
+    /// Number of elements.
+    pub fn len(&self) -> usize {
+        self.data.len()
+    }
+
+    /// True when the tensor has no elements.
+    pub fn is_empty(&self) -> bool {
+        self.data.is_empty()
+    }
+
+    /// Number of dimensions.
+    pub fn ndim(&self) -> usize {
+        self.shape.len()
+    }
+
+    /// NaN/±Inf counts of this tensor.
+    pub fn nonfinite(&self) -> NonFiniteCounts {
+        NonFiniteCounts::of(&self.data)
+    }
+
+    /// A read-only ndarray view with this tensor's shape.
+    pub fn view(&self) -> ndarray::ArrayViewD<'_, f32> {
+        ndarray::ArrayViewD::from_shape(ndarray::IxDyn(&self.shape), &self.data)
+            .expect("Tensor invariant: data.len() == product(shape)")
+    }
+}
+
+/// Product of a shape's dimensions, or `None` on overflow.
+pub fn element_count(shape: &[usize]) -> Option<usize> {
+    shape.iter().try_fold(1usize, |acc, &d| acc.checked_mul(d))
+}
+
+/// One tensor of a file, with the name it has there (`""` for a bare `.npy`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct NamedTensor {
+    pub name: String,
+    pub tensor: Tensor,
+}
+
+/// The kinds of file quantscope reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FileKind {
+    Npy,
+    Npz,
+    Safetensors,
+}
+
+impl FileKind {
+    /// Recognise a file by its first bytes (magic), falling back to its name's extension.
+    pub fn detect(bytes: &[u8], file_name: &str) -> Option<Self> {
+        if bytes.starts_with(b"\x93NUMPY") {
+            return Some(FileKind::Npy);
+        }
+        if bytes.starts_with(b"PK\x03\x04") || bytes.starts_with(b"PK\x05\x06") {
+            return Some(FileKind::Npz);
+        }
+        let lower = file_name.to_ascii_lowercase();
+        if lower.ends_with(".safetensors") {
+            return Some(FileKind::Safetensors);
+        }
+        if lower.ends_with(".npy") {
+            return Some(FileKind::Npy);
+        }
+        if lower.ends_with(".npz") {
+            return Some(FileKind::Npz);
+        }
+        None
+    }
+}
+
+/// Read every tensor of a `.npy`, `.npz` or `.safetensors` file held in memory.
+pub fn read_tensors(bytes: &[u8], file_name: &str) -> Result<Vec<NamedTensor>> {
+    match FileKind::detect(bytes, file_name) {
+        Some(FileKind::Npy) => Ok(vec![NamedTensor {
+            name: String::new(),
+            tensor: read_npy(bytes).map_err(|e| rename_load_error(e, file_name))?,
+        }]),
+        Some(FileKind::Npz) => read_npz(bytes).map_err(|e| rename_load_error(e, file_name)),
+        Some(FileKind::Safetensors) => {
+            read_safetensors(bytes).map_err(|e| rename_load_error(e, file_name))
+        }
+        None => Err(Error::load(
+            file_name,
+            "not a .npy, .npz or .safetensors file (unrecognised magic bytes and extension)",
+        )),
+    }
+}
+
+/// Put the file name into a load error raised by a parser that only saw bytes.
+fn rename_load_error(error: Error, file_name: &str) -> Error {
+    match error {
+        Error::Load { what, reason } if what.is_empty() || what == ".npy" => {
+            Error::load(file_name, reason)
+        }
+        Error::Load { what, reason } => Error::load(format!("{file_name}: {what}"), reason),
+        other => other,
+    }
+}

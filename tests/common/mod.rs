@@ -1,0 +1,310 @@
+//! Shared harness for the golden integration tests: reads a family's `cases.json` from the
+//! shared reference data, runs each case through the engine and compares every expected field
+//! within the case's tolerance.
+//!
+//! The reference data is found at `$QUANTSCOPE_GOLDEN` (the `golden/` folder), else
+//! `$QUANTSCOPE_SHARED/golden`, else `../shared/golden` next to the crate.
+#![allow(dead_code)]
+
+use quantscope::engine::{self, NonFinitePolicy, Report};
+use quantscope::error::Error;
+use quantscope::params::Params;
+use quantscope::tensor::{read_tensors, Tensor};
+use serde_json::Value;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+/// The shared folder (samples, golden, docs).
+pub fn shared_dir() -> PathBuf {
+    if let Ok(dir) = std::env::var("QUANTSCOPE_SHARED") {
+        return PathBuf::from(dir);
+    }
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("..")
+        .join("shared")
+}
+
+/// The golden folder.
+pub fn golden_dir() -> PathBuf {
+    if let Ok(dir) = std::env::var("QUANTSCOPE_GOLDEN") {
+        return PathBuf::from(dir);
+    }
+    shared_dir().join("golden")
+}
+
+/// One reference case.
+#[derive(Debug, Clone)]
+pub struct Case {
+    pub id: String,
+    pub observer: String,
+    pub params: Params,
+    pub preset: Option<String>,
+    pub batches: Vec<PathBuf>,
+    pub expected: Value,
+    pub tolerance: Value,
+    pub raw: Value,
+}
+
+impl Case {
+    /// `(rtol, atol)` for `field`: `tolerance.per_field[field]`, else the case-wide one.
+    pub fn tolerance_for(&self, field: &str) -> (f64, f64) {
+        let pick = |v: &Value| {
+            (
+                v.get("rtol").and_then(Value::as_f64).unwrap_or(0.0),
+                v.get("atol").and_then(Value::as_f64).unwrap_or(0.0),
+            )
+        };
+        match self.tolerance.get("per_field").and_then(|p| p.get(field)) {
+            Some(v) => pick(v),
+            None => pick(&self.tolerance),
+        }
+    }
+
+    /// The case's input batches, loaded with quantscope's own reader.
+    pub fn load_batches(&self) -> Result<Vec<Tensor>, String> {
+        self.batches
+            .iter()
+            .map(|p| {
+                let bytes = std::fs::read(p).map_err(|e| format!("{}: {e}", p.display()))?;
+                let mut tensors =
+                    read_tensors(&bytes, &p.to_string_lossy()).map_err(|e| e.to_string())?;
+                Ok(tensors.remove(0).tensor)
+            })
+            .collect()
+    }
+}
+
+/// Every case of `family` (the folder name under golden/).
+pub fn load_cases(family: &str) -> Vec<Case> {
+    let dir = golden_dir().join(family);
+    let path = dir.join("cases.json");
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| {
+        panic!(
+            "cannot read {}: {e} (set QUANTSCOPE_GOLDEN or QUANTSCOPE_SHARED)",
+            path.display()
+        )
+    });
+    let doc: Value = serde_json::from_str(&text).expect("cases.json is JSON");
+    doc["cases"]
+        .as_array()
+        .expect("cases is an array")
+        .iter()
+        .map(|c| Case {
+            id: c["id"].as_str().unwrap_or_default().to_string(),
+            observer: c["observer"].as_str().unwrap_or_default().to_string(),
+            params: Params::from_value(c.get("params").cloned().unwrap_or(Value::Null))
+                .expect("params object"),
+            preset: c.get("preset").and_then(Value::as_str).map(str::to_string),
+            batches: c["batches"]
+                .as_array()
+                .map(|b| {
+                    b.iter()
+                        .filter_map(Value::as_str)
+                        .map(|s| dir.join(s))
+                        .collect()
+                })
+                .unwrap_or_default(),
+            expected: c["expected"].clone(),
+            tolerance: c.get("tolerance").cloned().unwrap_or(Value::Null),
+            raw: c.clone(),
+        })
+        .collect()
+}
+
+/// Numbers of a JSON scalar or list (null → NaN).
+pub fn numbers(v: &Value) -> Vec<f64> {
+    match v {
+        Value::Array(items) => items
+            .iter()
+            .map(|x| x.as_f64().unwrap_or(f64::NAN))
+            .collect(),
+        other => vec![other.as_f64().unwrap_or(f64::NAN)],
+    }
+}
+
+/// Compare `got` with `want` element-wise: `|got − want| ≤ atol + rtol·|want|`.
+pub fn check_close(
+    field: &str,
+    got: &[f64],
+    want: &[f64],
+    (rtol, atol): (f64, f64),
+) -> Result<(), String> {
+    if got.len() != want.len() {
+        return Err(format!(
+            "{field}: {} values, expected {}",
+            got.len(),
+            want.len()
+        ));
+    }
+    for (i, (&g, &w)) in got.iter().zip(want).enumerate() {
+        let ok = (g == w) || (g.is_nan() && w.is_nan()) || (g - w).abs() <= atol + rtol * w.abs();
+        if !ok {
+            return Err(format!(
+                "{field}[{i}]: got {g:e}, expected {w:e} (rtol {rtol}, atol {atol})"
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Compare the standard fields of `expected` that a [`Report`] carries. Fields the report does
+/// not know are left to the family's own checks.
+pub fn check_report(case: &Case, report: &Report) -> Result<(), String> {
+    let exp = &case.expected;
+    let q = &report.qparams;
+    let f32s = |v: &[f32]| v.iter().map(|&x| x as f64).collect::<Vec<_>>();
+    if let Some(w) = exp.get("min_val").filter(|v| !is_empty_list(v)) {
+        check_close(
+            "min_val",
+            &f32s(&q.min_val),
+            &numbers(w),
+            case.tolerance_for("min_val"),
+        )?;
+    }
+    if let Some(w) = exp.get("max_val").filter(|v| !is_empty_list(v)) {
+        check_close(
+            "max_val",
+            &f32s(&q.max_val),
+            &numbers(w),
+            case.tolerance_for("max_val"),
+        )?;
+    }
+    if let Some(w) = exp.get("scale").filter(|v| !is_empty_list(v)) {
+        check_close(
+            "scale",
+            &f32s(&q.scale),
+            &numbers(w),
+            case.tolerance_for("scale"),
+        )?;
+    }
+    if let Some(w) = exp.get("zero_point").filter(|v| !is_empty_list(v)) {
+        let got: Vec<f64> = (0..q.zero_point.len())
+            .map(|i| q.zero_point.get_f64(i))
+            .collect();
+        check_close(
+            "zero_point",
+            &got,
+            &numbers(w),
+            case.tolerance_for("zero_point"),
+        )?;
+    }
+    if let Some(w) = exp.get("amax").filter(|v| !is_empty_list(v)) {
+        let got = q.amax.as_ref().ok_or("amax: the report has none")?;
+        check_close("amax", &f32s(got), &numbers(w), case.tolerance_for("amax"))?;
+    }
+    for (field, tol_field) in [
+        ("search_min", "search_min_max"),
+        ("search_max", "search_min_max"),
+    ] {
+        if let Some(w) = exp.get(field) {
+            let got = q
+                .extra
+                .get(field)
+                .ok_or_else(|| format!("{field}: the report has none"))?;
+            check_close(
+                field,
+                &numbers(got),
+                &numbers(w),
+                case.tolerance_for(tol_field),
+            )?;
+        }
+    }
+    if let Some(w) = exp.get("histogram").filter(|v| !is_empty_list(v)) {
+        let got = report
+            .state
+            .histogram
+            .as_ref()
+            .ok_or("histogram: the observer keeps none")?;
+        check_close(
+            "histogram",
+            &f32s(&got.counts),
+            &numbers(w),
+            case.tolerance_for("histogram"),
+        )?;
+    }
+    if let Some(w) = exp.get("qdq").filter(|v| v.is_object()) {
+        let got = report.qdq.as_ref().ok_or("qdq: no metrics")?;
+        let tol = case.tolerance_for("qdq");
+        for (field, value) in [
+            ("mse", Some(got.mse)),
+            ("max_abs_err", Some(got.max_abs_err)),
+            ("sqnr_db", got.sqnr_db),
+            ("clipped_fraction", Some(got.clipped_fraction)),
+        ] {
+            if let Some(want) = w.get(field).and_then(Value::as_f64) {
+                let value = value.ok_or_else(|| format!("qdq.{field}: undefined"))?;
+                check_close(&format!("qdq.{field}"), &[value], &[want], tol)?;
+            }
+        }
+    }
+    Ok(())
+}
+
+fn is_empty_list(v: &Value) -> bool {
+    matches!(v, Value::Array(a) if a.is_empty())
+}
+
+/// Run `case` through the engine. Error cases must fail (with the framework's exception class
+/// when one is recorded).
+pub fn run_standard(case: &Case) -> Result<(), String> {
+    let batches = case.load_batches()?;
+    let result = engine::run(
+        &case.observer,
+        &case.params,
+        &batches,
+        NonFinitePolicy::Exclude,
+    );
+    if let Some(want) = case.expected.get("error").and_then(Value::as_str) {
+        return match result {
+            Ok(_) => Err(format!("expected error `{want}`, got a result")),
+            Err(e) => check_error(&e, want),
+        };
+    }
+    let report = result.map_err(|e| format!("unexpected error: {e}"))?;
+    check_report(case, &report)
+}
+
+/// An engine error matches a framework's `"Class: message"` when it is a framework error of the
+/// same class whose message agrees on the first line.
+pub fn check_error(error: &Error, want: &str) -> Result<(), String> {
+    let (want_kind, want_msg) = want.split_once(": ").unwrap_or((want, ""));
+    match error {
+        Error::Framework { kind, message, .. }
+            if kind == want_kind && message.lines().next() == want_msg.lines().next() =>
+        {
+            Ok(())
+        }
+        other => Err(format!("expected error `{want}`, got `{other}`")),
+    }
+}
+
+/// Run every case of `family` with `runner`, print a per-observer summary and fail on any
+/// mismatch.
+pub fn run_family(family: &str, runner: impl Fn(&Case) -> Result<(), String>) {
+    let cases = load_cases(family);
+    assert!(!cases.is_empty(), "no cases for {family}");
+    let mut per_observer: BTreeMap<String, (usize, usize)> = BTreeMap::new();
+    let mut failures = Vec::new();
+    for case in &cases {
+        let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| runner(case)))
+            .unwrap_or_else(|_| Err("panicked".to_string()));
+        let entry = per_observer.entry(case.observer.clone()).or_default();
+        entry.1 += 1;
+        match outcome {
+            Ok(()) => entry.0 += 1,
+            Err(why) => failures.push(format!("{}: {why}", case.id)),
+        }
+    }
+    println!("golden {family}: per-observer summary");
+    for (observer, (ok, total)) in &per_observer {
+        println!("  {observer:55} {ok:3}/{total}");
+    }
+    let passed = cases.len() - failures.len();
+    println!("golden {family}: {passed}/{} cases pass", cases.len());
+    assert!(
+        failures.is_empty(),
+        "{} {family} golden case(s) fail:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+}
