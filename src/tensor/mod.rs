@@ -93,8 +93,12 @@ impl NonFiniteCounts {
         self.nan + self.pos_inf + self.neg_inf
     }
 
-    /// Sum of two counts.
-    pub fn add(self, other: Self) -> Self {
+}
+
+impl std::ops::Add for NonFiniteCounts {
+    type Output = Self;
+
+    fn add(self, other: Self) -> Self {
         NonFiniteCounts {
             nan: self.nan + other.nan,
             pos_inf: self.pos_inf + other.pos_inf,
