@@ -148,7 +148,7 @@ pub fn report(
         qdq,
         nonfinite: batches
             .iter()
-            .fold(NonFiniteCounts::default(), |acc, b| acc.add(b.nonfinite())),
+            .fold(NonFiniteCounts::default(), |acc, b| acc + b.nonfinite()),
         batches: batches.len(),
         elements: batches.iter().map(Tensor::len).sum(),
         quirks: spec.quirks.clone(),

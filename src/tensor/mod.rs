@@ -92,7 +92,6 @@ impl NonFiniteCounts {
     pub fn total(&self) -> usize {
         self.nan + self.pos_inf + self.neg_inf
     }
-
 }
 
 impl std::ops::Add for NonFiniteCounts {
