@@ -14,12 +14,15 @@
 //! # }
 //! ```
 
+pub mod curve;
 pub mod engine;
 pub mod error;
+pub mod explorer;
 pub mod histogram;
 pub mod observer;
 pub mod observers;
 pub mod params;
+pub mod plot;
 pub mod quant;
 pub mod registry;
 pub mod tensor;

@@ -1,0 +1,706 @@
+//! The explorer's session: the loaded files, the calibration batches chosen from them, one run
+//! per observer, and everything the page, the npm package and exports show about them.
+//!
+//! It is plain Rust (tested natively); `crate::wasm` exposes it to JavaScript.
+//!
+//! **Size limits.** A session holds at most [`MAX_ELEMENTS`] values (256 MiB as float32) over all
+//! loaded files: quantize–dequantize for the error metrics needs a second buffer of the batch
+//! being measured, and a browser tab has a few GiB at most. Files larger than that are refused
+//! with a message *before* their data is read (only the header is), so a 1 GiB `.npy` never
+//! reaches memory. Files up to the limit load whole when small, or in chunks (see [`stream`])
+//! when large, without ever holding the raw bytes and the decoded values of the whole file at
+//! once.
+
+mod result;
+pub mod stream;
+
+pub use result::{ErrorInfo, RunResult};
+
+use crate::curve::{self, Curve, CurveSpec, MomentHistogram};
+use crate::engine::{prepare_batch, NonFinitePolicy};
+use crate::error::{Error, Result};
+use crate::observer::{Grid, Observer, Retune};
+use crate::params::{Affects, Params};
+use crate::plot::svg::Comparison;
+use crate::plot::{CurveView, Hist, Marker};
+use crate::registry::{self, ObserverSpec};
+use crate::tensor::{read_tensors, NamedTensor, NonFiniteCounts, Tensor};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// Most values a session holds (over all loaded files): 64 Mi float32 values, 256 MiB.
+pub const MAX_ELEMENTS: usize = 1 << 26;
+
+/// Bins of the histogram shown in panels.
+pub const DISPLAY_BINS: usize = 2048;
+
+/// One tensor of a loaded file, as listed to the user.
+#[derive(Debug, Clone, Serialize)]
+pub struct MemberInfo {
+    pub name: String,
+    pub shape: Vec<usize>,
+    pub dtype: &'static str,
+    pub elements: usize,
+}
+
+/// A loaded file.
+#[derive(Debug, Clone, Serialize)]
+pub struct FileInfo {
+    pub index: usize,
+    pub name: String,
+    pub members: Vec<MemberInfo>,
+}
+
+struct LoadedFile {
+    name: String,
+    tensors: Vec<NamedTensor>,
+}
+
+/// Which tensors form the calibration batches, in order.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Selection {
+    pub batches: Vec<MemberRef>,
+    /// Split the (single) selected tensor into `count` batches along `axis`.
+    #[serde(default)]
+    pub split: Option<Split>,
+}
+
+/// A tensor of a loaded file.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MemberRef {
+    pub file: usize,
+    pub member: String,
+}
+
+/// Splitting one tensor into consecutive batches along an axis (like `torch.chunk`).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Split {
+    pub axis: usize,
+    pub count: usize,
+}
+
+/// What the page shows about the current batches.
+#[derive(Debug, Clone, Serialize)]
+pub struct TensorSummary {
+    /// Human-readable source, e.g. `l0_layer_out.npy` or `model.safetensors: encoder.weight`.
+    pub name: String,
+    /// Shape of the selected tensor (first batch when several files are batches).
+    pub shape: Vec<usize>,
+    pub batch_shapes: Vec<Vec<usize>>,
+    pub dtype: &'static str,
+    pub elements: usize,
+    pub batches: usize,
+    pub nonfinite: NonFiniteCounts,
+    pub min: Option<f64>,
+    pub max: Option<f64>,
+    pub mean: Option<f64>,
+    pub std: Option<f64>,
+}
+
+struct Run {
+    params: Params,
+    observer: Option<Box<dyn Observer>>,
+    result: RunResult,
+}
+
+/// An explorer session.
+#[derive(Default)]
+pub struct Session {
+    files: Vec<LoadedFile>,
+    selection: Option<Selection>,
+    split_parts: Vec<Tensor>,
+    moments: Option<MomentHistogram>,
+    summary: Option<TensorSummary>,
+    runs: BTreeMap<String, Run>,
+    stream: Option<stream::Stream>,
+}
+
+impl Session {
+    /// An empty session.
+    pub fn new() -> Self {
+        Session::default()
+    }
+
+    fn loaded_elements(&self) -> usize {
+        self.files
+            .iter()
+            .flat_map(|f| &f.tensors)
+            .map(|t| t.tensor.len())
+            .sum()
+    }
+
+    /// Check that `extra` more values fit in the session.
+    pub fn check_budget(&self, what: &str, extra: usize) -> Result<()> {
+        let total = self.loaded_elements().saturating_add(extra);
+        if total > MAX_ELEMENTS {
+            return Err(Error::load(
+                what,
+                format!(
+                    "{extra} values ({}) exceed what the in-browser explorer holds: {} values \
+                     (256 MiB as float32) over all loaded files{}. Use the quantscope CLI for \
+                     larger tensors, or save a slice of the tensor.",
+                    human_bytes(extra as f64 * 4.0),
+                    MAX_ELEMENTS,
+                    if total > extra {
+                        format!(", {} already loaded", total - extra)
+                    } else {
+                        String::new()
+                    }
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    /// Forget every loaded file and result.
+    pub fn clear(&mut self) {
+        *self = Session::default();
+    }
+
+    /// Parse a whole file held in memory and add it. On error the session is unchanged.
+    pub fn load_file(&mut self, name: &str, bytes: &[u8]) -> Result<FileInfo> {
+        let tensors = read_tensors(bytes, name)?;
+        if tensors.is_empty() {
+            return Err(Error::load(name, "the file holds no tensors"));
+        }
+        let count = tensors.iter().map(|t| t.tensor.len()).sum();
+        self.check_budget(name, count)?;
+        Ok(self.add_file(name, tensors))
+    }
+
+    /// Add already-decoded tensors as a file.
+    pub fn add_file(&mut self, name: &str, tensors: Vec<NamedTensor>) -> FileInfo {
+        self.files.push(LoadedFile {
+            name: name.to_string(),
+            tensors,
+        });
+        self.file_info(self.files.len() - 1)
+            .expect("the file was just added")
+    }
+
+    /// Keep only the files with the given indices (in that order); used when a new set of files
+    /// replaces the previous one after it loaded successfully.
+    pub fn retain_files(&mut self, keep: &[usize]) -> Vec<FileInfo> {
+        let mut old: Vec<Option<LoadedFile>> = std::mem::take(&mut self.files)
+            .into_iter()
+            .map(Some)
+            .collect();
+        for &i in keep {
+            if let Some(f) = old.get_mut(i).and_then(Option::take) {
+                self.files.push(f);
+            }
+        }
+        self.selection = None;
+        self.split_parts.clear();
+        self.moments = None;
+        self.summary = None;
+        self.runs.clear();
+        (0..self.files.len())
+            .filter_map(|i| self.file_info(i))
+            .collect()
+    }
+
+    /// Description of loaded file `index`.
+    pub fn file_info(&self, index: usize) -> Option<FileInfo> {
+        let f = self.files.get(index)?;
+        Some(FileInfo {
+            index,
+            name: f.name.clone(),
+            members: f
+                .tensors
+                .iter()
+                .map(|t| MemberInfo {
+                    name: t.name.clone(),
+                    shape: t.tensor.shape.clone(),
+                    dtype: t.tensor.dtype.name(),
+                    elements: t.tensor.len(),
+                })
+                .collect(),
+        })
+    }
+
+    /// Number of loaded files.
+    pub fn file_count(&self) -> usize {
+        self.files.len()
+    }
+
+    fn member(&self, r: &MemberRef) -> Result<&Tensor> {
+        let file = self
+            .files
+            .get(r.file)
+            .ok_or_else(|| Error::input(format!("no loaded file #{}", r.file)))?;
+        file.tensors
+            .iter()
+            .find(|t| t.name == r.member)
+            .map(|t| &t.tensor)
+            .ok_or_else(|| Error::Unknown {
+                what: "tensor",
+                name: r.member.clone(),
+                hint: format!(" in {}", file.name),
+            })
+    }
+
+    /// The current calibration batches.
+    pub fn batches(&self) -> Vec<&Tensor> {
+        match &self.selection {
+            None => Vec::new(),
+            Some(sel) if sel.split.is_some() => self.split_parts.iter().collect(),
+            Some(sel) => sel
+                .batches
+                .iter()
+                .filter_map(|r| self.member(r).ok())
+                .collect(),
+        }
+    }
+
+    /// Choose the calibration batches. Results of previous runs are dropped (observers must see
+    /// the new data). On error the previous selection stays.
+    pub fn select(&mut self, selection: Selection) -> Result<TensorSummary> {
+        if selection.batches.is_empty() {
+            return Err(Error::input("select at least one tensor"));
+        }
+        let mut parts = Vec::new();
+        let tensors: Vec<&Tensor> = selection
+            .batches
+            .iter()
+            .map(|r| self.member(r))
+            .collect::<Result<_>>()?;
+        if let Some(split) = selection.split {
+            if tensors.len() != 1 {
+                return Err(Error::input(
+                    "splitting into batches needs exactly one selected tensor",
+                ));
+            }
+            parts = chunk(tensors[0], split.axis, split.count)?;
+        }
+        let names: Vec<String> = selection
+            .batches
+            .iter()
+            .map(|r| {
+                let file = &self.files[r.file].name;
+                if r.member.is_empty() {
+                    file.clone()
+                } else {
+                    format!("{file}: {}", r.member)
+                }
+            })
+            .collect();
+        let first = tensors[0];
+        let batch_list: Vec<&Tensor> = if selection.split.is_some() {
+            parts.iter().collect()
+        } else {
+            tensors.clone()
+        };
+        let slices: Vec<&[f32]> = batch_list.iter().map(|t| t.data.as_slice()).collect();
+        let nonfinite = batch_list
+            .iter()
+            .fold(NonFiniteCounts::default(), |a, t| a + t.nonfinite());
+        let moments = curve::histogram_of(&slices, curve::DEFAULT_BINS).ok();
+        let (mean, std) = match &moments {
+            Some(m) if m.total() > 0.0 => {
+                let (mean, var) = moments_mean_var(m);
+                (Some(mean), Some(var.sqrt()))
+            }
+            _ => (None, None),
+        };
+        let range = slices
+            .iter()
+            .filter_map(|s| crate::histogram::finite_min_max(s))
+            .fold(None, |acc: Option<(f32, f32)>, (lo, hi)| match acc {
+                None => Some((lo, hi)),
+                Some((a, b)) => Some((a.min(lo), b.max(hi))),
+            });
+        let name = match (names.len(), selection.split) {
+            (1, Some(s)) => format!(
+                "{} (split into {} batches along axis {})",
+                names[0],
+                parts.len(),
+                s.axis
+            ),
+            (1, None) => names[0].clone(),
+            (n, _) => format!("{} … {} ({n} batches)", names[0], names[n - 1]),
+        };
+        let summary = TensorSummary {
+            name,
+            shape: first.shape.clone(),
+            batch_shapes: batch_list.iter().map(|t| t.shape.clone()).collect(),
+            dtype: first.dtype.name(),
+            elements: batch_list.iter().map(|t| t.len()).sum(),
+            batches: batch_list.len(),
+            nonfinite,
+            min: range.map(|r| r.0 as f64),
+            max: range.map(|r| r.1 as f64),
+            mean,
+            std,
+        };
+        self.split_parts = parts;
+        self.selection = Some(selection);
+        self.moments = moments;
+        self.summary = Some(summary.clone());
+        self.runs.clear();
+        Ok(summary)
+    }
+
+    /// The current batches' summary.
+    pub fn summary(&self) -> Option<&TensorSummary> {
+        self.summary.as_ref()
+    }
+
+    /// The histogram panels draw: [`DISPLAY_BINS`] bins over the data's finite range.
+    pub fn display_histogram(&self) -> Option<Hist> {
+        let m = self.moments.as_ref()?;
+        let (lo, hi) = m.range();
+        let full = Hist {
+            lo,
+            hi,
+            counts: m.counts().to_vec(),
+        };
+        Some(full.coarsen(DISPLAY_BINS))
+    }
+
+    /// Run observer `id` with `params` over the current batches from scratch.
+    pub fn observe(&mut self, id: &str, params: Params) -> Result<RunResult> {
+        let spec = registry::find(id)?;
+        Ok(self.run_spec(spec, params))
+    }
+
+    /// Run an observer given by its spec (also used by tests with local specs).
+    pub fn run_spec(&mut self, spec: &'static ObserverSpec, params: Params) -> RunResult {
+        let (observer, result) = {
+            let batches = self.batches();
+            match observe_batches(spec, &params, &batches) {
+                Ok(observer) => {
+                    let result = result::evaluate(spec, &params, observer.as_ref(), &batches);
+                    (Some(observer), result)
+                }
+                Err(e) => (None, RunResult::failed(spec, &params, &e)),
+            }
+        };
+        self.runs.insert(
+            spec.id.to_string(),
+            Run {
+                params,
+                observer,
+                result: result.clone(),
+            },
+        );
+        result
+    }
+
+    /// Change the parameters of observer `id`: parameters that only affect the search are applied
+    /// to the existing state with [`Observer::retune`] (no pass over the data); anything else
+    /// re-runs the observer.
+    pub fn update(&mut self, id: &str, params: Params) -> Result<RunResult> {
+        let spec = registry::find(id)?;
+        Ok(self.update_spec(spec, params))
+    }
+
+    /// [`Session::update`] by spec.
+    pub fn update_spec(&mut self, spec: &'static ObserverSpec, params: Params) -> RunResult {
+        let search_only = match self.runs.get(spec.id) {
+            Some(run) if run.observer.is_some() => changed_keys(&run.params, &params)
+                .iter()
+                .all(|k| spec.param(k).is_some_and(|p| p.affects == Affects::Search)),
+            _ => false,
+        };
+        if search_only {
+            if let Some(result) = self.try_retune(spec, &params) {
+                return result;
+            }
+        }
+        self.run_spec(spec, params)
+    }
+
+    fn try_retune(&mut self, spec: &'static ObserverSpec, params: &Params) -> Option<RunResult> {
+        let mut run = self.runs.remove(spec.id)?;
+        for (key, value) in &params.0 {
+            if let Some(p) = spec.param(key) {
+                if let Err(e) = p.validate(value) {
+                    let result = RunResult::failed(spec, params, &e);
+                    run.result = result.clone();
+                    run.params = params.clone();
+                    self.runs.insert(spec.id.to_string(), run);
+                    return Some(result);
+                }
+            }
+        }
+        let observer = run.observer.as_mut()?;
+        match observer.retune(params) {
+            Ok(Retune::Applied) => {
+                let batches = self.batches();
+                let mut result = result::evaluate(spec, params, observer.as_ref(), &batches);
+                result.retuned = true;
+                run.params = params.clone();
+                run.result = result.clone();
+                self.runs.insert(spec.id.to_string(), run);
+                Some(result)
+            }
+            Ok(Retune::NeedsData) => None,
+            Err(e) => {
+                let result = RunResult::failed(spec, params, &e);
+                run.params = params.clone();
+                run.result = result.clone();
+                self.runs.insert(spec.id.to_string(), run);
+                Some(result)
+            }
+        }
+    }
+
+    /// Forget the run of observer `id`.
+    pub fn remove(&mut self, id: &str) {
+        self.runs.remove(id);
+    }
+
+    /// The result of observer `id`, if it ran.
+    pub fn result(&self, id: &str) -> Option<&RunResult> {
+        self.runs.get(id).map(|r| &r.result)
+    }
+
+    /// Every result, by observer id.
+    pub fn results(&self) -> impl Iterator<Item = &RunResult> {
+        self.runs.values().map(|r| &r.result)
+    }
+
+    /// The error-versus-clipping curve of the current batches.
+    pub fn curve(&self, spec: CurveSpec) -> Option<Curve> {
+        self.moments.as_ref().map(|m| m.curve(spec))
+    }
+
+    /// The curve with the markers of the given observers (colour = position in `ids` unless
+    /// `colors` says otherwise).
+    pub fn curve_view(
+        &self,
+        spec: CurveSpec,
+        ids: &[String],
+        colors: &[usize],
+    ) -> Option<CurveView> {
+        let curve = self.curve(spec)?;
+        let markers = ids
+            .iter()
+            .enumerate()
+            .filter_map(|(i, id)| {
+                let r = self.result(id)?;
+                marker(r, colors.get(i).copied().unwrap_or(i))
+            })
+            .collect();
+        Some(CurveView::new(&curve, markers))
+    }
+
+    /// Everything the comparison figure shows, for the given observers in order.
+    pub fn comparison(
+        &self,
+        ids: &[String],
+        colors: &[usize],
+        curve: Option<CurveSpec>,
+    ) -> Option<Comparison> {
+        let summary = self.summary.as_ref()?;
+        let hist = self.display_histogram()?;
+        let panels = ids
+            .iter()
+            .enumerate()
+            .filter_map(|(i, id)| {
+                let mut view = self.result(id)?.view.clone();
+                view.color = colors.get(i).copied().unwrap_or(i);
+                Some(view)
+            })
+            .collect();
+        Some(Comparison {
+            title: summary.name.clone(),
+            subtitle: summary_line(summary),
+            hist,
+            panels,
+            curve: curve.and_then(|c| self.curve_view(c, ids, colors)),
+        })
+    }
+
+    /// Start a chunked load (see [`stream`]).
+    pub fn begin_stream(
+        &mut self,
+        name: &str,
+        head: &[u8],
+        file_size: u64,
+        member: Option<&str>,
+    ) -> Result<stream::Plan> {
+        let (s, plan) = stream::Stream::begin(name, head, file_size, member)?;
+        self.check_budget(name, plan.elements)?;
+        let mut s = s;
+        s.allocate()?;
+        self.stream = Some(s);
+        Ok(plan)
+    }
+
+    /// Feed the next chunk of the planned byte range; returns the fraction done.
+    pub fn push_chunk(&mut self, bytes: &[u8]) -> Result<f64> {
+        let s = self
+            .stream
+            .as_mut()
+            .ok_or_else(|| Error::input("no chunked load in progress"))?;
+        match s.push(bytes) {
+            Ok(f) => Ok(f),
+            Err(e) => {
+                self.stream = None;
+                Err(e)
+            }
+        }
+    }
+
+    /// Finish the chunked load and add its tensor as a file.
+    pub fn finish_stream(&mut self) -> Result<FileInfo> {
+        let s = self
+            .stream
+            .take()
+            .ok_or_else(|| Error::input("no chunked load in progress"))?;
+        let (name, tensor) = s.finish()?;
+        Ok(self.add_file(
+            &name.0,
+            vec![NamedTensor {
+                name: name.1,
+                tensor,
+            }],
+        ))
+    }
+
+    /// Abandon a chunked load.
+    pub fn abort_stream(&mut self) {
+        self.stream = None;
+    }
+}
+
+/// Feed every batch to a fresh observer, the way [`crate::engine::observe_all`] does.
+fn observe_batches(
+    spec: &ObserverSpec,
+    params: &Params,
+    batches: &[&Tensor],
+) -> Result<Box<dyn Observer>> {
+    if batches.is_empty() {
+        return Err(Error::input("no tensor loaded"));
+    }
+    let mut observer = spec.build(params)?;
+    for batch in batches {
+        let prepared = prepare_batch(batch, spec.granularity, NonFinitePolicy::Exclude)?;
+        observer.observe(&prepared)?;
+    }
+    Ok(observer)
+}
+
+/// Keys whose values differ between `a` and `b`.
+fn changed_keys(a: &Params, b: &Params) -> Vec<String> {
+    let mut keys: Vec<String> = a.keys().chain(b.keys()).map(str::to_string).collect();
+    keys.sort();
+    keys.dedup();
+    keys.into_iter().filter(|k| a.get(k) != b.get(k)).collect()
+}
+
+/// The curve marker of a result.
+fn marker(r: &RunResult, color: usize) -> Option<Marker> {
+    let m = r.metrics.as_ref()?;
+    let per_tensor = r.clip_min.len() == 1;
+    let threshold = per_tensor.then(|| r.clip_min[0].abs().max(r.clip_max[0].abs()));
+    Some(Marker {
+        observer: r.observer.clone(),
+        color,
+        threshold,
+        mse: m.mse,
+        sqnr_db: m.sqnr_db,
+    })
+}
+
+/// Mean and variance from the moment histogram.
+fn moments_mean_var(m: &MomentHistogram) -> (f64, f64) {
+    let n = m.total();
+    let (s1, s2) = m.raw_sums();
+    let mean = s1 / n;
+    (mean, (s2 / n - mean * mean).max(0.0))
+}
+
+/// One line describing a summary: shape, dtype, elements, batches, non-finite counts.
+pub fn summary_line(s: &TensorSummary) -> String {
+    let shape = format!(
+        "[{}]",
+        s.shape
+            .iter()
+            .map(usize::to_string)
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    let mut line = format!(
+        "shape {shape} · {} · {} values",
+        s.dtype,
+        group_digits(s.elements)
+    );
+    if s.batches > 1 {
+        line.push_str(&format!(" · {} batches", s.batches));
+    }
+    let nf = s.nonfinite;
+    if nf.total() > 0 {
+        line.push_str(&format!(
+            " · {} NaN, {} +Inf, {} −Inf (excluded)",
+            nf.nan, nf.pos_inf, nf.neg_inf
+        ));
+    }
+    line
+}
+
+/// `1234567` → `1,234,567`.
+pub fn group_digits(n: usize) -> String {
+    let s = n.to_string();
+    let mut out = String::new();
+    for (i, c) in s.chars().enumerate() {
+        if i > 0 && (s.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// `1073741824` → `1.0 GiB`.
+pub fn human_bytes(b: f64) -> String {
+    let units = ["B", "KiB", "MiB", "GiB", "TiB"];
+    let mut v = b;
+    let mut u = 0;
+    while v >= 1024.0 && u < units.len() - 1 {
+        v /= 1024.0;
+        u += 1;
+    }
+    if u == 0 {
+        format!("{v:.0} {}", units[u])
+    } else {
+        format!("{v:.1} {}", units[u])
+    }
+}
+
+/// Split `t` into `count` consecutive chunks along `axis` (chunk size `⌈n / count⌉`, like
+/// `torch.chunk`; the last may be smaller and there may be fewer than `count`).
+pub fn chunk(t: &Tensor, axis: usize, count: usize) -> Result<Vec<Tensor>> {
+    if axis >= t.ndim() {
+        return Err(Error::input(format!(
+            "cannot split a tensor of shape {:?} along axis {axis}",
+            t.shape
+        )));
+    }
+    let n = t.shape[axis];
+    if count == 0 || n == 0 {
+        return Err(Error::input(format!(
+            "cannot split axis {axis} of length {n} into {count} batches"
+        )));
+    }
+    let size = n.div_ceil(count.min(n));
+    let view = t.view();
+    Ok(view
+        .axis_chunks_iter(ndarray::Axis(axis), size)
+        .map(|part| Tensor {
+            shape: part.shape().to_vec(),
+            data: part.iter().copied().collect(),
+            dtype: t.dtype,
+        })
+        .collect())
+}
+
+/// Whether a result's grid is a real quantization grid.
+pub fn has_grid(g: &Grid) -> bool {
+    !matches!(g, Grid::None)
+}
+
+#[cfg(test)]
+mod tests;

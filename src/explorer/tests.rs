@@ -1,0 +1,392 @@
+use super::stream::{header_size, mini_npy, mini_safetensors, PROBE_BYTES};
+use super::*;
+use crate::observer::{ObserverState, QParams, ZeroPoint};
+use crate::params::ParamSpec;
+use crate::registry::{Family, Granularity};
+use std::sync::OnceLock;
+
+/// A per-tensor observer for the session tests: min/max over all batches, clipped to
+/// `fraction` of them (a search-only parameter), onto an affine `[0, levels]` grid.
+struct Shrink {
+    min: f32,
+    max: f32,
+    fraction: f32,
+    levels: i64,
+}
+
+impl Observer for Shrink {
+    fn observe(&mut self, batch: &Tensor) -> Result<()> {
+        if let Some((lo, hi)) = crate::histogram::finite_min_max(&batch.data) {
+            self.min = self.min.min(lo);
+            self.max = self.max.max(hi);
+        }
+        Ok(())
+    }
+
+    fn qparams(&self) -> Result<QParams> {
+        if self.min > self.max {
+            return Err(Error::input("nothing observed"));
+        }
+        let lo = (self.min * self.fraction).min(0.0);
+        let hi = (self.max * self.fraction).max(0.0);
+        let scale = ((hi - lo) / self.levels as f32).max(f32::EPSILON);
+        let zp = (-(lo / scale)).round_ties_even() as i64;
+        let mut q = QParams::int(
+            vec![scale],
+            ZeroPoint::Int(vec![zp]),
+            0,
+            self.levels,
+            vec![self.min],
+            vec![self.max],
+        );
+        q.clip_range = Some((vec![lo], vec![hi]));
+        Ok(q)
+    }
+
+    fn reset(&mut self) {
+        self.min = f32::INFINITY;
+        self.max = f32::NEG_INFINITY;
+    }
+
+    fn state(&self) -> ObserverState {
+        ObserverState {
+            min_val: vec![self.min],
+            max_val: vec![self.max],
+            histogram: None,
+        }
+    }
+
+    fn retune(&mut self, params: &Params) -> Result<Retune> {
+        self.fraction = params.f64_or("fraction", 1.0)? as f32;
+        Ok(Retune::Applied)
+    }
+}
+
+fn build_shrink(p: &Params) -> Result<Box<dyn Observer>> {
+    let levels = p.i64_or("levels", 255)?;
+    if levels < 1 {
+        return Err(Error::framework(
+            "AssertionError",
+            "quant_min must be less than quant_max",
+            crate::error::Stage::Init,
+        ));
+    }
+    Ok(Box::new(Shrink {
+        min: f32::INFINITY,
+        max: f32::NEG_INFINITY,
+        fraction: p.f64_or("fraction", 1.0)? as f32,
+        levels,
+    }))
+}
+
+fn shrink_spec() -> &'static ObserverSpec {
+    static SPEC: OnceLock<ObserverSpec> = OnceLock::new();
+    SPEC.get_or_init(|| {
+        ObserverSpec::new(
+            "test.Shrink",
+            Family::Torch,
+            "0",
+            Granularity::PerTensor,
+            "min/max times a fraction",
+            vec![
+                ParamSpec::int("levels", -10, 65535, 255, "grid levels"),
+                ParamSpec::float("fraction", 0.01, 1.0, 1.0, "range fraction").search_only(),
+            ],
+            build_shrink,
+        )
+        .quirk("a reproduced quirk")
+    })
+}
+
+fn session_with(values: Vec<f32>, shape: Vec<usize>) -> Session {
+    let mut s = Session::new();
+    s.add_file(
+        "t.npy",
+        vec![NamedTensor {
+            name: String::new(),
+            tensor: Tensor::new(shape, values).unwrap(),
+        }],
+    );
+    s.select(Selection {
+        batches: vec![MemberRef {
+            file: 0,
+            member: String::new(),
+        }],
+        split: None,
+    })
+    .unwrap();
+    s
+}
+
+fn ramp(n: usize) -> Vec<f32> {
+    (0..n).map(|i| i as f32 / n as f32 * 4.0 - 1.0).collect()
+}
+
+#[test]
+fn observing_reports_clip_grid_and_metrics() {
+    let mut s = session_with(ramp(1000), vec![10, 100]);
+    let summary = s.summary().unwrap();
+    assert_eq!(summary.elements, 1000);
+    assert_eq!(summary.min, Some(-1.0));
+    let r = s.run_spec(shrink_spec(), Params::new());
+    assert!(r.ok, "{:?}", r.error);
+    assert_eq!(r.clip_min, vec![-1.0]);
+    assert!((r.clip_max[0] - 2.996).abs() < 1e-6);
+    let m = r.metrics.unwrap();
+    assert!(m.mse > 0.0 && m.mse < 1e-4, "{m:?}");
+    assert_eq!(r.view.clip, Some([r.clip_min[0], r.clip_max[0]]));
+    assert!(r.view.grid.is_some());
+    assert_eq!(r.quirks, vec!["a reproduced quirk"]);
+    assert!(r.view.stats.iter().any(|[k, _]| k == "SQNR"));
+    let hist = s.display_histogram().unwrap();
+    assert_eq!(hist.counts.len(), DISPLAY_BINS);
+    assert_eq!(hist.counts.iter().sum::<f64>(), 1000.0);
+}
+
+#[test]
+fn search_only_changes_retune_without_a_data_pass() {
+    let mut s = session_with(ramp(1000), vec![1000]);
+    let first = s.run_spec(shrink_spec(), Params::new());
+    let r = s.update_spec(shrink_spec(), Params::new().with("fraction", 0.5));
+    assert!(r.retuned, "fraction is search-only");
+    assert!(r.clip_max[0] < first.clip_max[0]);
+    assert!(r.metrics.unwrap().clipped_fraction > 0.3);
+    let r = s.update_spec(
+        shrink_spec(),
+        Params::new().with("fraction", 0.5).with("levels", 15),
+    );
+    assert!(!r.retuned, "levels needs a rebuild");
+    assert!(r.ok);
+}
+
+#[test]
+fn invalid_parameters_fail_only_that_run() {
+    let mut s = session_with(ramp(100), vec![100]);
+    s.run_spec(shrink_spec(), Params::new());
+    let bad = s.update_spec(shrink_spec(), Params::new().with("levels", -5));
+    assert!(!bad.ok);
+    let e = bad.error.unwrap();
+    assert_eq!(e.kind, "framework");
+    assert_eq!(e.exception.as_deref(), Some("AssertionError"));
+    assert!(bad.view.error.unwrap().contains("quant_min must be less"));
+    let out_of_range = s.update_spec(shrink_spec(), Params::new().with("fraction", 7.0));
+    assert_eq!(out_of_range.error.unwrap().kind, "param");
+    // The session still works.
+    assert!(s.update_spec(shrink_spec(), Params::new()).ok);
+}
+
+#[test]
+fn splitting_into_batches_follows_torch_chunk() {
+    let t = Tensor::new(vec![5, 2], (0..10).map(|i| i as f32).collect()).unwrap();
+    let parts = chunk(&t, 0, 2).unwrap();
+    assert_eq!(parts.len(), 2);
+    assert_eq!(parts[0].shape, vec![3, 2]);
+    assert_eq!(parts[1].data, vec![6.0, 7.0, 8.0, 9.0]);
+    let cols = chunk(&t, 1, 2).unwrap();
+    assert_eq!(cols[1].data, vec![1.0, 3.0, 5.0, 7.0, 9.0]);
+    assert!(chunk(&t, 2, 2).is_err());
+    assert!(chunk(&t, 0, 0).is_err());
+
+    let mut s = Session::new();
+    s.add_file(
+        "t.npy",
+        vec![NamedTensor {
+            name: String::new(),
+            tensor: t,
+        }],
+    );
+    let summary = s
+        .select(Selection {
+            batches: vec![MemberRef {
+                file: 0,
+                member: String::new(),
+            }],
+            split: Some(Split { axis: 0, count: 5 }),
+        })
+        .unwrap();
+    assert_eq!(summary.batches, 5);
+    assert_eq!(s.batches().len(), 5);
+    // A bad selection keeps the previous one.
+    assert!(s
+        .select(Selection {
+            batches: vec![MemberRef {
+                file: 3,
+                member: String::new()
+            }],
+            split: None,
+        })
+        .is_err());
+    assert_eq!(s.batches().len(), 5);
+}
+
+fn npy_bytes(descr: &str, shape: &str, fortran: bool, body: &[u8]) -> Vec<u8> {
+    let mut header = format!(
+        "{{'descr': '{descr}', 'fortran_order': {}, 'shape': {shape}, }}",
+        if fortran { "True" } else { "False" }
+    );
+    let total = 10 + header.len() + 1;
+    header.push_str(&" ".repeat((64 - total % 64) % 64));
+    header.push('\n');
+    let mut out = b"\x93NUMPY\x01\x00".to_vec();
+    out.extend_from_slice(&(header.len() as u16).to_le_bytes());
+    out.extend_from_slice(header.as_bytes());
+    out.extend_from_slice(body);
+    out
+}
+
+fn stream_file(
+    s: &mut Session,
+    name: &str,
+    file: &[u8],
+    member: Option<&str>,
+    chunk: usize,
+) -> Result<FileInfo> {
+    let probe = &file[..PROBE_BYTES.min(file.len())];
+    let head_len = header_size(probe)?.min(file.len());
+    let plan = s.begin_stream(name, &file[..head_len], file.len() as u64, member)?;
+    let body = &file[plan.offset as usize..(plan.offset + plan.length) as usize];
+    for c in body.chunks(chunk) {
+        s.push_chunk(c)?;
+    }
+    s.finish_stream()
+}
+
+#[test]
+fn streaming_a_float32_npy_in_odd_chunks_decodes_every_value() {
+    let values: Vec<f32> = (0..1000).map(|i| (i as f32).sin() * 3.0).collect();
+    let body: Vec<u8> = values.iter().flat_map(|v| v.to_le_bytes()).collect();
+    let file = npy_bytes("<f4", "(10, 100)", false, &body);
+    let mut s = Session::new();
+    let info = stream_file(&mut s, "big.npy", &file, None, 7).unwrap();
+    assert_eq!(info.members[0].shape, vec![10, 100]);
+    assert_eq!(info.members[0].dtype, "float32");
+    s.select(Selection {
+        batches: vec![MemberRef {
+            file: 0,
+            member: String::new(),
+        }],
+        split: None,
+    })
+    .unwrap();
+    assert_eq!(s.batches()[0].data, values);
+}
+
+#[test]
+fn streaming_a_fortran_order_npy_returns_c_order() {
+    // Logical [[0, 1, 2], [3, 4, 5]] stored column-major: 0 3 1 4 2 5.
+    let stored: Vec<f32> = vec![0.0, 3.0, 1.0, 4.0, 2.0, 5.0];
+    let body: Vec<u8> = stored.iter().flat_map(|v| v.to_le_bytes()).collect();
+    let file = npy_bytes("<f4", "(2, 3)", true, &body);
+    let mut s = Session::new();
+    stream_file(&mut s, "f.npy", &file, None, 5).unwrap();
+    s.select(Selection {
+        batches: vec![MemberRef {
+            file: 0,
+            member: String::new(),
+        }],
+        split: None,
+    })
+    .unwrap();
+    assert_eq!(s.batches()[0].data, vec![0.0, 1.0, 2.0, 3.0, 4.0, 5.0]);
+}
+
+#[test]
+fn streaming_a_safetensors_member() {
+    let a: Vec<u8> = [1.0f32, 2.0].iter().flat_map(|v| v.to_le_bytes()).collect();
+    let b: Vec<u8> = [5.0f32, -6.0, 7.0]
+        .iter()
+        .flat_map(|v| v.to_le_bytes())
+        .collect();
+    let mut header = String::from(
+        "{\"__metadata__\":{\"k\":\"v\"},\"b.weight\":{\"dtype\":\"F32\",\"shape\":[3],\"data_offsets\":[8,20]},\"a\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,8]}}",
+    );
+    header.push_str(&" ".repeat((8 - header.len() % 8) % 8));
+    let mut file = (header.len() as u64).to_le_bytes().to_vec();
+    file.extend_from_slice(header.as_bytes());
+    file.extend_from_slice(&a);
+    file.extend_from_slice(&b);
+    let mut s = Session::new();
+    let info = stream_file(&mut s, "m.safetensors", &file, Some("b.weight"), 3).unwrap();
+    assert_eq!(info.members[0].name, "b.weight");
+    let mut s2 = Session::new();
+    let probe = &file[..PROBE_BYTES];
+    let plan = s2
+        .begin_stream(
+            "m.safetensors",
+            &file[..header_size(probe).unwrap()],
+            file.len() as u64,
+            None,
+        )
+        .unwrap();
+    assert_eq!(plan.member, "a", "first member in file order");
+    assert_eq!(plan.members.len(), 2);
+    s.select(Selection {
+        batches: vec![MemberRef {
+            file: 0,
+            member: "b.weight".into(),
+        }],
+        split: None,
+    })
+    .unwrap();
+    assert_eq!(s.batches()[0].data, vec![5.0, -6.0, 7.0]);
+}
+
+#[test]
+fn a_gibibyte_npy_is_refused_from_its_header() {
+    // 2^28 float32 values = 1 GiB; only the header is given.
+    let file = npy_bytes("<f4", "(268435456,)", false, &[]);
+    let mut s = Session::new();
+    let err = s
+        .begin_stream("huge.npy", &file, file.len() as u64 + (1u64 << 30), None)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("huge.npy") && err.contains("1.0 GiB") && err.contains("67108864"),
+        "{err}"
+    );
+    // Truncated files are refused too.
+    let small = npy_bytes("<f4", "(16,)", false, &[0; 8]);
+    let err = s
+        .begin_stream("short.npy", &small, small.len() as u64, None)
+        .unwrap_err();
+    assert!(err.to_string().contains("only 8"), "{err}");
+}
+
+#[test]
+fn header_sizes_and_mini_files() {
+    let file = npy_bytes("<f4", "(3,)", false, &[0; 12]);
+    assert_eq!(header_size(&file[..16]).unwrap(), file.len() - 12);
+    assert!(header_size(b"PK\x03\x04............").is_err());
+    assert!(header_size(b"garbage garbage!").is_err());
+    let m = mini_npy("<f2", 2, &[0, 0x3c, 0, 0xc0]);
+    assert_eq!((m.len() - 4) % 64, 0);
+    let st = mini_safetensors("F16", 2, &[0, 0x3c, 0, 0xc0]);
+    assert_eq!(u64::from_le_bytes(st[..8].try_into().unwrap()) % 8, 0);
+}
+
+#[test]
+fn comparison_and_curve_markers() {
+    let mut s = session_with(ramp(4000), vec![4000]);
+    s.run_spec(shrink_spec(), Params::new().with("fraction", 0.8));
+    let ids = vec!["test.Shrink".to_string(), "missing".to_string()];
+    let c = s
+        .comparison(&ids, &[3], Some(CurveSpec::default()))
+        .unwrap();
+    assert_eq!(c.panels.len(), 1);
+    assert_eq!(c.panels[0].color, 3);
+    let curve = c.curve.as_ref().unwrap();
+    assert_eq!(curve.markers.len(), 1);
+    let m = &curve.markers[0];
+    assert!((m.threshold.unwrap() - 2.3992).abs() < 1e-3);
+    let svg = crate::plot::svg::comparison_svg(&c, &Default::default(), 1000).unwrap();
+    assert!(svg.contains("test.Shrink"));
+    assert!(summary_line(s.summary().unwrap()).contains("4,000 values"));
+}
+
+#[test]
+fn formatting_helpers() {
+    assert_eq!(group_digits(1234567), "1,234,567");
+    assert_eq!(group_digits(12), "12");
+    assert_eq!(human_bytes(1073741824.0), "1.0 GiB");
+    assert_eq!(human_bytes(512.0), "512 B");
+}
