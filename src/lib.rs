@@ -26,5 +26,7 @@ pub mod plot;
 pub mod quant;
 pub mod registry;
 pub mod tensor;
+#[cfg(target_arch = "wasm32")]
+pub mod wasm;
 
 pub use error::{Error, Result};

@@ -113,6 +113,8 @@ pub struct Session {
     summary: Option<TensorSummary>,
     runs: BTreeMap<String, Run>,
     stream: Option<stream::Stream>,
+    /// Files before this index are about to be replaced and do not count against the budget.
+    budget_base: usize,
 }
 
 impl Session {
@@ -124,6 +126,7 @@ impl Session {
     fn loaded_elements(&self) -> usize {
         self.files
             .iter()
+            .skip(self.budget_base)
             .flat_map(|f| &f.tensors)
             .map(|t| t.tensor.len())
             .sum()
@@ -178,6 +181,20 @@ impl Session {
             .expect("the file was just added")
     }
 
+    /// Start loading a set of files that will replace the current ones: until
+    /// [`Session::retain_files`], the current files do not count against the size budget.
+    pub fn begin_replace(&mut self) {
+        self.budget_base = self.files.len();
+    }
+
+    /// Drop the files loaded since [`Session::begin_replace`] (a failed or cancelled load),
+    /// keeping the current selection and results intact.
+    pub fn abandon_replace(&mut self) {
+        self.files.truncate(self.budget_base);
+        self.budget_base = 0;
+        self.stream = None;
+    }
+
     /// Keep only the files with the given indices (in that order); used when a new set of files
     /// replaces the previous one after it loaded successfully.
     pub fn retain_files(&mut self, keep: &[usize]) -> Vec<FileInfo> {
@@ -190,6 +207,8 @@ impl Session {
                 self.files.push(f);
             }
         }
+        self.budget_base = 0;
+        self.stream = None;
         self.selection = None;
         self.split_parts.clear();
         self.moments = None;

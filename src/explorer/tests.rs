@@ -390,3 +390,23 @@ fn formatting_helpers() {
     assert_eq!(human_bytes(1073741824.0), "1.0 GiB");
     assert_eq!(human_bytes(512.0), "512 B");
 }
+
+#[test]
+fn a_failed_replacement_keeps_the_current_tensor_and_results() {
+    let mut s = session_with(ramp(100), vec![100]);
+    let r = s.run_spec(shrink_spec(), Params::new());
+    s.begin_replace();
+    assert!(s.load_file("bad.npy", b"not a tensor").is_err());
+    s.add_file("partial.npy", vec![NamedTensor { name: String::new(), tensor: Tensor::from_vec(vec![1.0]) }]);
+    s.abandon_replace();
+    assert_eq!(s.file_count(), 1);
+    assert_eq!(s.batches().len(), 1);
+    assert_eq!(s.result("test.Shrink").unwrap().clip_max, r.clip_max);
+    // A successful replacement starts afresh.
+    s.begin_replace();
+    s.add_file("new.npy", vec![NamedTensor { name: String::new(), tensor: Tensor::from_vec(vec![1.0, 2.0]) }]);
+    let files = s.retain_files(&[1]);
+    assert_eq!(files.len(), 1);
+    assert_eq!(files[0].name, "new.npy");
+    assert!(s.result("test.Shrink").is_none());
+}

@@ -1,0 +1,468 @@
+//! The WebAssembly boundary (the only place with `wasm_bindgen`): a [`Session`] handle that owns
+//! the loaded tensors and observer runs (used inside the page's Web Worker and by the npm
+//! package), pure drawing functions for canvases (plotters-canvas, used by the thread that
+//! draws), and SVG rendering that needs no DOM (Workers, Node, Deno).
+//!
+//! Values cross the boundary as JSON-shaped objects (histogram counts as `Float64Array`);
+//! failures are thrown as `Error`s with a readable message, never as panics. A panic hook
+//! reports any panic on the console and keeps its message for [`last_panic`], so the page can
+//! show it and restart the worker.
+
+use crate::curve::CurveSpec;
+use crate::explorer::{self, Selection};
+use crate::params::Params;
+use crate::plot::svg::{comparison_svg, panel_svg, Comparison};
+use crate::plot::text::Measured;
+use crate::plot::{self, ChannelView, CurveView, Hist, PanelView, Style};
+use crate::registry;
+use plotters::prelude::*;
+use plotters_canvas::CanvasBackend;
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+use std::cell::RefCell;
+use wasm_bindgen::prelude::*;
+use wasm_bindgen::JsCast;
+use web_sys::{CanvasRenderingContext2d, HtmlCanvasElement};
+
+thread_local! {
+    static LAST_PANIC: RefCell<Option<String>> = const { RefCell::new(None) };
+}
+
+/// Runs when the module is instantiated: installs the panic hook.
+#[wasm_bindgen(start)]
+pub fn start() {
+    std::panic::set_hook(Box::new(|info| {
+        console_error_panic_hook::hook(info);
+        let message = info.to_string();
+        LAST_PANIC.with(|p| *p.borrow_mut() = Some(message));
+    }));
+}
+
+/// The message of the last panic, if any (the module must be re-instantiated after one).
+#[wasm_bindgen(js_name = lastPanic)]
+pub fn last_panic() -> Option<String> {
+    LAST_PANIC.with(|p| p.borrow().clone())
+}
+
+/// Panic on purpose, to test that a host recovers (the page restarts its worker).
+#[wasm_bindgen(js_name = debugPanic)]
+pub fn debug_panic(message: &str) {
+    panic!("{message}");
+}
+
+/// The crate version.
+#[wasm_bindgen]
+pub fn version() -> String {
+    env!("CARGO_PKG_VERSION").to_string()
+}
+
+fn js_err(e: impl std::fmt::Display) -> JsError {
+    JsError::new(&e.to_string())
+}
+
+fn to_js<T: Serialize + ?Sized>(v: &T) -> Result<JsValue, JsError> {
+    let text = serde_json::to_string(v).map_err(js_err)?;
+    js_sys::JSON::parse(&text).map_err(|_| JsError::new("could not encode a result"))
+}
+
+fn from_js<T: DeserializeOwned>(v: &JsValue, what: &str) -> Result<T, JsError> {
+    let text: String = if v.is_undefined() {
+        "null".into()
+    } else {
+        js_sys::JSON::stringify(v)
+            .map_err(|_| JsError::new(&format!("{what}: not JSON-serialisable")))?
+            .into()
+    };
+    serde_json::from_str(&text).map_err(|e| JsError::new(&format!("invalid {what}: {e}")))
+}
+
+fn params_from_js(v: &JsValue) -> Result<Params, JsError> {
+    let value: serde_json::Value = from_js(v, "params")?;
+    Params::from_value(value).map_err(js_err)
+}
+
+/// One observer as the page lists it.
+#[derive(Serialize)]
+struct ObserverEntry {
+    id: &'static str,
+    family: registry::Family,
+    framework: &'static str,
+    framework_version: &'static str,
+    granularity: registry::Granularity,
+    summary: &'static str,
+    params: &'static [crate::params::ParamSpec],
+    quirks: &'static [&'static str],
+    corrects: Option<&'static str>,
+}
+
+/// Every observer of the registry with its framework, granularity, parameters (type, range,
+/// default, `affects`), quirks and presets: `{observers: [...], presets: [...]}`.
+#[wasm_bindgen]
+pub fn registry() -> Result<JsValue, JsError> {
+    #[derive(Serialize)]
+    struct Out {
+        observers: Vec<ObserverEntry>,
+        presets: &'static [registry::Preset],
+    }
+    let observers = registry::observers()
+        .iter()
+        .map(|s| ObserverEntry {
+            id: s.id,
+            family: s.family,
+            framework: s.family.framework(),
+            framework_version: s.framework_version,
+            granularity: s.granularity,
+            summary: s.summary,
+            params: &s.params,
+            quirks: &s.quirks,
+            corrects: s.corrects,
+        })
+        .collect();
+    to_js(&Out {
+        observers,
+        presets: registry::presets(),
+    })
+}
+
+/// Limits of the explorer: `{maxElements, displayBins, probeBytes}`.
+#[wasm_bindgen]
+pub fn limits() -> Result<JsValue, JsError> {
+    to_js(&serde_json::json!({
+        "maxElements": explorer::MAX_ELEMENTS,
+        "displayBins": explorer::DISPLAY_BINS,
+        "probeBytes": explorer::stream::PROBE_BYTES,
+    }))
+}
+
+/// Length of a `.npy`/`.safetensors` header given the file's first `probeBytes` bytes.
+#[wasm_bindgen(js_name = headerSize)]
+pub fn header_size(probe: &[u8]) -> Result<usize, JsError> {
+    explorer::stream::header_size(probe).map_err(js_err)
+}
+
+/// A session: loaded files, the calibration batches chosen from them, and one run per observer.
+#[wasm_bindgen]
+pub struct Session {
+    inner: explorer::Session,
+}
+
+impl Default for Session {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+#[wasm_bindgen]
+impl Session {
+    /// An empty session.
+    #[wasm_bindgen(constructor)]
+    pub fn new() -> Session {
+        Session {
+            inner: explorer::Session::new(),
+        }
+    }
+
+    /// Forget everything.
+    pub fn clear(&mut self) {
+        self.inner.clear();
+    }
+
+    /// Mark the current files as about to be replaced (they stop counting against the size
+    /// limit); follow with `retainFiles` on success or `abandonReplace` on failure.
+    #[wasm_bindgen(js_name = beginReplace)]
+    pub fn begin_replace(&mut self) {
+        self.inner.begin_replace();
+    }
+
+    /// Drop the files loaded since `beginReplace`; the current tensor and results stay.
+    #[wasm_bindgen(js_name = abandonReplace)]
+    pub fn abandon_replace(&mut self) {
+        self.inner.abandon_replace();
+    }
+
+    /// Keep only the files with these indices (JSON array), in that order.
+    #[wasm_bindgen(js_name = retainFiles)]
+    pub fn retain_files(&mut self, keep: JsValue) -> Result<JsValue, JsError> {
+        let keep: Vec<usize> = from_js(&keep, "file indices")?;
+        to_js(&self.inner.retain_files(&keep))
+    }
+
+    /// Number of loaded files.
+    #[wasm_bindgen(js_name = fileCount)]
+    pub fn file_count(&self) -> usize {
+        self.inner.file_count()
+    }
+
+    /// Parse a whole `.npy`/`.npz`/`.safetensors` file and add it; returns its members.
+    #[wasm_bindgen(js_name = loadFile)]
+    pub fn load_file(&mut self, name: &str, bytes: &[u8]) -> Result<JsValue, JsError> {
+        let info = self.inner.load_file(name, bytes).map_err(js_err)?;
+        to_js(&info)
+    }
+
+    /// Add a tensor from values: `shape` (JSON array) and C-order `data`.
+    #[wasm_bindgen(js_name = addTensor)]
+    pub fn add_tensor(
+        &mut self,
+        name: &str,
+        shape: JsValue,
+        data: Vec<f32>,
+    ) -> Result<JsValue, JsError> {
+        let shape: Vec<usize> = from_js(&shape, "shape")?;
+        self.inner.check_budget(name, data.len()).map_err(js_err)?;
+        let tensor = crate::tensor::Tensor::new(shape, data).map_err(js_err)?;
+        to_js(&self.inner.add_file(
+            name,
+            vec![crate::tensor::NamedTensor {
+                name: String::new(),
+                tensor,
+            }],
+        ))
+    }
+
+    /// Plan a chunked load from the file's header bytes (see `headerSize`); returns
+    /// `{offset, length, element_bytes, elements, member, members}`.
+    #[wasm_bindgen(js_name = beginStream)]
+    pub fn begin_stream(
+        &mut self,
+        name: &str,
+        head: &[u8],
+        file_size: f64,
+        member: Option<String>,
+    ) -> Result<JsValue, JsError> {
+        let plan = self
+            .inner
+            .begin_stream(name, head, file_size as u64, member.as_deref())
+            .map_err(js_err)?;
+        to_js(&plan)
+    }
+
+    /// Feed the next chunk of the planned byte range; returns the fraction done.
+    #[wasm_bindgen(js_name = pushChunk)]
+    pub fn push_chunk(&mut self, bytes: &[u8]) -> Result<f64, JsError> {
+        self.inner.push_chunk(bytes).map_err(js_err)
+    }
+
+    /// Finish a chunked load; returns the file's members.
+    #[wasm_bindgen(js_name = finishStream)]
+    pub fn finish_stream(&mut self) -> Result<JsValue, JsError> {
+        let info = self.inner.finish_stream().map_err(js_err)?;
+        to_js(&info)
+    }
+
+    /// Abandon a chunked load.
+    #[wasm_bindgen(js_name = abortStream)]
+    pub fn abort_stream(&mut self) {
+        self.inner.abort_stream();
+    }
+
+    /// Choose the calibration batches: `{batches: [{file, member}], split: {axis, count} | null}`.
+    /// Returns the tensor summary. Previous results are dropped.
+    pub fn select(&mut self, selection: JsValue) -> Result<JsValue, JsError> {
+        let selection: Selection = from_js(&selection, "selection")?;
+        let summary = self.inner.select(selection).map_err(js_err)?;
+        to_js(&summary)
+    }
+
+    /// The current tensor summary (or null).
+    pub fn summary(&self) -> Result<JsValue, JsError> {
+        to_js(&self.inner.summary())
+    }
+
+    /// The display histogram `{lo, hi, counts: Float64Array}` (or null).
+    pub fn histogram(&self) -> Result<JsValue, JsError> {
+        let Some(h) = self.inner.display_histogram() else {
+            return Ok(JsValue::NULL);
+        };
+        let out = js_sys::Object::new();
+        let set = |k: &str, v: &JsValue| js_sys::Reflect::set(&out, &k.into(), v);
+        set("lo", &h.lo.into()).map_err(|_| JsError::new("histogram"))?;
+        set("hi", &h.hi.into()).map_err(|_| JsError::new("histogram"))?;
+        set("counts", &js_sys::Float64Array::from(&h.counts[..]).into())
+            .map_err(|_| JsError::new("histogram"))?;
+        Ok(out.into())
+    }
+
+    /// Run observer `id` with `params` (an object; missing keys take the registry defaults)
+    /// over the current batches. Observer errors are reported in the result, not thrown.
+    pub fn observe(&mut self, id: &str, params: JsValue) -> Result<JsValue, JsError> {
+        let params = params_from_js(&params)?;
+        let r = self.inner.observe(id, params).map_err(js_err)?;
+        to_js(&r)
+    }
+
+    /// Change observer `id`'s parameters: search-only changes are applied to its state without
+    /// a pass over the data (`retuned: true` in the result); others re-run it.
+    pub fn update(&mut self, id: &str, params: JsValue) -> Result<JsValue, JsError> {
+        let params = params_from_js(&params)?;
+        let r = self.inner.update(id, params).map_err(js_err)?;
+        to_js(&r)
+    }
+
+    /// Forget observer `id`'s run.
+    pub fn remove(&mut self, id: &str) {
+        self.inner.remove(id);
+    }
+
+    /// The last result of observer `id` (or null).
+    pub fn result(&self, id: &str) -> Result<JsValue, JsError> {
+        to_js(&self.inner.result(id))
+    }
+
+    /// Every result.
+    pub fn results(&self) -> Result<JsValue, JsError> {
+        to_js(&self.inner.results().collect::<Vec<_>>())
+    }
+
+    /// The error-versus-clipping chart data for `spec` (`{bits, scheme, points}`) with markers for
+    /// observers `ids` in colours `colors` (JSON arrays).
+    pub fn curve(&self, spec: JsValue, ids: JsValue, colors: JsValue) -> Result<JsValue, JsError> {
+        let spec: CurveSpec = from_js(&spec, "curve spec")?;
+        let ids: Vec<String> = from_js(&ids, "observer ids")?;
+        let colors: Vec<usize> = from_js(&colors, "colours")?;
+        to_js(&self.inner.curve_view(spec, &ids, &colors))
+    }
+
+    /// The comparison figure's data (see `renderComparisonSvg`).
+    pub fn comparison(
+        &self,
+        ids: JsValue,
+        colors: JsValue,
+        curve: JsValue,
+    ) -> Result<JsValue, JsError> {
+        let ids: Vec<String> = from_js(&ids, "observer ids")?;
+        let colors: Vec<usize> = from_js(&colors, "colours")?;
+        let curve: Option<CurveSpec> = from_js(&curve, "curve spec")?;
+        to_js(&self.inner.comparison(&ids, &colors, curve))
+    }
+
+    /// The whole comparison as SVG.
+    #[wasm_bindgen(js_name = comparisonSvg)]
+    pub fn comparison_svg(
+        &self,
+        ids: JsValue,
+        colors: JsValue,
+        curve: JsValue,
+        style: JsValue,
+        width: u32,
+    ) -> Result<String, JsError> {
+        let ids: Vec<String> = from_js(&ids, "observer ids")?;
+        let colors: Vec<usize> = from_js(&colors, "colours")?;
+        let curve: Option<CurveSpec> = from_js(&curve, "curve spec")?;
+        let style = style_from_js(&style)?;
+        let c = self
+            .inner
+            .comparison(&ids, &colors, curve)
+            .ok_or_else(|| JsError::new("no tensor loaded"))?;
+        comparison_svg(&c, &style, width).map_err(js_err)
+    }
+}
+
+fn style_from_js(v: &JsValue) -> Result<Style, JsError> {
+    if v.is_undefined() || v.is_null() {
+        return Ok(Style::default());
+    }
+    from_js(v, "style")
+}
+
+/// The whole comparison (as returned by `Session.comparison`) as SVG, `width` pixels wide.
+#[wasm_bindgen(js_name = renderComparisonSvg)]
+pub fn render_comparison_svg(
+    comparison: JsValue,
+    style: JsValue,
+    width: u32,
+) -> Result<String, JsError> {
+    let c: Comparison = from_js(&comparison, "comparison")?;
+    comparison_svg(&c, &style_from_js(&style)?, width).map_err(js_err)
+}
+
+/// One panel (title, numbers, notes, histogram and per-channel chart) as SVG.
+#[wasm_bindgen(js_name = renderPanelSvg)]
+pub fn render_panel_svg(
+    lo: f64,
+    hi: f64,
+    counts: &[f64],
+    view: JsValue,
+    style: JsValue,
+    width: u32,
+    height: u32,
+) -> Result<String, JsError> {
+    let hist = Hist {
+        lo,
+        hi,
+        counts: counts.to_vec(),
+    };
+    let view: PanelView = from_js(&view, "panel view")?;
+    panel_svg(&hist, &view, &style_from_js(&style)?, (width, height)).map_err(js_err)
+}
+
+/// The 2D context of `canvas` and a measure function backed by its `measureText`.
+fn context(canvas: &HtmlCanvasElement) -> Result<CanvasRenderingContext2d, JsError> {
+    canvas
+        .get_context("2d")
+        .ok()
+        .flatten()
+        .and_then(|c| c.dyn_into::<CanvasRenderingContext2d>().ok())
+        .ok_or_else(|| JsError::new("the canvas has no 2D context"))
+}
+
+fn with_canvas(
+    canvas: HtmlCanvasElement,
+    draw: impl FnOnce(&DrawingArea<Measured<'_, CanvasBackend>, plotters::coord::Shift>) -> plot::DrawResult,
+) -> Result<(), JsError> {
+    let ctx = context(&canvas)?;
+    let measure = move |text: &str, px: f64, family: &str| -> (u32, u32) {
+        ctx.set_font(&format!("{px}px {family}"));
+        let width = ctx.measure_text(text).map(|m| m.width()).unwrap_or(0.0);
+        (width.ceil() as u32, (px * 1.15).ceil() as u32)
+    };
+    let backend = CanvasBackend::with_canvas_object(canvas)
+        .ok_or_else(|| JsError::new("the canvas has no 2D context"))?;
+    let backend = Measured::with_measure(backend, &measure);
+    let area = backend.into_drawing_area();
+    plot::clear(&area).map_err(js_err)?;
+    draw(&area).map_err(js_err)?;
+    area.present().map_err(js_err)
+}
+
+/// Draw a panel's histogram (counts over `[lo, hi]`), clipping lines, grid extent and clipped
+/// values on `canvas`, at the canvas' pixel size.
+#[wasm_bindgen(js_name = drawHistogram)]
+pub fn draw_histogram(
+    canvas: HtmlCanvasElement,
+    lo: f64,
+    hi: f64,
+    counts: &[f64],
+    view: JsValue,
+    style: JsValue,
+) -> Result<(), JsError> {
+    let hist = Hist {
+        lo,
+        hi,
+        counts: counts.to_vec(),
+    };
+    let view: PanelView = from_js(&view, "panel view")?;
+    let style = style_from_js(&style)?;
+    with_canvas(canvas, |area| plot::draw_histogram(area, &hist, &view, &style))
+}
+
+/// Draw a per-channel range chart on `canvas`.
+#[wasm_bindgen(js_name = drawChannels)]
+pub fn draw_channels(
+    canvas: HtmlCanvasElement,
+    channels: JsValue,
+    color: usize,
+    style: JsValue,
+) -> Result<(), JsError> {
+    let ch: ChannelView = from_js(&channels, "channels")?;
+    let style = style_from_js(&style)?;
+    with_canvas(canvas, |area| plot::draw_channels(area, &ch, color, &style))
+}
+
+/// Draw the error-versus-clipping chart on `canvas`.
+#[wasm_bindgen(js_name = drawCurve)]
+pub fn draw_curve(canvas: HtmlCanvasElement, curve: JsValue, style: JsValue) -> Result<(), JsError> {
+    let view: CurveView = from_js(&curve, "curve")?;
+    let style = style_from_js(&style)?;
+    with_canvas(canvas, |area| plot::draw_curve(area, &view, &style))
+}

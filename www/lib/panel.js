@@ -1,0 +1,189 @@
+// One observer panel: the DOM (title, numbers, quirks, error), its canvases drawn by the wasm
+// plotting code (plotters on canvas), and the machine-readable contract (role="region",
+// aria-label = observer id, data-* attributes that always match what the panel shows).
+// Shared by the page and the npm package's renderPanel(). Every user-controlled string is set as
+// text, never as HTML.
+import { drawHistogram, drawChannels } from '../pkg/quantscope.js';
+
+/** Observer colours (mirror of quantscope::plot::theme::SERIES). */
+export const SERIES = [
+  '#2f6fb0', '#1f8a70', '#7b52ab', '#b0800b', '#c23b6b',
+  '#4d7c8a', '#3949ab', '#556b2f', '#8e44ad', '#4a5568',
+];
+
+/** The colour of series `i`. */
+export function seriesColor(i) {
+  return SERIES[((i % SERIES.length) + SERIES.length) % SERIES.length];
+}
+
+/** Create an element with attributes and children (strings become text nodes). */
+export function h(tag, attrs = {}, ...children) {
+  const el = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs)) {
+    if (v === undefined || v === null || v === false) continue;
+    if (k === 'class') el.className = v;
+    else if (k === 'text') el.textContent = v;
+    else if (k === 'style' && typeof v === 'object') Object.assign(el.style, v);
+    else if (k.startsWith('on') && typeof v === 'function') el.addEventListener(k.slice(2), v);
+    else el.setAttribute(k, v === true ? '' : String(v));
+  }
+  for (const c of children.flat()) {
+    if (c === null || c === undefined || c === false) continue;
+    el.append(c instanceof Node ? c : document.createTextNode(String(c)));
+  }
+  return el;
+}
+
+const GRANULARITY = {
+  per_tensor: 'per tensor',
+  per_channel: 'per channel',
+  per_group: 'per group',
+  per_block: 'per block',
+  pass_through: 'pass-through',
+};
+
+/** Is this result per channel (one value per slice)? */
+export function isPerChannel(result) {
+  return Boolean(result && result.view && result.view.channels);
+}
+
+/** The value of a data-* attribute: a number for per-tensor results, a JSON array otherwise. */
+function attrValue(values, perChannel) {
+  if (!values || values.length === 0) return null;
+  if (!perChannel && values.length === 1) return String(values[0]);
+  return JSON.stringify(values);
+}
+
+/**
+ * Set the machine-readable contract on a panel element: role, aria-label and
+ * data-clip-min/-max, data-grid-min/-max, data-scale, data-zero-point, data-mse, data-sqnr-db,
+ * data-max-abs-err, data-clipped-fraction, data-status, data-error.
+ */
+export function setContract(el, id, result, status) {
+  el.setAttribute('role', 'region');
+  el.setAttribute('aria-label', id);
+  el.dataset.observer = id;
+  const keys = [
+    'clipMin', 'clipMax', 'gridMin', 'gridMax', 'scale', 'zeroPoint',
+    'mse', 'sqnrDb', 'maxAbsErr', 'clippedFraction', 'error', 'retuned',
+  ];
+  for (const k of keys) delete el.dataset[k];
+  el.dataset.status = status;
+  if (!result) return;
+  if (!result.ok) {
+    el.dataset.error = result.error ? result.error.message : 'failed';
+    return;
+  }
+  const pc = isPerChannel(result);
+  const set = (k, v) => {
+    if (v !== null && v !== undefined) el.dataset[k] = v;
+  };
+  set('clipMin', attrValue(result.clip_min, pc));
+  set('clipMax', attrValue(result.clip_max, pc));
+  set('gridMin', attrValue(result.grid_min, pc));
+  set('gridMax', attrValue(result.grid_max, pc));
+  set('scale', attrValue(result.scale, pc));
+  set('zeroPoint', attrValue(result.zero_point, pc));
+  const m = result.metrics;
+  if (m) {
+    set('mse', String(m.mse));
+    set('sqnrDb', m.sqnr_db === null || m.sqnr_db === undefined ? 'null' : String(m.sqnr_db));
+    set('maxAbsErr', String(m.max_abs_err));
+    set('clippedFraction', String(m.clipped_fraction));
+  }
+  el.dataset.retuned = String(Boolean(result.retuned));
+}
+
+/**
+ * Build an empty panel for observer `spec` (a registry entry, or just `{id}`) with colour index
+ * `color`. `slot` (optional) is placed between the header and the plot (the page puts the
+ * parameter controls there).
+ */
+export function createPanel(spec, color, { slot = null, actions = [] } = {}) {
+  const id = spec.id;
+  const swatch = h('span', { class: 'swatch', 'aria-hidden': 'true' });
+  swatch.style.setProperty('--c', seriesColor(color));
+  const badge = spec.granularity ? h('span', { class: 'badge', text: GRANULARITY[spec.granularity] || spec.granularity }) : null;
+  const el = h(
+    'article',
+    { class: 'panel' },
+    h('header', { class: 'panel-head' }, swatch, h('h3', { class: 'panel-title', text: id }), badge, h('span', { class: 'spacer' }), ...actions),
+    spec.summary ? h('p', { class: 'panel-summary', text: spec.summary }) : null,
+    slot,
+    h(
+      'div',
+      { class: 'plot' },
+      h('canvas', { class: 'hist', role: 'img', 'aria-label': `Histogram with the clipping range of ${id}` }),
+      h('div', { class: 'busy', hidden: true }, h('span', { class: 'spinner', 'aria-hidden': 'true' }), h('span', { class: 'busy-label', text: 'computing…' })),
+    ),
+    h('canvas', { class: 'channels', hidden: true, role: 'img', 'aria-label': `Per-channel ranges of ${id}` }),
+    h('p', { class: 'panel-error', role: 'alert', hidden: true }),
+    h('dl', { class: 'stats' }),
+    h('ul', { class: 'quirks' }),
+  );
+  el.style.setProperty('--c', seriesColor(color));
+  el.dataset.color = String(color);
+  setContract(el, id, null, 'pending');
+  return el;
+}
+
+/** Fill a panel's numbers, error and quirk notes from `result` (text only). */
+export function fillPanel(el, result) {
+  const stats = el.querySelector('.stats');
+  const error = el.querySelector('.panel-error');
+  const quirks = el.querySelector('.quirks');
+  stats.replaceChildren();
+  quirks.replaceChildren();
+  const notes = result.view && result.view.notes ? result.view.notes : result.quirks || [];
+  for (const n of notes) quirks.append(h('li', { text: n }));
+  quirks.hidden = notes.length === 0;
+  if (!result.ok) {
+    error.textContent = result.error ? result.error.message : 'failed';
+    error.hidden = false;
+    stats.hidden = true;
+  } else {
+    error.textContent = '';
+    error.hidden = true;
+    stats.hidden = false;
+    for (const [k, v] of result.view.stats) {
+      stats.append(h('div', { class: 'row' }, h('dt', { text: k }), h('dd', { text: v })));
+    }
+  }
+  setContract(el, result.observer, result, result.ok ? 'ready' : 'error');
+}
+
+/** Size a canvas's backing store to its CSS box times the device pixel ratio. */
+export function fitCanvas(canvas, cssHeight) {
+  const ratio = Math.min(3, Math.max(1, globalThis.devicePixelRatio || 1));
+  const w = Math.max(120, Math.round(canvas.clientWidth || canvas.parentElement?.clientWidth || 480));
+  const hpx = cssHeight || Math.max(80, Math.round(canvas.clientHeight || 220));
+  const W = Math.round(w * ratio);
+  const H = Math.round(hpx * ratio);
+  if (canvas.width !== W) canvas.width = W;
+  if (canvas.height !== H) canvas.height = H;
+  return ratio;
+}
+
+/**
+ * Draw a panel's canvases: the histogram `hist` ({lo, hi, counts}) with the result's clipping
+ * range, grid extent and clipped values, and the per-channel chart for per-channel results.
+ */
+export function drawPanel(el, result, hist, { logCounts = false } = {}) {
+  const canvas = el.querySelector('canvas.hist');
+  const color = Number(el.dataset.color || 0);
+  const ratio = fitCanvas(canvas);
+  const style = { logCounts, sqnr: false, pixelRatio: ratio };
+  const view = result && result.ok ? { ...result.view, color } : { observer: el.dataset.observer, color, clip: null, grid: null };
+  if (hist) {
+    drawHistogram(canvas, hist.lo, hist.hi, hist.counts, view, style);
+  }
+  const ch = el.querySelector('canvas.channels');
+  if (result && result.ok && result.view.channels) {
+    ch.hidden = false;
+    const r = fitCanvas(ch);
+    drawChannels(ch, result.view.channels, color, { ...style, pixelRatio: r });
+  } else {
+    ch.hidden = true;
+  }
+  el.dataset.drawn = String(Number(el.dataset.drawn || 0) + 1);
+}

@@ -1,0 +1,84 @@
+// The page's side of the worker protocol: promises per request, progress callbacks, cancel, and
+// restart after a wasm panic or a crash (pending requests fail with `restarted: true`).
+
+export class WorkerError extends Error {
+  constructor(message, { panic = false, cancelled = false, restarted = false } = {}) {
+    super(message);
+    this.panic = panic;
+    this.cancelled = cancelled;
+    this.restarted = restarted;
+  }
+}
+
+export class WorkerClient {
+  /**
+   * @param {URL} url module worker script
+   * @param {{onCrash?: (error: WorkerError) => void}} hooks called after the worker was restarted
+   */
+  constructor(url, { onCrash } = {}) {
+    this.url = url;
+    this.onCrash = onCrash || (() => {});
+    this.nextId = 1;
+    this.pending = new Map();
+    this.generation = 0;
+    this.start();
+  }
+
+  start() {
+    this.generation += 1;
+    this.worker = new Worker(this.url, { type: 'module' });
+    this.worker.onmessage = (e) => this.receive(e.data);
+    this.worker.onerror = (e) => {
+      e.preventDefault();
+      this.crash(new WorkerError(`the worker failed: ${e.message || 'unknown error'}`, { panic: true }));
+    };
+  }
+
+  receive(msg) {
+    const p = this.pending.get(msg.id);
+    if (!p) return;
+    if (msg.progress) {
+      if (p.onProgress) p.onProgress(msg.progress);
+      return;
+    }
+    this.pending.delete(msg.id);
+    if (msg.ok) {
+      p.resolve({ value: msg.value, ms: msg.ms });
+    } else {
+      const err = new WorkerError(msg.error, { panic: msg.panic, cancelled: msg.cancelled });
+      p.reject(err);
+      if (msg.panic) this.crash(err);
+    }
+  }
+
+  /** Terminate and restart the worker; every pending request fails. */
+  crash(err) {
+    this.worker.terminate();
+    const pending = [...this.pending.values()];
+    this.pending.clear();
+    for (const p of pending) {
+      p.reject(new WorkerError(err.message, { panic: err.panic, restarted: true }));
+    }
+    this.start();
+    this.onCrash(err);
+  }
+
+  /** Send `op` with `args`; resolves to `{value, ms}` (ms = time spent in the worker). */
+  call(op, args = {}, { transfer = [], onProgress = null } = {}) {
+    const id = this.nextId++;
+    return new Promise((resolve, reject) => {
+      this.pending.set(id, { resolve, reject, onProgress });
+      this.worker.postMessage({ id, op, args }, transfer);
+    });
+  }
+
+  /** Ask a chunked load to stop. */
+  cancel() {
+    this.worker.postMessage({ op: 'cancel' });
+  }
+
+  /** Number of requests in flight. */
+  get busy() {
+    return this.pending.size;
+  }
+}

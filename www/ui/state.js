@@ -1,0 +1,63 @@
+// The shareable part of the page's state, kept in the URL fragment:
+//   #o=torch.MinMaxObserver,torch.HistogramObserver   selected observers, in order
+//   &torch.HistogramObserver:bins=1024                a parameter that differs from its default
+//   &curve=8,affine,mse  &log=1  &demo=weight
+import { parseParam } from './controls.js';
+
+/** Encode `state` ({observers, params, curve, logCounts, demo}) as a URL fragment. */
+export function encodeState(state) {
+  const q = new URLSearchParams();
+  q.set('o', state.observers.join(','));
+  for (const id of state.observers) {
+    const params = state.params[id] || {};
+    for (const [k, v] of Object.entries(params)) {
+      q.append(`${id}:${k}`, v === null ? 'null' : String(v));
+    }
+  }
+  const c = state.curve;
+  q.set('curve', `${c.bits},${c.scheme},${c.metric}`);
+  if (state.logCounts) q.set('log', '1');
+  if (state.demo) q.set('demo', state.demo);
+  return `#${q.toString()}`;
+}
+
+/**
+ * Decode a fragment against the registry (`specs`: id → spec). Unknown observers and
+ * parameters are dropped; values are parsed by their ParamSpec. Returns null for an empty
+ * fragment.
+ */
+export function decodeState(hash, specs) {
+  const text = (hash || '').replace(/^#/, '');
+  if (!text) return null;
+  const q = new URLSearchParams(text);
+  const state = { observers: [], params: {}, curve: null, logCounts: q.get('log') === '1', demo: q.get('demo') };
+  if (q.has('o')) {
+    state.observers = q
+      .get('o')
+      .split(',')
+      .filter((id) => id && specs.has(id));
+    state.observers = [...new Set(state.observers)];
+  }
+  for (const [key, value] of q.entries()) {
+    const i = key.lastIndexOf(':');
+    if (i <= 0) continue;
+    const id = key.slice(0, i);
+    const name = key.slice(i + 1);
+    const spec = specs.get(id);
+    const p = spec && spec.params.find((x) => x.name === name);
+    if (!p) continue;
+    const v = parseParam(p, value);
+    if (v === undefined) continue;
+    (state.params[id] ||= {})[name] = v;
+  }
+  const curve = (q.get('curve') || '').split(',');
+  if (curve.length === 3) {
+    const bits = Math.min(16, Math.max(2, Math.round(Number(curve[0])) || 8));
+    state.curve = {
+      bits,
+      scheme: curve[1] === 'symmetric' ? 'symmetric' : 'affine',
+      metric: curve[2] === 'sqnr' ? 'sqnr' : 'mse',
+    };
+  }
+  return state;
+}
