@@ -454,10 +454,16 @@ pub fn optimise(
             };
             if regularised {
                 let centred = 2.0 * h - 1.0;
-                round_loss += (1.0 - centred.abs().powf(beta)) as f64;
+                let magnitude = centred.abs();
+                // |2h − 1|^(β−1); exactly 1 for decided weights, which soon are most of them.
+                let power = if magnitude == 1.0 {
+                    1.0
+                } else {
+                    magnitude.powf(beta - 1.0)
+                };
+                round_loss += (1.0 - power * magnitude) as f64;
                 // d/dh (1 − |2h − 1|^β) = −2β·|2h − 1|^(β−1)·sign(2h − 1)
-                grad_h += config.reg_param
-                    * (-2.0 * beta * centred.abs().powf(beta - 1.0) * centred.signum());
+                grad_h += config.reg_param * (-2.0 * beta * power * centred.signum());
             }
             let g = grad_h * dh_da;
             let (mi, vi) = (&mut m[(r, c)], &mut v2[(r, c)]);
