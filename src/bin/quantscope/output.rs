@@ -137,23 +137,31 @@ pub fn inspect_json(file: &str, tensors: &[NamedTensor]) -> Value {
 
 /// `inspect` as a table.
 pub fn inspect_table(file: &str, tensors: &[NamedTensor]) -> String {
+    let display_name = |t: &NamedTensor| {
+        if t.name.is_empty() {
+            "(array)".to_string()
+        } else {
+            t.name.clone()
+        }
+    };
+    let width = tensors
+        .iter()
+        .map(|t| display_name(t).chars().count())
+        .max()
+        .unwrap_or(0)
+        .max(4);
     let mut out = format!("{file}: {} tensor(s)\n", tensors.len());
     let _ = writeln!(
         out,
-        "  {:40} {:20} {:10} {:>12} {:>8} {:>8} {:>8}",
+        "  {:width$} {:20} {:10} {:>12} {:>8} {:>8} {:>8}",
         "name", "shape", "dtype", "elements", "NaN", "+Inf", "-Inf"
     );
     for t in tensors {
         let n = t.tensor.nonfinite();
-        let name = if t.name.is_empty() {
-            "(array)"
-        } else {
-            t.name.as_str()
-        };
         let _ = writeln!(
             out,
-            "  {:40} {:20} {:10} {:>12} {:>8} {:>8} {:>8}",
-            name,
+            "  {:width$} {:20} {:10} {:>12} {:>8} {:>8} {:>8}",
+            display_name(t),
             format!("{:?}", t.tensor.shape),
             t.tensor.dtype.name(),
             t.tensor.len(),
