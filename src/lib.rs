@@ -24,6 +24,7 @@ pub mod observers;
 pub mod params;
 pub mod plot;
 pub mod quant;
+pub mod quantizers;
 pub mod registry;
 pub mod tensor;
 #[cfg(target_arch = "wasm32")]
