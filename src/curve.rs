@@ -40,7 +40,8 @@ pub struct CurveSpec {
     /// `[0, 2^b − 1]` for affine ones.
     pub bits: u32,
     pub scheme: CurveScheme,
-    /// Number of thresholds, spaced geometrically from `absmax / 500` to `absmax`.
+    /// Number of thresholds, spaced geometrically from `max(absmax / 1000, rms / 4)` to
+    /// `absmax` (below a quarter of the RMS every grid clips most values).
     pub points: usize,
 }
 
@@ -412,7 +413,8 @@ impl MomentHistogram {
         let (qmin, qmax) = spec.quant_range();
         let absmax = self.lo.abs().max(self.hi.abs());
         let n = spec.points.clamp(2, 4096);
-        let t0 = absmax / 500.0;
+        let rms = (self.sum_squares() / self.n.max(1.0)).sqrt();
+        let t0 = (absmax / 1000.0).max(rms / 4.0).min(absmax / 2.0);
         let ratio = (absmax / t0).ln();
         let points: Vec<CurvePoint> = if absmax > 0.0 && self.n > 0.0 {
             (0..n)

@@ -299,6 +299,20 @@ impl Session {
         to_js(&r)
     }
 
+    /// Like `update`, but a change applied with `retune` comes back at once without its error
+    /// metrics (`metrics_pending: true`); call `complete(id)` for them.
+    #[wasm_bindgen(js_name = updateDeferred)]
+    pub fn update_deferred(&mut self, id: &str, params: JsValue) -> Result<JsValue, JsError> {
+        let params = params_from_js(&params)?;
+        let r = self.inner.update_deferred(id, params).map_err(js_err)?;
+        to_js(&r)
+    }
+
+    /// The metrics a deferred update left pending (null if none).
+    pub fn complete(&mut self, id: &str) -> Result<JsValue, JsError> {
+        to_js(&self.inner.complete(id))
+    }
+
     /// Forget observer `id`'s run.
     pub fn remove(&mut self, id: &str) {
         self.inner.remove(id);
@@ -408,7 +422,9 @@ fn context(canvas: &HtmlCanvasElement) -> Result<CanvasRenderingContext2d, JsErr
 
 fn with_canvas(
     canvas: HtmlCanvasElement,
-    draw: impl FnOnce(&DrawingArea<Measured<'_, CanvasBackend>, plotters::coord::Shift>) -> plot::DrawResult,
+    draw: impl FnOnce(
+        &DrawingArea<Measured<'_, CanvasBackend>, plotters::coord::Shift>,
+    ) -> plot::DrawResult,
 ) -> Result<(), JsError> {
     let ctx = context(&canvas)?;
     let measure = move |text: &str, px: f64, family: &str| -> (u32, u32) {
@@ -443,7 +459,9 @@ pub fn draw_histogram(
     };
     let view: PanelView = from_js(&view, "panel view")?;
     let style = style_from_js(&style)?;
-    with_canvas(canvas, |area| plot::draw_histogram(area, &hist, &view, &style))
+    with_canvas(canvas, |area| {
+        plot::draw_histogram(area, &hist, &view, &style)
+    })
 }
 
 /// Draw a per-channel range chart on `canvas`.
@@ -461,7 +479,11 @@ pub fn draw_channels(
 
 /// Draw the error-versus-clipping chart on `canvas`.
 #[wasm_bindgen(js_name = drawCurve)]
-pub fn draw_curve(canvas: HtmlCanvasElement, curve: JsValue, style: JsValue) -> Result<(), JsError> {
+pub fn draw_curve(
+    canvas: HtmlCanvasElement,
+    curve: JsValue,
+    style: JsValue,
+) -> Result<(), JsError> {
     let view: CurveView = from_js(&curve, "curve")?;
     let style = style_from_js(&style)?;
     with_canvas(canvas, |area| plot::draw_curve(area, &view, &style))

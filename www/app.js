@@ -29,7 +29,7 @@ const app = {
   colors: {},
   customized: false,
   curve: { bits: 8, scheme: 'affine', metric: 'mse' },
-  logCounts: false,
+  logCounts: true,
   demo: 'activation',
   files: [],
   members: {},
@@ -350,25 +350,56 @@ function requestRun(id, { fresh = false, t0 = performance.now() } = {}) {
   const p = app.panels.get(id);
   if (!p || !app.summary) return;
   const params = paramsFor(id);
+  const same = (a, b) => JSON.stringify(a) === JSON.stringify(b);
   if (p.inflight) {
+    if (!fresh && !p.pending && same(params, p.sent)) return;
     p.pending = { params, fresh: Boolean(p.pending && p.pending.fresh) || fresh, t0: p.pending ? p.pending.t0 : t0 };
     return;
   }
+  if (!fresh && p.sent && same(params, p.sent)) return;
   send(p, params, fresh, t0);
 }
 
 async function send(p, params, fresh, t0) {
+  p.gen = (p.gen || 0) + 1;
+  const gen = p.gen;
   p.inflight = true;
+  p.sent = params;
   p.el.dataset.status = 'busy';
+  clearTimeout(p.busyTimer);
   p.busyTimer = setTimeout(() => {
-    p.el.querySelector('.busy').hidden = false;
+    if (p.gen === gen) p.el.querySelector('.busy').hidden = false;
   }, BUSY_DELAY_MS);
+  let shownPartial = false;
+  // Let the next queued change go (after a partial result, or at the end).
+  const release = () => {
+    if (!p.inflight || p.gen !== gen) return false;
+    p.inflight = false;
+    if (p.pending) {
+      const q = p.pending;
+      p.pending = null;
+      send(p, q.params, q.fresh, q.t0);
+      return true;
+    }
+    return false;
+  };
+  const onPartial = (partial) => {
+    if (p.gen !== gen || app.panels.get(p.id) !== p) return;
+    clearTimeout(p.busyTimer);
+    p.el.querySelector('.busy').hidden = true;
+    show(p, partial, t0, null, 'partial');
+    shownPartial = true;
+    release();
+  };
   let result = null;
+  let workerMs = null;
   try {
-    const { value } = await client.call(fresh ? 'observe' : 'update', { id: p.id, params });
+    const op = fresh ? 'observe' : 'update';
+    const { value, ms, superseded } = await client.call(op, { id: p.id, params }, { onPartial });
+    if (superseded || value === null) return;
     result = value;
+    workerMs = ms;
   } catch (err) {
-    if (err.restarted && !err.panic) return;
     if (err.restarted) return;
     result = {
       observer: p.id,
@@ -378,30 +409,35 @@ async function send(p, params, fresh, t0) {
       view: { observer: p.id, notes: [], stats: [] },
     };
     if (err.panic) app.crashed.add(p.id);
-  } finally {
-    clearTimeout(p.busyTimer);
-    p.inflight = false;
   }
-  if (app.panels.get(p.id) !== p) return;
-  if (p.pending) {
-    const q = p.pending;
-    p.pending = null;
-    send(p, q.params, q.fresh, q.t0);
-    return;
-  }
+  if (app.panels.get(p.id) !== p || p.gen !== gen) return;
+  clearTimeout(p.busyTimer);
+  if (release()) return;
   p.el.querySelector('.busy').hidden = true;
+  show(p, result, t0, workerMs, shownPartial ? 'metrics' : 'full');
+  scheduleCurve();
+}
+
+/** Fill and draw a panel at once (the canvas is updated before the next frame is painted). */
+function show(p, result, t0, workerMs, kind) {
   p.result = result;
   app.results.set(p.id, result);
-  requestAnimationFrame(() => {
-    if (app.panels.get(p.id) !== p || p.result !== result) return;
-    fillPanel(p.el, result);
-    drawOne(p);
-    const latency = performance.now() - t0;
-    app.lastLatency = latency;
-    app.latencies.push({ id: p.id, ms: latency, retuned: Boolean(result.retuned) });
-    if (app.latencies.length > 200) app.latencies.shift();
+  const d0 = performance.now();
+  fillPanel(p.el, result);
+  drawOne(p);
+  const now = performance.now();
+  app.lastLatency = now - t0;
+  app.latencies.push({
+    id: p.id,
+    ms: now - t0,
+    worker: workerMs,
+    draw: now - d0,
+    retuned: Boolean(result.retuned),
+    // partial: clipping range drawn, metrics pending; metrics: the same change completed;
+    // full: everything at once.
+    kind,
   });
-  scheduleCurve();
+  if (app.latencies.length > 200) app.latencies.shift();
 }
 
 function drawOne(p) {
@@ -450,7 +486,7 @@ function drawCurveCanvas() {
   if (!app.curveView) return;
   const ratio = fitCanvas(canvas);
   try {
-    drawCurve(canvas, app.curveView, { sqnr: app.curve.metric === 'sqnr', logCounts: false, pixelRatio: ratio });
+    drawCurve(canvas, app.curveView, { sqnr: app.curve.metric === 'sqnr', logCounts: false, pixelRatio: ratio, legend: false });
     canvas.dataset.drawn = String(Number(canvas.dataset.drawn || 0) + 1);
   } catch (err) {
     console.error(err);
@@ -705,10 +741,10 @@ function exposeApi(ready) {
       await idle();
       return app.summary;
     },
-    /** Show observer `id` with `params` (merged over its current ones) and return its result. */
+    /** Show observer `id` with exactly `params` (others at their defaults) and return its result. */
     async observe(id, params = {}) {
       if (!app.specs.has(id)) throw new Error(`unknown observer ${id}`);
-      app.params[id] = { ...(app.params[id] || {}), ...params };
+      app.params[id] = { ...params };
       if (!app.observers.includes(id)) {
         app.customized = true;
         app.observers.push(id);

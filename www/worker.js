@@ -3,7 +3,8 @@
 // at a time, in order; "cancel" is handled at once and stops a chunked load between chunks.
 //
 // Protocol: {id, op, args} → {id, ok: true, value, ms} | {id, ok: false, error, panic?, cancelled?}
-// plus {id, progress: {fraction, label}} while loading.
+// plus {id, progress: {fraction, label}} while loading and {id, partial: result} for a search-only
+// parameter change (the new clipping range before its error metrics).
 import init, {
   Session,
   registry,
@@ -27,6 +28,8 @@ let session = null;
 let currentFiles = [];
 let cancelRequested = false;
 let queue = Promise.resolve();
+/** Latest update request per observer: pending metrics of older ones are skipped. */
+const latestUpdate = new Map();
 
 class Cancelled extends Error {
   constructor() {
@@ -41,6 +44,7 @@ self.onmessage = (event) => {
     cancelRequested = true;
     return;
   }
+  if (msg && (msg.op === 'update' || msg.op === 'observe') && msg.args) latestUpdate.set(msg.args.id, msg.id);
   queue = queue.then(() => handle(msg));
 };
 
@@ -51,8 +55,8 @@ async function handle({ id, op, args }) {
     if (!session) session = new Session();
     const fn = OPS[op];
     if (!fn) throw new Error(`unknown operation ${op}`);
-    const { value, transfer = [] } = await fn(args || {}, id);
-    self.postMessage({ id, ok: true, value, ms: performance.now() - t0 }, transfer);
+    const { value, transfer = [], superseded = false } = await fn(args || {}, id);
+    self.postMessage({ id, ok: true, value, superseded, ms: performance.now() - t0 }, transfer);
   } catch (err) {
     const trap = err instanceof WebAssembly.RuntimeError;
     let message = err && err.message ? err.message : String(err);
@@ -145,8 +149,19 @@ const OPS = {
     return { value: session.observe(id, params) };
   },
 
-  async update({ id, params }) {
-    return { value: session.update(id, params) };
+  /**
+   * A parameter change. Search-only changes reply twice: at once with the new clipping range
+   * ({partial}), then with the error metrics — unless a newer change of the same observer
+   * arrived meanwhile (then {value: null, superseded: true}).
+   */
+  async update({ id, params }, reqId) {
+    const first = session.updateDeferred(id, params);
+    if (!first.metrics_pending) return { value: first };
+    self.postMessage({ id: reqId, partial: first });
+    // Let newer messages in before spending a pass over the data.
+    await new Promise((resolve) => setTimeout(resolve, 0));
+    if (latestUpdate.get(id) !== reqId) return { value: null, superseded: true };
+    return { value: session.complete(id) || first };
   },
 
   async remove({ id }) {

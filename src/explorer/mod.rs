@@ -389,7 +389,7 @@ impl Session {
             let batches = self.batches();
             match observe_batches(spec, &params, &batches) {
                 Ok(observer) => {
-                    let result = result::evaluate(spec, &params, observer.as_ref(), &batches);
+                    let result = result::evaluate(spec, &params, observer.as_ref(), &batches, true);
                     (Some(observer), result)
                 }
                 Err(e) => (None, RunResult::failed(spec, &params, &e)),
@@ -416,6 +416,53 @@ impl Session {
 
     /// [`Session::update`] by spec.
     pub fn update_spec(&mut self, spec: &'static ObserverSpec, params: Params) -> RunResult {
+        self.update_inner(spec, params, true)
+    }
+
+    /// Like [`Session::update`], but when the change is applied with `retune` the result comes
+    /// back at once without its error metrics (`metrics_pending`), so a slider can redraw the
+    /// clipping range within a frame; [`Session::complete`] then computes them.
+    pub fn update_deferred(&mut self, id: &str, params: Params) -> Result<RunResult> {
+        let spec = registry::find(id)?;
+        Ok(self.update_inner(spec, params, false))
+    }
+
+    /// Compute the metrics a deferred update left pending; `None` if nothing is pending.
+    pub fn complete(&mut self, id: &str) -> Option<RunResult> {
+        let spec = registry::find(id).ok()?;
+        self.complete_spec(spec)
+    }
+
+    /// [`Session::complete`] by spec.
+    pub fn complete_spec(&mut self, spec: &'static ObserverSpec) -> Option<RunResult> {
+        let mut run = self.runs.remove(spec.id)?;
+        let pending = run.result.metrics_pending;
+        let out = match (&run.observer, pending) {
+            (Some(observer), true) => {
+                let batches = self.batches();
+                let mut result =
+                    result::evaluate(spec, &run.params, observer.as_ref(), &batches, true);
+                result.retuned = run.result.retuned;
+                run.result = result.clone();
+                Some(result)
+            }
+            _ => None,
+        };
+        self.runs.insert(spec.id.to_string(), run);
+        out
+    }
+
+    fn update_inner(
+        &mut self,
+        spec: &'static ObserverSpec,
+        params: Params,
+        with_metrics: bool,
+    ) -> RunResult {
+        if let Some(run) = self.runs.get(spec.id) {
+            if changed_keys(&run.params, &params).is_empty() {
+                return run.result.clone();
+            }
+        }
         let search_only = match self.runs.get(spec.id) {
             Some(run) if run.observer.is_some() => changed_keys(&run.params, &params)
                 .iter()
@@ -423,14 +470,19 @@ impl Session {
             _ => false,
         };
         if search_only {
-            if let Some(result) = self.try_retune(spec, &params) {
+            if let Some(result) = self.try_retune(spec, &params, with_metrics) {
                 return result;
             }
         }
         self.run_spec(spec, params)
     }
 
-    fn try_retune(&mut self, spec: &'static ObserverSpec, params: &Params) -> Option<RunResult> {
+    fn try_retune(
+        &mut self,
+        spec: &'static ObserverSpec,
+        params: &Params,
+        with_metrics: bool,
+    ) -> Option<RunResult> {
         let mut run = self.runs.remove(spec.id)?;
         for (key, value) in &params.0 {
             if let Some(p) = spec.param(key) {
@@ -447,7 +499,8 @@ impl Session {
         match observer.retune(params) {
             Ok(Retune::Applied) => {
                 let batches = self.batches();
-                let mut result = result::evaluate(spec, params, observer.as_ref(), &batches);
+                let mut result =
+                    result::evaluate(spec, params, observer.as_ref(), &batches, with_metrics);
                 result.retuned = true;
                 run.params = params.clone();
                 run.result = result.clone();

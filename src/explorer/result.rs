@@ -73,6 +73,9 @@ pub struct RunResult {
     pub quirks: Vec<&'static str>,
     /// True when the last change was applied with `retune` (no pass over the data).
     pub retuned: bool,
+    /// True while the error metrics of these qparams are still being computed (see
+    /// `Session::update_deferred`).
+    pub metrics_pending: bool,
     /// What the panel draws.
     pub view: PanelView,
 }
@@ -97,6 +100,7 @@ impl RunResult {
             zero_point: Vec::new(),
             quirks: spec.quirks.clone(),
             retuned: false,
+            metrics_pending: false,
             view: PanelView {
                 observer: spec.id.to_string(),
                 error: Some(info.message.clone()),
@@ -108,18 +112,21 @@ impl RunResult {
     }
 }
 
-/// Quantization parameters and error metrics of an observer that has seen `batches`.
+/// Quantization parameters and error metrics of an observer that has seen `batches`
+/// (without the metrics, which cost a pass over the data, when `metrics` is false).
 pub(crate) fn evaluate(
     spec: &ObserverSpec,
     params: &Params,
     observer: &dyn Observer,
     batches: &[&Tensor],
+    with_metrics: bool,
 ) -> RunResult {
     let q = match observer.qparams() {
         Ok(q) => q,
         Err(e) => return RunResult::failed(spec, params, &e),
     };
-    let metrics = if matches!(q.grid, Grid::None) {
+    let pending = !with_metrics && !matches!(q.grid, Grid::None);
+    let metrics = if matches!(q.grid, Grid::None) || pending {
         None
     } else {
         let mut acc = MetricsAccumulator::default();
@@ -181,6 +188,7 @@ pub(crate) fn evaluate(
         stats: stats_rows(
             &q,
             metrics.as_ref(),
+            pending,
             &clip_min,
             &clip_max,
             &scale,
@@ -206,6 +214,7 @@ pub(crate) fn evaluate(
         zero_point,
         quirks: spec.quirks.clone(),
         retuned: false,
+        metrics_pending: pending,
         view,
     }
 }
@@ -226,6 +235,7 @@ fn span(v: &[f64]) -> String {
 fn stats_rows(
     q: &QParams,
     m: Option<&QdqMetrics>,
+    pending: bool,
     clip_min: &[f64],
     clip_max: &[f64],
     scale: &[f64],
@@ -256,7 +266,10 @@ fn stats_rows(
         Grid::Int {
             quant_min,
             quant_max,
-        } => rows.push(["grid".into(), format!("[{quant_min}, {quant_max}]")]),
+        } => rows.push([
+            "grid".into(),
+            format!("[{quant_min}, {quant_max}]").replace('-', "−"),
+        ]),
         Grid::Float { format, max } => {
             rows.push(["grid".into(), format!("{format} (±{})", fmt_num(*max))])
         }
@@ -279,6 +292,10 @@ fn stats_rows(
             "clipped".into(),
             format!("{} %", fmt_num(m.clipped_fraction * 100.0)),
         ]);
+    } else if pending {
+        for k in ["MSE", "SQNR", "max |error|", "clipped"] {
+            rows.push([k.into(), "…".into()]);
+        }
     }
     rows
 }

@@ -149,6 +149,22 @@ fn search_only_changes_retune_without_a_data_pass() {
     let first = s.run_spec(shrink_spec(), Params::new());
     let r = s.update_spec(shrink_spec(), Params::new().with("fraction", 0.5));
     assert!(r.retuned, "fraction is search-only");
+    let same = s.update_spec(shrink_spec(), Params::new().with("fraction", 0.5));
+    assert_eq!(
+        same.clip_max, r.clip_max,
+        "an unchanged update returns the last result"
+    );
+    // Deferred: the clipping range at once, the metrics afterwards.
+    let fast = s.update_inner(shrink_spec(), Params::new().with("fraction", 0.7), false);
+    assert!(fast.retuned && fast.metrics_pending && fast.metrics.is_none());
+    assert!(fast.view.stats.iter().any(|[k, v]| k == "MSE" && v == "…"));
+    let done = s.complete_spec(shrink_spec()).unwrap();
+    assert!(!done.metrics_pending && done.metrics.is_some() && done.retuned);
+    assert_eq!(done.clip_max, fast.clip_max);
+    assert!(
+        s.complete_spec(shrink_spec()).is_none(),
+        "nothing left to compute"
+    );
     assert!(r.clip_max[0] < first.clip_max[0]);
     assert!(r.metrics.unwrap().clipped_fraction > 0.3);
     let r = s.update_spec(
@@ -397,14 +413,26 @@ fn a_failed_replacement_keeps_the_current_tensor_and_results() {
     let r = s.run_spec(shrink_spec(), Params::new());
     s.begin_replace();
     assert!(s.load_file("bad.npy", b"not a tensor").is_err());
-    s.add_file("partial.npy", vec![NamedTensor { name: String::new(), tensor: Tensor::from_vec(vec![1.0]) }]);
+    s.add_file(
+        "partial.npy",
+        vec![NamedTensor {
+            name: String::new(),
+            tensor: Tensor::from_vec(vec![1.0]),
+        }],
+    );
     s.abandon_replace();
     assert_eq!(s.file_count(), 1);
     assert_eq!(s.batches().len(), 1);
     assert_eq!(s.result("test.Shrink").unwrap().clip_max, r.clip_max);
     // A successful replacement starts afresh.
     s.begin_replace();
-    s.add_file("new.npy", vec![NamedTensor { name: String::new(), tensor: Tensor::from_vec(vec![1.0, 2.0]) }]);
+    s.add_file(
+        "new.npy",
+        vec![NamedTensor {
+            name: String::new(),
+            tensor: Tensor::from_vec(vec![1.0, 2.0]),
+        }],
+    );
     let files = s.retain_files(&[1]);
     assert_eq!(files.len(), 1);
     assert_eq!(files[0].name, "new.npy");

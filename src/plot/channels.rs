@@ -3,6 +3,7 @@
 //! outlier channels (max |x| above 4× the median) drawn in the observer's colour and labelled.
 //! With more channels than pixels, neighbouring channels share a column (its extremes).
 
+use super::axis::Axis;
 use super::{err, fmt_num, theme, ChannelView, DrawResult, Style};
 use plotters::coord::Shift;
 use plotters::prelude::*;
@@ -76,7 +77,7 @@ pub fn draw_channels<DB: DrawingBackend>(
         .margin_left(style.ipx(4.0))
         .x_label_area_size(style.ipx(26.0))
         .y_label_area_size(left)
-        .build_cartesian_2d(0f64..n as f64, y0..y1)
+        .build_cartesian_2d(Axis::linear(0.0, n as f64), Axis::linear(y0, y1))
         .map_err(err)?;
     chart
         .configure_mesh()

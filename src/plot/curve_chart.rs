@@ -109,11 +109,8 @@ pub fn draw_curve<DB: DrawingBackend>(
             pts.iter().copied(),
             theme::CURVE.stroke_width(style.stroke(2.0)),
         ))
-        .map_err(err)?
-        .label(view.label.clone())
-        .legend(move |(x, y)| {
-            PathElement::new(vec![(x, y), (x + 16, y)], theme::CURVE.stroke_width(2))
-        });
+        .map_err(err)?;
+    let mut legend = vec![(Key::Line, theme::CURVE, view.label.clone())];
     if let Some(best) = view.best.and_then(|i| view.points.get(i)) {
         if let Some(y) = yv(best.1, best.2) {
             let below = !style.sqnr;
@@ -147,9 +144,8 @@ pub fn draw_curve<DB: DrawingBackend>(
             Some(x) => {
                 chart
                     .draw_series(std::iter::once(Circle::new((*x, *y), r, c.filled())))
-                    .map_err(err)?
-                    .label(name)
-                    .legend(move |(x, y)| Circle::new((x + 8, y), 4, c.filled()));
+                    .map_err(err)?;
+                legend.push((Key::Dot, c, name));
             }
             None => {
                 // Dashed horizontal line for observers without a single threshold.
@@ -160,26 +156,100 @@ pub fn draw_curve<DB: DrawingBackend>(
                     let b = (la + (k + 1) as f64 * step).exp();
                     PathElement::new(vec![(a, *y), (b, *y)], c.stroke_width(style.stroke(2.0)))
                 });
-                chart
-                    .draw_series(dashes)
-                    .map_err(err)?
-                    .label(format!("{name} (per channel)"))
-                    .legend(move |(x, y)| {
-                        PathElement::new(vec![(x, y), (x + 16, y)], c.stroke_width(2))
-                    });
+                chart.draw_series(dashes).map_err(err)?;
+                legend.push((Key::Dash, c, format!("{name} (per channel)")));
             }
         }
     }
     let _ = yr;
-    chart
-        .configure_series_labels()
-        .position(SeriesLabelPosition::UpperMiddle)
-        .margin(style.ipx(8.0))
-        .legend_area_size(style.ipx(22.0))
-        .label_font(theme::font(style.px(11.0)).color(&theme::TEXT))
-        .background_style(WHITE.mix(0.9))
-        .border_style(theme::AXIS.stroke_width(style.stroke(1.0)))
-        .draw()
+    if !style.legend {
+        return Ok(());
+    }
+    // MSE curves are high at small thresholds (upper left), SQNR curves low there.
+    let plot = chart.plotting_area().strip_coord_spec();
+    draw_legend(&plot, &legend, !style.sqnr, style)?;
+    Ok(())
+}
+
+/// Legend key shapes.
+#[derive(Clone, Copy)]
+enum Key {
+    Line,
+    Dot,
+    Dash,
+}
+
+/// A legend box in a bottom (or top) left corner of `area`. Drawn by hand: plotters' own legend
+/// measures text through the DOM, which Workers and Node do not have.
+fn draw_legend<DB: DrawingBackend>(
+    area: &DrawingArea<DB, plotters::coord::Shift>,
+    entries: &[(Key, RGBColor, String)],
+    bottom: bool,
+    style: &Style,
+) -> DrawResult {
+    if entries.is_empty() {
+        return Ok(());
+    }
+    let font: TextStyle = theme::font(style.px(11.0)).into();
+    let line = style.ipx(17.0);
+    let key_w = style.ipx(22.0);
+    let pad = style.ipx(8.0);
+    let mut text_w = 0;
+    for (_, _, text) in entries {
+        let (w, _) = area.estimate_text_size(text, &font).map_err(err)?;
+        text_w = text_w.max(w as i32);
+    }
+    let (aw, ah) = area.dim_in_pixel();
+    let w = (pad * 2 + key_w + text_w).min(aw as i32 - pad);
+    let h = pad * 2 + line * entries.len() as i32 - style.ipx(4.0);
+    let x0 = pad;
+    let y0 = if bottom { ah as i32 - h - pad } else { pad };
+    area.draw(&Rectangle::new(
+        [(x0, y0), (x0 + w, y0 + h)],
+        WHITE.mix(0.92).filled(),
+    ))
+    .map_err(err)?;
+    area.draw(&Rectangle::new(
+        [(x0, y0), (x0 + w, y0 + h)],
+        theme::AXIS.stroke_width(style.stroke(1.0)),
+    ))
+    .map_err(err)?;
+    for (i, (key, color, text)) in entries.iter().enumerate() {
+        let cy = y0 + pad + line * i as i32 + style.ipx(6.0);
+        let kx = x0 + pad;
+        match key {
+            Key::Line => area
+                .draw(&PathElement::new(
+                    vec![(kx, cy), (kx + style.ipx(16.0), cy)],
+                    color.stroke_width(style.stroke(2.0)),
+                ))
+                .map_err(err)?,
+            Key::Dash => {
+                for k in 0..3 {
+                    let a = kx + k * style.ipx(6.0);
+                    area.draw(&PathElement::new(
+                        vec![(a, cy), (a + style.ipx(4.0), cy)],
+                        color.stroke_width(style.stroke(2.0)),
+                    ))
+                    .map_err(err)?;
+                }
+            }
+            Key::Dot => area
+                .draw(&Circle::new(
+                    (kx + style.ipx(8.0), cy),
+                    style.ipx(4.0).max(1) as u32,
+                    color.filled(),
+                ))
+                .map_err(err)?,
+        }
+        area.draw(&Text::new(
+            text.clone(),
+            (kx + key_w, cy),
+            font.clone()
+                .color(&theme::TEXT)
+                .pos(Pos::new(HPos::Left, VPos::Center)),
+        ))
         .map_err(err)?;
+    }
     Ok(())
 }

@@ -1,6 +1,7 @@
 //! The histogram of one panel: the tensor's values, the observer's clipping range as two lines,
 //! the representable range of its grid shaded, and the values it clips highlighted.
 
+use super::axis::Axis;
 use super::{err, fmt_decade, fmt_num, theme, DrawResult, Hist, PanelView, Style};
 use plotters::coord::Shift;
 use plotters::prelude::*;
@@ -75,16 +76,16 @@ pub fn draw_histogram<DB: DrawingBackend>(
     let cols = columns(hist, x0, x1, ncols, view.clip);
     let peak = cols.iter().map(|c| c.2 + c.3).fold(0.0, f64::max);
     let (y0, y1) = if style.log_counts {
-        (-0.3, (peak.max(1.0)).log10().max(1.0) * 1.08)
+        (-0.45, (peak.max(1.0)).log10().max(1.0) * 1.08)
     } else {
         (0.0, peak.max(1.0) * 1.08)
     };
     let ty = |c: f64| -> f64 {
         if style.log_counts {
             if c > 0.0 {
-                c.log10().max(-0.3)
+                c.log10().max(-0.45)
             } else {
-                -0.3
+                -0.45
             }
         } else {
             c
@@ -97,7 +98,7 @@ pub fn draw_histogram<DB: DrawingBackend>(
         .margin_left(style.ipx(4.0))
         .x_label_area_size(style.ipx(26.0))
         .y_label_area_size(left)
-        .build_cartesian_2d(x0..x1, y0..y1)
+        .build_cartesian_2d(Axis::linear(x0, x1), Axis::linear(y0, y1))
         .map_err(err)?;
     let y_fmt = |v: &f64| {
         if style.log_counts {
@@ -112,7 +113,7 @@ pub fn draw_histogram<DB: DrawingBackend>(
         .light_line_style(TRANSPARENT)
         .bold_line_style(theme::GRID.stroke_width(style.stroke(1.0)))
         .axis_style(theme::AXIS.stroke_width(style.stroke(1.0)))
-        .x_labels(6)
+        .x_labels(8)
         .y_labels(5)
         .label_style(label_font.color(&theme::MUTED))
         .x_label_formatter(&|v| fmt_num(*v))
@@ -141,8 +142,7 @@ pub fn draw_histogram<DB: DrawingBackend>(
     }
     // Bars, stacked: values kept, then values clipped.
     let bars = cols.iter().flat_map(|&(left, right, inside, clipped)| {
-        let gap = (right - left) * 0.06;
-        let (a, b) = (left + gap, right - gap);
+        let (a, b) = (left, right);
         let mut out = Vec::with_capacity(2);
         if inside > 0.0 {
             out.push(Rectangle::new(

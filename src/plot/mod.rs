@@ -176,6 +176,8 @@ pub struct Style {
     pub sqnr: bool,
     /// Device pixels per CSS pixel (sizes, fonts and strokes scale with it).
     pub pixel_ratio: f64,
+    /// Draw the curve chart's legend (the page lists the markers in a table instead).
+    pub legend: bool,
 }
 
 impl Default for Style {
@@ -184,6 +186,7 @@ impl Default for Style {
             log_counts: false,
             sqnr: false,
             pixel_ratio: 1.0,
+            legend: true,
         }
     }
 }

@@ -240,6 +240,7 @@ mod tests {
                 log_counts: sqnr,
                 sqnr,
                 pixel_ratio: 1.0,
+                legend: true,
             };
             let svg = comparison_svg(&c, &style, 1200).unwrap();
             if let Ok(dir) = std::env::var("QUANTSCOPE_SVG_OUT") {

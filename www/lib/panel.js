@@ -34,6 +34,16 @@ export function h(tag, attrs = {}, ...children) {
   return el;
 }
 
+/** Text nodes of `id` with a line-break opportunity after each dot (no HTML involved). */
+function breakable(id) {
+  const parts = [];
+  id.split('.').forEach((part, i, all) => {
+    parts.push(document.createTextNode(i < all.length - 1 ? `${part}.` : part));
+    if (i < all.length - 1) parts.push(document.createElement('wbr'));
+  });
+  return parts;
+}
+
 const GRANULARITY = {
   per_tensor: 'per tensor',
   per_channel: 'per channel',
@@ -107,7 +117,7 @@ export function createPanel(spec, color, { slot = null, actions = [] } = {}) {
   const el = h(
     'article',
     { class: 'panel' },
-    h('header', { class: 'panel-head' }, swatch, h('h3', { class: 'panel-title', text: id }), badge, h('span', { class: 'spacer' }), ...actions),
+    h('header', { class: 'panel-head' }, swatch, h('h3', { class: 'panel-title' }, ...breakable(id)), badge, h('span', { class: 'spacer' }), ...actions),
     spec.summary ? h('p', { class: 'panel-summary', text: spec.summary }) : null,
     slot,
     h(
@@ -135,7 +145,12 @@ export function fillPanel(el, result) {
   stats.replaceChildren();
   quirks.replaceChildren();
   const notes = result.view && result.view.notes ? result.view.notes : result.quirks || [];
-  for (const n of notes) quirks.append(h('li', { text: n }));
+  // The first quirk is always shown; the others one click away, so panels stay comparable.
+  notes.slice(0, 1).forEach((n) => quirks.append(h('li', { text: n })));
+  if (notes.length > 1) {
+    const more = h('details', { class: 'more-quirks' }, h('summary', { text: `${notes.length - 1} more reproduced framework quirk${notes.length > 2 ? 's' : ''}` }), h('ul', {}, ...notes.slice(1).map((n) => h('li', { text: n }))));
+    quirks.append(h('li', { class: 'more' }, more));
+  }
   quirks.hidden = notes.length === 0;
   if (!result.ok) {
     error.textContent = result.error ? result.error.message : 'failed';
@@ -149,7 +164,8 @@ export function fillPanel(el, result) {
       stats.append(h('div', { class: 'row' }, h('dt', { text: k }), h('dd', { text: v })));
     }
   }
-  setContract(el, result.observer, result, result.ok ? 'ready' : 'error');
+  const status = !result.ok ? 'error' : result.metrics_pending ? 'busy' : 'ready';
+  setContract(el, result.observer, result, status);
 }
 
 /** Size a canvas's backing store to its CSS box times the device pixel ratio. */

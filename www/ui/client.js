@@ -41,9 +41,13 @@ export class WorkerClient {
       if (p.onProgress) p.onProgress(msg.progress);
       return;
     }
+    if (msg.partial) {
+      if (p.onPartial) p.onPartial(msg.partial);
+      return;
+    }
     this.pending.delete(msg.id);
     if (msg.ok) {
-      p.resolve({ value: msg.value, ms: msg.ms });
+      p.resolve({ value: msg.value, ms: msg.ms, superseded: Boolean(msg.superseded) });
     } else {
       const err = new WorkerError(msg.error, { panic: msg.panic, cancelled: msg.cancelled });
       p.reject(err);
@@ -63,11 +67,14 @@ export class WorkerClient {
     this.onCrash(err);
   }
 
-  /** Send `op` with `args`; resolves to `{value, ms}` (ms = time spent in the worker). */
-  call(op, args = {}, { transfer = [], onProgress = null } = {}) {
+  /**
+   * Send `op` with `args`; resolves to `{value, ms, superseded}` (ms = time spent in the worker).
+   * `onProgress` receives loading progress, `onPartial` an early partial result.
+   */
+  call(op, args = {}, { transfer = [], onProgress = null, onPartial = null } = {}) {
     const id = this.nextId++;
     return new Promise((resolve, reject) => {
-      this.pending.set(id, { resolve, reject, onProgress });
+      this.pending.set(id, { resolve, reject, onProgress, onPartial });
       this.worker.postMessage({ id, op, args }, transfer);
     });
   }

@@ -1,7 +1,7 @@
 // The shareable part of the page's state, kept in the URL fragment:
 //   #o=torch.MinMaxObserver,torch.HistogramObserver   selected observers, in order
 //   &torch.HistogramObserver:bins=1024                a parameter that differs from its default
-//   &curve=8,affine,mse  &log=1  &demo=weight
+//   &curve=8,affine,mse  &log=1 (log counts; 0 = linear)  &demo=weight
 import { parseParam } from './controls.js';
 
 /** Encode `state` ({observers, params, curve, logCounts, demo}) as a URL fragment. */
@@ -16,7 +16,7 @@ export function encodeState(state) {
   }
   const c = state.curve;
   q.set('curve', `${c.bits},${c.scheme},${c.metric}`);
-  if (state.logCounts) q.set('log', '1');
+  q.set('log', state.logCounts ? '1' : '0');
   if (state.demo) q.set('demo', state.demo);
   return `#${q.toString()}`;
 }
@@ -30,7 +30,7 @@ export function decodeState(hash, specs) {
   const text = (hash || '').replace(/^#/, '');
   if (!text) return null;
   const q = new URLSearchParams(text);
-  const state = { observers: [], params: {}, curve: null, logCounts: q.get('log') === '1', demo: q.get('demo') };
+  const state = { observers: [], params: {}, curve: null, logCounts: q.get('log') !== '0', demo: q.get('demo') };
   if (q.has('o')) {
     state.observers = q
       .get('o')

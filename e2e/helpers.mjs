@@ -1,0 +1,84 @@
+// Shared set-up of the end-to-end tests: the static server, Chromium (Debian's, through
+// playwright-core), the shared reference folder and a screenshots folder.
+import { chromium } from 'playwright-core';
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { serve } from './serve.mjs';
+
+export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+export const WWW = path.join(ROOT, 'www');
+export const RESULTS = path.join(ROOT, 'test-results');
+
+/** The shared reference folder: $QUANTSCOPE_SHARED, else ../shared next to the crate. */
+export function sharedDir() {
+  return process.env.QUANTSCOPE_SHARED || path.resolve(ROOT, '..', 'shared');
+}
+
+export const CHROMIUM = process.env.CHROMIUM || '/usr/bin/chromium';
+
+/** Start the server and a browser; returns {url, browser, page(), close()}. */
+export async function start({ root = WWW } = {}) {
+  fs.mkdirSync(RESULTS, { recursive: true });
+  const server = await serve(root);
+  const browser = await chromium.launch({
+    executablePath: CHROMIUM,
+    args: ['--no-sandbox', '--disable-dev-shm-usage', '--disable-gpu'],
+  });
+  return {
+    url: server.url,
+    browser,
+    /** A new page with console errors collected in `page.errors`. */
+    async page({ width = 1440, height = 1000, hash = '' } = {}) {
+      const context = await browser.newContext({ viewport: { width, height }, deviceScaleFactor: 1, acceptDownloads: true });
+      const page = await context.newPage();
+      page.errors = [];
+      page.on('console', (m) => {
+        if (m.type() === 'error') page.errors.push(m.text());
+      });
+      page.on('pageerror', (e) => page.errors.push(String(e)));
+      await page.goto(server.url + hash);
+      await page.evaluate(() => window.quantscope.ready);
+      return page;
+    },
+    async close() {
+      await browser.close();
+      await server.close();
+    },
+  };
+}
+
+/** Share of non-white pixels of a canvas (0 = blank). */
+export function inkRatio(page, selector) {
+  return page.$eval(selector, (c) => {
+    const ctx = c.getContext('2d');
+    const { data } = ctx.getImageData(0, 0, c.width, c.height);
+    let ink = 0;
+    for (let i = 0; i < data.length; i += 4) {
+      if (data[i] < 245 || data[i + 1] < 245 || data[i + 2] < 245) ink++;
+    }
+    return ink / (c.width * c.height);
+  });
+}
+
+/** A little-endian float32 .npy file of `values` with `shape`. */
+export function npyBytes(values, shape = [values.length]) {
+  const shapeText = shape.length === 1 ? `(${shape[0]},)` : `(${shape.join(', ')})`;
+  let header = `{'descr': '<f4', 'fortran_order': False, 'shape': ${shapeText}, }`;
+  const total = 10 + header.length + 1;
+  header += ' '.repeat((64 - (total % 64)) % 64) + '\n';
+  const out = Buffer.alloc(10 + header.length + values.length * 4);
+  out.write('\x93NUMPY', 0, 'latin1');
+  out[6] = 1;
+  out[7] = 0;
+  out.writeUInt16LE(header.length, 8);
+  out.write(header, 10, 'latin1');
+  const body = Buffer.from(Float32Array.from(values).buffer);
+  body.copy(out, 10 + header.length);
+  return out;
+}
+
+/** Panel attributes as an object. */
+export function panelData(page, id) {
+  return page.$eval(`[role=region][aria-label="${id}"]`, (el) => ({ ...el.dataset }));
+}

@@ -1,0 +1,106 @@
+// The npm package: `npm pack` produces a tarball that a scratch project installs and uses in
+// Node (init() and initSync()), and the same API renders a panel in a browser page.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { execFileSync } from 'node:child_process';
+import { ROOT, RESULTS, sharedDir, start, inkRatio } from './helpers.mjs';
+
+const golden = JSON.parse(fs.readFileSync(path.join(sharedDir(), 'golden', 'torch', 'cases.json'), 'utf8'));
+
+test('npm pack → install in a scratch project → use from Node', () => {
+  const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'quantscope-npm-'));
+  try {
+    const packed = JSON.parse(execFileSync('npm', ['pack', '--json', '--pack-destination', tmp], { cwd: ROOT, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }))[0];
+    const files = packed.files.map((f) => f.path);
+    for (const f of ['package.json', 'www/lib/index.js', 'www/lib/index.d.ts', 'www/lib/panel.js', 'www/pkg/quantscope.js', 'www/pkg/quantscope_bg.wasm', 'www/pkg/quantscope.d.ts']) {
+      assert.ok(files.includes(f), `${f} is in the package (${files.join(', ')})`);
+    }
+    assert.ok(!files.some((f) => f.startsWith('src/') || f.startsWith('www/demo/') || f.startsWith('e2e/')), 'only the package files');
+    const scratch = path.join(tmp, 'scratch');
+    fs.mkdirSync(scratch);
+    fs.writeFileSync(path.join(scratch, 'package.json'), JSON.stringify({ name: 'scratch', private: true, type: 'module' }));
+    execFileSync('npm', ['install', '--no-audit', '--no-fund', '--offline', path.join(tmp, packed.filename)], { cwd: scratch, stdio: 'ignore' });
+    const input = path.join(sharedDir(), 'golden', 'torch', 'inputs', 'normal_b0.npy');
+    fs.writeFileSync(
+      path.join(scratch, 'use.mjs'),
+      `import * as qs from 'quantscope';
+import fs from 'node:fs';
+await qs.init();
+const t = qs.loadTensor(fs.readFileSync(process.argv[2]), { name: 'normal_b0.npy' });
+const ids = qs.observers().map((o) => o.id);
+const out = { version: qs.version(), shape: t.shape, elements: t.elements, ids };
+if (ids.includes('torch.MinMaxObserver')) {
+  const r = qs.observe(t, 'torch.MinMaxObserver', { dtype: 'qint8', qscheme: 'per_tensor_symmetric' });
+  const h = qs.observe(t, 'torch.HistogramObserver');
+  out.result = { ok: r.ok, scale: r.scale, zero_point: r.zero_point, clip_min: r.clip_min, clip_max: r.clip_max, metrics: r.metrics };
+  out.panelSvg = qs.renderSvg(r);
+  out.comparisonSvg = qs.renderSvg([r, h], { bits: 8, scheme: 'symmetric' });
+  out.curve = qs.errorCurve(t, { results: [r, h] }).markers.length;
+  out.bad = qs.observe(t, 'torch.MinMaxObserver', { quant_min: 0, quant_max: 0 }).error.kind;
+}
+try { qs.loadTensor(new Uint8Array([1, 2, 3]), { name: 'junk.npy' }); } catch (e) { out.loadError = e.message; }
+console.log(JSON.stringify(out));
+`,
+    );
+    fs.writeFileSync(
+      path.join(scratch, 'sync.mjs'),
+      `import { initSync, loadTensor, version } from 'quantscope';
+import fs from 'node:fs';
+import { fileURLToPath } from 'node:url';
+initSync(fs.readFileSync(fileURLToPath(import.meta.resolve('quantscope/wasm'))));
+const t = loadTensor(new Float32Array([1, -2, 3, 4, 0.5, 6]), { shape: [2, 3] });
+console.log(JSON.stringify({ version: version(), shape: t.shape, max: t.max }));
+`,
+    );
+    const out = JSON.parse(execFileSync('node', ['use.mjs', input], { cwd: scratch, encoding: 'utf8' }));
+    assert.equal(out.version, JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8')).version);
+    assert.deepEqual(out.shape, [65536]);
+    assert.match(out.loadError, /junk\.npy/);
+    if (out.ids.includes('torch.MinMaxObserver')) {
+      const c = golden.cases.find((x) => x.id === 'minmax-qint8-symmetric-normal');
+      assert.equal(out.result.ok, true);
+      assert.ok(Math.abs(out.result.scale[0] - c.expected.scale[0]) <= 1e-6 * c.expected.scale[0]);
+      assert.equal(out.result.zero_point[0], c.expected.zero_point[0]);
+      assert.equal(out.result.clip_min[0], c.expected.min_val[0]);
+      assert.ok(Math.abs(out.result.metrics.mse - c.expected.qdq.mse) <= 1e-3 * c.expected.qdq.mse);
+      assert.ok(out.panelSvg.startsWith('<svg') && out.panelSvg.includes('torch.MinMaxObserver'));
+      assert.ok(out.comparisonSvg.includes('torch.HistogramObserver') && out.comparisonSvg.includes('best t'));
+      assert.equal(out.curve, 2);
+      assert.equal(out.bad, 'framework');
+      fs.writeFileSync(path.join(RESULTS, 'npm-node-comparison.svg'), out.comparisonSvg);
+    }
+    const sync = JSON.parse(execFileSync('node', ['sync.mjs'], { cwd: scratch, encoding: 'utf8' }));
+    assert.deepEqual(sync.shape, [2, 3]);
+    assert.equal(sync.max, 6);
+  } finally {
+    fs.rmSync(tmp, { recursive: true, force: true });
+  }
+});
+
+test('the package renders a panel with the page contract in a browser', async () => {
+  const env = await start({ root: ROOT });
+  try {
+    const context = await env.browser.newContext({ viewport: { width: 700, height: 1100 } });
+    const page = await context.newPage();
+    const errors = [];
+    page.on('pageerror', (e) => errors.push(String(e)));
+    await page.goto(`${env.url}e2e/fixtures/npm-page.html`);
+    await page.waitForFunction(() => window.done === true);
+    const id = await page.evaluate(() => window.result && window.result.observer);
+    if (id) {
+      const d = await page.$eval(`[role=region][aria-label="${id}"]`, (el) => ({ ...el.dataset }));
+      assert.equal(d.status, 'ready');
+      assert.ok(d.scale && d.mse, 'contract attributes set');
+      assert.ok((await inkRatio(page, `[role=region][aria-label="${id}"] canvas.hist`)) > 0.02);
+      assert.ok((await page.evaluate(() => window.svg)).startsWith('<svg'));
+      await page.screenshot({ path: path.join(RESULTS, 'npm-render-panel.png'), fullPage: true });
+    }
+    assert.deepEqual(errors, []);
+    await context.close();
+  } finally {
+    await env.close();
+  }
+});

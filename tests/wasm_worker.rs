@@ -1,0 +1,244 @@
+//! The WebAssembly boundary inside a dedicated Web Worker — where the page runs it — with no DOM:
+//! loading (whole and chunked), observing, errors as exceptions, curves and SVG rendering.
+#![cfg(target_arch = "wasm32")]
+
+use quantscope::wasm::{header_size, limits, registry, render_comparison_svg, Session};
+use serde_json::{json, Value};
+use wasm_bindgen::JsValue;
+use wasm_bindgen_test::*;
+
+wasm_bindgen_test_configure!(run_in_dedicated_worker);
+
+fn to_json(v: &JsValue) -> Value {
+    let text: String = js_sys::JSON::stringify(v).unwrap().into();
+    serde_json::from_str(&text).unwrap()
+}
+
+fn js(v: Value) -> JsValue {
+    js_sys::JSON::parse(&v.to_string()).unwrap()
+}
+
+fn err_text(e: wasm_bindgen::JsError) -> String {
+    let v: JsValue = e.into();
+    js_sys::Reflect::get(&v, &"message".into())
+        .unwrap()
+        .as_string()
+        .unwrap_or_default()
+}
+
+/// A float32 `.npy` file.
+fn npy(values: &[f32], shape: &[usize]) -> Vec<u8> {
+    let dims: Vec<String> = shape.iter().map(|d| d.to_string()).collect();
+    let shape = if dims.len() == 1 {
+        format!("({},)", dims[0])
+    } else {
+        format!("({})", dims.join(", "))
+    };
+    let mut header = format!("{{'descr': '<f4', 'fortran_order': False, 'shape': {shape}, }}");
+    let total = 10 + header.len() + 1;
+    header.push_str(&" ".repeat((64 - total % 64) % 64));
+    header.push('\n');
+    let mut out = b"\x93NUMPY\x01\x00".to_vec();
+    out.extend_from_slice(&(header.len() as u16).to_le_bytes());
+    out.extend_from_slice(header.as_bytes());
+    for v in values {
+        out.extend_from_slice(&v.to_le_bytes());
+    }
+    out
+}
+
+fn select_first(s: &mut Session) -> Value {
+    to_json(
+        &s.select(js(
+            json!({"batches": [{"file": 0, "member": ""}], "split": null}),
+        ))
+        .map_err(JsValue::from)
+        .unwrap(),
+    )
+}
+
+#[wasm_bindgen_test]
+fn loads_a_file_and_summarises_it() {
+    let mut s = Session::new();
+    let values: Vec<f32> = (0..600).map(|i| (i as f32 * 0.37).sin() * 3.0).collect();
+    let info = to_json(
+        &s.load_file("act.npy", &npy(&values, &[20, 30]))
+            .map_err(JsValue::from)
+            .unwrap(),
+    );
+    assert_eq!(info["members"][0]["shape"], json!([20, 30]));
+    assert_eq!(info["members"][0]["dtype"], "float32");
+    let summary = select_first(&mut s);
+    assert_eq!(summary["elements"], 600);
+    assert_eq!(summary["nonfinite"]["nan"], 0);
+    let hist = s.histogram().map_err(JsValue::from).unwrap();
+    let counts = js_sys::Reflect::get(&hist, &"counts".into()).unwrap();
+    let counts = js_sys::Float64Array::from(counts).to_vec();
+    assert_eq!(counts.iter().sum::<f64>(), 600.0);
+    let lim = to_json(&limits().map_err(JsValue::from).unwrap());
+    assert_eq!(lim["maxElements"], 1 << 26);
+}
+
+#[wasm_bindgen_test]
+fn malformed_files_throw_and_keep_the_session() {
+    let mut s = Session::new();
+    s.load_file("ok.npy", &npy(&[1.0, 2.0], &[2]))
+        .map_err(JsValue::from)
+        .unwrap();
+    select_first(&mut s);
+    s.begin_replace();
+    let e = s
+        .load_file("bad.npy", b"\x93NUMPY\x01\x00 nonsense")
+        .unwrap_err();
+    let text = err_text(e);
+    assert!(text.contains("bad.npy"), "{text}");
+    s.abandon_replace();
+    assert_eq!(s.file_count(), 1);
+    assert_eq!(
+        to_json(&s.summary().map_err(JsValue::from).unwrap())["elements"],
+        2
+    );
+    let e = s
+        .select(js(json!({"batches": [{"file": 9, "member": ""}]})))
+        .unwrap_err();
+    assert!(err_text(e).contains("no loaded file"));
+}
+
+#[wasm_bindgen_test]
+fn chunked_loading_refuses_huge_files_from_the_header() {
+    let mut s = Session::new();
+    let head = npy(&[], &[268_435_456]);
+    assert_eq!(
+        header_size(&head[..16]).map_err(JsValue::from).unwrap(),
+        head.len()
+    );
+    let e = s
+        .begin_stream("huge.npy", &head, (head.len() + (1 << 30)) as f64, None)
+        .unwrap_err();
+    let text = err_text(e);
+    assert!(
+        text.contains("1.0 GiB") && text.contains("huge.npy"),
+        "{text}"
+    );
+    // A small file in three chunks.
+    let file = npy(&[1.5, -2.0, 3.25], &[3]);
+    let plan = to_json(
+        &s.begin_stream("small.npy", &file, file.len() as f64, None)
+            .map_err(JsValue::from)
+            .unwrap(),
+    );
+    let offset = plan["offset"].as_u64().unwrap() as usize;
+    for chunk in file[offset..].chunks(5) {
+        s.push_chunk(chunk).map_err(JsValue::from).unwrap();
+    }
+    s.finish_stream().map_err(JsValue::from).unwrap();
+    let summary = select_first(&mut s);
+    assert_eq!(summary["max"], 3.25);
+}
+
+#[wasm_bindgen_test]
+fn observes_with_registered_observers_and_reports_errors_in_results() {
+    let reg = to_json(&registry().map_err(JsValue::from).unwrap());
+    let observers = reg["observers"].as_array().unwrap();
+    for o in observers {
+        assert!(o["id"]
+            .as_str()
+            .unwrap()
+            .starts_with(o["family"].as_str().unwrap()));
+        for p in o["params"].as_array().unwrap() {
+            assert!(p["affects"] == "data" || p["affects"] == "search", "{p}");
+        }
+    }
+    let mut s = Session::new();
+    s.load_file("t.npy", &npy(&[-1.0, 0.5, 2.0], &[3]))
+        .map_err(JsValue::from)
+        .unwrap();
+    select_first(&mut s);
+    let e = s.observe("nope.Observer", js(json!({}))).unwrap_err();
+    assert!(err_text(e).contains("unknown observer"));
+    if !observers.iter().any(|o| o["id"] == "torch.MinMaxObserver") {
+        return;
+    }
+    // quint8 affine over [-1, 2]: scale = 3/255, zero point = -round(-1 / scale) = 85.
+    let r = to_json(
+        &s.observe("torch.MinMaxObserver", js(json!({})))
+            .map_err(JsValue::from)
+            .unwrap(),
+    );
+    assert_eq!(r["ok"], true);
+    assert!((r["scale"][0].as_f64().unwrap() - 3.0 / 255.0).abs() < 1e-8);
+    assert_eq!(r["zero_point"][0], 85.0);
+    assert_eq!(r["clip_min"][0], -1.0);
+    // Search-only change: applied to the state.
+    let r2 = to_json(
+        &s.update(
+            "torch.MinMaxObserver",
+            js(json!({"dtype": "qint8", "qscheme": "per_tensor_symmetric"})),
+        )
+        .map_err(JsValue::from)
+        .unwrap(),
+    );
+    assert_eq!(r2["retuned"], true);
+    assert_eq!(r2["zero_point"][0], 0.0);
+    // An invalid combination is a failed result, not an exception.
+    let bad = to_json(
+        &s.update(
+            "torch.MinMaxObserver",
+            js(json!({"quant_min": 0, "quant_max": 0})),
+        )
+        .map_err(JsValue::from)
+        .unwrap(),
+    );
+    assert_eq!(bad["ok"], false);
+    assert_eq!(bad["error"]["kind"], "framework");
+}
+
+#[wasm_bindgen_test]
+fn curves_and_svg_render_without_a_dom() {
+    let mut s = Session::new();
+    let values: Vec<f32> = (0..4000)
+        .map(|i| ((i as f32) * 0.013).sin() * 2.0)
+        .collect();
+    s.load_file("t.npy", &npy(&values, &[4000]))
+        .map_err(JsValue::from)
+        .unwrap();
+    select_first(&mut s);
+    let ids = js(json!([]));
+    let curve = to_json(
+        &s.curve(
+            js(json!({"bits": 4, "scheme": "symmetric", "points": 50})),
+            ids.clone(),
+            js(json!([])),
+        )
+        .map_err(JsValue::from)
+        .unwrap(),
+    );
+    assert_eq!(curve["points"].as_array().unwrap().len(), 50);
+    assert!(curve["best"].as_u64().is_some());
+    let svg = s
+        .comparison_svg(
+            ids,
+            js(json!([])),
+            js(json!({"bits": 8, "scheme": "affine", "points": 100})),
+            JsValue::NULL,
+            900,
+        )
+        .map_err(JsValue::from)
+        .unwrap();
+    assert!(
+        svg.starts_with("<svg") && svg.contains("Quantization error versus clipping threshold")
+    );
+    // The same from plain data (what the npm package's renderSvg does).
+    let comparison = s
+        .comparison(
+            js(json!([])),
+            js(json!([])),
+            js(json!({"bits": 8, "scheme": "affine", "points": 60})),
+        )
+        .map_err(JsValue::from)
+        .unwrap();
+    let svg2 = render_comparison_svg(comparison, js(json!({"sqnr": true})), 800)
+        .map_err(JsValue::from)
+        .unwrap();
+    assert!(svg2.contains("SQNR"));
+}
