@@ -182,4 +182,14 @@ pub trait Observer: Send {
     fn retune(&mut self, _params: &Params) -> Result<Retune> {
         Ok(Retune::NeedsData)
     }
+
+    /// Assign an attribute after construction, as Python code can on a framework's observer
+    /// object (e.g. `obs.upsample_rate = 128` on PyTorch's `HistogramObserver`). The default
+    /// refuses every name.
+    fn set_attribute(&mut self, name: &str, _value: &Value) -> Result<()> {
+        Err(crate::error::Error::param(
+            name,
+            "this observer has no attribute that can be set after construction",
+        ))
+    }
 }

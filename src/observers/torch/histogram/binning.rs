@@ -1,0 +1,116 @@
+//! `torch.histc(x, bins, lo, hi)` on float32 data, bit-exact and fast.
+//!
+//! The bin of `v` is `⌊(v − lo)·bins/(hi − lo)⌋` in float32, `v == hi` goes to the last bin,
+//! values outside `[lo, hi]` (and NaN) are dropped, and `lo == hi` widens to `[lo − 1, hi + 1]`
+//! (same rule as [`crate::histogram::histc`]). PyTorch adds `1.0` to a float32 counter, which
+//! stops growing at 2²⁴; counting in integers and converting with `min(count, 2²⁴)` gives the
+//! same numbers. Counting goes through four interleaved integer histograms so that runs of
+//! equal bins do not serialise on one counter, after an index pass over 16 values at a time
+//! that the compiler vectorises.
+
+/// The largest value a float32 counter reaches by adding 1.0 (`2²⁴ + 1` rounds to `2²⁴`).
+const F32_COUNT_LIMIT: u64 = 1 << 24;
+
+/// `torch.histc(data, bins, lo, hi)` (one thread) as float32 counts.
+pub fn histc(data: &[f32], bins: usize, lo: f32, hi: f32) -> Vec<f32> {
+    count(data, bins, lo, hi)
+        .into_iter()
+        .map(|c| c.min(F32_COUNT_LIMIT) as f32)
+        .collect()
+}
+
+/// Integer counts per bin, with histc's binning rule.
+pub fn count(data: &[f32], bins: usize, lo: f32, hi: f32) -> Vec<u64> {
+    let mut totals = vec![0u64; bins];
+    if bins == 0 {
+        return totals;
+    }
+    let (lo, hi) = if lo == hi {
+        (lo - 1.0, hi + 1.0)
+    } else {
+        (lo, hi)
+    };
+    let width = hi - lo;
+    let nbins = bins as f32;
+    let last = (bins - 1) as u32;
+    let dump = bins as u32; // slot for dropped values
+    let stride = bins + 1;
+    const WAYS: usize = 4;
+    const GROUP: usize = 16;
+    let mut sub = vec![0u32; stride * WAYS];
+    let index = |v: f32| -> u32 {
+        let pos = ((v - lo) * nbins / width) as u32;
+        let pos = if pos > last { last } else { pos };
+        if v >= lo && v <= hi {
+            pos
+        } else {
+            dump
+        }
+    };
+    // Blocks small enough that no u32 sub-counter can overflow.
+    for block in data.chunks(1 << 30) {
+        let groups = block.chunks_exact(GROUP);
+        let rest = groups.remainder();
+        for group in groups {
+            let mut idx = [0u32; GROUP];
+            for (slot, &v) in idx.iter_mut().zip(group) {
+                *slot = index(v);
+            }
+            for (k, &i) in idx.iter().enumerate() {
+                sub[(k % WAYS) * stride + i as usize] += 1;
+            }
+        }
+        for &v in rest {
+            sub[index(v) as usize] += 1;
+        }
+        for way in sub.chunks_exact_mut(stride) {
+            for (total, c) in totals.iter_mut().zip(way.iter_mut()) {
+                *total += *c as u64;
+                *c = 0;
+            }
+        }
+    }
+    totals
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn matches_the_reference_kernel() {
+        let mut state = 0x2545f491u32;
+        let data: Vec<f32> = (0..10_007)
+            .map(|_| {
+                state ^= state << 13;
+                state ^= state >> 17;
+                state ^= state << 5;
+                (state as f32 / u32::MAX as f32 - 0.3) * 7.0
+            })
+            .collect();
+        for &(bins, lo, hi) in &[
+            (2048, -2.1f32, 4.9f32),
+            (7, -1.0, 1.0),
+            (1, 0.0, 0.0),
+            (256, 0.5, 0.5),
+        ] {
+            assert_eq!(
+                histc(&data, bins, lo, hi),
+                crate::histogram::histc(&data, bins, lo, hi),
+                "bins {bins} [{lo}, {hi}]"
+            );
+        }
+    }
+
+    #[test]
+    fn counts_saturate_like_a_float32_counter() {
+        assert_eq!(histc(&[], 3, 0.0, 1.0), vec![0.0; 3]);
+        let many = vec![0.25f32; 20];
+        assert_eq!(histc(&many, 2, 0.0, 1.0), vec![20.0, 0.0]);
+        assert_eq!(
+            histc(&[1.0, f32::NAN, f32::INFINITY], 2, 0.0, 1.0),
+            vec![0.0, 1.0]
+        );
+        assert_eq!(16_777_217u64.min(F32_COUNT_LIMIT) as f32, 16_777_216.0);
+    }
+}
