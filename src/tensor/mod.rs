@@ -4,6 +4,7 @@
 //! its dtype to f32 (as PyTorch does after `.to(float32)`) and keeps the original dtype in
 //! [`Tensor::dtype`].
 
+mod decode;
 mod npy;
 mod npz;
 mod safetensors_file;
@@ -11,6 +12,7 @@ mod safetensors_file;
 use crate::error::{Error, Result};
 use serde::Serialize;
 
+pub use decode::{f8_e4m3_to_f32, f8_e5m2_to_f32};
 pub use npy::read_npy;
 pub use npz::read_npz;
 pub use safetensors_file::read_safetensors;
@@ -240,5 +242,132 @@ fn rename_load_error(error: Error, file_name: &str) -> Error {
         }
         Error::Load { what, reason } => Error::load(format!("{file_name}: {what}"), reason),
         other => other,
+    }
+}
+
+/// Split a tensor spec `path[:member]` into the file path and the member name. The member part
+/// is recognised only after a `.npz` or `.safetensors` extension (`weights.npz:fc1`,
+/// `model.safetensors:encoder.layer.1.attention.self.query.weight`), so paths with colons
+/// (`C:\data\x.npy`) stay whole.
+pub fn split_spec(spec: &str) -> (&str, Option<&str>) {
+    let lower = spec.to_ascii_lowercase();
+    for ext in [".npz:", ".safetensors:"] {
+        if let Some(at) = lower.find(ext) {
+            let split = at + ext.len() - 1;
+            if let (Some(path), Some(member)) = (spec.get(..split), spec.get(split + 1..)) {
+                return (path, Some(member));
+            }
+        }
+    }
+    (spec, None)
+}
+
+/// Select one tensor of a file by name. With `None` the file must hold exactly one tensor.
+/// A `.npz` member may also be named with its `.npy` suffix. When the name is missing, the
+/// error lists the names that exist.
+pub fn pick(mut tensors: Vec<NamedTensor>, name: Option<&str>) -> Result<NamedTensor> {
+    let position = match name {
+        None if tensors.len() == 1 => Some(0),
+        None => {
+            return Err(Error::input(format!(
+                "the file holds {} tensors; name one as `file:name`. Available: {}",
+                tensors.len(),
+                list_names(&tensors)
+            )))
+        }
+        Some(wanted) => tensors.iter().position(|t| t.name == wanted).or_else(|| {
+            let bare = wanted.strip_suffix(".npy")?;
+            tensors.iter().position(|t| t.name == bare)
+        }),
+    };
+    match position {
+        Some(i) => Ok(tensors.swap_remove(i)),
+        None => Err(Error::Unknown {
+            what: "tensor",
+            name: name.unwrap_or_default().to_string(),
+            hint: format!(" in this file; available: {}", list_names(&tensors)),
+        }),
+    }
+}
+
+/// The names of `tensors`, comma-separated, at most 50 of them.
+fn list_names(tensors: &[NamedTensor]) -> String {
+    const SHOWN: usize = 50;
+    if tensors.is_empty() {
+        return "none (the file holds no tensors)".to_string();
+    }
+    let mut list: Vec<&str> = tensors
+        .iter()
+        .take(SHOWN)
+        .map(|t| t.name.as_str())
+        .collect();
+    let more = tensors.len().saturating_sub(SHOWN);
+    let more = if more > 0 {
+        format!(" … and {more} more")
+    } else {
+        String::new()
+    };
+    list.iter_mut()
+        .filter(|n| n.is_empty())
+        .for_each(|n| *n = "(unnamed)");
+    format!("{}{more}", list.join(", "))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn named(names: &[&str]) -> Vec<NamedTensor> {
+        names
+            .iter()
+            .enumerate()
+            .map(|(i, n)| NamedTensor {
+                name: n.to_string(),
+                tensor: Tensor::from_vec(vec![i as f32]),
+            })
+            .collect()
+    }
+
+    #[test]
+    fn splits_specs() {
+        assert_eq!(split_spec("a/b.npz:weights"), ("a/b.npz", Some("weights")));
+        assert_eq!(
+            split_spec("m.SafeTensors:enc.layer:1"),
+            ("m.SafeTensors", Some("enc.layer:1"))
+        );
+        assert_eq!(split_spec("C:\\data\\x.npy"), ("C:\\data\\x.npy", None));
+        assert_eq!(split_spec("x.npz"), ("x.npz", None));
+        assert_eq!(split_spec("x.npz:"), ("x.npz", Some("")));
+    }
+
+    #[test]
+    fn picks_by_name() {
+        let t = pick(named(&["a", "b", "c"]), Some("b")).unwrap();
+        assert_eq!((t.name.as_str(), t.tensor.data[0]), ("b", 1.0));
+        assert_eq!(pick(named(&["w"]), Some("w.npy")).unwrap().name, "w");
+        assert_eq!(pick(named(&[""]), None).unwrap().tensor.data, vec![0.0]);
+        let e = pick(named(&["a", "b"]), Some("z")).unwrap_err().to_string();
+        assert!(e.contains("`z`") && e.contains("a, b"), "{e}");
+        let e = pick(named(&["a", "b"]), None).unwrap_err().to_string();
+        assert!(e.contains("2 tensors") && e.contains("a, b"), "{e}");
+        let many: Vec<String> = (0..60).map(|i| format!("t{i}")).collect();
+        let many: Vec<&str> = many.iter().map(String::as_str).collect();
+        let e = pick(named(&many), Some("x")).unwrap_err().to_string();
+        assert!(e.contains("and 10 more"), "{e}");
+        let e = pick(Vec::new(), None).unwrap_err().to_string();
+        assert!(e.contains("no tensors"), "{e}");
+    }
+
+    #[test]
+    fn read_tensors_names_the_file() {
+        let e = read_tensors(b"", "x.bin").unwrap_err().to_string();
+        assert!(e.contains("x.bin"), "{e}");
+        let e = read_tensors(b"\x93NUMPY\x09\x00", "a.npy")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.starts_with("cannot read a.npy:") && e.contains("version 9.0"),
+            "{e}"
+        );
     }
 }
