@@ -316,9 +316,17 @@ fn write_summary(family: &str, per_observer: &BTreeMap<String, (usize, usize)>) 
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/golden-summary");
     let observers: serde_json::Map<String, Value> = per_observer
         .iter()
-        .map(|(id, (ok, total))| (id.clone(), serde_json::json!({"passed": ok, "cases": total})))
+        .map(|(id, (ok, total))| {
+            (
+                id.clone(),
+                serde_json::json!({"passed": ok, "cases": total}),
+            )
+        })
         .collect();
     let doc = serde_json::json!({"family": family, "observers": observers});
     let _ = std::fs::create_dir_all(&dir);
-    let _ = std::fs::write(dir.join(format!("{family}.json")), serde_json::to_string_pretty(&doc).unwrap_or_default());
+    let _ = std::fs::write(
+        dir.join(format!("{family}.json")),
+        serde_json::to_string_pretty(&doc).unwrap_or_default(),
+    );
 }

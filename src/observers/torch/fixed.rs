@@ -108,6 +108,11 @@ impl Observer for FixedQParamsObserver {
         })
     }
 
+    /// PyTorch's own fake-quantize kernels ([`super::fake_quant`]).
+    fn fake_quantize(&self, x: &Tensor, q: &QParams) -> Result<Tensor> {
+        super::fake_quant::fake_quantize(x, q)
+    }
+
     fn reset(&mut self) {}
 
     fn state(&self) -> ObserverState {

@@ -146,6 +146,11 @@ impl Observer for MinMaxObserver {
         ))
     }
 
+    /// PyTorch's own fake-quantize kernels ([`super::fake_quant`]).
+    fn fake_quantize(&self, x: &Tensor, q: &QParams) -> Result<Tensor> {
+        super::fake_quant::fake_quantize(x, q)
+    }
+
     fn reset(&mut self) {
         self.min_val = f32::INFINITY;
         self.max_val = f32::NEG_INFINITY;

@@ -5,6 +5,7 @@
 //! ([`ops`]); constructor validation and error messages follow `observer.py` ([`config`]).
 
 pub mod config;
+pub mod fake_quant;
 pub mod fixed;
 pub mod histogram;
 pub mod minmax;

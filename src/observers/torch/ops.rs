@@ -6,7 +6,8 @@
 //!   through four levels, then the scalar tail and the eight lanes added in order.
 //! * [`cumsum_f32`]: `torch.cumsum` — a running float64 sum stored as float32.
 //! * [`linspace_f32`]: `torch.linspace` — `start + step·i` for the first half,
-//!   `end − step·(n − 1 − i)` for the second, `step = (end − start)/(n − 1)` in float32.
+//!   `end − step·(n − 1 − i)` for the second, `step = (end − start)/(n − 1)` in float32, each
+//!   value rounded once (ATen's x86 kernels are built with FMA contraction).
 //! * [`div_floor`]: `torch.div(a, b, rounding_mode="floor")` (`c10::div_floor_floating`).
 //! * [`f32_to_i32`]: float → int32 conversion as x86 does it (out of range or NaN → `i32::MIN`).
 
@@ -132,12 +133,13 @@ pub fn linspace_f32(start: f32, end: f32, steps: usize) -> Vec<f32> {
     }
     let step = (end - start) / (steps - 1) as f32;
     let halfway = steps / 2;
+    // ATen's kernel is compiled with FMA contraction: `start + step·i` rounds once.
     (0..steps)
         .map(|i| {
             if i < halfway {
-                start + step * i as f32
+                step.mul_add(i as f32, start)
             } else {
-                end - step * (steps - i - 1) as f32
+                (-step).mul_add((steps - i - 1) as f32, end)
             }
         })
         .collect()
@@ -228,6 +230,12 @@ mod tests {
         assert_eq!(v[6], 2.0);
         assert_eq!(v.len(), 7);
         assert_eq!(linspace_f32(0.3, 0.7, 1), vec![0.3]);
+        // torch.linspace(-1.5, 2.25, 100): values a separate multiply and add would miss by 1 ulp.
+        let v = linspace_f32(-1.5, 2.25, 100);
+        assert_eq!(v[11], -1.083_333_4);
+        assert_eq!(v[27], -0.477_272_7);
+        assert_eq!(v[60], 0.772_727_25);
+        assert_eq!(v[99], 2.25);
     }
 
     #[test]

@@ -212,6 +212,11 @@ impl Observer for PerChannelObserver {
         ))
     }
 
+    /// PyTorch's own fake-quantize kernels ([`super::fake_quant`]).
+    fn fake_quantize(&self, x: &Tensor, q: &QParams) -> Result<Tensor> {
+        super::fake_quant::fake_quantize(x, q)
+    }
+
     fn reset(&mut self) {
         self.min_val.clear();
         self.max_val.clear();

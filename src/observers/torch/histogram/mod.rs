@@ -228,6 +228,11 @@ impl Observer for HistogramObserver {
         Ok(q)
     }
 
+    /// PyTorch's own fake-quantize kernels ([`super::fake_quant`]).
+    fn fake_quantize(&self, x: &Tensor, q: &QParams) -> Result<Tensor> {
+        super::fake_quant::fake_quantize(x, q)
+    }
+
     fn reset(&mut self) {
         self.histogram = vec![0.0; self.bins];
         self.min_val = f32::INFINITY;
