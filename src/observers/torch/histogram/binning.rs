@@ -4,9 +4,9 @@
 //! values outside `[lo, hi]` (and NaN) are dropped, and `lo == hi` widens to `[lo − 1, hi + 1]`
 //! (same rule as [`crate::histogram::histc`]). PyTorch adds `1.0` to a float32 counter, which
 //! stops growing at 2²⁴; counting in integers and converting with `min(count, 2²⁴)` gives the
-//! same numbers. Counting goes through four interleaved integer histograms so that runs of
-//! equal bins do not serialise on one counter, after an index pass over 16 values at a time
-//! that the compiler vectorises.
+//! same numbers. A vectorised pass computes the bins of a block of values, then the counts go
+//! to four interleaved integer histograms so that runs of equal bins do not serialise on one
+//! counter.
 
 /// The largest value a float32 counter reaches by adding 1.0 (`2²⁴ + 1` rounds to `2²⁴`).
 const F32_COUNT_LIMIT: u64 = 1 << 24;
@@ -17,6 +17,34 @@ pub fn histc(data: &[f32], bins: usize, lo: f32, hi: f32) -> Vec<f32> {
         .into_iter()
         .map(|c| c.min(F32_COUNT_LIMIT) as f32)
         .collect()
+}
+
+/// Values per index pass (the pass is a plain loop the compiler vectorises).
+const BLOCK: usize = 1024;
+/// Interleaved sub-histograms.
+const WAYS: usize = 4;
+
+/// The geometry of one histc call.
+#[derive(Clone, Copy)]
+struct Bins {
+    lo: f32,
+    hi: f32,
+    width: f32,
+    nbins: f32,
+    last: i32,
+    /// Slot that collects dropped values.
+    dump: i32,
+}
+
+impl Bins {
+    /// Bin of `v`, or `dump` when histc drops it; branch-free.
+    #[inline(always)]
+    fn index(&self, v: f32) -> u32 {
+        let pos = ((v - self.lo) * self.nbins / self.width) as i32;
+        let pos = if pos > self.last { self.last } else { pos };
+        let inside = (v >= self.lo) & (v <= self.hi);
+        (if inside { pos } else { self.dump }) as u32
+    }
 }
 
 /// Integer counts per bin, with histc's binning rule.
@@ -30,38 +58,34 @@ pub fn count(data: &[f32], bins: usize, lo: f32, hi: f32) -> Vec<u64> {
     } else {
         (lo, hi)
     };
-    let width = hi - lo;
-    let nbins = bins as f32;
-    let last = (bins - 1) as u32;
-    let dump = bins as u32; // slot for dropped values
-    let stride = bins + 1;
-    const WAYS: usize = 4;
-    const GROUP: usize = 16;
-    let mut sub = vec![0u32; stride * WAYS];
-    let index = |v: f32| -> u32 {
-        let pos = ((v - lo) * nbins / width) as u32;
-        let pos = if pos > last { last } else { pos };
-        if v >= lo && v <= hi {
-            pos
-        } else {
-            dump
-        }
+    let geometry = Bins {
+        lo,
+        hi,
+        width: hi - lo,
+        nbins: bins as f32,
+        last: (bins - 1) as i32,
+        dump: bins as i32,
     };
-    // Blocks small enough that no u32 sub-counter can overflow.
-    for block in data.chunks(1 << 30) {
-        let groups = block.chunks_exact(GROUP);
-        let rest = groups.remainder();
-        for group in groups {
-            let mut idx = [0u32; GROUP];
-            for (slot, &v) in idx.iter_mut().zip(group) {
-                *slot = index(v);
+    let stride = bins + 1;
+    let mut sub = vec![0u32; stride * WAYS];
+    let mut idx = [0u32; BLOCK];
+    // Super-blocks small enough that no u32 sub-counter can overflow.
+    for part in data.chunks(1 << 30) {
+        for block in part.chunks(BLOCK) {
+            let idx = &mut idx[..block.len()];
+            for (slot, &v) in idx.iter_mut().zip(block) {
+                *slot = geometry.index(v);
             }
-            for (k, &i) in idx.iter().enumerate() {
-                sub[(k % WAYS) * stride + i as usize] += 1;
+            let quads = idx.chunks_exact(WAYS);
+            let rest = quads.remainder();
+            for quad in quads {
+                for (way, &i) in quad.iter().enumerate() {
+                    sub[way * stride + i as usize] += 1;
+                }
             }
-        }
-        for &v in rest {
-            sub[index(v) as usize] += 1;
+            for &i in rest {
+                sub[i as usize] += 1;
+            }
         }
         for way in sub.chunks_exact_mut(stride) {
             for (total, c) in totals.iter_mut().zip(way.iter_mut()) {

@@ -91,6 +91,18 @@ pub fn non_linear_param_search(
         } else {
             next_end = r;
             beta = next_beta;
+            if r == end {
+                // Nothing moves (here l == start) until the upper quantile leaves end_bin:
+                // step beta alone, exactly as the full loop would.
+                while alpha < beta {
+                    let next_beta = beta - STEP;
+                    if csum[end] > (next_beta * total) as f32 {
+                        break;
+                    }
+                    beta = next_beta;
+                }
+                continue;
+            }
         }
         if next_start == start && next_end == end {
             continue;
@@ -114,6 +126,8 @@ struct QuantError {
     density: Vec<f32>,
     /// Bins whose density is not zero, when skipping the others is exact.
     occupied: Option<Vec<usize>>,
+    /// Every term underflows to 0 in float32.
+    underflows: bool,
     /// Python's `bin_width` (double).
     bin_width: f64,
     dst_nbins: f64,
@@ -134,7 +148,11 @@ impl QuantError {
         // An empty bin contributes +0.0 exactly when no intermediate overflows: every distance
         // is at most (bins + 1) bin widths, and its cube must stay finite.
         let reach = (bins as f64 + 1.0) * bin_width.abs();
-        let skip_ok = reach.is_finite() && reach < 1e12 && density.iter().all(|d| d.is_finite());
+        let finite_density = density.iter().all(|d| d.is_finite());
+        let skip_ok = reach.is_finite() && reach < 1e12 && finite_density;
+        // Every distance is below 2·reach; when that is under 2⁻⁵⁰ every float32 cube
+        // `(x·x)·x` rounds to 0, so every term and the whole error are exactly 0.
+        let underflows = finite_density && 2.0 * reach < 2f64.powi(-50);
         let occupied = skip_ok.then(|| {
             density
                 .iter()
@@ -146,6 +164,7 @@ impl QuantError {
         QuantError {
             density,
             occupied,
+            underflows,
             bin_width,
             dst_nbins,
             dst_max: (dst_nbins - 1.0) as f32,
@@ -158,7 +177,7 @@ impl QuantError {
     /// The float32 error estimate of the candidate `[start, end]`, as a Python float.
     fn evaluate(&mut self, start: usize, end: usize) -> f64 {
         let dst_width = self.bin_width * (end - start + 1) as f64 / self.dst_nbins;
-        if dst_width == 0.0 {
+        if dst_width == 0.0 || self.underflows {
             return 0.0;
         }
         let k = Kernel {
@@ -174,7 +193,8 @@ impl QuantError {
             k.neg_half * k.neg_half * k.neg_half,
         );
         let middle = (h3 - nh3) / 3.0;
-        match (&self.occupied, self.fast_floor) {
+        let fast = self.fast_floor && k.dbw > 0.0 && k.dbw.is_finite() && k.bw.is_finite();
+        match (&self.occupied, fast) {
             (Some(bins), true) => {
                 for &i in bins {
                     self.norm[i] = k.term::<true>(i, self.density[i], h3, nh3, middle);
@@ -185,7 +205,7 @@ impl QuantError {
                     self.norm[i] = k.term::<false>(i, self.density[i], h3, nh3, middle);
                 }
             }
-            (None, fast) => {
+            (None, _) => {
                 for (i, (out, &d)) in self.norm.iter_mut().zip(&self.density).enumerate() {
                     *out = if fast {
                         k.term::<true>(i, d, h3, nh3, middle)
@@ -210,19 +230,24 @@ struct Kernel {
 }
 
 impl Kernel {
+    /// `clamp(div(a, dbw, rounding_mode="floor"), 0, dst_nbins − 1)`. The fast form divides
+    /// in float64 (exact floor of the real quotient, which is what ATen's float32 fmod-based
+    /// floor division returns while |quotient| < 2²²; beyond that both clamp the same way).
     #[inline(always)]
     fn floor_div<const FAST: bool>(&self, a: f32) -> f32 {
-        let q = if FAST {
-            (a as f64 / self.dbw as f64).floor() as f32
+        if FAST {
+            let q = a as f64 / self.dbw as f64;
+            let t = q as i64;
+            let floor = t - ((t as f64) > q) as i64;
+            floor.clamp(0, self.dst_max as i64) as f32
         } else {
-            div_floor(a, self.dbw)
-        };
-        // torch.clamp(q, 0, dst_nbins - 1)
-        let q = if q < 0.0 { 0.0 } else { q };
-        if q > self.dst_max {
-            self.dst_max
-        } else {
-            q
+            let q = div_floor(a, self.dbw);
+            let q = if q < 0.0 { 0.0 } else { q };
+            if q > self.dst_max {
+                self.dst_max
+            } else {
+                q
+            }
         }
     }
 
