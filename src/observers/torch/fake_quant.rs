@@ -20,7 +20,7 @@ use crate::tensor::Tensor;
 #[inline]
 fn to_i64(x: f32) -> i64 {
     const LIMIT: f32 = 9_223_372_036_854_775_808.0; // 2^63
-    if x.is_nan() || x >= LIMIT || x < -LIMIT {
+    if !(-LIMIT..LIMIT).contains(&x) {
         i64::MIN
     } else {
         x as i64

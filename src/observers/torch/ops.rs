@@ -11,97 +11,93 @@
 //! * [`div_floor`]: `torch.div(a, b, rounding_mode="floor")` (`c10::div_floor_floating`).
 //! * [`f32_to_i32`]: float → int32 conversion as x86 does it (out of range or NaN → `i32::MIN`).
 
+/// Four rows of `L` accumulator lanes.
+type Rows<const L: usize> = [[f32; L]; 4];
+
 /// `torch.sum(x)` for a contiguous float32 tensor (single thread).
 pub fn sum_f32(x: &[f32]) -> f32 {
     const W: usize = 8;
     if x.len() < W {
         // Scalar inner sum: row_sum over lanes of width 1.
-        let rows = x.len() / 4;
-        let mut partial = multi_row_sum::<1>(|i, k, _| x[i * 4 + k], rows);
-        let mut p0 = partial[0][0];
-        for &v in &x[rows * 4..] {
-            p0 += v;
+        let steps = x.len() / 4;
+        let rows = multi_row_sum::<1>(|i| std::array::from_fn(|k| [x[i * 4 + k]]), steps);
+        let mut total = rows[0][0];
+        for &v in &x[steps * 4..] {
+            total += v;
         }
-        partial[0][0] = p0;
-        for row in partial.iter().skip(1) {
-            p0 += row[0];
+        for row in &rows[1..] {
+            total += row[0];
         }
-        return p0;
+        return total;
     }
+    let vector = |v: usize| -> [f32; W] { std::array::from_fn(|lane| x[v * W + lane]) };
     let vecs = x.len() / W;
-    let rows = vecs / 4;
-    let partial = multi_row_sum::<W>(|i, k, lane| x[(i * 4 + k) * W + lane], rows);
-    let mut p0 = partial[0];
-    for v in rows * 4..vecs {
-        for lane in 0..W {
-            p0[lane] += x[v * W + lane];
-        }
+    let steps = vecs / 4;
+    let rows = multi_row_sum::<W>(|i| std::array::from_fn(|k| vector(i * 4 + k)), steps);
+    let mut lanes = rows[0];
+    for v in steps * 4..vecs {
+        add_lanes(&mut lanes, &vector(v));
     }
-    for row in partial.iter().skip(1) {
-        for lane in 0..W {
-            p0[lane] += row[lane];
-        }
+    for row in &rows[1..] {
+        add_lanes(&mut lanes, row);
     }
     let mut total = 0.0f32;
     for &v in &x[vecs * W..] {
         total += v;
     }
-    for lane in p0 {
+    for lane in lanes {
         total += lane;
     }
     total
 }
 
-/// `multi_row_sum` with 4 rows of `L` lanes; `load(i, k, lane)` is element `lane` of row `k`
-/// of step `i`.
-fn multi_row_sum<const L: usize>(
-    load: impl Fn(usize, usize, usize) -> f32,
-    size: usize,
-) -> [[f32; L]; 4] {
+#[inline(always)]
+fn add_lanes<const L: usize>(dst: &mut [f32; L], src: &[f32; L]) {
+    for (d, s) in dst.iter_mut().zip(src) {
+        *d += s;
+    }
+}
+
+#[inline(always)]
+fn add_rows<const L: usize>(dst: &mut Rows<L>, src: &Rows<L>) {
+    for (d, s) in dst.iter_mut().zip(src) {
+        add_lanes(d, s);
+    }
+}
+
+/// ATen's `multi_row_sum` with 4 rows of `L` lanes; `load(i)` gives the rows of step `i`.
+/// Partial sums are folded through four levels every `2^level_power` steps.
+fn multi_row_sum<const L: usize>(load: impl Fn(usize) -> Rows<L>, size: usize) -> Rows<L> {
     const LEVELS: usize = 4;
     let level_power = 4usize.max(ceil_log2(size) / LEVELS);
     let level_step = 1usize << level_power;
     let level_mask = level_step - 1;
-    let mut acc = [[[0.0f32; L]; 4]; LEVELS];
+    let zero: Rows<L> = [[0.0; L]; 4];
+    let mut acc = [zero; LEVELS];
     let mut i = 0usize;
     while i + level_step <= size {
         for _ in 0..level_step {
-            for k in 0..4 {
-                for lane in 0..L {
-                    acc[0][k][lane] += load(i, k, lane);
-                }
-            }
+            add_rows(&mut acc[0], &load(i));
             i += 1;
         }
         for j in 1..LEVELS {
-            for k in 0..4 {
-                for lane in 0..L {
-                    acc[j][k][lane] += acc[j - 1][k][lane];
-                    acc[j - 1][k][lane] = 0.0;
-                }
-            }
-            let mask = level_mask << (j * level_power);
-            if i & mask != 0 {
+            let (lower, upper) = acc.split_at_mut(j);
+            add_rows(&mut upper[0], &lower[j - 1]);
+            lower[j - 1] = zero;
+            if i & (level_mask << (j * level_power)) != 0 {
                 break;
             }
         }
     }
     while i < size {
-        for k in 0..4 {
-            for lane in 0..L {
-                acc[0][k][lane] += load(i, k, lane);
-            }
-        }
+        add_rows(&mut acc[0], &load(i));
         i += 1;
     }
-    for j in 1..LEVELS {
-        for k in 0..4 {
-            for lane in 0..L {
-                acc[0][k][lane] += acc[j][k][lane];
-            }
-        }
+    let (first, rest) = acc.split_at_mut(1);
+    for level in rest.iter() {
+        add_rows(&mut first[0], level);
     }
-    acc[0]
+    first[0]
 }
 
 /// `c10::llvm::CeilLog2`-style helper used by the cascade sum (`ceil_log2(x) = 1` for x ≤ 2).
@@ -171,7 +167,7 @@ pub fn div_floor(a: f32, b: f32) -> f32 {
 /// NaN or anything out of range.
 #[inline]
 pub fn f32_to_i32(x: f32) -> i32 {
-    if x.is_nan() || x >= 2147483648.0 || x < -2147483648.0 {
+    if !(-2147483648.0..2147483648.0).contains(&x) {
         i32::MIN
     } else {
         x as i32

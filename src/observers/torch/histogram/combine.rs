@@ -73,10 +73,11 @@ fn upper_bound(bounds: &[f32], v: f32) -> usize {
     let (mut start, mut end) = (0usize, bounds.len());
     while start < end {
         let mid = start + ((end - start) >> 1);
-        if !(bounds[mid] > v) {
-            start = mid + 1;
-        } else {
+        // `!(bound > v)` also steps over a NaN bound, as ATen's search does.
+        if bounds[mid] > v {
             end = mid;
+        } else {
+            start = mid + 1;
         }
     }
     start
