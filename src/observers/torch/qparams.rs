@@ -255,6 +255,20 @@ mod tests {
     }
 
     #[test]
+    fn qint32_zero_points_wrap_like_pytorch() {
+        // torch 2.15 MinMaxObserver(dtype=torch.qint32) on [lo, hi]: (scale, zero_point).
+        let q = |lo, hi| per_tensor(json!({"dtype": "qint32"}), lo, hi);
+        // -3000/scale leaves the int32 range: the conversion gives INT_MIN and 2^31 wraps to 0.
+        let c = q(-3000.0, 10.0);
+        assert_eq!(c.scale, vec![7.008_202_4e-7]);
+        assert_eq!(c.zero_point, ZeroPoint::Int(vec![0]));
+        assert_eq!(q(-5.0, 1e9).zero_point, ZeroPoint::Int(vec![-2147483627]));
+        let c = q(-1e-3, 2.0);
+        assert_eq!(c.scale, vec![f32::EPSILON]);
+        assert_eq!(c.zero_point, ZeroPoint::Int(vec![-2147475259]));
+    }
+
+    #[test]
     fn symmetric_divisor_and_zero_points() {
         let c = per_tensor(
             json!({"dtype": "qint8", "qscheme": "per_tensor_symmetric"}),
