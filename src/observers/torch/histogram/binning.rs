@@ -47,7 +47,11 @@ impl Bins {
     fn index(&self, v: f32) -> u32 {
         const MAGIC: f32 = 8_388_608.0; // 2^23
         let t = (v - self.lo) * self.nbins / self.width;
-        let t = if (t >= 0.0) & (t < 4_194_304.0) { t } else { 0.0 };
+        let t = if (t >= 0.0) & (t < 4_194_304.0) {
+            t
+        } else {
+            0.0
+        };
         let nearest = (t + MAGIC) - MAGIC;
         let floor = if nearest > t { nearest - 1.0 } else { nearest };
         let pos = ((floor + MAGIC).to_bits() as i32).wrapping_sub(0x4B00_0000);
@@ -59,9 +63,60 @@ impl Bins {
 
 /// Integer counts per bin, with histc's binning rule.
 pub fn count(data: &[f32], bins: usize, lo: f32, hi: f32) -> Vec<u64> {
+    count_impl::<false>(data, bins, lo, hi).0
+}
+
+/// `torch.histc(data, bins, lo, hi)` together with the min and max of the finite values of
+/// `data` (`None` when there are none), in one pass over the data.
+pub fn histc_with_range(
+    data: &[f32],
+    bins: usize,
+    lo: f32,
+    hi: f32,
+) -> (Vec<f32>, Option<(f32, f32)>) {
+    let (counts, range) = count_impl::<true>(data, bins, lo, hi);
+    (
+        counts
+            .into_iter()
+            .map(|c| c.min(F32_COUNT_LIMIT) as f32)
+            .collect(),
+        range,
+    )
+}
+
+/// Lanes of the fused min/max.
+const LANES: usize = 8;
+
+fn count_impl<const RANGE: bool>(
+    data: &[f32],
+    bins: usize,
+    lo: f32,
+    hi: f32,
+) -> (Vec<u64>, Option<(f32, f32)>) {
     let mut totals = vec![0u64; bins];
+    let mut low = [f32::INFINITY; LANES];
+    let mut high = [f32::NEG_INFINITY; LANES];
+    let mut track = |chunk: &[f32]| {
+        for (k, &v) in chunk.iter().enumerate() {
+            let finite = v.is_finite();
+            let lane = k % LANES;
+            low[lane] = if finite & (v < low[lane]) {
+                v
+            } else {
+                low[lane]
+            };
+            high[lane] = if finite & (v > high[lane]) {
+                v
+            } else {
+                high[lane]
+            };
+        }
+    };
     if bins == 0 {
-        return totals;
+        if RANGE {
+            track(data);
+        }
+        return (totals, fold_range(&low, &high));
     }
     let (lo, hi) = if lo == hi {
         (lo - 1.0, hi + 1.0)
@@ -86,6 +141,9 @@ pub fn count(data: &[f32], bins: usize, lo: f32, hi: f32) -> Vec<u64> {
             for (slot, &v) in idx.iter_mut().zip(block) {
                 *slot = geometry.index(v);
             }
+            if RANGE {
+                track(block);
+            }
             let quads = idx.chunks_exact(WAYS);
             let rest = quads.remainder();
             for quad in quads {
@@ -104,7 +162,13 @@ pub fn count(data: &[f32], bins: usize, lo: f32, hi: f32) -> Vec<u64> {
             }
         }
     }
-    totals
+    (totals, fold_range(&low, &high))
+}
+
+fn fold_range(low: &[f32; LANES], high: &[f32; LANES]) -> Option<(f32, f32)> {
+    let lo = low.iter().fold(f32::INFINITY, |a, &b| a.min(b));
+    let hi = high.iter().fold(f32::NEG_INFINITY, |a, &b| a.max(b));
+    (lo <= hi).then_some((lo, hi))
 }
 
 #[cfg(test)]
@@ -150,11 +214,34 @@ mod tests {
             ]);
         }
         data.extend([hi, lo, f32::from_bits(hi.to_bits() + 1), -0.0, 1e30, -1e30]);
-        assert_eq!(histc(&data, bins, lo, hi), crate::histogram::histc(&data, bins, lo, hi));
+        assert_eq!(
+            histc(&data, bins, lo, hi),
+            crate::histogram::histc(&data, bins, lo, hi)
+        );
         assert_eq!(
             histc(&data, 65536, lo, hi),
             crate::histogram::histc(&data, 65536, lo, hi)
         );
+    }
+
+    #[test]
+    fn fused_range_is_the_finite_min_max() {
+        let data = [
+            3.0,
+            f32::NAN,
+            -2.0,
+            f32::INFINITY,
+            0.5,
+            7.25,
+            f32::NEG_INFINITY,
+            1.0,
+            -1.0,
+        ];
+        let (counts, range) = histc_with_range(&data, 4, 0.0, 4.0);
+        assert_eq!(range, crate::histogram::finite_min_max(&data));
+        assert_eq!(counts, histc(&data, 4, 0.0, 4.0));
+        assert_eq!(histc_with_range(&[f32::NAN], 4, 0.0, 1.0).1, None);
+        assert_eq!(histc_with_range(&[2.0], 0, 0.0, 1.0).1, Some((2.0, 2.0)));
     }
 
     #[test]

@@ -143,11 +143,16 @@ impl HistogramObserver {
 }
 
 impl Observer for HistogramObserver {
+    /// One pass when the batch stays inside the running range (the histc over that range is
+    /// computed together with the batch's min/max); two passes otherwise.
     fn observe(&mut self, batch: &Tensor) -> Result<()> {
-        let Some((x_min, x_max)) = finite_min_max(&batch.data) else {
+        if batch.is_empty() {
             return Ok(());
-        };
+        }
         if self.bins == 0 {
+            if finite_min_max(&batch.data).is_none() {
+                return Ok(());
+            }
             return Err(Error::framework(
                 "RuntimeError",
                 "torch.histogram(): bins must be > 0, but got 0 for dimension 0",
@@ -155,14 +160,26 @@ impl Observer for HistogramObserver {
             ));
         }
         if !self.initialized() {
+            let Some((x_min, x_max)) = finite_min_max(&batch.data) else {
+                return Ok(());
+            };
             self.min_val = x_min;
             self.max_val = x_max;
             self.histogram = binning::histc(&batch.data, self.bins, x_min, x_max);
             return Ok(());
         }
+        let (same_range, batch_range) =
+            binning::histc_with_range(&batch.data, self.bins, self.min_val, self.max_val);
+        let Some((x_min, x_max)) = batch_range else {
+            return Ok(());
+        };
         let new_min = self.min_val.min(x_min);
         let new_max = self.max_val.max(x_max);
-        let update = binning::histc(&batch.data, self.bins, new_min, new_max);
+        let update = if new_min == self.min_val && new_max == self.max_val {
+            same_range
+        } else {
+            binning::histc(&batch.data, self.bins, new_min, new_max)
+        };
         self.histogram = combine::combine(
             &self.histogram,
             self.min_val,
