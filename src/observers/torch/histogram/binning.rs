@@ -47,7 +47,7 @@ impl Bins {
     fn index(&self, v: f32) -> u32 {
         const MAGIC: f32 = 8_388_608.0; // 2^23
         let t = (v - self.lo) * self.nbins / self.width;
-        let t = if (t >= 0.0) & (t < 4_194_304.0) {
+        let t = if (0.0..4_194_304.0).contains(&t) {
             t
         } else {
             0.0
