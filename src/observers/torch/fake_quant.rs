@@ -13,7 +13,8 @@
 
 use crate::error::{Error, Result};
 use crate::observer::{Grid, QParams, ZeroPoint};
-use crate::quant::{round_half_even, ChannelIndexer};
+use super::ops::round_half_even;
+use crate::quant::ChannelIndexer;
 use crate::tensor::Tensor;
 
 /// `static_cast<int64_t>(float)` / `lrintf` on x86 for an already integral value.
