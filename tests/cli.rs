@@ -33,6 +33,9 @@ fn run_case_via_cli(case: &common::Case) -> Result<(), String> {
         params,
         "--json".into(),
     ]);
+    if let Some(attrs) = case.raw.get("set_attributes_after_init") {
+        args.extend(["--set".into(), attrs.to_string()]);
+    }
     let argv: Vec<&str> = args.iter().map(String::as_str).collect();
     let (code, stdout, stderr) = quantscope(&argv);
     if case.expected.get("error").is_some() {

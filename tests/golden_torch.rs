@@ -6,28 +6,26 @@ mod common;
 use common::Case;
 use quantscope::engine::{self, NonFinitePolicy, Report};
 use quantscope::error::{Error, Stage};
+use quantscope::params::Params;
 use quantscope::registry;
 use quantscope::tensor::Tensor;
 use serde_json::Value;
 
 /// Build, apply `set_attributes_after_init` (e.g. `upsample_rate = 128`), observe, report.
 fn observe(case: &Case, batches: &[Tensor]) -> quantscope::Result<Report> {
-    let spec = registry::find(&case.observer)?;
-    let mut observer = spec.build(&case.params)?;
-    if let Some(attrs) = case
-        .raw
-        .get("set_attributes_after_init")
-        .and_then(Value::as_object)
-    {
-        for (name, value) in attrs {
-            observer.set_attribute(name, value)?;
-        }
-    }
-    for batch in batches {
-        let prepared = engine::prepare_batch(batch, spec.granularity, NonFinitePolicy::Exclude)?;
-        observer.observe(&prepared)?;
-    }
-    engine::report(spec, &case.params, observer.as_ref(), batches)
+    let attributes = Params::from_value(
+        case.raw
+            .get("set_attributes_after_init")
+            .cloned()
+            .unwrap_or(Value::Null),
+    )?;
+    engine::run_with_attributes(
+        &case.observer,
+        &case.params,
+        &attributes,
+        batches,
+        NonFinitePolicy::Exclude,
+    )
 }
 
 fn run_case(case: &Case) -> Result<(), String> {

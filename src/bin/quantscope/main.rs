@@ -3,7 +3,7 @@
 //! ```text
 //! quantscope list [--json]
 //! quantscope inspect FILE [--json]
-//! quantscope observe FILE... [--observer ID | --preset NAME] [--params JSON] [--split-axis N] [--strict] [--json]
+//! quantscope observe FILE... [--observer ID | --preset NAME] [--params JSON] [--set JSON] [--split-axis N] [--strict] [--json]
 //! ```
 //! Each FILE of `observe` is one calibration batch, in order; `file.npz:member` and
 //! `file.safetensors:tensor` pick one tensor of a container.
@@ -46,7 +46,8 @@ enum Command {
     /// Run observers over calibration batches and report their qparams and error.
     Observe {
         /// Calibration batches in order (`file.npz:member` picks one tensor of a container).
-        #[arg(required = true)]
+        /// With none, the observer is only built (constructor errors show) and reports what
+        /// it returns before seeing data.
         files: Vec<String>,
         /// Observer id, e.g. `torch.HistogramObserver` (default: every per-tensor observer).
         #[arg(long, conflicts_with = "preset")]
@@ -57,6 +58,10 @@ enum Command {
         /// Parameters as a JSON object, e.g. '{"dtype": "qint8", "bins": 256}'.
         #[arg(long, default_value = "{}")]
         params: String,
+        /// Attributes assigned after construction as a JSON object, e.g. '{"upsample_rate": 128}'
+        /// (PyTorch code can set `obs.upsample_rate` on a HistogramObserver).
+        #[arg(long, default_value = "{}")]
+        set: String,
         /// Split the (single) tensor into batches along this axis.
         #[arg(long)]
         split_axis: Option<usize>,
@@ -104,11 +109,13 @@ fn run(command: Command) -> Result<()> {
             observer,
             preset,
             params,
+            set,
             split_axis,
             strict,
             json,
         } => {
             let user_params = Params::from_json(&params)?;
+            let attributes = Params::from_json(&set)?;
             let batches = inputs::read_batches(&files, split_axis)?;
             let policy = if strict {
                 NonFinitePolicy::Strict
@@ -132,7 +139,8 @@ fn run(command: Command) -> Result<()> {
             };
             if runs.len() == 1 {
                 let (id, params) = &runs[0];
-                let report = engine::run(id, params, &batches, policy)?;
+                let report =
+                    engine::run_with_attributes(id, params, &attributes, &batches, policy)?;
                 if json {
                     output::print_json(&output::report_json(&report));
                 } else {
@@ -141,7 +149,11 @@ fn run(command: Command) -> Result<()> {
             } else {
                 let results: Vec<_> = runs
                     .iter()
-                    .map(|(id, params)| (id.as_str(), engine::run(id, params, &batches, policy)))
+                    .map(|(id, params)| {
+                        let report =
+                            engine::run_with_attributes(id, params, &attributes, &batches, policy);
+                        (id.as_str(), report)
+                    })
                     .collect();
                 if json {
                     output::print_json(&output::comparison_json(&results));

@@ -11,9 +11,9 @@
 //! [`crate::quant::fake_quantize_affine`]; with qint32 zero points near −2³¹ they do not.
 //! Float → integer conversions follow x86 (out of range or NaN → `i64::MIN`).
 
+use super::ops::round_half_even;
 use crate::error::{Error, Result};
 use crate::observer::{Grid, QParams, ZeroPoint};
-use super::ops::round_half_even;
 use crate::quant::ChannelIndexer;
 use crate::tensor::Tensor;
 

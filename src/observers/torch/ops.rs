@@ -264,10 +264,14 @@ mod tests {
     #[test]
     fn magic_rounding_is_round_ties_even() {
         for x in [
-            0.5f32, 1.5, 2.5, -0.5, -1.5, -2.5, 0.49999997, 8388607.5, -8388607.5, 8388609.0,
-            1e20, -0.0, 0.0, 3.3, -3.7, 4194303.5,
+            0.5f32, 1.5, 2.5, -0.5, -1.5, -2.5, 0.49999997, 8388607.5, -8388607.5, 8388609.0, 1e20,
+            -0.0, 0.0, 3.3, -3.7, 4194303.5,
         ] {
-            assert_eq!(round_half_even(x).to_bits() & 0x7fff_ffff, x.round_ties_even().to_bits() & 0x7fff_ffff, "{x}");
+            assert_eq!(
+                round_half_even(x).to_bits() & 0x7fff_ffff,
+                x.round_ties_even().to_bits() & 0x7fff_ffff,
+                "{x}"
+            );
         }
         assert!(round_half_even(f32::NAN).is_nan());
         assert_eq!(round_half_even(f32::INFINITY), f32::INFINITY);
