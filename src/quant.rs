@@ -8,6 +8,7 @@
 //! Metrics are accumulated in float64 over finite elements only.
 
 use crate::error::{Error, Result};
+use crate::formats::blocks::BlockLayout;
 use crate::observer::{Grid, QParams, ZeroPoint};
 use crate::tensor::Tensor;
 use serde::Serialize;
@@ -176,8 +177,23 @@ impl MetricsAccumulator {
     }
 }
 
+/// The block layout of per-group/per-block qparams, from `extra.block_axis`/`extra.block_size`
+/// (see [`QParams::extra`]), when it fits `shape` and the number of scales.
+pub fn block_layout(q: &QParams, shape: &[usize]) -> Option<BlockLayout> {
+    let axis = q.extra.get("block_axis")?.as_i64()?;
+    let size = q.extra.get("block_size")?.as_u64()?;
+    let layout = BlockLayout::new(shape, axis, usize::try_from(size).ok()?).ok()?;
+    (layout.num_blocks() == q.scale.len()).then_some(layout)
+}
+
 /// Metrics of quantize–dequantizing `x` (one batch) to `dq` under qparams `q`.
 pub fn accumulate_metrics(acc: &mut MetricsAccumulator, x: &Tensor, dq: &Tensor, q: &QParams) {
+    if let Some(layout) = block_layout(q, &x.shape) {
+        acc.add(&x.data, &dq.data, |i| {
+            q.representable_range(layout.block_of(i))
+        });
+        return;
+    }
     match q.axis {
         Some(axis) if axis < x.ndim() => {
             let ix = ChannelIndexer::new(&x.shape, axis);

@@ -162,3 +162,28 @@ mod tests {
         assert_eq!(y, vec![0.0, 1.0, 0.0, -1.0]);
     }
 }
+
+#[cfg(all(test, not(target_arch = "wasm32")))]
+mod proptests {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        #[test]
+        fn adjusted_blocks_never_overflow(data in prop::collection::vec(-1e3f32..1e3, 1..40)) {
+            let n = data.len();
+            let layout = BlockLayout::new(&[n], 0, 8).unwrap();
+            let amax = BFP16.adjusted_amax(&layout, &data);
+            let scales: Vec<f32> = amax.iter().map(|&a| BFP16.scale(a)).collect();
+            prop_assert!(BFP16.block_overflows(&layout, &data, &scales).iter().all(|o| !o));
+            let y = fake_quantize(&data, &[n], 0, 8, BFP16).unwrap();
+            // Every output is an in-range mantissa times its block's step.
+            for (i, v) in y.iter().enumerate() {
+                let s = scales[layout.block_of(i)];
+                let q = v / s;
+                prop_assert_eq!(q.fract(), 0.0);
+                prop_assert!((-128.0..=127.0).contains(&q));
+            }
+        }
+    }
+}

@@ -47,7 +47,7 @@ impl BlockLayout {
         let last_index = shape.len() - 1;
         let len = shape[a];
         let total: usize = shape.iter().product();
-        let rows = if len == 0 { 0 } else { total / len };
+        let rows = total.checked_div(len).unwrap_or(0);
         let mid = shape[a + 1..last_index.max(a + 1)]
             .iter()
             .product::<usize>();

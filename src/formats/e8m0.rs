@@ -118,7 +118,7 @@ pub fn shared_scale(amax: f32, mbits: u32, emax: i32, mode: ScaleRounding) -> f3
 
 /// The E8M0 code of a power-of-two `scale` (`None` unless `scale = 2^k`, `−127 ≤ k ≤ 127`).
 pub fn encode(scale: f32) -> Option<u8> {
-    if !(scale > 0.0) || scale.is_infinite() {
+    if scale.is_nan() || scale <= 0.0 || scale.is_infinite() {
         return None;
     }
     let k = floor_log2(scale);

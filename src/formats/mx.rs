@@ -214,3 +214,46 @@ mod tests {
         assert!(fake_quantize_with_scales(&layout, &data, &s[..3], el).is_err());
     }
 }
+
+#[cfg(all(test, not(target_arch = "wasm32")))]
+mod proptests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn any_element() -> impl Strategy<Value = MxElement> {
+        prop::sample::select(MxElement::ALL.to_vec())
+    }
+
+    proptest! {
+        #[test]
+        fn fixed_scale_quantization_is_idempotent_and_monotone(
+            el in any_element(),
+            k in -20i32..20,
+            a in -1e4f32..1e4,
+            b in -1e4f32..1e4,
+        ) {
+            let s = crate::formats::pow2(k);
+            let qa = el.fake_quantize(a, s);
+            prop_assert_eq!(el.fake_quantize(qa, s), qa);
+            let (lo, hi) = if a <= b { (a, b) } else { (b, a) };
+            prop_assert!(el.fake_quantize(lo, s) <= el.fake_quantize(hi, s));
+            prop_assert!(qa.abs() <= el.max() * s);
+        }
+
+        #[test]
+        fn block_amax_never_exceeds_the_largest_element(
+            el in any_element(),
+            data in prop::collection::vec(-100f32..100.0, 1..80),
+            mode in prop::sample::select(ScaleRounding::ALL.to_vec()),
+        ) {
+            let n = data.len();
+            let y = fake_quantize(&data, &[n], 0, 32, el, mode).unwrap();
+            prop_assert_eq!(y.len(), n);
+            let amax = data.iter().fold(0f32, |m, v| m.max(v.abs()));
+            // Rounding can carry up to the next code point, never past 2·amax.
+            for v in y {
+                prop_assert!(v.abs() <= 2.0 * amax.max(f32::MIN_POSITIVE));
+            }
+        }
+    }
+}
