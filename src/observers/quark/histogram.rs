@@ -15,7 +15,7 @@ use super::build_qparams;
 use super::kernels::scaled_fake_quantize;
 use super::qparams::{self, ScaleZp};
 use super::spec::{QuarkSpec, SpecDefaults};
-use super::torch_ops::{arange_f32, linspace_f32, VEC_LANES};
+use super::torch_ops::{arange_f32, linspace_f32};
 use crate::error::{Error, Result, Stage};
 use crate::histogram::histc;
 use crate::observer::{HistogramState, Observer, ObserverState, QParams};
@@ -121,7 +121,7 @@ impl QuarkHistogram {
         }
         if self.is_empty() {
             self.hist = histc(&x, self.num_bins, x_min as f32, x_max as f32);
-            self.edges = linspace_f32(x_min, x_max, self.num_bins + 1, VEC_LANES);
+            self.edges = linspace_f32(x_min, x_max, self.num_bins + 1);
             return Ok(());
         }
         if self.edges.len() < 2 {
@@ -139,7 +139,7 @@ impl QuarkHistogram {
             let width = (self.edges[1] - self.edges[0]) as f64;
             let grow = ((self.edges[0] - x_min as f32) / width as f32).ceil();
             self.grow(grow)?;
-            self.edges = arange_f32(x_min - width, last(&self.edges) as f64, width, VEC_LANES)
+            self.edges = arange_f32(x_min - width, last(&self.edges) as f64, width)
                 .filter(|e| e.len() >= 2)
                 .ok_or_else(|| forward_error("cannot extend the histogram edges"))?;
         }
@@ -147,7 +147,7 @@ impl QuarkHistogram {
             let width = (self.edges[1] - self.edges[0]) as f64;
             let grow = ((x_max as f32 - last(&self.edges)) / width as f32).ceil();
             self.grow(grow)?;
-            self.edges = arange_f32(self.edges[0] as f64, x_max + width, width, VEC_LANES)
+            self.edges = arange_f32(self.edges[0] as f64, x_max + width, width)
                 .filter(|e| e.len() >= 2)
                 .ok_or_else(|| forward_error("cannot extend the histogram edges"))?;
         }
@@ -193,7 +193,7 @@ impl QuarkHistogram {
         };
         self.grow((left + right) as f32)?;
         let (new_lo, new_hi) = (lo - left * width, hi + right * width);
-        self.edges = linspace_f32(new_lo, new_hi, self.num_bins + 1, 0);
+        self.edges = linspace_f32(new_lo, new_hi, self.num_bins + 1);
         let mut hist = histc(x, self.num_bins, new_lo as f32, new_hi as f32);
         let offset = left as usize;
         for (i, &old) in self.hist.iter().enumerate() {
@@ -225,7 +225,7 @@ impl QuarkHistogram {
             self.edges.clone()
         } else {
             let (lo, hi) = (self.edges[0], self.edges[self.edges.len() - 1]);
-            linspace_f32(lo as f64, hi as f64, self.hist.len() + 1, 0)
+            linspace_f32(lo as f64, hi as f64, self.hist.len() + 1)
         };
         Some(HistogramState {
             counts: self.hist.clone(),
