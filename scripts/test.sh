@@ -12,6 +12,7 @@ t cargo fmt --check
 t cargo clippy --all-targets --locked -- -D warnings
 t cargo clippy --lib --target wasm32-unknown-unknown --locked -- -D warnings
 t cargo test --locked
+t node scripts/parity-table.mjs --check
 if [ -f scripts/build-web.sh ]; then
   t bash scripts/build-web.sh
 fi

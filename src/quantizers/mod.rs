@@ -1,4 +1,6 @@
-//! Quantizer building blocks of the frameworks (quantize, dequantize and quantize–dequantize
-//! with given parameters), as opposed to observers, which choose the parameters.
+//! Quantizers: what happens to each value inside the chosen range — the frameworks' quantize,
+//! dequantize and quantize–dequantize with given parameters (as opposed to observers, which
+//! choose the parameters), and rounding optimisers such as AdaRound.
 
+pub mod adaround;
 pub mod quark_onnx;

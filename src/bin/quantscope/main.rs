@@ -4,6 +4,7 @@
 //! quantscope list [--json]
 //! quantscope inspect FILE [--json]
 //! quantscope observe FILE... [--observer ID | --preset NAME] [--params JSON] [--split-axis N] [--strict] [--json]
+//! quantscope adaround W X [--bits 4|8] [--scheme per_channel_symmetric|…] [--iters N] [--json]
 //! ```
 //! Each FILE of `observe` is one calibration batch, in order; `file.npz:member` and
 //! `file.safetensors:tensor` pick one tensor of a container.
@@ -14,6 +15,7 @@ mod output;
 use clap::{Parser, Subcommand};
 use quantscope::engine::{self, NonFinitePolicy};
 use quantscope::params::Params;
+use quantscope::quantizers::adaround::{self, AdaRoundConfig, WeightScheme};
 use quantscope::registry::{self, Granularity};
 use quantscope::Result;
 use std::process::ExitCode;
@@ -63,6 +65,31 @@ enum Command {
         /// Refuse tensors containing NaN or ±Inf instead of excluding those values.
         #[arg(long)]
         strict: bool,
+        /// Print JSON instead of a table.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Learn a layer's weight rounding with AdaRound and compare it with round-to-nearest.
+    Adaround {
+        /// The weight `[out, in]` (`file.npz:member` picks one tensor of a container).
+        weight: String,
+        /// Calibration inputs of the layer `[n, in]`.
+        inputs: String,
+        /// Weight bit width.
+        #[arg(long, default_value_t = 4)]
+        bits: u32,
+        /// per_channel_symmetric, per_tensor_symmetric, per_channel_affine or per_tensor_affine.
+        #[arg(long, default_value = "per_channel_symmetric")]
+        scheme: String,
+        /// Adam iterations (Quark's default: 1000).
+        #[arg(long, default_value_t = 1000)]
+        iters: usize,
+        /// Rows of the inputs per iteration.
+        #[arg(long, default_value_t = 64)]
+        batch_rows: usize,
+        /// Seed of the mini-batch sampling.
+        #[arg(long, default_value_t = 1_705_472_343)]
+        seed: u64,
         /// Print JSON instead of a table.
         #[arg(long)]
         json: bool,
@@ -148,6 +175,34 @@ fn run(command: Command) -> Result<()> {
                 } else {
                     print!("{}", output::comparison_table(&results, &batches));
                 }
+            }
+            Ok(())
+        }
+        Command::Adaround {
+            weight,
+            inputs: x,
+            bits,
+            scheme,
+            iters,
+            batch_rows,
+            seed,
+            json,
+        } => {
+            let config = AdaRoundConfig {
+                bits,
+                scheme: WeightScheme::parse(&scheme)?,
+                iterations: iters,
+                batch_rows,
+                seed,
+                ..AdaRoundConfig::default()
+            };
+            let w = inputs::read_tensor(&weight)?;
+            let x = inputs::read_tensor(&x)?;
+            let outcome = adaround::optimise(&w, &x, &config, &mut |_| true)?;
+            if json {
+                output::print_json(&serde_json::to_value(&outcome).unwrap_or_default());
+            } else {
+                print!("{}", output::adaround_text(&outcome));
             }
             Ok(())
         }

@@ -137,23 +137,31 @@ pub fn inspect_json(file: &str, tensors: &[NamedTensor]) -> Value {
 
 /// `inspect` as a table.
 pub fn inspect_table(file: &str, tensors: &[NamedTensor]) -> String {
+    let display_name = |t: &NamedTensor| {
+        if t.name.is_empty() {
+            "(array)".to_string()
+        } else {
+            t.name.clone()
+        }
+    };
+    let width = tensors
+        .iter()
+        .map(|t| display_name(t).chars().count())
+        .max()
+        .unwrap_or(0)
+        .max(4);
     let mut out = format!("{file}: {} tensor(s)\n", tensors.len());
     let _ = writeln!(
         out,
-        "  {:40} {:20} {:10} {:>12} {:>8} {:>8} {:>8}",
+        "  {:width$} {:20} {:10} {:>12} {:>8} {:>8} {:>8}",
         "name", "shape", "dtype", "elements", "NaN", "+Inf", "-Inf"
     );
     for t in tensors {
         let n = t.tensor.nonfinite();
-        let name = if t.name.is_empty() {
-            "(array)"
-        } else {
-            t.name.as_str()
-        };
         let _ = writeln!(
             out,
-            "  {:40} {:20} {:10} {:>12} {:>8} {:>8} {:>8}",
-            name,
+            "  {:width$} {:20} {:10} {:>12} {:>8} {:>8} {:>8}",
+            display_name(t),
             format!("{:?}", t.tensor.shape),
             t.tensor.dtype.name(),
             t.tensor.len(),
@@ -294,6 +302,49 @@ pub fn comparison_table(results: &[(&str, Result<Report>)], batches: &[Tensor]) 
             }
         }
     }
+    out
+}
+
+/// An AdaRound run as readable text.
+pub fn adaround_text(o: &quantscope::quantizers::adaround::AdaRoundOutcome) -> String {
+    let mut out = String::new();
+    let c = &o.config;
+    let _ = writeln!(
+        out,
+        "AdaRound, {} bits {:?}, {} of {} iterations, {} weights",
+        c.bits, c.scheme, o.iterations_run, c.iterations, o.weights
+    );
+    let _ = writeln!(out, "{:22} {:>14} {:>12}", "", "output mse", "sqnr dB");
+    let _ = writeln!(
+        out,
+        "{:22} {:>14} {:>12.3}",
+        "round to nearest",
+        fmt_num(o.nearest.output_mse),
+        o.nearest.output_sqnr_db
+    );
+    let _ = writeln!(
+        out,
+        "{:22} {:>14} {:>12.3}",
+        "adaround",
+        fmt_num(o.adaround.output_mse),
+        o.adaround.output_sqnr_db
+    );
+    let _ = writeln!(
+        out,
+        "output mse reduced by  {:.1}%",
+        o.mse_reduction * 100.0
+    );
+    let _ = writeln!(
+        out,
+        "rounded the other way  {} weights ({:.2}%)",
+        o.flipped,
+        100.0 * o.flipped as f64 / o.weights.max(1) as f64
+    );
+    let _ = writeln!(
+        out,
+        "soft decisions binary  {:.2}% at the end",
+        o.final_binary_fraction * 100.0
+    );
     out
 }
 
