@@ -380,4 +380,61 @@ mod tests {
         assert_eq!(aminmax(&[1.0, -2.0, 3.0]), (-2.0, 3.0));
         assert!(aminmax(&[1.0, f32::NAN]).0.is_nan());
     }
+
+    #[test]
+    fn out_of_range_parameters_are_refused_with_their_name() {
+        let refused = |id: &str, params: Params, word: &str| {
+            let spec = crate::registry::find(id).unwrap();
+            let err = spec
+                .build(&params)
+                .err()
+                .map(|e| e.to_string())
+                .unwrap_or_default();
+            assert!(err.contains(word), "{id}: `{err}` should mention {word}");
+        };
+        let pct = "quark.PerTensorPercentileObserver";
+        refused(pct, Params::new().with("percentile", 100.5), "percentile");
+        refused(pct, Params::new().with("bins", 0), "bins");
+        refused(pct, Params::new().with("dtype", "fp4"), "dtype");
+        refused(
+            "quark.PerGroupMinMaxObserver",
+            Params::new().with("group_size", 0),
+            "group_size",
+        );
+        refused(
+            "quark.PerChannelMinMaxObserver",
+            Params::new().with("ch_axis", 99),
+            "ch_axis",
+        );
+        refused(
+            "quark.PerBlockMXObserver",
+            Params::new().with("scale_calculation_mode", "round"),
+            "scale_calculation_mode",
+        );
+        refused(
+            "quark.PerBlockMXObserver",
+            Params::new().with("dtype", "int8"),
+            "dtype",
+        );
+        refused(
+            "quark.PerTensorMinMaxObserver",
+            Params::new().with("symmetric", "yes"),
+            "symmetric",
+        );
+        refused(
+            "quark.PerTensorMSEObserver",
+            Params::new().with("stride", 0),
+            "stride",
+        );
+        refused(
+            "quark.PerTensorPowOf2MinMaxObserver",
+            Params::new().with("dtype", "fp8_e4m3"),
+            "dtype",
+        );
+        refused(
+            "quark.PlaceholderObserver",
+            Params::new().with("dtype", "int8"),
+            "dtype",
+        );
+    }
 }
