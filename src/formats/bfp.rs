@@ -11,6 +11,7 @@
 use super::blocks::BlockLayout;
 use super::e8m0::{exp2_f32, log2_f32};
 use crate::error::Result;
+use crate::quant::round_half_even;
 
 /// A BFP format with `mantissa_bits`-bit mantissas (sign included).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -54,7 +55,7 @@ impl Bfp {
         } else {
             scale
         };
-        (x * (1.0f32 / s)).round_ties_even().clamp(lo, hi)
+        round_half_even(x * (1.0f32 / s)).clamp(lo, hi)
     }
 
     /// Quantize–dequantize `x` with step `scale`.

@@ -13,6 +13,7 @@ pub mod e8m0;
 pub mod half_cast;
 pub mod mx;
 
+use crate::quant::round_half_even;
 use serde::Serialize;
 
 /// A small binary floating-point element format (sign, `e` exponent bits, `m` mantissa bits).
@@ -275,6 +276,25 @@ pub fn floor_log2(a: f32) -> i32 {
 /// rounding.
 #[inline]
 pub fn round_to_float_format(x: f32, mbits: u32, emin: i32, max: f32) -> f32 {
+    let a = x.abs();
+    let exp_field = (a.to_bits() >> 23) as i32;
+    if exp_field != 0 && exp_field != 255 {
+        // Normal input: the quantum is 2^(max(e, emin) − mbits); both scalings are plain
+        // exponent patterns when that exponent is within ±126.
+        let quantum_exp = (exp_field - 127).max(emin) - mbits as i32;
+        if (-126..=126).contains(&quantum_exp) {
+            let down = f32::from_bits(((127 - quantum_exp) as u32) << 23);
+            let up = f32::from_bits(((127 + quantum_exp) as u32) << 23);
+            let r = round_half_even(a * down) * up;
+            return r.min(max).copysign(x);
+        }
+    }
+    round_to_float_format_slow(x, mbits, emin, max)
+}
+
+/// The general path of [`round_to_float_format`] (zero, subnormal, non-finite or extreme
+/// exponents).
+fn round_to_float_format_slow(x: f32, mbits: u32, emin: i32, max: f32) -> f32 {
     if x.is_nan() {
         return x;
     }
@@ -286,7 +306,7 @@ pub fn round_to_float_format(x: f32, mbits: u32, emin: i32, max: f32) -> f32 {
         return max.copysign(x);
     }
     let quantum_exp = floor_log2(a).max(emin) - mbits as i32;
-    let r = (a * pow2(-quantum_exp)).round_ties_even() * pow2(quantum_exp);
+    let r = round_half_even(a * pow2(-quantum_exp)) * pow2(quantum_exp);
     let r = if r > max { max } else { r };
     r.copysign(x)
 }

@@ -15,6 +15,7 @@ use super::blocks::BlockLayout;
 use super::e8m0::{shared_scale, ScaleRounding};
 use super::ElementFormat;
 use crate::error::{Error, Result};
+use crate::quant::round_half_even;
 use serde::Serialize;
 
 /// Default MX block size.
@@ -100,7 +101,7 @@ impl MxElement {
                     step
                 };
                 let inv = 1.0f32 / step;
-                (x * inv).round_ties_even().clamp(-127.0, 127.0) * step
+                round_half_even(x * inv).clamp(-127.0, 127.0) * step
             }
         }
     }

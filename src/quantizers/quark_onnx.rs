@@ -25,7 +25,7 @@ pub const ZETA: f64 = 1.1;
 /// `RoundHalfToEven.forward` (`torch.round`).
 #[inline]
 pub fn round_half_to_even(x: f32) -> f32 {
-    x.round_ties_even()
+    crate::quant::round_half_even(x)
 }
 
 /// Scale and zero point, per tensor or per channel along `ch_axis`.

@@ -29,21 +29,33 @@ use spec::{QuarkSpec, SpecDefaults};
 /// The Quark version reproduced.
 pub const VERSION: &str = "0.13";
 
-/// `torch.aminmax` of a non-empty slice (NaN propagates, ±inf count).
+/// `torch.aminmax` of a non-empty slice (NaN propagates, ±inf count). Eight independent lanes
+/// let the reduction vectorise.
 pub fn aminmax(data: &[f32]) -> (f32, f32) {
-    let mut lo = f32::INFINITY;
-    let mut hi = f32::NEG_INFINITY;
-    let mut nan = false;
-    for &v in data {
-        nan |= v.is_nan();
-        lo = lo.min(v);
-        hi = hi.max(v);
+    let mut lo = [f32::INFINITY; 8];
+    let mut hi = [f32::NEG_INFINITY; 8];
+    let mut nan = [false; 8];
+    let chunks = data.chunks_exact(8);
+    let rest = chunks.remainder();
+    for chunk in chunks {
+        for k in 0..8 {
+            let v = chunk[k];
+            nan[k] |= v.is_nan();
+            lo[k] = if v < lo[k] { v } else { lo[k] };
+            hi[k] = if v > hi[k] { v } else { hi[k] };
+        }
     }
-    if nan {
-        (f32::NAN, f32::NAN)
-    } else {
-        (lo, hi)
+    for (k, &v) in rest.iter().enumerate() {
+        nan[k] |= v.is_nan();
+        lo[k] = if v < lo[k] { v } else { lo[k] };
+        hi[k] = if v > hi[k] { v } else { hi[k] };
     }
+    if nan.iter().any(|&n| n) {
+        return (f32::NAN, f32::NAN);
+    }
+    let lo = lo.iter().copied().fold(f32::INFINITY, f32::min);
+    let hi = hi.iter().copied().fold(f32::NEG_INFINITY, f32::max);
+    (lo, hi)
 }
 
 /// QParams of a Quark spec from scales/zero points and the min/max buffers.

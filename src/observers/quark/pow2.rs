@@ -22,6 +22,7 @@ use crate::error::{Error, Result, Stage};
 use crate::formats::e8m0::{exp2_f32, log2_f32};
 use crate::observer::{Observer, ObserverState, QParams, ZeroPoint};
 use crate::params::{ParamSpec, Params};
+use crate::quant::round_half_even;
 use crate::tensor::Tensor;
 
 /// `qparams_every_batch` parameter declaration.
@@ -142,7 +143,7 @@ impl PerTensorPowOf2 {
             let diff: f64 = data
                 .iter()
                 .map(|&x| {
-                    let q = ((x / s).round_ties_even() + z).clamp(qmin, qmax);
+                    let q = (round_half_even(x / s) + z).clamp(qmin, qmax);
                     let d = (q - z) * s - x;
                     (d * d) as f64
                 })
