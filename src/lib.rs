@@ -17,6 +17,7 @@
 pub mod engine;
 pub mod error;
 pub mod histogram;
+pub mod numpy;
 pub mod observer;
 pub mod observers;
 pub mod params;
