@@ -21,7 +21,7 @@ use crate::error::{Error, Result};
 
 /// Largest array these helpers will allocate (bins or edges); numpy would try and run out of
 /// memory long after a browser tab does.
-pub const MAX_ELEMENTS: usize = 1 << 26;
+pub const MAX_ELEMENTS: usize = 1 << 22;
 
 macro_rules! pairwise {
     ($name:ident, $t:ty) => {
@@ -109,15 +109,11 @@ pub fn floor_divide_f32(a: f32, b: f32) -> f32 {
     if b == 0.0 {
         return a / b;
     }
-    let mut m = a % b;
+    let m = a % b;
     let mut div = (a - m) / b;
-    if m != 0.0 {
-        if (b < 0.0) != (m < 0.0) {
-            m += b;
-            div -= 1.0;
-        }
+    if m != 0.0 && (b < 0.0) != (m < 0.0) {
+        div -= 1.0;
     }
-    let _ = m;
     if div != 0.0 {
         let mut floordiv = div.floor();
         if div - floordiv > 0.5 {
@@ -387,5 +383,21 @@ mod tests {
         assert_eq!(argmin(&[]), None);
         assert_eq!(floor_divide_f32(7.0, 2.0), 3.0);
         assert_eq!(floor_divide_f32(0.3, 0.1), 3.0);
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn uniform_histogram_agrees_with_edge_search(
+            data in proptest::collection::vec(-1e3f32..1e3, 0..400),
+            lo in -1e3f32..1e3,
+            width in 1e-3f32..2e3,
+            bins in 1usize..300,
+        ) {
+            let hi = lo + width;
+            let (fast, edges) = histogram_uniform_f32(&data, bins, lo, hi).unwrap();
+            let e64: Vec<f64> = edges.iter().map(|&e| e as f64).collect();
+            let slow = histogram_with_edges(&data, &e64).unwrap();
+            proptest::prop_assert_eq!(fast, slow);
+        }
     }
 }

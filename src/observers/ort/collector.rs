@@ -229,4 +229,23 @@ mod tests {
         assert_eq!(b.hist, vec![2, 1, 0, 1]);
         assert_eq!((b.min, b.max), (-0.5, 4.0));
     }
+
+    proptest::proptest! {
+        #[test]
+        fn value_histogram_keeps_every_value(
+            batches in proptest::collection::vec(
+                proptest::collection::vec(-50f32..50.0, 1..200), 1..6),
+            bins in 2usize..600,
+        ) {
+            let mut state = None;
+            for b in &batches {
+                state = Some(collect(state, b, HistKind::Value, bins).unwrap());
+            }
+            let c = state.unwrap();
+            let n: usize = batches.iter().map(Vec::len).sum();
+            proptest::prop_assert_eq!(c.hist.iter().sum::<i64>() as usize, n);
+            proptest::prop_assert_eq!(c.edges.len(), c.hist.len() + 1);
+            proptest::prop_assert!(c.edges.windows(2).all(|w| w[0] <= w[1]));
+        }
+    }
 }

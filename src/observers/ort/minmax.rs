@@ -265,4 +265,17 @@ mod tests {
             "ValueError: No data is collected."
         );
     }
+
+    proptest::proptest! {
+        #[test]
+        fn global_min_max_does_not_depend_on_batching(
+            batches in proptest::collection::vec(
+                proptest::collection::vec(-1e3f32..1e3, 1..50), 1..8),
+            symmetric: bool,
+        ) {
+            let sym = format!(r#"{{"symmetric": {symmetric}}}"#);
+            let single = format!(r#"{{"symmetric": {symmetric}, "collect_mode": "single_reader"}}"#);
+            proptest::prop_assert_eq!(run(&sym, &batches), run(&single, &batches));
+        }
+    }
 }

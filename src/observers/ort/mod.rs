@@ -310,7 +310,7 @@ mod tests {
         )
         .unwrap();
         let (flat, notes) = flatten(&p, "MinMax", &minmax_params()).unwrap();
-        assert_eq!(flat.bool_or("symmetric", false).unwrap(), true);
+        assert!(flat.bool_or("symmetric", false).unwrap());
         assert_eq!(flat.str_or("collect_mode", "").unwrap(), "single_reader");
         assert_eq!(notes.len(), 1);
         let wrong = Params::from_json(r#"{"calibrate_method": "Entropy"}"#).unwrap();

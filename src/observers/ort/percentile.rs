@@ -188,10 +188,10 @@ mod tests {
         hist[511] = 1; // centre +1.99609375
         let d = distribution(&hist, &edges, 512, Scenario::Same).unwrap();
         assert_eq!(d.avg, 0.0);
-        assert_eq!(d.std, 1.99609375);
+        assert_eq!(d.std, 511.0 / 256.0);
         assert_eq!(d.range, (-2.0, 2.0));
         let p3 = distribution(&hist, &edges, 512, Scenario::P3).unwrap();
-        assert!((p3.std - 1.99609375f32.powf(1.0 / 3.0)).abs() < 1e-6);
+        assert!((p3.std - (511.0f32 / 256.0).powf(1.0 / 3.0)).abs() < 1e-6);
         let err = distribution(&hist, &edges, 128, Scenario::Same).unwrap_err();
         assert_eq!(
             err.to_string(),

@@ -174,19 +174,26 @@ mod tests {
     #[test]
     fn scale_is_float64_then_float32_and_zero_point_rounds_half_even() {
         // minmax-asym-normal: (−4.0231585, 3.9455497) on uint8.
-        let (zp, s) = compute_scale_zp(-4.023158550262451, 3.945549726486206, 0, 255, false, None);
-        assert_eq!(s, 0.031249836087226868);
+        let (zp, s) = compute_scale_zp(
+            -4.023158550262451f64 as f32,
+            3.945549726486206f64 as f32,
+            0,
+            255,
+            false,
+            None,
+        );
+        assert_eq!(s as f64, 0.031249836087226868);
         assert_eq!(zp, 129);
         // Symmetric int8 uses −127..127: 120/127.
         let (zp, s) = compute_scale_zp(-120.0, 120.0, -127, 127, true, None);
-        assert_eq!((zp, s), (0, 0.9448819160461426));
+        assert_eq!((zp, s as f64), (0, 0.9448819160461426));
         // uint8 symmetric: zero point round(127.5) = 128.
         assert_eq!(compute_scale_zp(-1.0, 1.0, 0, 255, true, None).0, 128);
         // An all-zero range: scale 1, zero point 0.
         assert_eq!(compute_scale_zp(0.0, 0.0, 0, 255, false, None), (0, 1.0));
         // A positive-only range still includes 0.
         let (zp, s) = compute_scale_zp(0.75, 0.75, 0, 255, false, None);
-        assert_eq!((zp, s), (0, 0.0029411765281111));
+        assert_eq!((zp, s as f64), (0, 0.0029411765281111));
         // min_real_range widens rmax.
         let (_, s) = compute_scale_zp(0.0, 0.0, 0, 255, false, Some(2.55));
         assert_eq!(s, (2.55f32 as f64 / 255.0) as f32);
@@ -206,5 +213,21 @@ mod tests {
         let y = quantize_dequantize(&x, &q).unwrap();
         let s = q.scale[0];
         assert_eq!(y.data, vec![-128.0 * s, s, 3.0 * s, 127.0 * s]);
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn zero_point_is_on_the_grid_and_zero_is_exact(
+            lo in -1e4f32..1e4,
+            span in 0f32..1e4,
+            ty in 0usize..6,
+            symmetric: bool,
+        ) {
+            let qt = QuantType::parse(QuantType::NAMES[ty]).unwrap();
+            let (qmin, qmax) = qt.qmin_qmax(symmetric);
+            let (zp, scale) = compute_scale_zp(lo, lo + span, qmin, qmax, symmetric, None);
+            proptest::prop_assert!(scale > 0.0);
+            proptest::prop_assert!(zp >= qmin && zp <= qmax, "zp {} outside {}..{}", zp, qmin, qmax);
+        }
     }
 }
