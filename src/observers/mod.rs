@@ -1,5 +1,6 @@
 //! The observers of every framework family, one module per family.
 
+pub mod horizon;
 pub mod torch;
 
 use crate::registry::{ObserverSpec, Preset};
@@ -8,6 +9,7 @@ use crate::registry::{ObserverSpec, Preset};
 pub fn all_observers() -> Vec<ObserverSpec> {
     let mut all = Vec::new();
     all.extend(torch::observers());
+    all.extend(horizon::observers());
     all
 }
 
@@ -15,5 +17,6 @@ pub fn all_observers() -> Vec<ObserverSpec> {
 pub fn all_presets() -> Vec<Preset> {
     let mut all = Vec::new();
     all.extend(torch::presets());
+    all.extend(horizon::presets());
     all
 }
