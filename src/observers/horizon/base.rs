@@ -18,7 +18,6 @@
 use crate::error::{Error, Result, Stage};
 use crate::observer::{QParams, ZeroPoint};
 use crate::params::{ParamSpec, Params};
-use crate::quant::round_half_even;
 use crate::tensor::Tensor;
 use std::borrow::Cow;
 
@@ -92,9 +91,30 @@ impl RoundMode {
     #[inline]
     pub fn round(self, v: f32) -> f32 {
         match self {
-            RoundMode::HalfToEven => round_half_even(v),
-            RoundMode::BpuRound => (v + 0.5).floor(),
+            RoundMode::HalfToEven => rint(v),
+            RoundMode::BpuRound => {
+                let y = v + 0.5;
+                let r = rint(y);
+                r - if r > y { 1.0 } else { 0.0 }
+            }
         }
+    }
+}
+
+/// Round half to even without a libm call (so that the hot loops vectorise with plain SSE2):
+/// below 2²³ in magnitude, adding and subtracting 2²³ rounds to an integer in the default
+/// rounding mode; larger magnitudes (and NaN/±inf) are already integral. Equal to
+/// [`crate::quant::round_half_even`] for every float.
+#[inline]
+pub fn rint(v: f32) -> f32 {
+    const TWO_23: f32 = 8_388_608.0;
+    let a = v.abs();
+    // Computed unconditionally so that the choice is a branch-free select.
+    let r = ((a + TWO_23) - TWO_23).copysign(v);
+    if a < TWO_23 {
+        r
+    } else {
+        v
     }
 }
 
@@ -170,7 +190,9 @@ impl QuantConfig {
     #[inline]
     pub fn fake_quant(&self, x: f32, s: f32) -> f32 {
         let r = self.round_mode.round(x / s);
-        r.clamp(self.quant_min as f32, self.quant_max as f32) * s
+        let (lo, hi) = (self.quant_min as f32, self.quant_max as f32);
+        let c = if r < lo { lo } else { r };
+        (if c > hi { hi } else { c }) * s
     }
 }
 
@@ -484,11 +506,26 @@ pub fn fake_quantize(x: &Tensor, q: &QParams, round_mode: RoundMode) -> Result<T
 /// tail (under 8 elements) one by one, then the square root. This reproduces the reference
 /// losses bit for bit, so near-ties are broken as Horizon breaks them.
 pub fn l2_loss(row: &[f32], quant: &QuantConfig, scale: f32) -> f32 {
+    let (lo, hi) = (quant.quant_min as f32, quant.quant_max as f32);
+    // One monomorphic loop per round mode keeps the hot loop branch-free.
+    match quant.round_mode {
+        RoundMode::HalfToEven => l2_loss_with(row, scale, lo, hi, rint),
+        RoundMode::BpuRound => l2_loss_with(row, scale, lo, hi, |v| RoundMode::BpuRound.round(v)),
+    }
+}
+
+#[inline(always)]
+fn l2_loss_with(row: &[f32], s: f32, lo: f32, hi: f32, round: impl Fn(f32) -> f32) -> f32 {
+    let err = |v: f32| {
+        let r = round(v / s);
+        let c = if r < lo { lo } else { r };
+        (if c > hi { hi } else { c }) * s - v
+    };
     let full = row.len() / 8 * 8;
     let mut lanes = [0.0f32; 8];
     for chunk in row[..full].chunks_exact(8) {
         for (lane, &v) in lanes.iter_mut().zip(chunk) {
-            let d = quant.fake_quant(v, scale) - v;
+            let d = err(v);
             *lane += d * d;
         }
     }
@@ -497,7 +534,7 @@ pub fn l2_loss(row: &[f32], quant: &QuantConfig, scale: f32) -> f32 {
         acc += lane;
     }
     for &v in &row[full..] {
-        let d = quant.fake_quant(v, scale) - v;
+        let d = err(v);
         acc += d * d;
     }
     acc.sqrt()
@@ -626,6 +663,8 @@ pub fn common_params(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::quant::round_half_even;
+    use proptest::prelude::*;
 
     fn cfg(json: &str) -> QuantConfig {
         QuantConfig::from_params(&Params::from_json(json).unwrap()).unwrap()
@@ -682,6 +721,49 @@ mod tests {
         let e = s(r#"{"qscheme": "per_channel_symmetric", "ch_axis": -1}"#).unwrap_err();
         assert!(matches!(e, Error::Framework { ref kind, .. } if kind == "AssertionError"));
         assert!(s(r#"{"ch_axis": 0}"#).is_err());
+    }
+
+    #[test]
+    fn fast_rounding_matches_libm_everywhere_it_matters() {
+        let special = [
+            0.0f32,
+            -0.0,
+            0.5,
+            -0.5,
+            1.5,
+            2.5,
+            -2.5,
+            0.49999997,
+            -0.49999997,
+            8388607.5,
+            -8388607.5,
+            8388608.0,
+            16777217.0,
+            1e30,
+            -1e30,
+            f32::INFINITY,
+            f32::NEG_INFINITY,
+            f32::MIN_POSITIVE,
+            1e-40,
+        ];
+        let mut bits = 0x0000_0001u32;
+        let mut values: Vec<f32> = special.to_vec();
+        // A sweep over every exponent with varied mantissas, both signs.
+        while bits < 0x7f80_0000 {
+            values.push(f32::from_bits(bits));
+            values.push(-f32::from_bits(bits));
+            bits = bits.wrapping_add(0x0001_3579);
+        }
+        for v in values {
+            assert_eq!(rint(v).to_bits(), round_half_even(v).to_bits(), "{v:e}");
+            let bpu = RoundMode::BpuRound.round(v);
+            let want = (v + 0.5).floor();
+            assert!(
+                bpu == want || (bpu == 0.0 && want == 0.0),
+                "{v:e}: {bpu} vs {want}"
+            );
+        }
+        assert!(rint(f32::NAN).is_nan());
     }
 
     #[test]
@@ -755,5 +837,29 @@ mod tests {
         assert_eq!(q.fake_quant(0.25, 0.5), 0.5);
         assert_eq!(q.fake_quant(100.0, 0.5), 63.5);
         assert_eq!(q.fake_quant(-100.0, 0.5), -64.0);
+    }
+    proptest! {
+        #[test]
+        fn fake_quantization_lands_on_the_grid(
+            x in proptest::collection::vec(-1e4f32..1e4, 1..100),
+            s in 1e-3f32..10.0,
+            bpu in any::<bool>(),
+            qint16 in any::<bool>(),
+        ) {
+            let params = Params::new()
+                .with("round_mode", if bpu { "bpu_round" } else { "half_to_even" })
+                .with("dtype", if qint16 { "qint16" } else { "qint8" });
+            let q = QuantConfig::from_params(&params).unwrap();
+            let qp = QParams::int(vec![s], ZeroPoint::Int(vec![0]), q.quant_min, q.quant_max, vec![], vec![]);
+            let y = fake_quantize(&Tensor::from_vec(x.clone()), &qp, q.round_mode).unwrap();
+            for (&v, &w) in x.iter().zip(&y.data) {
+                let level = q.round_mode.round(v / s).clamp(q.quant_min as f32, q.quant_max as f32);
+                prop_assert_eq!(w, level * s);
+                prop_assert_eq!(w, q.fake_quant(v, s));
+            }
+            let loss = l2_loss(&x, &q, s) as f64;
+            let exact: f64 = x.iter().zip(&y.data).map(|(&a, &b)| ((b - a) as f64).powi(2)).sum::<f64>().sqrt();
+            prop_assert!((loss - exact).abs() <= exact * 1e-5 + 1e-30);
+        }
     }
 }

@@ -412,6 +412,7 @@ impl Observer for KlObserver {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
 
     fn p(json: &str) -> Params {
         Params::from_json(json).unwrap()
@@ -493,5 +494,29 @@ mod tests {
         o.observe(&Tensor::from_vec(vec![0.0; 10])).unwrap();
         let e = o.observe(&Tensor::from_vec(vec![1.0; 10])).unwrap_err();
         assert!(e.to_string().starts_with("OverflowError"), "{e}");
+    }
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(24))]
+        #[test]
+        fn the_clip_is_an_edge_within_the_observed_range(
+            data in proptest::collection::vec(-20f32..20.0, 1..500),
+            more in proptest::collection::vec(-40f32..40.0, 1..500),
+            qint16 in any::<bool>(),
+        ) {
+            let params = Params::new()
+                .with("bins", 256)
+                .with("update_interval", 2)
+                .with("dtype", if qint16 { "qint16" } else { "qint8" });
+            let mut o = KlObserver::new(&params).unwrap();
+            o.observe(&Tensor::from_vec(data.clone())).unwrap();
+            o.observe(&Tensor::from_vec(more.clone())).unwrap();
+            let run = o.last_run().unwrap();
+            prop_assert_eq!(run.divergences.len(), run.hist_bins - 127);
+            prop_assert!(run.edges.contains(&run.amax));
+            let x_max = data.iter().chain(&more).fold(0f32, |m, v| m.max(v.abs()));
+            prop_assert!(run.amax >= 0.0 && run.amax <= x_max * (1.0 + 1e-6));
+            prop_assert_eq!(run.hist.iter().sum::<f32>() as usize, data.len() + more.len());
+            prop_assert!(o.qparams().unwrap().scale[0] >= base::EPS);
+        }
     }
 }

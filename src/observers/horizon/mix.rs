@@ -20,9 +20,14 @@ use serde_json::json;
 /// Histogram bins Mix always uses.
 pub const MIX_BINS: usize = 2048;
 
-/// The nine percentiles (as fractions) Mix tries.
-pub const MIX_PERCENTILES: [f32; 9] = [
+/// The nine percentiles (as fractions) Mix tries; PyTorch holds them in a float32 tensor.
+pub const MIX_PERCENTILES: [f64; 9] = [
     0.999, 0.9995, 0.9999, 0.99993, 0.99995, 0.99997, 0.99999, 0.999995, 0.999999,
+];
+
+/// The same percentiles in percent, for display.
+pub const MIX_PERCENTS: [f64; 9] = [
+    99.9, 99.95, 99.99, 99.993, 99.995, 99.997, 99.999, 99.9995, 99.9999,
 ];
 
 /// One of the batch's candidates.
@@ -30,8 +35,8 @@ pub const MIX_PERCENTILES: [f32; 9] = [
 pub struct MixCandidate {
     /// Histogram bin of the clip.
     pub bin: usize,
-    /// The percentiles (fractions) that landed in this bin.
-    pub percentiles: Vec<f32>,
+    /// The percentiles (in percent) that landed in this bin.
+    pub percentiles: Vec<f64>,
     pub clip: f32,
     pub min: f32,
     pub max: f32,
@@ -74,12 +79,12 @@ impl MixObserver {
     pub fn candidates(&self, data: &[f32]) -> (Vec<MixCandidate>, AbsHistogram) {
         let hist = AbsHistogram::new(data, MIX_BINS);
         let numel = data.len() as f32;
-        let mut found: Vec<(usize, Vec<f32>)> = Vec::new();
-        for &p in &MIX_PERCENTILES {
-            let bin = hist.search(p * numel);
+        let mut found: Vec<(usize, Vec<f64>)> = Vec::new();
+        for (&p, &percent) in MIX_PERCENTILES.iter().zip(&MIX_PERCENTS) {
+            let bin = hist.search(p as f32 * numel);
             match found.iter_mut().find(|(b, _)| *b == bin) {
-                Some((_, ps)) => ps.push(p),
-                None => found.push((bin, vec![p])),
+                Some((_, ps)) => ps.push(percent),
+                None => found.push((bin, vec![percent])),
             }
         }
         found.sort_by_key(|(b, _)| *b);
@@ -140,7 +145,7 @@ impl Observer for MixObserver {
                 .iter()
                 .map(|c| {
                     json!({
-                        "percentiles": c.percentiles.iter().map(|&p| p as f64 * 100.0).collect::<Vec<_>>(),
+                        "percentiles": c.percentiles,
                         "bin": c.bin,
                         "clip": c.clip,
                         "min": c.min,

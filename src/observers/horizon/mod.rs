@@ -286,3 +286,100 @@ pub fn observers() -> Vec<ObserverSpec> {
 pub fn presets() -> Vec<Preset> {
     Vec::new()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::observer::Retune;
+    use crate::params::ParamKind;
+    use crate::tensor::Tensor;
+    use serde_json::Value;
+
+    fn batch(seed: u32) -> Tensor {
+        let data = (0..512u32)
+            .map(|i| {
+                let u = ((i.wrapping_mul(2654435761u32) ^ seed) % 10007) as f32 / 10007.0 - 0.5;
+                u * u * u * 40.0 + (i % 7) as f32 * 0.01
+            })
+            .collect();
+        Tensor::new(vec![8, 64], data).unwrap()
+    }
+
+    /// A valid value different from the default.
+    fn other_value(p: &ParamSpec) -> Value {
+        match (&p.kind, &p.default) {
+            (ParamKind::Choice { options }, d) => {
+                Value::from(*options.iter().find(|o| Value::from(**o) != *d).unwrap())
+            }
+            (ParamKind::Bool, d) => Value::from(!d.as_bool().unwrap_or(false)),
+            (ParamKind::Int { .. }, Value::Null) if p.name == "quant_min" => Value::from(-100),
+            (ParamKind::Int { .. }, Value::Null) if p.name == "quant_max" => Value::from(100),
+            (ParamKind::Int { min, max }, d) => {
+                let d = d.as_i64().unwrap();
+                Value::from(if d < *max {
+                    d + 1
+                } else {
+                    min.max(&(d - 1)).to_owned()
+                })
+            }
+            (ParamKind::Float { max, .. }, d) => {
+                let d = d.as_f64().unwrap();
+                Value::from(if d + 0.5 <= *max { d + 0.5 } else { d / 2.0 })
+            }
+        }
+    }
+
+    #[test]
+    fn search_only_params_really_retune_and_data_params_do_not() {
+        for spec in observers() {
+            for p in &spec.params {
+                if p.name == "qscheme" || p.name == "ch_axis" {
+                    continue; // changing one alone violates Horizon's assertions
+                }
+                let mut changed = Params::new().with(p.name, other_value(p));
+                if p.name == "quant_min" {
+                    changed = changed.with("quant_max", 100);
+                }
+                if p.name == "quant_max" {
+                    changed = changed.with("quant_min", -100);
+                }
+                let mut o = spec.build(&Params::new()).unwrap();
+                o.observe(&batch(1)).unwrap();
+                o.observe(&batch(2)).unwrap();
+                let outcome = o.retune(&changed).unwrap();
+                let expect = if p.affects == Affects::Search {
+                    Retune::Applied
+                } else {
+                    Retune::NeedsData
+                };
+                assert_eq!(outcome, expect, "{} {}", spec.id, p.name);
+                if outcome == Retune::Applied {
+                    let mut fresh = spec.build(&changed).unwrap();
+                    fresh.observe(&batch(1)).unwrap();
+                    fresh.observe(&batch(2)).unwrap();
+                    assert_eq!(
+                        o.qparams().unwrap().scale,
+                        fresh.qparams().unwrap().scale,
+                        "{} {}",
+                        spec.id,
+                        p.name
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn every_observer_builds_with_its_defaults_and_reports_qparams() {
+        for spec in observers() {
+            let mut o = spec.build(&Params::new()).unwrap();
+            assert_eq!(o.qparams().unwrap().scale.len(), 1, "{}", spec.id);
+            o.observe(&batch(3)).unwrap();
+            let q = o.qparams().unwrap();
+            assert!(q.scale.iter().all(|&s| s > 0.0), "{}", spec.id);
+            let y = o.fake_quantize(&batch(3), &q).unwrap();
+            assert_eq!(y.shape, vec![8, 64]);
+            o.reset();
+        }
+    }
+}

@@ -238,6 +238,7 @@ impl Observer for MseObserver {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
 
     fn p(json: &str) -> Params {
         Params::from_json(json).unwrap()
@@ -313,5 +314,30 @@ mod tests {
     fn stride_zero_is_refused_like_torch_arange() {
         let e = MseObserver::new(&p(r#"{"stride": 0}"#)).unwrap_err();
         assert!(e.to_string().contains("step must be nonzero"));
+    }
+    proptest! {
+        #[test]
+        fn the_selected_candidate_has_the_smallest_loss(
+            data in proptest::collection::vec(-10f32..10.0, 1..300),
+            stride in 1i64..20,
+            bpu in any::<bool>(),
+        ) {
+            let params = Params::new()
+                .with("stride", stride)
+                .with("round_mode", if bpu { "bpu_round" } else { "half_to_even" });
+            let mut o = MseObserver::new(&params).unwrap();
+            o.observe(&Tensor::from_vec(data.clone())).unwrap();
+            let s = o.last.clone().unwrap();
+            let k = s.selected[0];
+            let best = s.losses[k][0];
+            prop_assert!(s.losses.iter().all(|row| row[0] >= best));
+            // the last of the minima
+            prop_assert!(s.losses[k + 1..].iter().all(|row| row[0] > best));
+            let applied = s.applied[0];
+            prop_assert!(applied > 0.0 && applied <= 1.0);
+            let q = o.qparams().unwrap();
+            let hi = data.iter().cloned().fold(f32::NEG_INFINITY, f32::max);
+            prop_assert_eq!(q.max_val[0], hi * applied);
+        }
     }
 }

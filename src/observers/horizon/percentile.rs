@@ -205,6 +205,7 @@ impl Observer for PercentileObserver {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
 
     fn p(json: &str) -> Params {
         Params::from_json(json).unwrap()
@@ -253,5 +254,25 @@ mod tests {
         assert_eq!(h.search(2.0), 0);
         assert_eq!(h.search(2.5), 3);
         assert_eq!(h.search(5.0), 4);
+    }
+    proptest! {
+        #[test]
+        fn the_clip_stays_inside_the_batch_range(
+            data in proptest::collection::vec(-50f32..50.0, 1..400),
+            percentile in 0.0f64..=100.0,
+            bins in 1i64..600,
+        ) {
+            let params = Params::new().with("percentile", percentile).with("bins", bins);
+            let mut o = PercentileObserver::new(&params).unwrap();
+            o.observe(&Tensor::from_vec(data.clone())).unwrap();
+            let q = o.qparams().unwrap();
+            let lo = data.iter().cloned().fold(f32::INFINITY, f32::min);
+            let hi = data.iter().cloned().fold(f32::NEG_INFINITY, f32::max);
+            prop_assert!(q.min_val[0] >= lo && q.max_val[0] <= hi);
+            prop_assert!(q.scale[0] >= base::EPS);
+            // The clip is a bin centre of [0, R]: never beyond R.
+            let r = (-lo).max(hi);
+            prop_assert!(-q.min_val[0] <= r && q.max_val[0] <= r);
+        }
     }
 }
