@@ -309,7 +309,7 @@ mod tests {
     fn other_value(p: &ParamSpec) -> Value {
         match (&p.kind, &p.default) {
             (ParamKind::Choice { options }, d) => {
-                Value::from(*options.iter().find(|o| Value::from(**o) != *d).unwrap())
+                Value::from(*options.iter().find(|o| d.as_str() != Some(**o)).unwrap())
             }
             (ParamKind::Bool, d) => Value::from(!d.as_bool().unwrap_or(false)),
             (ParamKind::Int { .. }, Value::Null) if p.name == "quant_min" => Value::from(-100),
