@@ -21,6 +21,7 @@ pub mod observer;
 pub mod observers;
 pub mod params;
 pub mod quant;
+pub mod quantizers;
 pub mod registry;
 pub mod tensor;
 

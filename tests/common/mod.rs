@@ -301,10 +301,32 @@ pub fn run_family(family: &str, runner: impl Fn(&Case) -> Result<(), String>) {
     }
     let passed = cases.len() - failures.len();
     println!("golden {family}: {passed}/{} cases pass", cases.len());
+    write_summary(family, &per_observer);
     assert!(
         failures.is_empty(),
         "{} {family} golden case(s) fail:\n{}",
         failures.len(),
         failures.join("\n")
+    );
+}
+
+/// Record the per-observer pass counts in `target/golden-summary/<family>.json`, from which
+/// `scripts/parity-table.mjs` renders the README's parity table.
+fn write_summary(family: &str, per_observer: &BTreeMap<String, (usize, usize)>) {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/golden-summary");
+    let observers: serde_json::Map<String, Value> = per_observer
+        .iter()
+        .map(|(id, (ok, total))| {
+            (
+                id.clone(),
+                serde_json::json!({"passed": ok, "cases": total}),
+            )
+        })
+        .collect();
+    let doc = serde_json::json!({"family": family, "observers": observers});
+    let _ = std::fs::create_dir_all(&dir);
+    let _ = std::fs::write(
+        dir.join(format!("{family}.json")),
+        serde_json::to_string_pretty(&doc).unwrap_or_default(),
     );
 }

@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Installs everything the build and tests need on a fresh machine, idempotently:
+# the wasm32 target, wasm-bindgen-cli pinned to Cargo.lock's wasm-bindgen, npm dependencies,
+# and Debian's Chromium + ChromeDriver for the browser tests.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+step() { printf '\n== %s\n' "$*" >&2; }
+
+if ! rustup target list --installed 2>/dev/null | grep -qx wasm32-unknown-unknown; then
+  step "rustup target add wasm32-unknown-unknown"
+  rustup target add wasm32-unknown-unknown
+fi
+
+wb_version=$(awk '/^name = "wasm-bindgen"$/ { getline; gsub(/"/, "", $3); print $3; exit }' Cargo.lock)
+if [ "$(wasm-bindgen --version 2>/dev/null || true)" != "wasm-bindgen $wb_version" ]; then
+  step "cargo install wasm-bindgen-cli $wb_version (about 5 minutes, once)"
+  # --locked can fail on registry mirrors that lag behind the CLI's lockfile; retry unlocked.
+  cargo install wasm-bindgen-cli --version "$wb_version" --locked \
+    || cargo install wasm-bindgen-cli --version "$wb_version"
+fi
+
+if [ "${QUANTSCOPE_SKIP_BROWSER:-0}" != 1 ] && { ! command -v chromium >/dev/null || ! command -v chromedriver >/dev/null; }; then
+  step "apt-get install chromium chromium-driver"
+  sudo_cmd=""
+  [ "$(id -u)" = 0 ] || sudo_cmd="sudo"
+  $sudo_cmd apt-get update -q
+  DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -q --no-install-recommends chromium chromium-driver
+fi
+
+if [ -f package-lock.json ] && { [ ! -d node_modules ] || [ package-lock.json -nt node_modules/.package-lock.json ]; }; then
+  step "npm ci"
+  npm ci --no-audit --no-fund
+fi

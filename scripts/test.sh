@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Runs every test of quantscope: formatting and lints, native unit/property/golden tests, the
+# wasm32 build, the web build, wasm-bindgen tests in headless Chromium, and the end-to-end tests.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export CHROMEDRIVER="${CHROMEDRIVER:-/usr/bin/chromedriver}"
+
+t() { local start=$SECONDS; printf '\n== %s\n' "$*" >&2; "$@"; printf '== %ss  %s\n' "$((SECONDS - start))" "$*" >&2; }
+
+t bash scripts/setup.sh
+t cargo fmt --check
+t cargo clippy --all-targets --locked -- -D warnings
+t cargo clippy --lib --target wasm32-unknown-unknown --locked -- -D warnings
+t cargo test --locked
+t node scripts/parity-table.mjs --check
+if [ -f scripts/build-web.sh ]; then
+  t bash scripts/build-web.sh
+fi
+if ls tests/wasm_*.rs >/dev/null 2>&1; then
+  t cargo test --locked --target wasm32-unknown-unknown
+fi
+if ls e2e/*.test.mjs >/dev/null 2>&1; then
+  t node --test --test-reporter=spec e2e/*.test.mjs
+fi

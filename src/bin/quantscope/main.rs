@@ -1,0 +1,210 @@
+//! `quantscope`: run quantization observers on tensor files from a terminal or a CI job.
+//!
+//! ```text
+//! quantscope list [--json]
+//! quantscope inspect FILE [--json]
+//! quantscope observe FILE... [--observer ID | --preset NAME] [--params JSON] [--split-axis N] [--strict] [--json]
+//! quantscope adaround W X [--bits 4|8] [--scheme per_channel_symmetric|…] [--iters N] [--json]
+//! ```
+//! Each FILE of `observe` is one calibration batch, in order; `file.npz:member` and
+//! `file.safetensors:tensor` pick one tensor of a container.
+
+mod inputs;
+mod output;
+
+use clap::{Parser, Subcommand};
+use quantscope::engine::{self, NonFinitePolicy};
+use quantscope::params::Params;
+use quantscope::quantizers::adaround::{self, AdaRoundConfig, WeightScheme};
+use quantscope::registry::{self, Granularity};
+use quantscope::Result;
+use std::process::ExitCode;
+
+/// Quantization observers of PyTorch, AMD Quark, Horizon, ONNX Runtime and NVIDIA ModelOpt,
+/// reproduced exactly.
+#[derive(Parser, Debug)]
+#[command(name = "quantscope", version, about, long_about = None)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// List every observer and preset with its parameters.
+    List {
+        /// Print JSON instead of a table.
+        #[arg(long)]
+        json: bool,
+    },
+    /// List the tensors of a file with shape, dtype and NaN/Inf counts.
+    Inspect {
+        /// A .npy, .npz or .safetensors file.
+        file: String,
+        /// Print JSON instead of a table.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Run observers over calibration batches and report their qparams and error.
+    Observe {
+        /// Calibration batches in order (`file.npz:member` picks one tensor of a container).
+        #[arg(required = true)]
+        files: Vec<String>,
+        /// Observer id, e.g. `torch.HistogramObserver` (default: every per-tensor observer).
+        #[arg(long, conflicts_with = "preset")]
+        observer: Option<String>,
+        /// Named preset, e.g. `default_weight_observer`.
+        #[arg(long)]
+        preset: Option<String>,
+        /// Parameters as a JSON object, e.g. '{"dtype": "qint8", "bins": 256}'.
+        #[arg(long, default_value = "{}")]
+        params: String,
+        /// Split the (single) tensor into batches along this axis.
+        #[arg(long)]
+        split_axis: Option<usize>,
+        /// Refuse tensors containing NaN or ±Inf instead of excluding those values.
+        #[arg(long)]
+        strict: bool,
+        /// Print JSON instead of a table.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Learn a layer's weight rounding with AdaRound and compare it with round-to-nearest.
+    Adaround {
+        /// The weight `[out, in]` (`file.npz:member` picks one tensor of a container).
+        weight: String,
+        /// Calibration inputs of the layer `[n, in]`.
+        inputs: String,
+        /// Weight bit width.
+        #[arg(long, default_value_t = 4)]
+        bits: u32,
+        /// per_channel_symmetric, per_tensor_symmetric, per_channel_affine or per_tensor_affine.
+        #[arg(long, default_value = "per_channel_symmetric")]
+        scheme: String,
+        /// Adam iterations (Quark's default: 1000).
+        #[arg(long, default_value_t = 1000)]
+        iters: usize,
+        /// Rows of the inputs per iteration.
+        #[arg(long, default_value_t = 64)]
+        batch_rows: usize,
+        /// Seed of the mini-batch sampling.
+        #[arg(long, default_value_t = 1_705_472_343)]
+        seed: u64,
+        /// Print JSON instead of a table.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match run(cli.command) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) => {
+            eprintln!("quantscope: {error}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn run(command: Command) -> Result<()> {
+    match command {
+        Command::List { json } => {
+            if json {
+                output::print_json(&output::registry_json())
+            } else {
+                print!("{}", output::registry_table());
+            }
+            Ok(())
+        }
+        Command::Inspect { file, json } => {
+            let tensors = inputs::read_file(&file)?;
+            if json {
+                output::print_json(&output::inspect_json(&file, &tensors));
+            } else {
+                print!("{}", output::inspect_table(&file, &tensors));
+            }
+            Ok(())
+        }
+        Command::Observe {
+            files,
+            observer,
+            preset,
+            params,
+            split_axis,
+            strict,
+            json,
+        } => {
+            let user_params = Params::from_json(&params)?;
+            let batches = inputs::read_batches(&files, split_axis)?;
+            let policy = if strict {
+                NonFinitePolicy::Strict
+            } else {
+                NonFinitePolicy::Exclude
+            };
+            let runs: Vec<(String, Params)> = match (observer, preset) {
+                (Some(id), _) => vec![(id, user_params)],
+                (None, Some(name)) => {
+                    let preset = registry::find_preset(&name)?;
+                    vec![(
+                        preset.observer.to_string(),
+                        preset.params.merged(&user_params),
+                    )]
+                }
+                (None, None) => registry::observers()
+                    .iter()
+                    .filter(|s| s.granularity == Granularity::PerTensor && s.corrects.is_none())
+                    .map(|s| (s.id.to_string(), user_params.clone()))
+                    .collect(),
+            };
+            if runs.len() == 1 {
+                let (id, params) = &runs[0];
+                let report = engine::run(id, params, &batches, policy)?;
+                if json {
+                    output::print_json(&output::report_json(&report));
+                } else {
+                    print!("{}", output::report_text(&report));
+                }
+            } else {
+                let results: Vec<_> = runs
+                    .iter()
+                    .map(|(id, params)| (id.as_str(), engine::run(id, params, &batches, policy)))
+                    .collect();
+                if json {
+                    output::print_json(&output::comparison_json(&results));
+                } else {
+                    print!("{}", output::comparison_table(&results, &batches));
+                }
+            }
+            Ok(())
+        }
+        Command::Adaround {
+            weight,
+            inputs: x,
+            bits,
+            scheme,
+            iters,
+            batch_rows,
+            seed,
+            json,
+        } => {
+            let config = AdaRoundConfig {
+                bits,
+                scheme: WeightScheme::parse(&scheme)?,
+                iterations: iters,
+                batch_rows,
+                seed,
+                ..AdaRoundConfig::default()
+            };
+            let w = inputs::read_tensor(&weight)?;
+            let x = inputs::read_tensor(&x)?;
+            let outcome = adaround::optimise(&w, &x, &config, &mut |_| true)?;
+            if json {
+                output::print_json(&serde_json::to_value(&outcome).unwrap_or_default());
+            } else {
+                print!("{}", output::adaround_text(&outcome));
+            }
+            Ok(())
+        }
+    }
+}

@@ -1,0 +1,362 @@
+//! Text tables and JSON documents printed by the CLI.
+
+use quantscope::engine::Report;
+use quantscope::observer::ZeroPoint;
+use quantscope::params::ParamKind;
+use quantscope::registry::{self, Family};
+use quantscope::tensor::{NamedTensor, NonFiniteCounts, Tensor};
+use quantscope::Result;
+use serde_json::{json, Value};
+use std::fmt::Write;
+
+/// Print a JSON value, pretty, on stdout.
+pub fn print_json(value: &Value) {
+    println!(
+        "{}",
+        serde_json::to_string_pretty(value).unwrap_or_else(|e| format!("{{\"error\": \"{e}\"}}"))
+    );
+}
+
+/// A number in a short, readable form (6 significant digits).
+pub fn fmt_num(x: f64) -> String {
+    if x == 0.0 || x.is_nan() || x.is_infinite() {
+        return format!("{x}");
+    }
+    let a = x.abs();
+    if (1e-3..1e6).contains(&a) {
+        let digits = (5 - a.log10().floor() as i32).clamp(0, 9) as usize;
+        let s = format!("{x:.digits$}");
+        if s.contains('.') {
+            s.trim_end_matches('0').trim_end_matches('.').to_string()
+        } else {
+            s
+        }
+    } else {
+        format!("{x:.5e}")
+    }
+}
+
+/// A list of numbers: one value as itself, several as `[a, b, …]` (at most 6 shown).
+fn fmt_list(values: impl ExactSizeIterator<Item = f64>) -> String {
+    let n = values.len();
+    let shown: Vec<String> = values.take(6).map(fmt_num).collect();
+    match n {
+        0 => "-".to_string(),
+        1 => shown[0].clone(),
+        _ if n > 6 => format!("[{}, … {n} values]", shown.join(", ")),
+        _ => format!("[{}]", shown.join(", ")),
+    }
+}
+
+fn zero_points(zp: &ZeroPoint) -> String {
+    match zp {
+        ZeroPoint::Int(v) => fmt_list(v.iter().map(|&x| x as f64)),
+        ZeroPoint::Float(v) => fmt_list(v.iter().map(|&x| x as f64)),
+    }
+}
+
+fn f32s(values: &[f32]) -> impl ExactSizeIterator<Item = f64> + '_ {
+    values.iter().map(|&x| x as f64)
+}
+
+/// The registry as JSON: observers (with parameters and quirks) and presets.
+pub fn registry_json() -> Value {
+    json!({
+        "observers": registry::observers(),
+        "presets": registry::presets(),
+    })
+}
+
+/// The registry as a readable listing grouped by framework.
+pub fn registry_table() -> String {
+    let mut out = String::new();
+    let mut current: Option<Family> = None;
+    for spec in registry::observers() {
+        if current != Some(spec.family) {
+            current = Some(spec.family);
+            let _ = writeln!(
+                out,
+                "\n{} ({})",
+                spec.family.framework(),
+                spec.framework_version
+            );
+        }
+        let _ = writeln!(out, "  {:48} {}", spec.id, spec.summary);
+        for p in &spec.params {
+            let range = match &p.kind {
+                ParamKind::Int { min, max } => format!("int {min}..={max}"),
+                ParamKind::Float { min, max, .. } => {
+                    format!("float {}..={}", fmt_num(*min), fmt_num(*max))
+                }
+                ParamKind::Bool => "bool".to_string(),
+                ParamKind::Choice { options } => options.join("|"),
+            };
+            let _ = writeln!(
+                out,
+                "      {:22} {:32} default {}",
+                p.name, range, p.default
+            );
+        }
+        for q in &spec.quirks {
+            let _ = writeln!(out, "      quirk: {q}");
+        }
+    }
+    let _ = writeln!(out, "\nPresets");
+    for p in registry::presets() {
+        let _ = writeln!(
+            out,
+            "  {:48} {} {}",
+            p.name,
+            p.observer,
+            Value::Object(p.params.0.clone())
+        );
+    }
+    out
+}
+
+fn nonfinite_json(n: &NonFiniteCounts) -> Value {
+    json!({"nan": n.nan, "pos_inf": n.pos_inf, "neg_inf": n.neg_inf})
+}
+
+/// `inspect` as JSON.
+pub fn inspect_json(file: &str, tensors: &[NamedTensor]) -> Value {
+    let items: Vec<Value> = tensors
+        .iter()
+        .map(|t| {
+            json!({
+                "name": t.name,
+                "shape": t.tensor.shape,
+                "dtype": t.tensor.dtype.name(),
+                "elements": t.tensor.len(),
+                "nonfinite": nonfinite_json(&t.tensor.nonfinite()),
+            })
+        })
+        .collect();
+    json!({"file": file, "tensors": items})
+}
+
+/// `inspect` as a table.
+pub fn inspect_table(file: &str, tensors: &[NamedTensor]) -> String {
+    let display_name = |t: &NamedTensor| {
+        if t.name.is_empty() {
+            "(array)".to_string()
+        } else {
+            t.name.clone()
+        }
+    };
+    let width = tensors
+        .iter()
+        .map(|t| display_name(t).chars().count())
+        .max()
+        .unwrap_or(0)
+        .max(4);
+    let mut out = format!("{file}: {} tensor(s)\n", tensors.len());
+    let _ = writeln!(
+        out,
+        "  {:width$} {:20} {:10} {:>12} {:>8} {:>8} {:>8}",
+        "name", "shape", "dtype", "elements", "NaN", "+Inf", "-Inf"
+    );
+    for t in tensors {
+        let n = t.tensor.nonfinite();
+        let _ = writeln!(
+            out,
+            "  {:width$} {:20} {:10} {:>12} {:>8} {:>8} {:>8}",
+            display_name(t),
+            format!("{:?}", t.tensor.shape),
+            t.tensor.dtype.name(),
+            t.tensor.len(),
+            n.nan,
+            n.pos_inf,
+            n.neg_inf
+        );
+    }
+    out
+}
+
+/// One observer run as JSON: `observer`, `params`, `min_val`, `max_val`, `scale`,
+/// `zero_point`, `qdq`, `nonfinite`, plus `amax` and family extras where the observer has them.
+pub fn report_json(report: &Report) -> Value {
+    let mut value = serde_json::to_value(report).unwrap_or(Value::Null);
+    if let Value::Object(map) = &mut value {
+        map.insert("nonfinite".into(), nonfinite_json(&report.nonfinite));
+    }
+    value
+}
+
+/// One observer run as readable text.
+pub fn report_text(r: &Report) -> String {
+    let q = &r.qparams;
+    let mut out = String::new();
+    let _ = writeln!(out, "observer      {}", r.observer);
+    if !r.params.0.is_empty() {
+        let _ = writeln!(out, "params        {}", Value::Object(r.params.0.clone()));
+    }
+    let _ = writeln!(
+        out,
+        "input         {} batch(es), {} elements",
+        r.batches, r.elements
+    );
+    let n = r.nonfinite;
+    if n.total() > 0 {
+        let _ = writeln!(
+            out,
+            "non-finite    {} NaN, {} +Inf, {} -Inf (excluded from statistics)",
+            n.nan, n.pos_inf, n.neg_inf
+        );
+    }
+    let _ = writeln!(out, "min_val       {}", fmt_list(f32s(&q.min_val)));
+    let _ = writeln!(out, "max_val       {}", fmt_list(f32s(&q.max_val)));
+    if let Some((lo, hi)) = &q.clip_range {
+        let _ = writeln!(
+            out,
+            "clip range    {} .. {}",
+            fmt_list(f32s(lo)),
+            fmt_list(f32s(hi))
+        );
+    }
+    if let Some(amax) = &q.amax {
+        let _ = writeln!(out, "amax          {}", fmt_list(f32s(amax)));
+    }
+    let _ = writeln!(out, "scale         {}", fmt_list(f32s(&q.scale)));
+    let _ = writeln!(out, "zero_point    {}", zero_points(&q.zero_point));
+    let _ = writeln!(out, "grid          {}", grid_text(q));
+    if let Some(m) = &r.qdq {
+        let _ = writeln!(out, "mse           {}", fmt_num(m.mse));
+        let _ = writeln!(
+            out,
+            "sqnr_db       {}",
+            m.sqnr_db.map_or("-".into(), fmt_num)
+        );
+        let _ = writeln!(out, "max_abs_err   {}", fmt_num(m.max_abs_err));
+        let _ = writeln!(out, "clipped       {:.4}%", m.clipped_fraction * 100.0);
+    }
+    for quirk in &r.quirks {
+        let _ = writeln!(out, "note          framework quirk reproduced: {quirk}");
+    }
+    for note in &q.notes {
+        let _ = writeln!(out, "note          {note}");
+    }
+    out
+}
+
+fn grid_text(q: &quantscope::observer::QParams) -> String {
+    use quantscope::observer::Grid;
+    let axis = q
+        .axis
+        .map(|a| format!(", per channel along axis {a}"))
+        .unwrap_or_default();
+    match &q.grid {
+        Grid::Int {
+            quant_min,
+            quant_max,
+        } => format!("integers {quant_min}..={quant_max}{axis}"),
+        Grid::Float { format, max } => format!("{format} (max {}){axis}", fmt_num(*max)),
+        Grid::None => "none (pass-through)".to_string(),
+    }
+}
+
+/// Several observer runs as a JSON array (failed runs carry `error`).
+pub fn comparison_json(results: &[(&str, Result<Report>)]) -> Value {
+    Value::Array(
+        results
+            .iter()
+            .map(|(id, r)| match r {
+                Ok(report) => report_json(report),
+                Err(e) => json!({"observer": id, "error": e.to_string()}),
+            })
+            .collect(),
+    )
+}
+
+/// Several observer runs side by side, one row each.
+pub fn comparison_table(results: &[(&str, Result<Report>)], batches: &[Tensor]) -> String {
+    let elements: usize = batches.iter().map(Tensor::len).sum();
+    let mut out = format!("{} batch(es), {elements} elements\n", batches.len());
+    let _ = writeln!(
+        out,
+        "{:46} {:>12} {:>12} {:>12} {:>6} {:>12} {:>9} {:>9}",
+        "observer", "clip min", "clip max", "scale", "zp", "mse", "sqnr dB", "clipped%"
+    );
+    for (id, result) in results {
+        match result {
+            Ok(r) => {
+                let q = &r.qparams;
+                let (lo, hi) = q.representable_range(0).unwrap_or((f64::NAN, f64::NAN));
+                let m = r.qdq.as_ref();
+                let _ = writeln!(
+                    out,
+                    "{:46} {:>12} {:>12} {:>12} {:>6} {:>12} {:>9} {:>9}",
+                    id,
+                    fmt_num(lo),
+                    fmt_num(hi),
+                    fmt_list(f32s(&q.scale)),
+                    zero_points(&q.zero_point),
+                    m.map_or("-".into(), |m| fmt_num(m.mse)),
+                    m.and_then(|m| m.sqnr_db)
+                        .map_or("-".into(), |s| format!("{s:.2}")),
+                    m.map_or("-".into(), |m| format!("{:.4}", m.clipped_fraction * 100.0)),
+                );
+            }
+            Err(e) => {
+                let _ = writeln!(out, "{id:46} error: {e}");
+            }
+        }
+    }
+    out
+}
+
+/// An AdaRound run as readable text.
+pub fn adaround_text(o: &quantscope::quantizers::adaround::AdaRoundOutcome) -> String {
+    let mut out = String::new();
+    let c = &o.config;
+    let _ = writeln!(
+        out,
+        "AdaRound, {} bits {:?}, {} of {} iterations, {} weights",
+        c.bits, c.scheme, o.iterations_run, c.iterations, o.weights
+    );
+    let _ = writeln!(out, "{:22} {:>14} {:>12}", "", "output mse", "sqnr dB");
+    let _ = writeln!(
+        out,
+        "{:22} {:>14} {:>12.3}",
+        "round to nearest",
+        fmt_num(o.nearest.output_mse),
+        o.nearest.output_sqnr_db
+    );
+    let _ = writeln!(
+        out,
+        "{:22} {:>14} {:>12.3}",
+        "adaround",
+        fmt_num(o.adaround.output_mse),
+        o.adaround.output_sqnr_db
+    );
+    let _ = writeln!(
+        out,
+        "output mse reduced by  {:.1}%",
+        o.mse_reduction * 100.0
+    );
+    let _ = writeln!(
+        out,
+        "rounded the other way  {} weights ({:.2}%)",
+        o.flipped,
+        100.0 * o.flipped as f64 / o.weights.max(1) as f64
+    );
+    let _ = writeln!(
+        out,
+        "soft decisions binary  {:.2}% at the end",
+        o.final_binary_fraction * 100.0
+    );
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::fmt_num;
+
+    #[test]
+    fn numbers_are_short() {
+        assert_eq!(fmt_num(0.036180686205625534), "0.0361807");
+        assert_eq!(fmt_num(124.0), "124");
+        assert_eq!(fmt_num(1.1920929e-07), "1.19209e-7");
+        assert_eq!(fmt_num(-4.494117259979248), "-4.49412");
+    }
+}

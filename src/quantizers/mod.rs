@@ -1,0 +1,3 @@
+//! Quantizers: what happens to each value inside the chosen range.
+
+pub mod adaround;

@@ -1,0 +1,159 @@
+//! The CLI end to end: `quantscope observe … --json` on golden cases agrees with the reference
+//! values, errors go to stderr with a non-zero exit code, and `list`/`inspect` work.
+mod common;
+
+use serde_json::Value;
+use std::process::Command;
+
+fn quantscope(args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_quantscope"))
+        .args(args)
+        .output()
+        .expect("run quantscope");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// Run one golden case through the CLI and compare the JSON fields it prints.
+fn run_case_via_cli(case: &common::Case) -> Result<(), String> {
+    let params = Value::Object(case.params.0.clone()).to_string();
+    let mut args: Vec<String> = vec!["observe".into()];
+    args.extend(
+        case.batches
+            .iter()
+            .map(|p| p.to_string_lossy().into_owned()),
+    );
+    args.extend([
+        "--observer".into(),
+        case.observer.clone(),
+        "--params".into(),
+        params,
+        "--json".into(),
+    ]);
+    let argv: Vec<&str> = args.iter().map(String::as_str).collect();
+    let (code, stdout, stderr) = quantscope(&argv);
+    if case.expected.get("error").is_some() {
+        return match code {
+            0 => Err("expected a failure".into()),
+            _ if stderr.starts_with("quantscope: ") && stdout.is_empty() => Ok(()),
+            _ => Err(format!("error not reported on stderr: {stderr:?}")),
+        };
+    }
+    if code != 0 {
+        return Err(format!("exit {code}: {stderr}"));
+    }
+    let got: Value = serde_json::from_str(&stdout).map_err(|e| format!("bad JSON: {e}"))?;
+    for field in ["min_val", "max_val", "scale", "zero_point", "amax"] {
+        if let Some(want) = case
+            .expected
+            .get(field)
+            .filter(|v| v.as_array().is_none_or(|a| !a.is_empty()))
+        {
+            let g = got
+                .get(field)
+                .ok_or_else(|| format!("{field} missing from JSON"))?;
+            common::check_close(
+                field,
+                &common::numbers(g),
+                &common::numbers(want),
+                case.tolerance_for(field),
+            )?;
+        }
+    }
+    if let Some(want) = case.expected.get("qdq").filter(|v| v.is_object()) {
+        for field in ["mse", "max_abs_err", "sqnr_db", "clipped_fraction"] {
+            if let Some(w) = want.get(field).and_then(Value::as_f64) {
+                let g = got["qdq"][field]
+                    .as_f64()
+                    .ok_or_else(|| format!("qdq.{field} missing"))?;
+                common::check_close(
+                    &format!("qdq.{field}"),
+                    &[g],
+                    &[w],
+                    case.tolerance_for("qdq"),
+                )?;
+            }
+        }
+    }
+    for key in ["observer", "params", "nonfinite"] {
+        if got.get(key).is_none() {
+            return Err(format!("`{key}` missing from JSON"));
+        }
+    }
+    Ok(())
+}
+
+#[test]
+fn observe_json_matches_torch_golden_cases() {
+    common::run_family("torch", run_case_via_cli);
+}
+
+#[test]
+fn errors_go_to_stderr_with_failure_status() {
+    let (code, stdout, stderr) = quantscope(&["observe", "/definitely/not/here.npy"]);
+    assert_ne!(code, 0);
+    assert!(stdout.is_empty());
+    assert!(stderr.contains("not/here.npy"), "{stderr}");
+
+    let input = common::golden_dir().join("torch/inputs/normal_b0.npy");
+    let input = input.to_string_lossy();
+    let (code, _, stderr) = quantscope(&["observe", &input, "--observer", "torch.NoSuchObserver"]);
+    assert_ne!(code, 0);
+    assert!(
+        stderr.contains("unknown observer `torch.NoSuchObserver`"),
+        "{stderr}"
+    );
+
+    let (code, _, stderr) = quantscope(&[
+        "observe",
+        &input,
+        "--observer",
+        "torch.MinMaxObserver",
+        "--params",
+        "{oops",
+    ]);
+    assert_ne!(code, 0);
+    assert!(stderr.contains("not valid JSON"), "{stderr}");
+}
+
+#[test]
+fn list_names_every_registered_observer_and_preset() {
+    let (code, stdout, _) = quantscope(&["list", "--json"]);
+    assert_eq!(code, 0);
+    let doc: Value = serde_json::from_str(&stdout).unwrap();
+    let ids: Vec<&str> = doc["observers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|o| o["id"].as_str())
+        .collect();
+    for id in [
+        "torch.MinMaxObserver",
+        "torch.HistogramObserver",
+        "torch.PerChannelMinMaxObserver",
+    ] {
+        assert!(ids.contains(&id), "{id} not listed");
+    }
+    let presets: Vec<&str> = doc["presets"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|p| p["name"].as_str())
+        .collect();
+    assert!(presets.contains(&"default_weight_observer"));
+    let (code, text, _) = quantscope(&["list"]);
+    assert_eq!(code, 0);
+    assert!(text.contains("PyTorch") && text.contains("torch.HistogramObserver"));
+}
+
+#[test]
+fn inspect_lists_tensors_of_containers() {
+    let npz = common::golden_dir().join("npy/two_arrays.npz");
+    let (code, stdout, stderr) = quantscope(&["inspect", &npz.to_string_lossy(), "--json"]);
+    assert_eq!(code, 0, "{stderr}");
+    let doc: Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(doc["tensors"].as_array().unwrap().len(), 2);
+}
