@@ -7,7 +7,6 @@ mod common;
 use common::{check_close, check_error, check_report, numbers, Case};
 use quantscope::engine::{self, NonFinitePolicy};
 use quantscope::registry;
-use quantscope::tensor::Tensor;
 use serde_json::{json, Value};
 
 /// The qdq metrics are float64 sums whose order differs from numpy's; the README asks for
@@ -18,43 +17,6 @@ const QDQ: (f64, f64) = (1e-4, 0.0);
 /// quantscope reproduces them exactly (float32 losses, float64 divergences in PyTorch's
 /// summation order); 1e-6 only absorbs JSON's last digit.
 const DIAGNOSTIC: (f64, f64) = (1e-6, 0.0);
-
-/// The case's batches. Uses the crate's reader, or a minimal little-endian float32 `.npy`
-/// parser when the crate's reader is not available yet.
-fn load(case: &Case) -> Result<Vec<Tensor>, String> {
-    case.load_batches().or_else(|_| {
-        case.batches
-            .iter()
-            .map(|p| {
-                let bytes = std::fs::read(p).map_err(|e| format!("{}: {e}", p.display()))?;
-                parse_f32_npy(&bytes).ok_or_else(|| format!("{}: not a <f4 .npy", p.display()))
-            })
-            .collect()
-    })
-}
-
-fn parse_f32_npy(bytes: &[u8]) -> Option<Tensor> {
-    if !bytes.starts_with(b"\x93NUMPY") || bytes.get(6) != Some(&1) {
-        return None;
-    }
-    let hlen = u16::from_le_bytes([bytes[8], bytes[9]]) as usize;
-    let header = std::str::from_utf8(bytes.get(10..10 + hlen)?).ok()?;
-    if !header.contains("'descr': '<f4'") || !header.contains("'fortran_order': False") {
-        return None;
-    }
-    let shape_txt = header.split("'shape': (").nth(1)?.split(')').next()?;
-    let shape: Vec<usize> = shape_txt
-        .split(',')
-        .map(str::trim)
-        .filter(|s| !s.is_empty())
-        .map(|s| s.parse().ok())
-        .collect::<Option<_>>()?;
-    let data: Vec<f32> = bytes[10 + hlen..]
-        .chunks_exact(4)
-        .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
-        .collect();
-    Tensor::new(shape, data).ok()
-}
 
 fn f64s(v: &[f32]) -> Vec<f64> {
     v.iter().map(|&x| x as f64).collect()
@@ -68,7 +30,7 @@ fn extra<'a>(q: &'a quantscope::observer::QParams, key: &str) -> Result<&'a Valu
 }
 
 fn run_horizon(case: &Case) -> Result<(), String> {
-    let batches = load(case)?;
+    let batches = case.load_batches()?;
     let spec = registry::find(&case.observer).map_err(|e| e.to_string())?;
     if let Some(want) = case.expected.get("error").and_then(Value::as_str) {
         return match engine::run(
