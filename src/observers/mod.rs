@@ -1,5 +1,6 @@
 //! The observers of every framework family, one module per family.
 
+pub mod horizon;
 pub mod modelopt;
 pub mod ort;
 pub mod torch;
@@ -10,6 +11,7 @@ use crate::registry::{ObserverSpec, Preset};
 pub fn all_observers() -> Vec<ObserverSpec> {
     let mut all = Vec::new();
     all.extend(torch::observers());
+    all.extend(horizon::observers());
     all.extend(ort::observers());
     all.extend(modelopt::observers());
     all
@@ -19,6 +21,7 @@ pub fn all_observers() -> Vec<ObserverSpec> {
 pub fn all_presets() -> Vec<Preset> {
     let mut all = Vec::new();
     all.extend(torch::presets());
+    all.extend(horizon::presets());
     all.extend(ort::presets());
     all.extend(modelopt::presets());
     all
