@@ -18,6 +18,7 @@ pub mod engine;
 pub mod error;
 pub mod formats;
 pub mod histogram;
+pub mod numpy;
 pub mod observer;
 pub mod observers;
 pub mod params;

@@ -1,5 +1,8 @@
 //! The observers of every framework family, one module per family.
 
+pub mod horizon;
+pub mod modelopt;
+pub mod ort;
 pub mod quark;
 pub mod torch;
 
@@ -10,6 +13,9 @@ pub fn all_observers() -> Vec<ObserverSpec> {
     let mut all = Vec::new();
     all.extend(torch::observers());
     all.extend(quark::observers());
+    all.extend(horizon::observers());
+    all.extend(ort::observers());
+    all.extend(modelopt::observers());
     all
 }
 
@@ -18,5 +24,8 @@ pub fn all_presets() -> Vec<Preset> {
     let mut all = Vec::new();
     all.extend(torch::presets());
     all.extend(quark::presets());
+    all.extend(horizon::presets());
+    all.extend(ort::presets());
+    all.extend(modelopt::presets());
     all
 }

@@ -90,6 +90,7 @@ pub fn registry_table() -> String {
                 }
                 ParamKind::Bool => "bool".to_string(),
                 ParamKind::Choice { options } => options.join("|"),
+                ParamKind::Bits { min, max } => format!("bits {min}..={max}|[E,M]"),
             };
             let _ = writeln!(
                 out,
