@@ -18,6 +18,7 @@
 use crate::error::{Error, Result, Stage};
 use crate::observer::{QParams, ZeroPoint};
 use crate::params::{ParamSpec, Params};
+use crate::quant::round_half_even;
 use crate::tensor::Tensor;
 use std::borrow::Cow;
 
@@ -91,30 +92,13 @@ impl RoundMode {
     #[inline]
     pub fn round(self, v: f32) -> f32 {
         match self {
-            RoundMode::HalfToEven => rint(v),
+            RoundMode::HalfToEven => round_half_even(v),
             RoundMode::BpuRound => {
                 let y = v + 0.5;
-                let r = rint(y);
+                let r = round_half_even(y);
                 r - if r > y { 1.0 } else { 0.0 }
             }
         }
-    }
-}
-
-/// Round half to even without a libm call (so that the hot loops vectorise with plain SSE2):
-/// below 2²³ in magnitude, adding and subtracting 2²³ rounds to an integer in the default
-/// rounding mode; larger magnitudes (and NaN/±inf) are already integral. Equal to
-/// [`crate::quant::round_half_even`] for every float.
-#[inline]
-pub fn rint(v: f32) -> f32 {
-    const TWO_23: f32 = 8_388_608.0;
-    let a = v.abs();
-    // Computed unconditionally so that the choice is a branch-free select.
-    let r = ((a + TWO_23) - TWO_23).copysign(v);
-    if a < TWO_23 {
-        r
-    } else {
-        v
     }
 }
 
@@ -509,7 +493,7 @@ pub fn l2_loss(row: &[f32], quant: &QuantConfig, scale: f32) -> f32 {
     let (lo, hi) = (quant.quant_min as f32, quant.quant_max as f32);
     // One monomorphic loop per round mode keeps the hot loop branch-free.
     match quant.round_mode {
-        RoundMode::HalfToEven => l2_loss_with(row, scale, lo, hi, rint),
+        RoundMode::HalfToEven => l2_loss_with(row, scale, lo, hi, round_half_even),
         RoundMode::BpuRound => l2_loss_with(row, scale, lo, hi, |v| RoundMode::BpuRound.round(v)),
     }
 }
@@ -663,7 +647,6 @@ pub fn common_params(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::quant::round_half_even;
     use proptest::prelude::*;
 
     fn cfg(json: &str) -> QuantConfig {
@@ -755,7 +738,6 @@ mod tests {
             bits = bits.wrapping_add(0x0001_3579);
         }
         for v in values {
-            assert_eq!(rint(v).to_bits(), round_half_even(v).to_bits(), "{v:e}");
             let bpu = RoundMode::BpuRound.round(v);
             let want = (v + 0.5).floor();
             assert!(
@@ -763,7 +745,6 @@ mod tests {
                 "{v:e}: {bpu} vs {want}"
             );
         }
-        assert!(rint(f32::NAN).is_nan());
     }
 
     #[test]
