@@ -284,4 +284,30 @@ mod tests {
         assert!((m.clipped_fraction - 2.0 / 6.0).abs() < 1e-12);
         assert!((m.max_abs_err - 7.5).abs() < 1e-12);
     }
+
+    #[test]
+    fn per_block_metrics_use_each_blocks_scale() {
+        // Two blocks of 2 along the last axis, grid ±6·s with s = 1 and 0.1.
+        let mut q = QParams::int(
+            vec![1.0, 0.1],
+            ZeroPoint::Float(vec![0.0, 0.0]),
+            0,
+            0,
+            Vec::new(),
+            Vec::new(),
+        );
+        q.grid = Grid::Float {
+            format: "fp4_e2m1".into(),
+            max: 6.0,
+        };
+        q.extra.insert("block_axis".into(), 1.into());
+        q.extra.insert("block_size".into(), 2.into());
+        let x = Tensor::new(vec![1, 4], vec![5.0, 7.0, 0.5, 0.7]).unwrap();
+        assert!(block_layout(&q, &x.shape).is_some());
+        assert!(block_layout(&q, &[1, 6]).is_none());
+        let mut acc = MetricsAccumulator::default();
+        accumulate_metrics(&mut acc, &x, &x, &q);
+        // 7 > 6·1 and 0.7 > 6·0.1 are outside their blocks' ranges.
+        assert_eq!(acc.finish().clipped_fraction, 0.5);
+    }
 }
