@@ -16,6 +16,7 @@
 
 pub mod engine;
 pub mod error;
+pub mod formats;
 pub mod histogram;
 pub mod observer;
 pub mod observers;
