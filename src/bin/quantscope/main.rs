@@ -5,6 +5,7 @@
 //! quantscope inspect FILE [--json]
 //! quantscope observe FILE... [--observer ID | --preset NAME] [--params JSON] [--split-axis N] [--strict] [--json]
 //! quantscope adaround W X [--bits 4|8] [--scheme per_channel_symmetric|…] [--iters N] [--json]
+//! quantscope formats FILE [--json]
 //! ```
 //! Each FILE of `observe` is one calibration batch, in order; `file.npz:member` and
 //! `file.safetensors:tensor` pick one tensor of a container.
@@ -16,6 +17,7 @@ use clap::{Parser, Subcommand};
 use quantscope::engine::{self, NonFinitePolicy};
 use quantscope::params::Params;
 use quantscope::quantizers::adaround::{self, AdaRoundConfig, WeightScheme};
+use quantscope::quantizers::formats;
 use quantscope::registry::{self, Granularity};
 use quantscope::Result;
 use std::process::ExitCode;
@@ -65,6 +67,14 @@ enum Command {
         /// Refuse tensors containing NaN or ±Inf instead of excluding those values.
         #[arg(long)]
         strict: bool,
+        /// Print JSON instead of a table.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Compare every number format on one tensor: int8/4, fp16, bf16, fp8/6/4, MX, BFP.
+    Formats {
+        /// A tensor (`file.npz:member` picks one tensor of a container).
+        file: String,
         /// Print JSON instead of a table.
         #[arg(long)]
         json: bool,
@@ -175,6 +185,16 @@ fn run(command: Command) -> Result<()> {
                 } else {
                     print!("{}", output::comparison_table(&results, &batches));
                 }
+            }
+            Ok(())
+        }
+        Command::Formats { file, json } => {
+            let tensor = inputs::read_tensor(&file)?;
+            let results = formats::compare(&tensor);
+            if json {
+                output::print_json(&output::formats_json(&results));
+            } else {
+                print!("{}", output::formats_table(&file, &tensor, &results));
             }
             Ok(())
         }
