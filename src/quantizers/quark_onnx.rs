@@ -192,8 +192,20 @@ fn ln_f32(x: f32) -> f32 {
 }
 
 /// float32 `σ(x) = 1/(1 + e^−x)` (`torch.sigmoid`).
-fn sigmoid_f32(x: f32) -> f32 {
+pub fn sigmoid_f32(x: f32) -> f32 {
     (1.0 / (1.0 + (-(x as f64)).exp())) as f32
+}
+
+/// The soft rounding `h(α) = clamp(σ(α)·(ζ − γ) + γ, 0, 1)` (the rectified sigmoid).
+pub fn rectified_sigmoid(alpha: f32) -> f32 {
+    (sigmoid_f32(alpha) * (ZETA - GAMMA) as f32 + GAMMA as f32).clamp(0.0, 1.0)
+}
+
+/// The `α` whose soft rounding equals `frac ∈ [0, 1)`:
+/// `α = −ln((ζ−γ)/(frac − γ) − 1)` in float32, the division done as `reciprocal(·)·(ζ−γ)` as
+/// PyTorch does for `number / tensor`.
+pub fn initial_alpha(frac: f32) -> f32 {
+    -ln_f32((1.0f32 / (frac - GAMMA as f32)) * (ZETA - GAMMA) as f32 - 1.0)
 }
 
 impl AdaroundIntQuantizer {
@@ -206,18 +218,14 @@ impl AdaroundIntQuantizer {
         }
     }
 
-    /// `initialize_alpha(x)` (no-op once initialised): `α = −ln((ζ−γ)/(frac(x/s) − γ) − 1)` in
-    /// float32, the division done as `reciprocal(·)·(ζ−γ)` as PyTorch does for `number / tensor`.
+    /// `initialize_alpha(x)` (no-op once initialised): [`initial_alpha`] of `frac(x/s)`.
     pub fn initialize_alpha(&mut self, x: &Tensor) -> Result<()> {
         if self.alpha.is_some() {
             return Ok(());
         }
-        let stretch = (ZETA - GAMMA) as f32;
-        let gamma = GAMMA as f32;
         let alpha = self.params.map(x, |_, v, s, _| {
             let y = v / s;
-            let diff = y - y.floor();
-            -ln_f32((1.0f32 / (diff - gamma)) * stretch - 1.0)
+            initial_alpha(y - y.floor())
         })?;
         self.alpha = Some(alpha.data);
         Ok(())
@@ -225,15 +233,13 @@ impl AdaroundIntQuantizer {
 
     /// `h(α)` for every element.
     pub fn h_alpha(&self) -> Option<Vec<f32>> {
-        let stretch = (ZETA - GAMMA) as f32;
-        let gamma = GAMMA as f32;
         let alpha = self.alpha.as_ref()?;
         Some(
             alpha
                 .iter()
                 .map(|&a| {
                     if self.use_soft_rounding {
-                        (sigmoid_f32(a) * stretch + gamma).clamp(0.0, 1.0)
+                        rectified_sigmoid(a)
                     } else if a >= 0.0 {
                         1.0
                     } else {

@@ -75,6 +75,7 @@ fn param_range(kind: &ParamKind) -> String {
         ParamKind::Float { min, max, .. } => format!("float {}..={}", fmt_num(*min), fmt_num(*max)),
         ParamKind::Bool => "bool".to_string(),
         ParamKind::Choice { options } => options.join("|"),
+        ParamKind::Bits { min, max } => format!("bits {min}..={max}|[E,M]"),
     }
 }
 
@@ -94,15 +95,7 @@ pub fn registry_table() -> String {
         }
         let _ = writeln!(out, "  {:48} {}", spec.id, spec.summary);
         for p in &spec.params {
-            let range = match &p.kind {
-                ParamKind::Int { min, max } => format!("int {min}..={max}"),
-                ParamKind::Float { min, max, .. } => {
-                    format!("float {}..={}", fmt_num(*min), fmt_num(*max))
-                }
-                ParamKind::Bool => "bool".to_string(),
-                ParamKind::Choice { options } => options.join("|"),
-                ParamKind::Bits { min, max } => format!("bits {min}..={max}|[E,M]"),
-            };
+            let range = param_range(&p.kind);
             let _ = writeln!(
                 out,
                 "      {:22} {:32} default {}",
