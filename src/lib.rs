@@ -16,11 +16,14 @@
 
 pub mod engine;
 pub mod error;
+pub mod formats;
 pub mod histogram;
+pub mod numpy;
 pub mod observer;
 pub mod observers;
 pub mod params;
 pub mod quant;
+pub mod quantizers;
 pub mod registry;
 pub mod tensor;
 

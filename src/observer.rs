@@ -76,6 +76,8 @@ pub struct QParams {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub amax: Option<Vec<f32>>,
     /// Family-specific extra results (e.g. `search_min`, `dst_nbins`), shown verbatim.
+    /// Per-group/per-block qparams put their layout here as `block_axis` and `block_size`
+    /// (one scale per block, see [`crate::formats::blocks::BlockLayout`]).
     #[serde(skip_serializing_if = "Map::is_empty")]
     pub extra: Map<String, Value>,
     /// Warnings and framework quirks a user should see next to the numbers.

@@ -371,3 +371,127 @@ mod tests {
         );
     }
 }
+
+/// Arbitrary and mutated inputs never panic a reader: every outcome is a tensor or an error.
+#[cfg(all(test, not(target_arch = "wasm32")))]
+mod never_panic {
+    use super::*;
+    use proptest::prelude::*;
+    use std::io::Write;
+
+    fn valid_npy() -> Vec<u8> {
+        let text = "{'descr': '<f4', 'fortran_order': True, 'shape': (2, 3), }          \n";
+        let mut out = b"\x93NUMPY\x01\x00".to_vec();
+        out.extend_from_slice(&(text.len() as u16).to_le_bytes());
+        out.extend_from_slice(text.as_bytes());
+        out.extend((0..6).flat_map(|i| (i as f32).to_le_bytes()));
+        out
+    }
+
+    fn valid_npz(method: zip::CompressionMethod) -> Vec<u8> {
+        let mut w = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
+        let options = zip::write::SimpleFileOptions::default().compression_method(method);
+        for name in ["a.npy", "b.npy"] {
+            w.start_file(name, options).unwrap();
+            w.write_all(&valid_npy()).unwrap();
+        }
+        w.finish().unwrap().into_inner()
+    }
+
+    fn valid_safetensors() -> Vec<u8> {
+        let header = r#"{"a":{"dtype":"F16","shape":[2,2],"data_offsets":[0,8]},"b":{"dtype":"F8_E4M3","shape":[4],"data_offsets":[8,12]},"__metadata__":{"x":"y"}}"#;
+        let mut out = (header.len() as u64).to_le_bytes().to_vec();
+        out.extend_from_slice(header.as_bytes());
+        out.extend_from_slice(&[0x00, 0x3C, 0x00, 0xC0, 0, 0, 0, 0, 0x7E, 0x7F, 0x01, 0x80]);
+        out
+    }
+
+    /// Every reader on `bytes`: no panic, and a tensor that loads keeps its invariant.
+    fn all_readers(bytes: &[u8]) {
+        let check = |t: &Tensor| assert_eq!(element_count(&t.shape), Some(t.data.len()));
+        if let Ok(t) = read_npy(bytes) {
+            check(&t);
+        }
+        for ts in [read_npz(bytes), read_safetensors(bytes)]
+            .into_iter()
+            .flatten()
+        {
+            ts.iter().for_each(|t| check(&t.tensor));
+        }
+        for name in ["x.npy", "x.npz", "x.safetensors", "x"] {
+            let _ = read_tensors(bytes, name);
+        }
+    }
+
+    fn mutate(mut base: Vec<u8>, edits: &[(usize, u8)], cut: Option<usize>) -> Vec<u8> {
+        for &(at, byte) in edits {
+            let len = base.len();
+            if len > 0 {
+                base[at % len] = byte;
+            }
+        }
+        if let Some(cut) = cut {
+            base.truncate(cut % (base.len() + 1));
+        }
+        base
+    }
+
+    #[test]
+    fn the_valid_bases_load() {
+        assert_eq!(
+            read_npy(&valid_npy()).unwrap().data,
+            vec![0.0, 2.0, 4.0, 1.0, 3.0, 5.0]
+        );
+        for m in [
+            zip::CompressionMethod::Stored,
+            zip::CompressionMethod::Deflated,
+        ] {
+            assert_eq!(read_npz(&valid_npz(m)).unwrap().len(), 2);
+        }
+        assert_eq!(read_safetensors(&valid_safetensors()).unwrap().len(), 2);
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 1000, ..ProptestConfig::default() })]
+
+        #[test]
+        fn arbitrary_bytes(bytes in proptest::collection::vec(any::<u8>(), 0..1024)) {
+            all_readers(&bytes);
+        }
+
+        #[test]
+        fn arbitrary_bytes_after_each_magic(
+            which in 0..4usize,
+            tail in proptest::collection::vec(any::<u8>(), 0..512),
+        ) {
+            let magic: &[u8] = [&b"\x93NUMPY\x01\x00"[..], b"\x93NUMPY\x02\x00", b"PK\x03\x04", b"PK\x05\x06"][which];
+            let mut bytes = magic.to_vec();
+            bytes.extend_from_slice(&tail);
+            all_readers(&bytes);
+        }
+
+        #[test]
+        fn arbitrary_npy_header_text(text in "[ -~]{0,200}", data in proptest::collection::vec(any::<u8>(), 0..64)) {
+            let mut bytes = b"\x93NUMPY\x01\x00".to_vec();
+            bytes.extend_from_slice(&(text.len() as u16).to_le_bytes());
+            bytes.extend_from_slice(text.as_bytes());
+            bytes.extend_from_slice(&data);
+            all_readers(&bytes);
+        }
+
+        #[test]
+        fn mutated_valid_files(
+            which in 0..4usize,
+            edits in proptest::collection::vec((any::<usize>(), any::<u8>()), 0..8),
+            cut in proptest::option::of(any::<usize>()),
+        ) {
+            let base = match which {
+                0 => valid_npy(),
+                1 => valid_npz(zip::CompressionMethod::Stored),
+                2 => valid_npz(zip::CompressionMethod::Deflated),
+                _ => valid_safetensors(),
+            };
+            all_readers(&mutate(base, &edits, cut));
+        }
+    }
+}

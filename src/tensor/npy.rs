@@ -66,7 +66,7 @@ pub fn read_npy(bytes: &[u8]) -> Result<Tensor> {
     let raw = bytes.get(header.data_offset..).unwrap_or_default();
     let mut data = decode::decode(header.dtype, header.order, raw);
     if header.fortran_order && header.shape.len() > 1 {
-        data = fortran_to_c(&header.shape, &data)?;
+        data = fortran_to_c(&header.shape, &data);
     }
     Ok(Tensor {
         shape: header.shape,
@@ -409,12 +409,49 @@ fn set_once<T>(slot: &mut Option<T>, value: T, key: &str) -> Result<()> {
     Ok(())
 }
 
-/// Reorder column-major `data` of `shape` into row-major order.
-fn fortran_to_c(shape: &[usize], data: &[f32]) -> Result<Vec<f32>> {
-    use ndarray::ShapeBuilder;
-    let view = ndarray::ArrayViewD::from_shape(ndarray::IxDyn(shape).f(), data)
-        .map_err(|e| err(format!("Fortran-order data does not fit its shape: {e}")))?;
-    Ok(view.iter().copied().collect())
+/// Reorder column-major `data` of `shape` into row-major order. `data.len()` is the product of
+/// `shape`; the innermost C axis is read with its Fortran stride.
+fn fortran_to_c(shape: &[usize], data: &[f32]) -> Vec<f32> {
+    let Some((&inner, outer_dims)) = shape.split_last() else {
+        return data.to_vec();
+    };
+    if data.is_empty() {
+        return Vec::new();
+    }
+    // Fortran strides: axis 0 is contiguous.
+    let mut strides = Vec::with_capacity(shape.len());
+    let mut stride = 1usize;
+    for &d in shape {
+        strides.push(stride);
+        stride = stride.saturating_mul(d);
+    }
+    let inner_stride = strides.last().copied().unwrap_or(1).max(1);
+    let mut out = Vec::with_capacity(data.len());
+    let mut index = vec![0usize; outer_dims.len()];
+    let mut base = 0usize;
+    loop {
+        out.extend(data.iter().skip(base).step_by(inner_stride).take(inner));
+        // Advance the odometer over the outer axes, last axis fastest.
+        let mut axis = outer_dims.len();
+        loop {
+            if axis == 0 {
+                return out;
+            }
+            axis -= 1;
+            let (Some(i), Some(&dim), Some(&st)) =
+                (index.get_mut(axis), outer_dims.get(axis), strides.get(axis))
+            else {
+                return out;
+            };
+            *i += 1;
+            base += st;
+            if *i < dim {
+                break;
+            }
+            base -= st * dim;
+            *i = 0;
+        }
+    }
 }
 
 /// A shape as Python prints it: `()`, `(7,)`, `(2, 3)`.
@@ -679,6 +716,35 @@ mod tests {
             }
             let _ = read_npy(&bytes);
         }
+    }
+
+    #[test]
+    fn fortran_reorder_any_rank() {
+        // Value at C index (i, j, k) of shape (2, 3, 4) is 100i + 10j + k; lay it out in
+        // Fortran order (i fastest) and read it back.
+        let shape = [2usize, 3, 4];
+        let mut fortran = Vec::new();
+        for k in 0..4 {
+            for j in 0..3 {
+                for i in 0..2 {
+                    fortran.push((100 * i + 10 * j + k) as f32);
+                }
+            }
+        }
+        let c = fortran_to_c(&shape, &fortran);
+        let want: Vec<f32> = (0..2)
+            .flat_map(|i| {
+                (0..3).flat_map(move |j| (0..4).map(move |k| (100 * i + 10 * j + k) as f32))
+            })
+            .collect();
+        assert_eq!(c, want);
+        assert_eq!(fortran_to_c(&[3], &[1.0, 2.0, 3.0]), vec![1.0, 2.0, 3.0]);
+        assert_eq!(fortran_to_c(&[], &[5.0]), vec![5.0]);
+        assert!(fortran_to_c(&[2, 0, 3], &[]).is_empty());
+        assert_eq!(
+            fortran_to_c(&[2, 1, 1, 2], &[1.0, 2.0, 3.0, 4.0]),
+            vec![1.0, 3.0, 2.0, 4.0]
+        );
     }
 
     #[test]

@@ -4,6 +4,8 @@
 //! quantscope list [--json]
 //! quantscope inspect FILE [--json]
 //! quantscope observe FILE... [--observer ID | --preset NAME] [--params JSON] [--set JSON] [--split-axis N] [--strict] [--json]
+//! quantscope adaround W X [--bits 4|8] [--scheme per_channel_symmetric|…] [--iters N] [--json]
+//! quantscope formats FILE [--json]
 //! ```
 //! Each FILE of `observe` is one calibration batch, in order; `file.npz:member` and
 //! `file.safetensors:tensor` pick one tensor of a container.
@@ -14,6 +16,8 @@ mod output;
 use clap::{Parser, Subcommand};
 use quantscope::engine::{self, NonFinitePolicy};
 use quantscope::params::Params;
+use quantscope::quantizers::adaround::{self, AdaRoundConfig, WeightScheme};
+use quantscope::quantizers::formats;
 use quantscope::registry::{self, Granularity};
 use quantscope::Result;
 use std::process::ExitCode;
@@ -68,6 +72,39 @@ enum Command {
         /// Refuse tensors containing NaN or ±Inf instead of excluding those values.
         #[arg(long)]
         strict: bool,
+        /// Print JSON instead of a table.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Compare every number format on one tensor: int8/4, fp16, bf16, fp8/6/4, MX, BFP.
+    Formats {
+        /// A tensor (`file.npz:member` picks one tensor of a container).
+        file: String,
+        /// Print JSON instead of a table.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Learn a layer's weight rounding with AdaRound and compare it with round-to-nearest.
+    Adaround {
+        /// The weight `[out, in]` (`file.npz:member` picks one tensor of a container).
+        weight: String,
+        /// Calibration inputs of the layer `[n, in]`.
+        inputs: String,
+        /// Weight bit width.
+        #[arg(long, default_value_t = 4)]
+        bits: u32,
+        /// per_channel_symmetric, per_tensor_symmetric, per_channel_affine or per_tensor_affine.
+        #[arg(long, default_value = "per_channel_symmetric")]
+        scheme: String,
+        /// Adam iterations (Quark's default: 1000).
+        #[arg(long, default_value_t = 1000)]
+        iters: usize,
+        /// Rows of the inputs per iteration.
+        #[arg(long, default_value_t = 64)]
+        batch_rows: usize,
+        /// Seed of the mini-batch sampling.
+        #[arg(long, default_value_t = 1_705_472_343)]
+        seed: u64,
         /// Print JSON instead of a table.
         #[arg(long)]
         json: bool,
@@ -160,6 +197,44 @@ fn run(command: Command) -> Result<()> {
                 } else {
                     print!("{}", output::comparison_table(&results, &batches));
                 }
+            }
+            Ok(())
+        }
+        Command::Formats { file, json } => {
+            let tensor = inputs::read_tensor(&file)?;
+            let results = formats::compare(&tensor);
+            if json {
+                output::print_json(&output::formats_json(&results));
+            } else {
+                print!("{}", output::formats_table(&file, &tensor, &results));
+            }
+            Ok(())
+        }
+        Command::Adaround {
+            weight,
+            inputs: x,
+            bits,
+            scheme,
+            iters,
+            batch_rows,
+            seed,
+            json,
+        } => {
+            let config = AdaRoundConfig {
+                bits,
+                scheme: WeightScheme::parse(&scheme)?,
+                iterations: iters,
+                batch_rows,
+                seed,
+                ..AdaRoundConfig::default()
+            };
+            let w = inputs::read_tensor(&weight)?;
+            let x = inputs::read_tensor(&x)?;
+            let outcome = adaround::optimise(&w, &x, &config, &mut |_| true)?;
+            if json {
+                output::print_json(&serde_json::to_value(&outcome).unwrap_or_default());
+            } else {
+                print!("{}", output::adaround_text(&outcome));
             }
             Ok(())
         }

@@ -3,6 +3,7 @@
 use quantscope::engine::Report;
 use quantscope::observer::ZeroPoint;
 use quantscope::params::ParamKind;
+use quantscope::quantizers::formats::{self, FormatResult};
 use quantscope::registry::{self, Family};
 use quantscope::tensor::{NamedTensor, NonFiniteCounts, Tensor};
 use quantscope::Result;
@@ -59,12 +60,23 @@ fn f32s(values: &[f32]) -> impl ExactSizeIterator<Item = f64> + '_ {
     values.iter().map(|&x| x as f64)
 }
 
-/// The registry as JSON: observers (with parameters and quirks) and presets.
+/// The registry as JSON: observers (with parameters and quirks), presets and quantizers.
 pub fn registry_json() -> Value {
     json!({
         "observers": registry::observers(),
         "presets": registry::presets(),
+        "quantizers": formats::formats(),
     })
+}
+
+fn param_range(kind: &ParamKind) -> String {
+    match kind {
+        ParamKind::Int { min, max } => format!("int {min}..={max}"),
+        ParamKind::Float { min, max, .. } => format!("float {}..={}", fmt_num(*min), fmt_num(*max)),
+        ParamKind::Bool => "bool".to_string(),
+        ParamKind::Choice { options } => options.join("|"),
+        ParamKind::Bits { min, max } => format!("bits {min}..={max}|[E,M]"),
+    }
 }
 
 /// The registry as a readable listing grouped by framework.
@@ -83,14 +95,7 @@ pub fn registry_table() -> String {
         }
         let _ = writeln!(out, "  {:48} {}", spec.id, spec.summary);
         for p in &spec.params {
-            let range = match &p.kind {
-                ParamKind::Int { min, max } => format!("int {min}..={max}"),
-                ParamKind::Float { min, max, .. } => {
-                    format!("float {}..={}", fmt_num(*min), fmt_num(*max))
-                }
-                ParamKind::Bool => "bool".to_string(),
-                ParamKind::Choice { options } => options.join("|"),
-            };
+            let range = param_range(&p.kind);
             let _ = writeln!(
                 out,
                 "      {:22} {:32} default {}",
@@ -99,6 +104,19 @@ pub fn registry_table() -> String {
         }
         for q in &spec.quirks {
             let _ = writeln!(out, "      quirk: {q}");
+        }
+    }
+    let _ = writeln!(out, "\nQuantizers (number formats)");
+    for spec in formats::formats() {
+        let _ = writeln!(out, "  {:48} {}", spec.id, spec.summary);
+        for p in &spec.params {
+            let _ = writeln!(
+                out,
+                "      {:22} {:32} default {}",
+                p.name,
+                param_range(&p.kind),
+                p.default
+            );
         }
     }
     let _ = writeln!(out, "\nPresets");
@@ -137,23 +155,31 @@ pub fn inspect_json(file: &str, tensors: &[NamedTensor]) -> Value {
 
 /// `inspect` as a table.
 pub fn inspect_table(file: &str, tensors: &[NamedTensor]) -> String {
+    let display_name = |t: &NamedTensor| {
+        if t.name.is_empty() {
+            "(array)".to_string()
+        } else {
+            t.name.clone()
+        }
+    };
+    let width = tensors
+        .iter()
+        .map(|t| display_name(t).chars().count())
+        .max()
+        .unwrap_or(0)
+        .max(4);
     let mut out = format!("{file}: {} tensor(s)\n", tensors.len());
     let _ = writeln!(
         out,
-        "  {:40} {:20} {:10} {:>12} {:>8} {:>8} {:>8}",
+        "  {:width$} {:20} {:10} {:>12} {:>8} {:>8} {:>8}",
         "name", "shape", "dtype", "elements", "NaN", "+Inf", "-Inf"
     );
     for t in tensors {
         let n = t.tensor.nonfinite();
-        let name = if t.name.is_empty() {
-            "(array)"
-        } else {
-            t.name.as_str()
-        };
         let _ = writeln!(
             out,
-            "  {:40} {:20} {:10} {:>12} {:>8} {:>8} {:>8}",
-            name,
+            "  {:width$} {:20} {:10} {:>12} {:>8} {:>8} {:>8}",
+            display_name(t),
             format!("{:?}", t.tensor.shape),
             t.tensor.dtype.name(),
             t.tensor.len(),
@@ -294,6 +320,95 @@ pub fn comparison_table(results: &[(&str, Result<Report>)], batches: &[Tensor]) 
             }
         }
     }
+    out
+}
+
+/// The formats comparison as JSON (rows that could not be computed carry `error`).
+pub fn formats_json(results: &[Result<FormatResult>]) -> Value {
+    Value::Array(
+        results
+            .iter()
+            .map(|r| match r {
+                Ok(row) => serde_json::to_value(row).unwrap_or(Value::Null),
+                Err(e) => json!({"error": e.to_string()}),
+            })
+            .collect(),
+    )
+}
+
+/// The formats comparison as a table, sorted by bits per value.
+pub fn formats_table(file: &str, tensor: &Tensor, results: &[Result<FormatResult>]) -> String {
+    let mut out = format!(
+        "{file}: shape {:?}, {} elements\n",
+        tensor.shape,
+        tensor.len()
+    );
+    let _ = writeln!(
+        out,
+        "{:28} {:>9} {:>12} {:>9} {:>12} {:>9}",
+        "format", "bits/val", "mse", "sqnr dB", "max |err|", "clipped%"
+    );
+    let mut rows: Vec<&FormatResult> = results.iter().filter_map(|r| r.as_ref().ok()).collect();
+    rows.sort_by(|a, b| a.bits_per_value.total_cmp(&b.bits_per_value));
+    for r in rows {
+        let m = &r.metrics;
+        let _ = writeln!(
+            out,
+            "{:28} {:>9.3} {:>12} {:>9} {:>12} {:>9.4}",
+            r.format,
+            r.bits_per_value,
+            fmt_num(m.mse),
+            m.sqnr_db.map_or("-".into(), |s| format!("{s:.2}")),
+            fmt_num(m.max_abs_err),
+            m.clipped_fraction * 100.0
+        );
+    }
+    for e in results.iter().filter_map(|r| r.as_ref().err()) {
+        let _ = writeln!(out, "(skipped: {e})");
+    }
+    out
+}
+
+/// An AdaRound run as readable text.
+pub fn adaround_text(o: &quantscope::quantizers::adaround::AdaRoundOutcome) -> String {
+    let mut out = String::new();
+    let c = &o.config;
+    let _ = writeln!(
+        out,
+        "AdaRound, {} bits {:?}, {} of {} iterations, {} weights",
+        c.bits, c.scheme, o.iterations_run, c.iterations, o.weights
+    );
+    let _ = writeln!(out, "{:22} {:>14} {:>12}", "", "output mse", "sqnr dB");
+    let _ = writeln!(
+        out,
+        "{:22} {:>14} {:>12.3}",
+        "round to nearest",
+        fmt_num(o.nearest.output_mse),
+        o.nearest.output_sqnr_db
+    );
+    let _ = writeln!(
+        out,
+        "{:22} {:>14} {:>12.3}",
+        "adaround",
+        fmt_num(o.adaround.output_mse),
+        o.adaround.output_sqnr_db
+    );
+    let _ = writeln!(
+        out,
+        "output mse reduced by  {:.1}%",
+        o.mse_reduction * 100.0
+    );
+    let _ = writeln!(
+        out,
+        "rounded the other way  {} weights ({:.2}%)",
+        o.flipped,
+        100.0 * o.flipped as f64 / o.weights.max(1) as f64
+    );
+    let _ = writeln!(
+        out,
+        "soft decisions binary  {:.2}% at the end",
+        o.final_binary_fraction * 100.0
+    );
     out
 }
 

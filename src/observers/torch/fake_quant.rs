@@ -11,10 +11,9 @@
 //! [`crate::quant::fake_quantize_affine`]; with qint32 zero points near −2³¹ they do not.
 //! Float → integer conversions follow x86 (out of range or NaN → `i64::MIN`).
 
-use super::ops::round_half_even;
 use crate::error::{Error, Result};
 use crate::observer::{Grid, QParams, ZeroPoint};
-use crate::quant::ChannelIndexer;
+use crate::quant::{round_half_even, ChannelIndexer};
 use crate::tensor::Tensor;
 
 /// `static_cast<int64_t>(float)` / `lrintf` on x86 for an already integral value.

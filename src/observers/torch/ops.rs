@@ -174,22 +174,6 @@ pub fn f32_to_i32(x: f32) -> i32 {
     }
 }
 
-/// Round half to even (`std::nearbyint`) without a libm call: adding and removing 2²³ rounds
-/// to an integer in the current (nearest-even) mode; larger magnitudes are integers already.
-#[inline(always)]
-pub fn round_half_even(x: f32) -> f32 {
-    const MAGIC: f32 = 8_388_608.0; // 2^23
-    if x.abs() < MAGIC {
-        if x >= 0.0 {
-            (x + MAGIC) - MAGIC
-        } else {
-            (x - MAGIC) + MAGIC
-        }
-    } else {
-        x
-    }
-}
-
 /// `torch.maximum(a, b)` for float32 (NaN propagates).
 #[inline]
 pub fn maximum(a: f32, b: f32) -> f32 {
@@ -259,22 +243,6 @@ mod tests {
         assert!(div_floor(-0.0, 2.0).is_sign_negative());
         assert_eq!(div_floor(6.0, 2.0), 3.0);
         assert_eq!(div_floor(0.3, 0.1), 3.0); // float32 0.3/0.1 is just above 3
-    }
-
-    #[test]
-    fn magic_rounding_is_round_ties_even() {
-        for x in [
-            0.5f32, 1.5, 2.5, -0.5, -1.5, -2.5, 0.49999997, 8388607.5, -8388607.5, 8388609.0, 1e20,
-            -0.0, 0.0, 3.3, -3.7, 4194303.5,
-        ] {
-            assert_eq!(
-                round_half_even(x).to_bits() & 0x7fff_ffff,
-                x.round_ties_even().to_bits() & 0x7fff_ffff,
-                "{x}"
-            );
-        }
-        assert!(round_half_even(f32::NAN).is_nan());
-        assert_eq!(round_half_even(f32::INFINITY), f32::INFINITY);
     }
 
     #[test]
