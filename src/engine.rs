@@ -99,7 +99,22 @@ pub fn observe_all(
     batches: &[Tensor],
     policy: NonFinitePolicy,
 ) -> Result<Box<dyn Observer>> {
+    observe_all_with_attributes(spec, params, &Params::new(), batches, policy)
+}
+
+/// [`observe_all`] with attributes assigned right after construction, as Python code does
+/// with `obs.upsample_rate = 128` (see [`Observer::set_attribute`]).
+pub fn observe_all_with_attributes(
+    spec: &ObserverSpec,
+    params: &Params,
+    attributes: &Params,
+    batches: &[Tensor],
+    policy: NonFinitePolicy,
+) -> Result<Box<dyn Observer>> {
     let mut observer = spec.build(params)?;
+    for (name, value) in &attributes.0 {
+        observer.set_attribute(name, value)?;
+    }
     for batch in batches {
         let prepared = prepare_batch(batch, spec.granularity, policy)?;
         observer.observe(&prepared)?;
@@ -124,8 +139,20 @@ pub fn run(
     batches: &[Tensor],
     policy: NonFinitePolicy,
 ) -> Result<Report> {
+    run_with_attributes(id, params, &Params::new(), batches, policy)
+}
+
+/// [`run`] with attributes assigned right after construction (e.g. `{"upsample_rate": 128}`
+/// for PyTorch's `HistogramObserver`).
+pub fn run_with_attributes(
+    id: &str,
+    params: &Params,
+    attributes: &Params,
+    batches: &[Tensor],
+    policy: NonFinitePolicy,
+) -> Result<Report> {
     let spec = registry::find(id)?;
-    let observer = observe_all(spec, params, batches, policy)?;
+    let observer = observe_all_with_attributes(spec, params, attributes, batches, policy)?;
     report(spec, params, observer.as_ref(), batches)
 }
 

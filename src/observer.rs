@@ -76,6 +76,8 @@ pub struct QParams {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub amax: Option<Vec<f32>>,
     /// Family-specific extra results (e.g. `search_min`, `dst_nbins`), shown verbatim.
+    /// Per-group/per-block qparams put their layout here as `block_axis` and `block_size`
+    /// (one scale per block, see [`crate::formats::blocks::BlockLayout`]).
     #[serde(skip_serializing_if = "Map::is_empty")]
     pub extra: Map<String, Value>,
     /// Warnings and framework quirks a user should see next to the numbers.
@@ -181,5 +183,15 @@ pub trait Observer: Send {
     /// [`crate::params::Affects::Search`]). The default asks for a rebuild.
     fn retune(&mut self, _params: &Params) -> Result<Retune> {
         Ok(Retune::NeedsData)
+    }
+
+    /// Assign an attribute after construction, as Python code can on a framework's observer
+    /// object (e.g. `obs.upsample_rate = 128` on PyTorch's `HistogramObserver`). The default
+    /// refuses every name.
+    fn set_attribute(&mut self, name: &str, _value: &Value) -> Result<()> {
+        Err(crate::error::Error::param(
+            name,
+            "this observer has no attribute that can be set after construction",
+        ))
     }
 }

@@ -18,6 +18,38 @@ pub enum ParamKind {
     Bool,
     /// One of a fixed set of strings.
     Choice { options: Vec<&'static str> },
+    /// A bit width: an integer in `min..=max`, or a float format given as
+    /// `[exponent_bits, mantissa_bits]` (ModelOpt's `num_bits=(4, 3)` for FP8 E4M3), each
+    /// `0..=15`.
+    Bits { min: i64, max: i64 },
+}
+
+/// The value of a [`ParamKind::Bits`] parameter.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Bits {
+    /// An integer bit width.
+    Int(i64),
+    /// A float format with this many exponent and mantissa bits.
+    Float { exponent: i64, mantissa: i64 },
+}
+
+impl Bits {
+    /// Parse `8` or `[4, 3]`.
+    fn from_value(v: &Value) -> Option<Bits> {
+        if let Some(i) = as_integer(v) {
+            return Some(Bits::Int(i));
+        }
+        match v.as_array().map(Vec::as_slice) {
+            Some([e, m]) => {
+                let (e, m) = (as_integer(e)?, as_integer(m)?);
+                ((0..=15).contains(&e) && (0..=15).contains(&m)).then_some(Bits::Float {
+                    exponent: e,
+                    mantissa: m,
+                })
+            }
+            _ => None,
+        }
+    }
 }
 
 /// What must be recomputed when a parameter changes; the page uses it to keep slider updates
@@ -97,6 +129,23 @@ impl ParamSpec {
         }
     }
 
+    /// A bit-width parameter (integer `min..=max` or `[exponent, mantissa]`).
+    pub fn bits(
+        name: &'static str,
+        min: i64,
+        max: i64,
+        default: impl Into<Value>,
+        doc: &'static str,
+    ) -> Self {
+        ParamSpec {
+            name,
+            kind: ParamKind::Bits { min, max },
+            default: default.into(),
+            doc,
+            affects: Affects::Data,
+        }
+    }
+
     /// A choice among strings.
     pub fn choice(
         name: &'static str,
@@ -152,6 +201,14 @@ impl ParamSpec {
             (ParamKind::Choice { options }, v) => {
                 bad(format!("expected one of {}, got {v}", options.join(", ")))
             }
+            (ParamKind::Bits { min, max }, v) => match Bits::from_value(v) {
+                Some(Bits::Int(i)) if i >= *min && i <= *max => Ok(()),
+                Some(Bits::Int(i)) => bad(format!("{i} is outside {min}..={max}")),
+                Some(Bits::Float { .. }) => Ok(()),
+                None => bad(format!(
+                    "expected an integer in {min}..={max} or [exponent_bits, mantissa_bits], got {v}"
+                )),
+            },
         }
     }
 }
@@ -278,6 +335,19 @@ impl Params {
         }
     }
 
+    /// An optional bit width (`8` or `[4, 3]`).
+    pub fn opt_bits(&self, key: &str) -> Result<Option<Bits>> {
+        match self.get(key) {
+            None => Ok(None),
+            Some(v) => Bits::from_value(v).map(Some).ok_or_else(|| {
+                Error::param(
+                    key,
+                    format!("expected an integer or [exponent_bits, mantissa_bits], got {v}"),
+                )
+            }),
+        }
+    }
+
     /// A string with a default.
     pub fn str_or<'a>(&'a self, key: &str, default: &'a str) -> Result<&'a str> {
         Ok(self.opt_str(key)?.unwrap_or(default))
@@ -321,5 +391,19 @@ mod tests {
         assert!(err.contains("bins") && err.contains("outside"), "{err}");
         let choice = ParamSpec::choice("dtype", &["qint8", "quint8"], "quint8", "dtype");
         assert!(choice.validate(&Value::from("int3")).is_err());
+        let bits = ParamSpec::bits("num_bits", 1, 16, 8, "bits");
+        assert!(bits.validate(&Value::from(4)).is_ok());
+        assert!(bits.validate(&serde_json::json!([4, 3])).is_ok());
+        assert!(bits.validate(&Value::from(0)).is_err());
+        assert!(bits.validate(&serde_json::json!([4])).is_err());
+        let p = Params::from_json(r#"{"a": [4, 3], "b": 8}"#).unwrap();
+        assert_eq!(
+            p.opt_bits("a").unwrap(),
+            Some(Bits::Float {
+                exponent: 4,
+                mantissa: 3
+            })
+        );
+        assert_eq!(p.opt_bits("b").unwrap(), Some(Bits::Int(8)));
     }
 }

@@ -33,6 +33,9 @@ fn run_case_via_cli(case: &common::Case) -> Result<(), String> {
         params,
         "--json".into(),
     ]);
+    if let Some(attrs) = case.raw.get("set_attributes_after_init") {
+        args.extend(["--set".into(), attrs.to_string()]);
+    }
     let argv: Vec<&str> = args.iter().map(String::as_str).collect();
     let (code, stdout, stderr) = quantscope(&argv);
     if case.expected.get("error").is_some() {
@@ -156,4 +159,43 @@ fn inspect_lists_tensors_of_containers() {
     assert_eq!(code, 0, "{stderr}");
     let doc: Value = serde_json::from_str(&stdout).unwrap();
     assert_eq!(doc["tensors"].as_array().unwrap().len(), 2);
+}
+
+#[test]
+fn formats_compares_every_format_on_a_real_activation() {
+    let file = common::shared_dir().join("samples/minilm/activations/l0_ffn_dense_out.npy");
+    let (code, stdout, stderr) = quantscope(&["formats", &file.to_string_lossy(), "--json"]);
+    assert_eq!(code, 0, "{stderr}");
+    let rows: Vec<Value> = serde_json::from_str(&stdout).unwrap();
+    let by_name = |name: &str| {
+        rows.iter()
+            .find(|r| r["format"] == name)
+            .unwrap_or_else(|| panic!("{name} missing"))
+    };
+    for name in [
+        "int8",
+        "uint8",
+        "int4",
+        "int4 per channel",
+        "float16",
+        "bfloat16",
+        "fp8_e4m3",
+        "fp8_e5m2",
+        "fp6_e2m3",
+        "fp4_e2m1",
+        "mxfp8_e4m3",
+        "mxfp4_e2m1",
+        "mxint8",
+        "bfp16 (block 8)",
+    ] {
+        assert!(by_name(name)["mse"].as_f64().unwrap() >= 0.0);
+    }
+    // More bits of the same kind cost less error; block scales beat one scale for this outlier-heavy tensor.
+    let mse = |name: &str| by_name(name)["mse"].as_f64().unwrap();
+    assert!(mse("float16") < mse("bfloat16") && mse("bfloat16") < mse("fp8_e4m3"));
+    assert!(mse("mxfp4_e2m1") < mse("fp4_e2m1"));
+    assert_eq!(
+        by_name("mxfp4_e2m1")["bits_per_value"].as_f64().unwrap(),
+        4.25
+    );
 }

@@ -1,5 +1,9 @@
 //! The observers of every framework family, one module per family.
 
+pub mod horizon;
+pub mod modelopt;
+pub mod ort;
+pub mod quark;
 pub mod torch;
 
 use crate::registry::{ObserverSpec, Preset};
@@ -8,6 +12,10 @@ use crate::registry::{ObserverSpec, Preset};
 pub fn all_observers() -> Vec<ObserverSpec> {
     let mut all = Vec::new();
     all.extend(torch::observers());
+    all.extend(quark::observers());
+    all.extend(horizon::observers());
+    all.extend(ort::observers());
+    all.extend(modelopt::observers());
     all
 }
 
@@ -15,5 +23,9 @@ pub fn all_observers() -> Vec<ObserverSpec> {
 pub fn all_presets() -> Vec<Preset> {
     let mut all = Vec::new();
     all.extend(torch::presets());
+    all.extend(quark::presets());
+    all.extend(horizon::presets());
+    all.extend(ort::presets());
+    all.extend(modelopt::presets());
     all
 }

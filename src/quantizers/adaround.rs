@@ -20,14 +20,15 @@
 
 use crate::error::{Error, Result};
 use crate::quant::round_half_even;
+use crate::quantizers::quark_onnx::{
+    initial_alpha, rectified_sigmoid, sigmoid_f32 as sigmoid, GAMMA, ZETA,
+};
 use crate::tensor::Tensor;
 use ndarray::{Array2, ArrayView2, Axis};
 use serde::Serialize;
 
-/// AdaRound's rectified-sigmoid stretch constants (Quark's `AdaroundConstants`).
-pub const GAMMA: f32 = -0.1;
-/// See [`GAMMA`].
-pub const ZETA: f32 = 1.1;
+/// Stretch of the rectified sigmoid, `ζ − γ` (Quark's `AdaroundConstants`).
+const STRETCH: f32 = (ZETA - GAMMA) as f32;
 
 /// How the weight's scales are shaped.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -232,23 +233,6 @@ fn row_min_max(values: impl Iterator<Item = f32>) -> (f32, f32) {
     })
 }
 
-/// Rectified sigmoid `h(V) = clamp(σ(V)(ζ − γ) + γ, 0, 1)`.
-#[inline]
-pub fn rectified_sigmoid(v: f32) -> f32 {
-    (sigmoid(v) * (ZETA - GAMMA) + GAMMA).clamp(0.0, 1.0)
-}
-
-#[inline]
-fn sigmoid(v: f32) -> f32 {
-    1.0 / (1.0 + (-v).exp())
-}
-
-/// `V` such that `h(V)` equals `frac ∈ [0, 1)` (Quark's `initialize_alpha`).
-#[inline]
-pub fn initial_alpha(frac: f32) -> f32 {
-    -((ZETA - GAMMA) / (frac - GAMMA) - 1.0).ln()
-}
-
 /// Error of a layer's output `X·W̃ᵀ` against the float output `X·Wᵀ`.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct OutputError {
@@ -437,13 +421,13 @@ pub fn optimise(
         let (bias1, bias2) = (1.0 - beta1.powi(t), 1.0 - beta2.powi(t));
         for ((r, c), a) in alpha.indexed_iter_mut() {
             let sig = sigmoid(*a);
-            let stretched = sig * (ZETA - GAMMA) + GAMMA;
+            let stretched = sig * STRETCH + GAMMA as f32;
             let h = stretched.clamp(0.0, 1.0);
             if h == 0.0 || h == 1.0 || grid.saturated(floor[(r, c)], r) {
                 binary += 1;
             }
             let dh_da = if stretched > 0.0 && stretched < 1.0 {
-                (ZETA - GAMMA) * sig * (1.0 - sig)
+                STRETCH * sig * (1.0 - sig)
             } else {
                 0.0
             };

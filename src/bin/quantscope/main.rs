@@ -3,8 +3,9 @@
 //! ```text
 //! quantscope list [--json]
 //! quantscope inspect FILE [--json]
-//! quantscope observe FILE... [--observer ID | --preset NAME] [--params JSON] [--split-axis N] [--strict] [--json]
+//! quantscope observe FILE... [--observer ID | --preset NAME] [--params JSON] [--set JSON] [--split-axis N] [--strict] [--json]
 //! quantscope adaround W X [--bits 4|8] [--scheme per_channel_symmetric|…] [--iters N] [--json]
+//! quantscope formats FILE [--json]
 //! ```
 //! Each FILE of `observe` is one calibration batch, in order; `file.npz:member` and
 //! `file.safetensors:tensor` pick one tensor of a container.
@@ -16,6 +17,7 @@ use clap::{Parser, Subcommand};
 use quantscope::engine::{self, NonFinitePolicy};
 use quantscope::params::Params;
 use quantscope::quantizers::adaround::{self, AdaRoundConfig, WeightScheme};
+use quantscope::quantizers::formats;
 use quantscope::registry::{self, Granularity};
 use quantscope::Result;
 use std::process::ExitCode;
@@ -48,7 +50,8 @@ enum Command {
     /// Run observers over calibration batches and report their qparams and error.
     Observe {
         /// Calibration batches in order (`file.npz:member` picks one tensor of a container).
-        #[arg(required = true)]
+        /// With none, the observer is only built (constructor errors show) and reports what
+        /// it returns before seeing data.
         files: Vec<String>,
         /// Observer id, e.g. `torch.HistogramObserver` (default: every per-tensor observer).
         #[arg(long, conflicts_with = "preset")]
@@ -59,12 +62,24 @@ enum Command {
         /// Parameters as a JSON object, e.g. '{"dtype": "qint8", "bins": 256}'.
         #[arg(long, default_value = "{}")]
         params: String,
+        /// Attributes assigned after construction as a JSON object, e.g. '{"upsample_rate": 128}'
+        /// (PyTorch code can set `obs.upsample_rate` on a HistogramObserver).
+        #[arg(long, default_value = "{}")]
+        set: String,
         /// Split the (single) tensor into batches along this axis.
         #[arg(long)]
         split_axis: Option<usize>,
         /// Refuse tensors containing NaN or ±Inf instead of excluding those values.
         #[arg(long)]
         strict: bool,
+        /// Print JSON instead of a table.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Compare every number format on one tensor: int8/4, fp16, bf16, fp8/6/4, MX, BFP.
+    Formats {
+        /// A tensor (`file.npz:member` picks one tensor of a container).
+        file: String,
         /// Print JSON instead of a table.
         #[arg(long)]
         json: bool,
@@ -131,11 +146,13 @@ fn run(command: Command) -> Result<()> {
             observer,
             preset,
             params,
+            set,
             split_axis,
             strict,
             json,
         } => {
             let user_params = Params::from_json(&params)?;
+            let attributes = Params::from_json(&set)?;
             let batches = inputs::read_batches(&files, split_axis)?;
             let policy = if strict {
                 NonFinitePolicy::Strict
@@ -159,7 +176,8 @@ fn run(command: Command) -> Result<()> {
             };
             if runs.len() == 1 {
                 let (id, params) = &runs[0];
-                let report = engine::run(id, params, &batches, policy)?;
+                let report =
+                    engine::run_with_attributes(id, params, &attributes, &batches, policy)?;
                 if json {
                     output::print_json(&output::report_json(&report));
                 } else {
@@ -168,13 +186,27 @@ fn run(command: Command) -> Result<()> {
             } else {
                 let results: Vec<_> = runs
                     .iter()
-                    .map(|(id, params)| (id.as_str(), engine::run(id, params, &batches, policy)))
+                    .map(|(id, params)| {
+                        let report =
+                            engine::run_with_attributes(id, params, &attributes, &batches, policy);
+                        (id.as_str(), report)
+                    })
                     .collect();
                 if json {
                     output::print_json(&output::comparison_json(&results));
                 } else {
                     print!("{}", output::comparison_table(&results, &batches));
                 }
+            }
+            Ok(())
+        }
+        Command::Formats { file, json } => {
+            let tensor = inputs::read_tensor(&file)?;
+            let results = formats::compare(&tensor);
+            if json {
+                output::print_json(&output::formats_json(&results));
+            } else {
+                print!("{}", output::formats_table(&file, &tensor, &results));
             }
             Ok(())
         }

@@ -3,6 +3,7 @@
 use quantscope::engine::Report;
 use quantscope::observer::ZeroPoint;
 use quantscope::params::ParamKind;
+use quantscope::quantizers::formats::{self, FormatResult};
 use quantscope::registry::{self, Family};
 use quantscope::tensor::{NamedTensor, NonFiniteCounts, Tensor};
 use quantscope::Result;
@@ -59,12 +60,23 @@ fn f32s(values: &[f32]) -> impl ExactSizeIterator<Item = f64> + '_ {
     values.iter().map(|&x| x as f64)
 }
 
-/// The registry as JSON: observers (with parameters and quirks) and presets.
+/// The registry as JSON: observers (with parameters and quirks), presets and quantizers.
 pub fn registry_json() -> Value {
     json!({
         "observers": registry::observers(),
         "presets": registry::presets(),
+        "quantizers": formats::formats(),
     })
+}
+
+fn param_range(kind: &ParamKind) -> String {
+    match kind {
+        ParamKind::Int { min, max } => format!("int {min}..={max}"),
+        ParamKind::Float { min, max, .. } => format!("float {}..={}", fmt_num(*min), fmt_num(*max)),
+        ParamKind::Bool => "bool".to_string(),
+        ParamKind::Choice { options } => options.join("|"),
+        ParamKind::Bits { min, max } => format!("bits {min}..={max}|[E,M]"),
+    }
 }
 
 /// The registry as a readable listing grouped by framework.
@@ -83,14 +95,7 @@ pub fn registry_table() -> String {
         }
         let _ = writeln!(out, "  {:48} {}", spec.id, spec.summary);
         for p in &spec.params {
-            let range = match &p.kind {
-                ParamKind::Int { min, max } => format!("int {min}..={max}"),
-                ParamKind::Float { min, max, .. } => {
-                    format!("float {}..={}", fmt_num(*min), fmt_num(*max))
-                }
-                ParamKind::Bool => "bool".to_string(),
-                ParamKind::Choice { options } => options.join("|"),
-            };
+            let range = param_range(&p.kind);
             let _ = writeln!(
                 out,
                 "      {:22} {:32} default {}",
@@ -99,6 +104,19 @@ pub fn registry_table() -> String {
         }
         for q in &spec.quirks {
             let _ = writeln!(out, "      quirk: {q}");
+        }
+    }
+    let _ = writeln!(out, "\nQuantizers (number formats)");
+    for spec in formats::formats() {
+        let _ = writeln!(out, "  {:48} {}", spec.id, spec.summary);
+        for p in &spec.params {
+            let _ = writeln!(
+                out,
+                "      {:22} {:32} default {}",
+                p.name,
+                param_range(&p.kind),
+                p.default
+            );
         }
     }
     let _ = writeln!(out, "\nPresets");
@@ -301,6 +319,52 @@ pub fn comparison_table(results: &[(&str, Result<Report>)], batches: &[Tensor]) 
                 let _ = writeln!(out, "{id:46} error: {e}");
             }
         }
+    }
+    out
+}
+
+/// The formats comparison as JSON (rows that could not be computed carry `error`).
+pub fn formats_json(results: &[Result<FormatResult>]) -> Value {
+    Value::Array(
+        results
+            .iter()
+            .map(|r| match r {
+                Ok(row) => serde_json::to_value(row).unwrap_or(Value::Null),
+                Err(e) => json!({"error": e.to_string()}),
+            })
+            .collect(),
+    )
+}
+
+/// The formats comparison as a table, sorted by bits per value.
+pub fn formats_table(file: &str, tensor: &Tensor, results: &[Result<FormatResult>]) -> String {
+    let mut out = format!(
+        "{file}: shape {:?}, {} elements\n",
+        tensor.shape,
+        tensor.len()
+    );
+    let _ = writeln!(
+        out,
+        "{:28} {:>9} {:>12} {:>9} {:>12} {:>9}",
+        "format", "bits/val", "mse", "sqnr dB", "max |err|", "clipped%"
+    );
+    let mut rows: Vec<&FormatResult> = results.iter().filter_map(|r| r.as_ref().ok()).collect();
+    rows.sort_by(|a, b| a.bits_per_value.total_cmp(&b.bits_per_value));
+    for r in rows {
+        let m = &r.metrics;
+        let _ = writeln!(
+            out,
+            "{:28} {:>9.3} {:>12} {:>9} {:>12} {:>9.4}",
+            r.format,
+            r.bits_per_value,
+            fmt_num(m.mse),
+            m.sqnr_db.map_or("-".into(), |s| format!("{s:.2}")),
+            fmt_num(m.max_abs_err),
+            m.clipped_fraction * 100.0
+        );
+    }
+    for e in results.iter().filter_map(|r| r.as_ref().err()) {
+        let _ = writeln!(out, "(skipped: {e})");
     }
     out
 }

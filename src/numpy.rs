@@ -1,0 +1,403 @@
+//! numpy's floating-point semantics, for calibrators written in numpy (ONNX Runtime, parts of
+//! ModelOpt).
+//!
+//! Each function reproduces what numpy 2.x computes bit for bit on the same inputs:
+//! * [`sum_f32`]/[`sum_f64`] — `np.sum` of a contiguous array: `0 + pairwise_sum(a)`, where the
+//!   pairwise sum adds blocks of ≤ 128 elements with 8 interleaved accumulators.
+//! * [`linspace_f32`] — `np.linspace(start, stop, num, dtype=float32)` with float32 endpoints:
+//!   `y[k] = k·step + start` in float32 (two roundings), `y[-1] = stop`.
+//! * [`histogram_uniform_f32`] — `np.histogram(a, bins=n, range=(lo, hi))` on float32 data:
+//!   edges from [`linspace_f32`], a bin index from `(x − lo)/(hi − lo)·n` (float32) corrected by
+//!   one against the edges, so a value lands in bin `i` with `edges[i] ≤ x < edges[i+1]`, the last
+//!   bin closed. `lo == hi` widens to `lo − 0.5 .. hi + 0.5`.
+//! * [`histogram_with_edges`] — `np.histogram(a, bins=edges)`: the same rule by binary search
+//!   (numpy's `searchsorted` on sorted data), values outside the edges dropped.
+//! * [`arange_from_f32`] — `np.arange(start, stop, step)` with float32 scalars, which numpy 2.x
+//!   returns as **float64**: length `ceil(f32(f32(stop − start)/step))`, `a[0] = start`,
+//!   `a[1] = f32(start + step)`, `a[i] = start + i·(a[1] − a[0])` in float64.
+//! * [`searchsorted_left`] — `np.searchsorted(a, v)` with numpy's NaN ordering.
+
+use crate::error::{Error, Result};
+
+/// Largest array these helpers will allocate (bins or edges); numpy would try and run out of
+/// memory long after a browser tab does.
+pub const MAX_ELEMENTS: usize = 1 << 22;
+
+macro_rules! pairwise {
+    ($name:ident, $t:ty) => {
+        /// numpy's `pairwise_sum` (the kernel behind `np.sum` on a contiguous array).
+        pub fn $name(a: &[$t]) -> $t {
+            let n = a.len();
+            if n < 8 {
+                let mut res: $t = -0.0;
+                for &x in a {
+                    res += x;
+                }
+                res
+            } else if n <= 128 {
+                let mut r = [0.0 as $t; 8];
+                r.copy_from_slice(&a[..8]);
+                let mut i = 8;
+                while i < n - (n % 8) {
+                    for j in 0..8 {
+                        r[j] += a[i + j];
+                    }
+                    i += 8;
+                }
+                let mut res = ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]));
+                while i < n {
+                    res += a[i];
+                    i += 1;
+                }
+                res
+            } else {
+                let mut n2 = n / 2;
+                n2 -= n2 % 8;
+                $name(&a[..n2]) + $name(&a[n2..])
+            }
+        }
+    };
+}
+
+pairwise!(pairwise_sum_f32, f32);
+pairwise!(pairwise_sum_f64, f64);
+
+/// `np.sum(a)` of a float32 array (accumulated in float32).
+pub fn sum_f32(a: &[f32]) -> f32 {
+    0.0 + pairwise_sum_f32(a)
+}
+
+/// `np.sum(a)` of a float64 array.
+pub fn sum_f64(a: &[f64]) -> f64 {
+    0.0 + pairwise_sum_f64(a)
+}
+
+/// `np.cumsum` of a float64 array (sequential).
+pub fn cumsum_f64(a: &[f64]) -> Vec<f64> {
+    let mut acc = 0.0f64;
+    a.iter()
+        .map(|&x| {
+            acc += x;
+            acc
+        })
+        .collect()
+}
+
+/// `np.linspace(start, stop, num, dtype=np.float32)` with float32 endpoints (`num ≥ 2`).
+pub fn linspace_f32(start: f32, stop: f32, num: usize) -> Vec<f32> {
+    if num == 0 {
+        return Vec::new();
+    }
+    if num == 1 {
+        return vec![start];
+    }
+    let div = (num - 1) as f32;
+    let delta = stop - start;
+    let step = delta / div;
+    let mut y: Vec<f32> = if step == 0.0 {
+        (0..num).map(|k| (k as f32 / div) * delta + start).collect()
+    } else {
+        (0..num).map(|k| (k as f32) * step + start).collect()
+    };
+    y[num - 1] = stop;
+    y
+}
+
+/// `np.floor_divide` on float32 scalars (numpy's `npy_divmod`: `(a − fmod(a, b))/b`, adjusted
+/// to Python's sign convention, snapped to the nearest integral value).
+pub fn floor_divide_f32(a: f32, b: f32) -> f32 {
+    if b == 0.0 {
+        return a / b;
+    }
+    let m = a % b;
+    let mut div = (a - m) / b;
+    if m != 0.0 && (b < 0.0) != (m < 0.0) {
+        div -= 1.0;
+    }
+    if div != 0.0 {
+        let mut floordiv = div.floor();
+        if div - floordiv > 0.5 {
+            floordiv += 1.0;
+        }
+        floordiv
+    } else {
+        0.0f32.copysign(a / b)
+    }
+}
+
+/// Counts of `np.histogram(data, bins=n, range=(lo, hi))` on float32 data, and its float32 edges.
+/// Values outside `[lo, hi]` and NaN are not counted.
+pub fn histogram_uniform_f32(
+    data: &[f32],
+    n: usize,
+    lo: f32,
+    hi: f32,
+) -> Result<(Vec<i64>, Vec<f32>)> {
+    if n == 0 {
+        return Err(Error::framework(
+            "ValueError",
+            "`bins` must be positive, when an integer",
+            crate::error::Stage::Forward,
+        ));
+    }
+    if n >= MAX_ELEMENTS {
+        return Err(Error::input(format!(
+            "a histogram of {n} bins is too large"
+        )));
+    }
+    if lo > hi {
+        return Err(Error::framework(
+            "ValueError",
+            "max must be larger than min in range parameter.",
+            crate::error::Stage::Forward,
+        ));
+    }
+    if !(lo.is_finite() && hi.is_finite()) {
+        return Err(Error::framework(
+            "ValueError",
+            format!("supplied range of [{lo}, {hi}] is not finite"),
+            crate::error::Stage::Forward,
+        ));
+    }
+    let (lo, hi) = if lo == hi {
+        (lo - 0.5, hi + 0.5)
+    } else {
+        (lo, hi)
+    };
+    let edges = linspace_f32(lo, hi, n + 1);
+    let mut counts = vec![0i64; n];
+    let denom = hi - lo;
+    let nf = n as f32;
+    for &x in data {
+        if !(x >= lo && x <= hi) {
+            continue;
+        }
+        let f = (x - lo) / denom * nf;
+        let mut i = f as usize;
+        if i >= n {
+            i = n - 1;
+        }
+        if x < edges[i] {
+            i = i.saturating_sub(1);
+        } else if x >= edges[i + 1] && i != n - 1 {
+            i += 1;
+        }
+        counts[i] += 1;
+    }
+    Ok((counts, edges))
+}
+
+/// `np.histogram(data, bins=n)` (range from the data's min/max, `0..1` when empty).
+pub fn histogram_auto_f32(data: &[f32], n: usize) -> Result<(Vec<i64>, Vec<f32>)> {
+    let (lo, hi) = match min_max_ignore_nan(data) {
+        Some(mm) => mm,
+        None if data.is_empty() => (0.0, 1.0),
+        None => {
+            return Err(Error::framework(
+                "ValueError",
+                "autodetected range of [nan, nan] is not finite",
+                crate::error::Stage::Forward,
+            ))
+        }
+    };
+    histogram_uniform_f32(data, n, lo, hi)
+}
+
+/// Counts of `np.histogram(data, bins=edges)`: bin `i` holds `edges[i] ≤ x < edges[i+1]`, the
+/// last bin also `x == edges[-1]`. Comparisons are exact (float32 data against float64 edges,
+/// as numpy's promotion does). Fails like numpy when the edges decrease.
+pub fn histogram_with_edges(data: &[f32], edges: &[f64]) -> Result<Vec<i64>> {
+    if edges.windows(2).any(|w| w[0] > w[1]) {
+        return Err(Error::framework(
+            "ValueError",
+            "`bins` must increase monotonically, when an array",
+            crate::error::Stage::Forward,
+        ));
+    }
+    let nbins = edges.len().saturating_sub(1);
+    let mut counts = vec![0i64; nbins];
+    if nbins == 0 {
+        return Ok(counts);
+    }
+    let first = edges[0];
+    let last = edges[nbins];
+    for &x in data {
+        let v = x as f64;
+        if !(v >= first && v <= last) {
+            continue;
+        }
+        // Number of edges ≤ v, minus one, is the bin (searchsorted right); v == last → last bin.
+        let i = edges.partition_point(|&e| e <= v);
+        let bin = if i > nbins { nbins - 1 } else { i - 1 }.min(nbins - 1);
+        counts[bin] += 1;
+    }
+    Ok(counts)
+}
+
+/// `np.arange(start, stop, step)` with numpy float32 scalars: a float64 array (see module docs).
+pub fn arange_from_f32(start: f32, stop: f32, step: f32) -> Result<Vec<f64>> {
+    let len = ((stop - start) / step) as f64;
+    let second = (start + step) as f64;
+    arange_fill(start as f64, second, len)
+}
+
+/// `np.arange(start, stop, step)` with float64 scalars.
+pub fn arange_f64(start: f64, stop: f64, step: f64) -> Result<Vec<f64>> {
+    let len = (stop - start) / step;
+    arange_fill(start, start + step, len)
+}
+
+fn arange_fill(start: f64, second: f64, len: f64) -> Result<Vec<f64>> {
+    if len.is_nan() {
+        return Err(Error::framework(
+            "ValueError",
+            "arange: cannot compute length",
+            crate::error::Stage::Forward,
+        ));
+    }
+    let len = len.ceil();
+    if len <= 0.0 {
+        return Ok(Vec::new());
+    }
+    if len >= MAX_ELEMENTS as f64 {
+        return Err(Error::input(format!(
+            "the histogram would need {len} more bins (over {MAX_ELEMENTS})"
+        )));
+    }
+    let len = len as usize;
+    let delta = second - start;
+    Ok((0..len)
+        .map(|i| match i {
+            0 => start,
+            1 => second,
+            _ => start + (i as f64) * delta,
+        })
+        .collect())
+}
+
+/// `np.searchsorted(a, v, side="left")` for a sorted float64 array, with numpy's ordering
+/// (NaN sorts last), using numpy's own bisection.
+pub fn searchsorted_left(a: &[f64], v: f64) -> usize {
+    let lt = |x: f64, y: f64| x < y || (y.is_nan() && !x.is_nan());
+    let (mut lo, mut hi) = (0usize, a.len());
+    while lo < hi {
+        let mid = lo + ((hi - lo) >> 1);
+        if lt(a[mid], v) {
+            lo = mid + 1;
+        } else {
+            hi = mid;
+        }
+    }
+    lo
+}
+
+/// `np.argmin` of a float64 array: the first minimum, or the first NaN if there is one.
+pub fn argmin(a: &[f64]) -> Option<usize> {
+    let mut best: Option<usize> = None;
+    for (i, &x) in a.iter().enumerate() {
+        if x.is_nan() {
+            return Some(i);
+        }
+        match best {
+            Some(b) if a[b] <= x => {}
+            _ => best = Some(i),
+        }
+    }
+    best
+}
+
+/// `(np.nanmin(a), np.nanmax(a))`, `None` when every value is NaN or `a` is empty.
+pub fn min_max_ignore_nan(a: &[f32]) -> Option<(f32, f32)> {
+    let mut lo = f32::INFINITY;
+    let mut hi = f32::NEG_INFINITY;
+    let mut any = false;
+    for &x in a {
+        if !x.is_nan() {
+            any = true;
+            lo = lo.min(x);
+            hi = hi.max(x);
+        }
+    }
+    any.then_some((lo, hi))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pairwise_sum_matches_numpy_order() {
+        // np.sum(np.float32([1e8, 1, -1e8, 1, 1, 1, 1, 1, 1])) == 5.0 in numpy: the 8 lanes are
+        // combined as ((1e8 + 1) + (-1e8 + 1)) + 4 = 4 in float32, then the ninth element added.
+        let a = [1e8f32, 1.0, -1e8, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0];
+        assert_eq!(sum_f32(&a), 5.0);
+        // Sequential float32 would give 6.0.
+        let seq = a.iter().fold(0.0f32, |s, &x| s + x);
+        assert_eq!(seq, 6.0);
+        assert_eq!(sum_f64(&[]), 0.0);
+        let big: Vec<f64> = (0..1000).map(|i| i as f64).collect();
+        assert_eq!(sum_f64(&big), 499500.0);
+    }
+
+    #[test]
+    fn linspace_is_float32_two_roundings() {
+        // np.linspace(np.float32(-1), np.float32(1), 4, dtype=np.float32)
+        let y: Vec<f64> = linspace_f32(-1.0, 1.0, 4)
+            .iter()
+            .map(|&v| v as f64)
+            .collect();
+        assert_eq!(y, vec![-1.0, -0.3333333134651184, 0.3333333730697632, 1.0]);
+    }
+
+    #[test]
+    fn histogram_closes_the_last_bin_and_drops_outside() {
+        let (h, e) =
+            histogram_uniform_f32(&[0.0, 0.5, 1.0, 1.5, -0.1, f32::NAN], 2, 0.0, 1.0).unwrap();
+        assert_eq!(h, vec![1, 2]);
+        assert_eq!(e, vec![0.0, 0.5, 1.0]);
+        let (h, e) = histogram_uniform_f32(&[3.0], 2, 3.0, 3.0).unwrap();
+        assert_eq!((h, e), (vec![0, 1], vec![2.5, 3.0, 3.5]));
+        let h = histogram_with_edges(&[0.0, 0.5, 1.0, 2.0], &[0.0, 0.5, 1.0]).unwrap();
+        assert_eq!(h, vec![1, 2]);
+        assert!(histogram_with_edges(&[0.0], &[1.0, 0.0]).is_err());
+    }
+
+    #[test]
+    fn arange_from_float32_scalars_is_float64() {
+        // np.arange(np.float32(1.3), np.float32(2.5), np.float32(0.07))[:4]
+        let a = arange_from_f32(1.3, 2.5, 0.07).unwrap();
+        assert_eq!(a.len(), 18);
+        assert_eq!(a[0], 1.2999999523162842);
+        assert_eq!(a[1], 1.3700000047683716);
+        assert_eq!(a[2], 1.440000057220459);
+    }
+
+    #[test]
+    fn searchsorted_and_argmin_follow_numpy() {
+        let a = [0.1, 0.5, 0.5, 1.0];
+        assert_eq!(searchsorted_left(&a, 0.5), 1);
+        assert_eq!(searchsorted_left(&a, 2.0), 4);
+        assert_eq!(searchsorted_left(&[f64::NAN, f64::NAN], 0.9), 0);
+        assert_eq!(argmin(&[3.0, 1.0, 1.0]), Some(1));
+        assert_eq!(argmin(&[3.0, f64::NAN, 0.0]), Some(1));
+        assert_eq!(argmin(&[]), None);
+        assert_eq!(floor_divide_f32(7.0, 2.0), 3.0);
+        assert_eq!(floor_divide_f32(0.3, 0.1), 3.0);
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn uniform_histogram_agrees_with_edge_search(
+            data in proptest::collection::vec(-1e3f32..1e3, 0..400),
+            lo in -1e3f32..1e3,
+            width in 1e-3f32..2e3,
+            bins in 1usize..300,
+        ) {
+            let hi = lo + width;
+            let (fast, edges) = histogram_uniform_f32(&data, bins, lo, hi).unwrap();
+            let e64: Vec<f64> = edges.iter().map(|&e| e as f64).collect();
+            let slow = histogram_with_edges(&data, &e64).unwrap();
+            proptest::prop_assert_eq!(fast, slow);
+        }
+    }
+}

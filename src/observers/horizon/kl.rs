@@ -1,0 +1,522 @@
+//! `KLObserver` (per tensor): accumulate a histogram of `|x|`, and every `update_interval`
+//! batches pick the clip that minimises a smoothed KL divergence, then the moving average.
+//!
+//! **Collect** (float32). The first batch after a reset bins `|x|` with
+//! `histc(|x|, bins, 0, max|x|)` over `linspace(0, max|x|, bins + 1)` edges. A later batch whose
+//! maximum exceeds the last edge grows the histogram at the same bin width `w`:
+//! `bins = ⌈max/w⌉`, edges `arange(0, max + w, w)`; every later batch is binned over
+//! `[0, last edge]` and added to the old counts.
+//!
+//! **Search** (`_compute_amax_entropy`, every `update_interval` steps, float64), with
+//! `nbins = −qinfo(dtype).min` (128 for qint8, 32768 for qint16) and `hist[0] := hist[1]`:
+//! for each `i = 128 ..= len(hist)`, P = `hist[:i]` with the tail mass added to its last bin;
+//! Q = P's first `i` bins merged into `nbins` groups (`⌊j·nbins/i⌋`), each group's mass spread
+//! evenly over its non-empty bins; `D_i = Σ p·ln(p/q)` with both normalised and `q += 1e-10`.
+//! Horizon then sums the divergences over 9-wide windows (`j in range(len − 10)`), takes the
+//! last minimum `j*`, and returns `amax = edges[j* + 128 + 4]` — the window centre, as an edge.
+//! The state becomes `(−amax, amax)` (moving average after the first run) and the histogram is
+//! reset. `update_interval` larger than the number of batches means no search ever runs and
+//! `calculate_qparams` falls back to scale 1.0.
+
+use super::base::{self, MinMaxState, QuantConfig};
+use super::torch_ops::{arange_f32, arange_len, linspace_f32, sum_f64};
+use crate::error::{Error, Result, Stage};
+use crate::histogram::histc;
+use crate::observer::{HistogramState, Observer, ObserverState, QParams, Retune};
+use crate::params::Params;
+use crate::tensor::Tensor;
+use serde_json::json;
+
+/// First candidate length of the search (`start_bin`).
+const START_BIN: usize = 128;
+/// Width of the smoothing window (`smooth_step`).
+const SMOOTH: usize = 9;
+/// Largest histogram quantscope lets the collection grow to (the search is quadratic in it).
+pub const MAX_HIST_BINS: usize = 1 << 16;
+
+/// One `_compute_amax_entropy` call.
+#[derive(Debug, Clone, PartialEq)]
+pub struct KlRun {
+    /// Histogram length and number of edges searched.
+    pub hist_bins: usize,
+    pub n_edges: usize,
+    /// Number of quantization levels Q is merged into.
+    pub quantization_nbins: usize,
+    /// The chosen clip.
+    pub amax: f32,
+    /// `D_i` for `i = 128 ..= hist_bins`.
+    pub divergences: Vec<f64>,
+    /// Index of the chosen window (into the un-reversed smoothed list).
+    pub window: usize,
+    /// The histogram that was searched (before `hist[0] := hist[1]`) and its edges.
+    pub hist: Vec<f32>,
+    pub edges: Vec<f32>,
+}
+
+/// Horizon's `KLObserver`.
+#[derive(Debug, Clone)]
+pub struct KlObserver {
+    params: Params,
+    quant: QuantConfig,
+    averaging_constant: f32,
+    orig_bins: usize,
+    update_interval: usize,
+    /// Current bin count (grows with the histogram, restored after each search).
+    bins: usize,
+    cur_step: usize,
+    hist: Vec<f32>,
+    edges: Vec<f32>,
+    state: MinMaxState,
+    last_run: Option<KlRun>,
+    runs: usize,
+}
+
+impl KlObserver {
+    /// `KLObserver(bins=512, update_interval=1, averaging_constant=0.01, …)`.
+    pub fn new(params: &Params) -> Result<Self> {
+        let (scheme, quant, c) = base::base_from_params(params)?;
+        base::ensure(
+            scheme == base::Scheme::PerTensor,
+            "KL observer only support per_tensor_symmetric qscheme.",
+        )?;
+        let bins = params.i64_or("bins", 512)?;
+        base::ensure(bins >= 256, "`bins` must be greater than 256!")?;
+        if bins as usize > MAX_HIST_BINS {
+            return Err(Error::param(
+                "bins",
+                format!(
+                    "at most {MAX_HIST_BINS} bins (the KL search is quadratic in the bin count)"
+                ),
+            ));
+        }
+        let update_interval = params.i64_or("update_interval", 1)?;
+        if update_interval < 1 {
+            return Err(Error::param(
+                "update_interval",
+                format!(
+                    "must be at least 1 (with {update_interval} Horizon never runs the KL search)"
+                ),
+            ));
+        }
+        Ok(KlObserver {
+            params: params.clone(),
+            quant,
+            averaging_constant: c,
+            orig_bins: bins as usize,
+            update_interval: update_interval as usize,
+            bins: bins as usize,
+            cur_step: 0,
+            hist: Vec::new(),
+            edges: Vec::new(),
+            state: MinMaxState::default(),
+            last_run: None,
+            runs: 0,
+        })
+    }
+
+    /// Number of KL searches run so far.
+    pub fn runs(&self) -> usize {
+        self.runs
+    }
+
+    /// The last search, if any.
+    pub fn last_run(&self) -> Option<&KlRun> {
+        self.last_run.as_ref()
+    }
+
+    fn collect(&mut self, abs: &[f32], x_max: f32) -> Result<()> {
+        if self.hist.is_empty() && self.edges.is_empty() {
+            self.hist = histc(abs, self.bins, 0.0, x_max);
+            self.edges = linspace_f32(x_max, self.bins + 1);
+            return Ok(());
+        }
+        let last = *self.edges.last().unwrap_or(&0.0);
+        if x_max > last {
+            let width = match (self.edges.first(), self.edges.get(1)) {
+                (Some(&a), Some(&b)) => b - a,
+                _ => return Err(index_error(1, self.edges.len())),
+            };
+            let bins = (x_max / width).ceil();
+            if bins.is_infinite() {
+                return Err(Error::framework(
+                    "OverflowError",
+                    "cannot convert float infinity to integer",
+                    Stage::Forward,
+                ));
+            }
+            let end = x_max + width;
+            let len = arange_len(end, width);
+            if bins > MAX_HIST_BINS as f32 || len > MAX_HIST_BINS as f64 + 1.0 {
+                return Err(Error::input(format!(
+                    "the KL histogram would grow to {bins} bins of width {width:e} (this batch's max \
+                     |x| = {x_max:e}); quantscope stops at {MAX_HIST_BINS}"
+                )));
+            }
+            self.bins = bins as usize;
+            self.edges = arange_f32(width, len as usize);
+        }
+        let hi = *self.edges.last().unwrap_or(&0.0);
+        let mut hist = histc(abs, self.bins, 0.0, hi);
+        if self.hist.len() > hist.len() {
+            return Err(Error::framework(
+                "RuntimeError",
+                format!(
+                    "The size of tensor a ({}) must match the size of tensor b ({}) at non-singleton dimension 0",
+                    hist.len(),
+                    self.hist.len()
+                ),
+                Stage::Forward,
+            ));
+        }
+        for (h, &old) in hist.iter_mut().zip(&self.hist) {
+            *h += old;
+        }
+        self.hist = hist;
+        Ok(())
+    }
+
+    fn qdtype_levels(&self) -> usize {
+        // −qinfo(dtype).min
+        (-self.quant.dtype.range().0) as usize
+    }
+}
+
+/// PyTorch's message for an out-of-range index into a 1-d tensor.
+fn index_error(index: usize, size: usize) -> Error {
+    Error::framework(
+        "IndexError",
+        format!("index {index} is out of bounds for dimension 0 with size {size}"),
+        Stage::Forward,
+    )
+}
+
+/// `torch.special.entr`: `−x·ln x`, 0 at 0, −∞ below.
+#[inline]
+fn entr(x: f64) -> f64 {
+    if x.is_nan() {
+        x
+    } else if x > 0.0 {
+        -x * x.ln()
+    } else if x == 0.0 {
+        0.0
+    } else {
+        f64::NEG_INFINITY
+    }
+}
+
+/// `_compute_amax_entropy(hist, edges, nbins)` with Horizon's smoothing; returns the run.
+pub fn compute_amax_entropy(hist: &[f32], edges: &[f32], nbins: usize) -> Result<KlRun> {
+    let len = hist.len();
+    if len < 2 {
+        return Err(index_error(1, len));
+    }
+    let mut bins = hist.to_vec();
+    bins[0] = bins[1];
+    // Tail sums Σ bins[i:] (float32 in PyTorch; exact for counts below 2^24).
+    let mut tail = vec![0.0f64; len + 1];
+    for i in (0..len).rev() {
+        tail[i] = tail[i + 1] + bins[i] as f64;
+    }
+    let mut divergences = Vec::with_capacity(len.saturating_sub(START_BIN) + 1);
+    let mut p = Vec::with_capacity(len);
+    let mut q = Vec::with_capacity(len);
+    let mut terms = Vec::with_capacity(len);
+    for i in START_BIN..=len {
+        // Candidate Q: groups ⌊j·nbins/i⌋, mass averaged over the group's non-empty bins.
+        q.clear();
+        q.resize(i, 0.0f64);
+        let mut j = 0usize;
+        while j < i {
+            let group = j * nbins / i;
+            let start = j;
+            let (mut sum, mut count) = (0.0f64, 0usize);
+            while j < i && j * nbins / i == group {
+                if bins[j] != 0.0 {
+                    sum += bins[j] as f64;
+                    count += 1;
+                }
+                j += 1;
+            }
+            if count > 0 {
+                let avg = sum / count as f64;
+                for t in start..j {
+                    if bins[t] != 0.0 {
+                        q[t] = avg;
+                    }
+                }
+            }
+        }
+        // Reference P: the first i bins, the rest of the mass added to the last one.
+        p.clear();
+        p.extend(bins[..i].iter().map(|&b| b as f64));
+        p[i - 1] = (bins[i - 1] + tail[i] as f32) as f64;
+        let p_sum = sum_f64(&p);
+        let q_sum = sum_f64(&q);
+        terms.clear();
+        terms.extend(p.iter().zip(&q).map(|(&pk, &qk)| {
+            let pk = if p_sum != 0.0 { pk / p_sum } else { pk };
+            let qk = (if q_sum != 0.0 { qk / q_sum } else { qk }) + 1e-10;
+            -qk * entr(pk / qk)
+        }));
+        let d = sum_f64(&terms);
+        if d.is_nan() {
+            return Err(Error::framework(
+                "ValueError",
+                "Fatal error, kl is nan!",
+                Stage::Forward,
+            ));
+        }
+        divergences.push(d);
+    }
+    let windows = divergences.len().saturating_sub(SMOOTH + 1);
+    if windows == 0 {
+        return Err(Error::framework(
+            "RuntimeError",
+            "argmin(): Expected reduction dim to be specified for input.numel() == 0.",
+            Stage::Forward,
+        ));
+    }
+    // Last minimum of the window sums (argmin of the reversed list).
+    let mut best = 0usize;
+    let mut best_val = f64::INFINITY;
+    for w in 0..windows {
+        let s = sum_f64(&divergences[w..w + SMOOTH]);
+        if s <= best_val || s.is_nan() {
+            best = w;
+            best_val = s;
+        }
+    }
+    let index = best + START_BIN + SMOOTH / 2;
+    let amax = *edges
+        .get(index)
+        .ok_or_else(|| index_error(index, edges.len()))?;
+    Ok(KlRun {
+        hist_bins: len,
+        n_edges: edges.len(),
+        quantization_nbins: nbins,
+        amax,
+        divergences,
+        window: best,
+        hist: hist.to_vec(),
+        edges: edges.to_vec(),
+    })
+}
+
+impl Observer for KlObserver {
+    fn observe(&mut self, batch: &Tensor) -> Result<()> {
+        if batch.is_empty() {
+            return Ok(());
+        }
+        let abs: Vec<f32> = batch.data.iter().map(|v| v.abs()).collect();
+        let x_max = abs.iter().fold(f32::NEG_INFINITY, |m, &v| m.max(v));
+        self.collect(&abs, x_max)?;
+        self.cur_step += 1;
+        if self.cur_step == self.update_interval {
+            let run = compute_amax_entropy(&self.hist, &self.edges, self.qdtype_levels())?;
+            self.state
+                .update(vec![-run.amax], vec![run.amax], self.averaging_constant)?;
+            self.cur_step = 0;
+            self.hist.clear();
+            self.edges.clear();
+            self.bins = self.orig_bins;
+            self.last_run = Some(run);
+            self.runs += 1;
+        }
+        Ok(())
+    }
+
+    fn qparams(&self) -> Result<QParams> {
+        let mut q = self.state.qparams(&self.quant, None);
+        q.extra.insert("kl_runs".into(), json!(self.runs));
+        q.extra.insert("hist_bins".into(), json!(self.hist.len()));
+        q.extra.insert("n_edges".into(), json!(self.edges.len()));
+        q.extra.insert("steps_pending".into(), json!(self.cur_step));
+        if let Some(run) = &self.last_run {
+            q.extra.insert(
+                "last_run".into(),
+                json!({
+                    "hist_bins": run.hist_bins,
+                    "n_edges": run.n_edges,
+                    "quantization_nbins": run.quantization_nbins,
+                    "amax": run.amax,
+                    "window": run.window,
+                    "divergences": run.divergences,
+                }),
+            );
+        }
+        if self.cur_step > 0 {
+            q.notes.push(format!(
+                "{} batch(es) collected since the last KL search are not reflected in min/max \
+                 (update_interval = {}).",
+                self.cur_step, self.update_interval
+            ));
+        }
+        Ok(q)
+    }
+
+    fn reset(&mut self) {
+        self.state = MinMaxState::default();
+        self.hist.clear();
+        self.edges.clear();
+        self.bins = self.orig_bins;
+        self.cur_step = 0;
+        self.last_run = None;
+        self.runs = 0;
+    }
+
+    /// The histogram being collected, or else the one the last search used.
+    fn state(&self) -> ObserverState {
+        let histogram = if !self.hist.is_empty() && self.edges.len() == self.hist.len() + 1 {
+            Some(HistogramState {
+                counts: self.hist.clone(),
+                edges: self.edges.clone(),
+            })
+        } else {
+            self.last_run
+                .as_ref()
+                .filter(|r| r.edges.len() == r.hist.len() + 1)
+                .map(|r| HistogramState {
+                    counts: r.hist.clone(),
+                    edges: r.edges.clone(),
+                })
+        };
+        ObserverState {
+            min_val: self.state.min_val.clone(),
+            max_val: self.state.max_val.clone(),
+            histogram,
+        }
+    }
+
+    fn fake_quantize(&self, x: &Tensor, q: &QParams) -> Result<Tensor> {
+        base::fake_quantize(x, q, self.quant.round_mode)
+    }
+
+    /// Round mode, power-of-two and a custom range only enter `calculate_qparams`; the dtype
+    /// sets the number of KL levels, so it needs the data again.
+    fn retune(&mut self, params: &Params) -> Result<Retune> {
+        let merged = self.params.merged(params);
+        let fresh = Self::new(&merged)?;
+        if fresh.orig_bins != self.orig_bins
+            || fresh.update_interval != self.update_interval
+            || fresh.averaging_constant != self.averaging_constant
+            || fresh.quant.dtype != self.quant.dtype
+        {
+            return Ok(Retune::NeedsData);
+        }
+        self.quant = fresh.quant;
+        self.params = merged;
+        Ok(Retune::Applied)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn p(json: &str) -> Params {
+        Params::from_json(json).unwrap()
+    }
+
+    fn ramp(n: usize, scale: f32) -> Tensor {
+        // A peaked distribution: many small values, few large ones.
+        Tensor::from_vec(
+            (0..n)
+                .map(|i| {
+                    let u = (i as f32 + 0.5) / n as f32;
+                    scale * u * u * u * if i % 2 == 0 { 1.0 } else { -1.0 }
+                })
+                .collect(),
+        )
+    }
+
+    #[test]
+    fn bins_below_256_are_refused() {
+        let e = KlObserver::new(&p(r#"{"bins": 128}"#)).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "AssertionError: `bins` must be greater than 256!"
+        );
+    }
+
+    #[test]
+    fn histogram_grows_at_the_same_width_and_resets_after_the_search() {
+        let mut o = KlObserver::new(&p(r#"{"bins": 256, "update_interval": 2}"#)).unwrap();
+        o.observe(&ramp(4096, 1.0)).unwrap();
+        assert_eq!((o.hist.len(), o.edges.len()), (256, 257));
+        o.observe(&ramp(4096, 2.0)).unwrap();
+        assert_eq!(o.runs(), 1);
+        let run = o.last_run().unwrap();
+        assert_eq!(run.hist_bins, 512);
+        assert_eq!(run.n_edges, 513);
+        assert_eq!(run.divergences.len(), 512 - 127);
+        assert!(o.hist.is_empty() && o.edges.is_empty());
+        assert_eq!(o.bins, 256);
+        let q = o.qparams().unwrap();
+        assert_eq!(q.max_val, vec![run.amax]);
+        assert!(run.amax > 0.0 && run.amax <= 2.0);
+    }
+
+    #[test]
+    fn no_search_before_update_interval_gives_scale_one() {
+        let mut o = KlObserver::new(&p(r#"{"update_interval": 3}"#)).unwrap();
+        o.observe(&ramp(1000, 1.0)).unwrap();
+        let q = o.qparams().unwrap();
+        assert_eq!(q.scale, vec![1.0]);
+        assert!(q.min_val.is_empty());
+        assert!(!q.notes.is_empty());
+    }
+
+    #[test]
+    fn constant_divergences_pick_the_last_window() {
+        // All mass in the last bin: every D_i for i < len is the same.
+        let mut hist = vec![0.0f32; 300];
+        hist[299] = 10.0;
+        let edges = linspace_f32(3.0, 301);
+        let run = compute_amax_entropy(&hist, &edges, 128).unwrap();
+        let windows = run.divergences.len() - 10;
+        assert_eq!(run.window, windows - 1);
+        assert_eq!(run.amax, edges[windows - 1 + 132]);
+    }
+
+    #[test]
+    fn all_zero_input_gives_zero_amax() {
+        let mut o = KlObserver::new(&Params::new()).unwrap();
+        o.observe(&Tensor::from_vec(vec![0.0; 100])).unwrap();
+        let q = o.qparams().unwrap();
+        assert_eq!(q.max_val, vec![0.0]);
+        assert_eq!(q.scale, vec![base::EPS]);
+    }
+
+    #[test]
+    fn growth_from_an_all_zero_histogram_overflows_like_python() {
+        let mut o = KlObserver::new(&p(r#"{"update_interval": 2}"#)).unwrap();
+        o.observe(&Tensor::from_vec(vec![0.0; 10])).unwrap();
+        let e = o.observe(&Tensor::from_vec(vec![1.0; 10])).unwrap_err();
+        assert!(e.to_string().starts_with("OverflowError"), "{e}");
+    }
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(24))]
+        #[test]
+        fn the_clip_is_an_edge_within_the_observed_range(
+            data in proptest::collection::vec(-20f32..20.0, 1..500),
+            more in proptest::collection::vec(-40f32..40.0, 1..500),
+            qint16 in any::<bool>(),
+        ) {
+            let params = Params::new()
+                .with("bins", 256)
+                .with("update_interval", 2)
+                .with("dtype", if qint16 { "qint16" } else { "qint8" });
+            let mut o = KlObserver::new(&params).unwrap();
+            o.observe(&Tensor::from_vec(data.clone())).unwrap();
+            o.observe(&Tensor::from_vec(more.clone())).unwrap();
+            let run = o.last_run().unwrap();
+            prop_assert_eq!(run.divergences.len(), run.hist_bins - 127);
+            prop_assert!(run.edges.contains(&run.amax));
+            let x_max = data.iter().chain(&more).fold(0f32, |m, v| m.max(v.abs()));
+            prop_assert!(run.amax >= 0.0 && run.amax <= x_max * (1.0 + 1e-6));
+            prop_assert_eq!(run.hist.iter().sum::<f32>() as usize, data.len() + more.len());
+            prop_assert!(o.qparams().unwrap().scale[0] >= base::EPS);
+        }
+    }
+}
