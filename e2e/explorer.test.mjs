@@ -167,7 +167,8 @@ test('sliders: bins re-observes and redraws, search-only parameters retune witho
     t.diagnostic('no observer with a percentile parameter is registered in this build; the percentile slider part is skipped');
   } else {
     const pid = percentileObserver.id;
-    await page.evaluate((x) => window.quantscope.setObservers([x, 'torch.HistogramObserver']), pid);
+    t.diagnostic(`percentile slider of ${pid}`);
+    await page.evaluate((x) => window.quantscope.setObservers([x, 'torch.HistogramObserver', 'torch.MinMaxObserver']), pid);
     const pPanel = `[role=region][aria-label="${pid}"]`;
     const p0 = await panelData(page, pid);
     await page.fill(`${pPanel} .control[data-param=percentile] input[type=range]`, '100');

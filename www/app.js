@@ -245,15 +245,15 @@ function buildPicker() {
   picker.replaceChildren();
   const groups = new Map();
   for (const o of app.registry.observers) {
-    const key = `${o.framework} ${o.framework_version}`;
-    if (!groups.has(key)) groups.set(key, []);
-    groups.get(key).push(o);
+    const key = o.framework;
+    if (!groups.has(key)) groups.set(key, { version: o.framework_version, list: [] });
+    groups.get(key).list.push(o);
   }
   if (groups.size === 0) {
     picker.append(h('p', { class: 'empty', text: 'No observers are registered in this build.' }));
   }
-  for (const [framework, list] of groups) {
-    const fs = h('fieldset', {}, h('legend', { text: framework }));
+  for (const [framework, { version, list }] of groups) {
+    const fs = h('fieldset', {}, h('legend', {}, framework, h('span', { class: 'version', text: version })));
     for (const o of list) {
       const cb = h('input', { type: 'checkbox', value: o.id, 'data-observer': o.id });
       cb.addEventListener('change', () => toggleObserver(o.id, cb.checked));

@@ -176,6 +176,7 @@ pub(crate) fn evaluate(
         max: q.max_val.iter().map(|&v| v as f64).collect(),
         grid_min: grid_min.clone(),
         grid_max: grid_max.clone(),
+        unit: slice_unit(spec.granularity).into(),
     });
     let mut notes: Vec<String> = spec.quirks.iter().map(|q| q.to_string()).collect();
     notes.extend(q.notes.iter().cloned());
@@ -187,6 +188,7 @@ pub(crate) fn evaluate(
         channels,
         stats: stats_rows(
             &q,
+            spec.granularity,
             metrics.as_ref(),
             pending,
             &clip_min,
@@ -219,6 +221,15 @@ pub(crate) fn evaluate(
     }
 }
 
+/// What one slice of a non-per-tensor observer is called.
+fn slice_unit(g: Granularity) -> &'static str {
+    match g {
+        Granularity::PerGroup => "group",
+        Granularity::PerBlock => "block",
+        _ => "channel",
+    }
+}
+
 /// `a … b` range of a list (or its single value).
 fn span(v: &[f64]) -> String {
     let lo = v.iter().copied().fold(f64::INFINITY, f64::min);
@@ -234,6 +245,7 @@ fn span(v: &[f64]) -> String {
 /// The label/value rows a panel shows.
 fn stats_rows(
     q: &QParams,
+    granularity: Granularity,
     m: Option<&QdqMetrics>,
     pending: bool,
     clip_min: &[f64],
@@ -245,7 +257,7 @@ fn stats_rows(
     let per_channel = scale.len() > 1 || q.axis.is_some();
     if per_channel {
         rows.push([
-            "channels".into(),
+            format!("{}s", slice_unit(granularity)),
             format!("{} (axis {})", scale.len(), q.axis.unwrap_or(0)),
         ]);
     }

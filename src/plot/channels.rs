@@ -16,21 +16,22 @@ pub fn draw_channels<DB: DrawingBackend>(
     color: usize,
     style: &Style,
 ) -> DrawResult {
-    let n = ch.min.len().min(ch.max.len());
+    let (data_min, data_max) = ch.ranges();
+    let n = data_min.len().min(data_max.len());
     if n == 0 {
         return Ok(());
     }
+    // Without per-slice min/max the grid ranges are the bars themselves.
+    let has_data = !ch.min.is_empty();
     let accent = theme::series(color);
-    let has_grid = ch.grid_min.len() == n && ch.grid_max.len() == n;
+    let has_grid = has_data && ch.grid_min.len() == n && ch.grid_max.len() == n;
     let finite = |v: &f64| v.is_finite();
-    let mut lo = ch
-        .min
+    let mut lo = data_min
         .iter()
         .copied()
         .filter(finite)
         .fold(f64::INFINITY, f64::min);
-    let mut hi = ch
-        .max
+    let mut hi = data_max
         .iter()
         .copied()
         .filter(finite)
@@ -112,8 +113,8 @@ pub fn draw_channels<DB: DrawingBackend>(
                 .filter(|x| x.is_finite())
                 .fold(init, pick)
         };
-        let cmin = ext(&ch.min, f64::min, f64::INFINITY);
-        let cmax = ext(&ch.max, f64::max, f64::NEG_INFINITY);
+        let cmin = ext(data_min, f64::min, f64::INFINITY);
+        let cmax = ext(data_max, f64::max, f64::NEG_INFINITY);
         if !(cmin.is_finite() && cmax.is_finite()) {
             continue;
         }
@@ -158,19 +159,15 @@ pub fn draw_channels<DB: DrawingBackend>(
     chart.draw_series(rects).map_err(err)?;
     let label_font = theme::font(style.px(10.5));
     for &i in &outliers {
-        let top = ch.max[i].abs() >= ch.min[i].abs();
-        let y = if top { ch.max[i] } else { ch.min[i] };
+        let top = data_max[i].abs() >= data_min[i].abs();
+        let y = if top { data_max[i] } else { data_min[i] };
         let (anchor, dy) = if top {
             (Pos::new(HPos::Center, VPos::Bottom), -style.ipx(2.0))
         } else {
             (Pos::new(HPos::Center, VPos::Top), style.ipx(2.0))
         };
         let label = EmptyElement::at((i as f64 + 0.5, y))
-            + Text::new(
-                format!("ch {i}"),
-                (0, dy),
-                label_font.color(&accent).pos(anchor),
-            );
+            + Text::new(ch.label(i), (0, dy), label_font.color(&accent).pos(anchor));
         chart.draw_series(std::iter::once(label)).map_err(err)?;
     }
     Ok(())

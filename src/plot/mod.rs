@@ -66,16 +66,41 @@ pub struct ChannelView {
     pub grid_min: Vec<f64>,
     #[serde(default)]
     pub grid_max: Vec<f64>,
+    /// What a slice is called in labels: `channel`, `group` or `block`.
+    #[serde(default = "default_unit")]
+    pub unit: String,
+}
+
+fn default_unit() -> String {
+    "channel".into()
 }
 
 impl ChannelView {
-    /// Indices of outlier channels: max |x| above 4× the median of the channels' max |x|, the
+    /// The ranges the chart draws per slice: the observed min/max, or the grid's representable
+    /// range for observers that keep no per-slice min/max (e.g. MX blocks).
+    pub fn ranges(&self) -> (&[f64], &[f64]) {
+        if !self.min.is_empty() && self.min.len() == self.max.len() {
+            (&self.min, &self.max)
+        } else {
+            (&self.grid_min, &self.grid_max)
+        }
+    }
+
+    /// Short label of slice `i` (`ch 3`, `group 3`, `block 3`).
+    pub fn label(&self, i: usize) -> String {
+        match self.unit.as_str() {
+            "channel" | "" => format!("ch {i}"),
+            unit => format!("{unit} {i}"),
+        }
+    }
+
+    /// Indices of outlier slices: max |x| above 4× the median of the slices' max |x|, the
     /// largest first (at most `limit`).
     pub fn outliers(&self, limit: usize) -> Vec<usize> {
-        let absmax: Vec<f64> = self
-            .min
+        let (min, max) = self.ranges();
+        let absmax: Vec<f64> = min
             .iter()
-            .zip(&self.max)
+            .zip(max)
             .map(|(a, b)| a.abs().max(b.abs()))
             .collect();
         let mut sorted: Vec<f64> = absmax.iter().copied().filter(|v| v.is_finite()).collect();
@@ -404,6 +429,7 @@ mod tests {
             axis: 1,
             min: vec![-1.0; 16],
             max: vec![1.0; 16],
+            unit: "channel".into(),
             ..Default::default()
         };
         ch.max[3] = 50.0;

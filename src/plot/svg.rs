@@ -189,6 +189,7 @@ mod tests {
                 max: vec![1.0, 2.5, 0.5, 30.0, 1.0],
                 grid_min: vec![-1.0, -2.5, -0.5, -30.0, -1.0],
                 grid_max: vec![1.0, 2.5, 0.5, 30.0, 1.0],
+                unit: "channel".into(),
             }),
             ..Default::default()
         };
