@@ -1,7 +1,7 @@
 //! The result of one observer run as the page, exports and the npm package see it.
 
 use crate::error::{Error, Stage};
-use crate::observer::{Grid, Observer, QParams, ZeroPoint};
+use crate::observer::{Grid, Observer, QParams};
 use crate::params::Params;
 use crate::plot::{fmt_num, ChannelView, PanelView};
 use crate::quant::{accumulate_metrics, MetricsAccumulator, QdqMetrics};
@@ -191,10 +191,7 @@ pub(crate) fn evaluate(
             spec.granularity,
             metrics.as_ref(),
             pending,
-            &clip_min,
-            &clip_max,
-            &scale,
-            &zero_point,
+            (&clip_min, &clip_max),
         ),
         notes,
         error: None,
@@ -248,11 +245,12 @@ fn stats_rows(
     granularity: Granularity,
     m: Option<&QdqMetrics>,
     pending: bool,
-    clip_min: &[f64],
-    clip_max: &[f64],
-    scale: &[f64],
-    zero_point: &[f64],
+    (clip_min, clip_max): (&[f64], &[f64]),
 ) -> Vec<[String; 2]> {
+    let scale: Vec<f64> = q.scale.iter().map(|&v| v as f64).collect();
+    let zero_point: Vec<f64> = (0..q.zero_point.len())
+        .map(|i| q.zero_point.get_f64(i))
+        .collect();
     let mut rows = Vec::new();
     let per_channel = scale.len() > 1 || q.axis.is_some();
     if per_channel {
@@ -269,11 +267,8 @@ fn stats_rows(
         rows.push(["clip min".into(), span(clip_min)]);
         rows.push(["clip max".into(), span(clip_max)]);
     }
-    rows.push(["scale".into(), span(scale)]);
-    let zp = match &q.zero_point {
-        ZeroPoint::Int(_) | ZeroPoint::Float(_) => span(zero_point),
-    };
-    rows.push(["zero point".into(), zp]);
+    rows.push(["scale".into(), span(&scale)]);
+    rows.push(["zero point".into(), span(&zero_point)]);
     match &q.grid {
         Grid::Int {
             quant_min,
