@@ -384,10 +384,11 @@ async function send(p, params, fresh, t0) {
     return false;
   };
   const onPartial = (partial) => {
+    const received = performance.now();
     if (p.gen !== gen || app.panels.get(p.id) !== p) return;
     clearTimeout(p.busyTimer);
     p.el.querySelector('.busy').hidden = true;
-    show(p, partial, t0, null, 'partial');
+    show(p, partial, t0, null, 'partial', received);
     shownPartial = true;
     release();
   };
@@ -419,7 +420,7 @@ async function send(p, params, fresh, t0) {
 }
 
 /** Fill and draw a panel at once (the canvas is updated before the next frame is painted). */
-function show(p, result, t0, workerMs, kind) {
+function show(p, result, t0, workerMs, kind, received = performance.now()) {
   p.result = result;
   app.results.set(p.id, result);
   const d0 = performance.now();
@@ -431,6 +432,8 @@ function show(p, result, t0, workerMs, kind) {
     id: p.id,
     ms: now - t0,
     worker: workerMs,
+    // time until the worker's answer arrived, and spent drawing it
+    received: received - t0,
     draw: now - d0,
     retuned: Boolean(result.retuned),
     // partial: clipping range drawn, metrics pending; metrics: the same change completed;

@@ -158,16 +158,20 @@ pub fn draw_channels<DB: DrawingBackend>(
     }
     chart.draw_series(rects).map_err(err)?;
     let label_font = theme::font(style.px(10.5));
+    // Labels beside the bar's extreme, kept inside the plot so they never cover the axes.
+    let margin = (y1 - y0) * 0.08;
     for &i in &outliers {
         let top = data_max[i].abs() >= data_min[i].abs();
         let y = if top { data_max[i] } else { data_min[i] };
-        let (anchor, dy) = if top {
-            (Pos::new(HPos::Center, VPos::Bottom), -style.ipx(2.0))
+        let y = y.clamp(y0 + margin, y1 - margin);
+        let right = (i as f64) < n as f64 * 0.85;
+        let (anchor, dx) = if right {
+            (Pos::new(HPos::Left, VPos::Center), style.ipx(4.0))
         } else {
-            (Pos::new(HPos::Center, VPos::Top), style.ipx(2.0))
+            (Pos::new(HPos::Right, VPos::Center), -style.ipx(4.0))
         };
         let label = EmptyElement::at((i as f64 + 0.5, y))
-            + Text::new(ch.label(i), (0, dy), label_font.color(&accent).pos(anchor));
+            + Text::new(ch.label(i), (dx, 0), label_font.color(&accent).pos(anchor));
         chart.draw_series(std::iter::once(label)).map_err(err)?;
     }
     Ok(())
