@@ -344,6 +344,34 @@ test('several files are calibration batches in order; one tensor splits along an
   await page.context().close();
 });
 
+test('members of .safetensors and .npz files can be chosen', async () => {
+  const page = await env.page({ hash: '#o=torch.MinMaxObserver' });
+  const st = path.join(sharedDir(), 'samples', 'minilm', 'minilm_layer1_small.safetensors');
+  await page.setInputFiles('#file', st);
+  await page.evaluate(() => window.quantscope.idle());
+  assert.equal(await page.isVisible('#member'), true);
+  const options = await page.$$eval('#member option', (os) => os.map((o) => o.value));
+  assert.ok(options.includes('encoder.layer.1.attention.self.key.weight'), options.join(','));
+  await page.selectOption('#member', 'encoder.layer.1.attention.self.key.weight');
+  await page.evaluate(() => window.quantscope.idle());
+  const s = await page.evaluate(() => window.quantscope.summary());
+  assert.equal(s.dtype, 'bfloat16');
+  assert.deepEqual(s.shape, [384, 384]);
+  const info = await page.textContent('#tensor-info');
+  assert.match(info, /minilm_layer1_small\.safetensors/);
+  assert.match(info, /key\.weight/);
+  assert.equal((await panelData(page, 'torch.MinMaxObserver')).status, 'ready');
+  const npz = path.join(sharedDir(), 'samples', 'minilm', 'minilm_whole_model.npz');
+  await page.setInputFiles('#file', npz);
+  await page.evaluate(() => window.quantscope.idle());
+  await page.selectOption('#member', 'act.L0.ffn_dense_out');
+  await page.evaluate(() => window.quantscope.idle());
+  const z = await page.evaluate(() => window.quantscope.summary());
+  assert.deepEqual(z.shape, [43, 384]);
+  closeTo(z.max, 193.1, 1e-3, 0, 'the [CLS]/dim-99 spike');
+  await page.context().close();
+});
+
 test('exports: JSON, CSV, comparison SVG and PNG, panel PNG', async () => {
   const page = await env.page();
   const grab = async (selector) => {

@@ -629,6 +629,10 @@ function bindExports() {
 // Recovery after a crash of the worker
 
 function onCrash(err) {
+  if (client.dead) {
+    showError(`The computation engine stopped: ${err.message}`);
+    return;
+  }
   showError(`The computation engine stopped (${err.message}). It was restarted; your tensor is being reloaded.`);
   setTimeout(recover, 0);
 }

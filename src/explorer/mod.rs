@@ -638,6 +638,52 @@ impl Session {
     }
 }
 
+/// The explorer's comparison figure as SVG — one panel per `(observer id, params)` of `runs` over
+/// `batches` (in order), plus the error-versus-clipping curve when `curve` is given. This is what
+/// the page exports; the CLI's `quantscope plot` can call it directly.
+pub fn comparison_svg_of(
+    title: &str,
+    batches: Vec<Tensor>,
+    runs: &[(String, Params)],
+    curve: Option<CurveSpec>,
+    style: &crate::plot::Style,
+    width: u32,
+) -> Result<String> {
+    let mut session = Session::new();
+    let refs: Vec<MemberRef> = batches
+        .into_iter()
+        .enumerate()
+        .map(|(i, tensor)| {
+            let info = session.add_file(
+                &format!("{title}[{i}]"),
+                vec![NamedTensor {
+                    name: String::new(),
+                    tensor,
+                }],
+            );
+            MemberRef {
+                file: info.index,
+                member: String::new(),
+            }
+        })
+        .collect();
+    session.select(Selection {
+        batches: refs,
+        split: None,
+    })?;
+    let mut ids = Vec::with_capacity(runs.len());
+    for (id, params) in runs {
+        session.observe(id, params.clone())?;
+        ids.push(id.clone());
+    }
+    let colors: Vec<usize> = (0..ids.len()).collect();
+    let mut c = session
+        .comparison(&ids, &colors, curve)
+        .ok_or_else(|| Error::input("nothing to plot"))?;
+    c.title = title.to_string();
+    crate::plot::svg::comparison_svg(&c, style, width).map_err(Error::input)
+}
+
 /// Feed every batch to a fresh observer, the way [`crate::engine::observe_all`] does.
 fn observe_batches(
     spec: &ObserverSpec,

@@ -438,3 +438,38 @@ fn a_failed_replacement_keeps_the_current_tensor_and_results() {
     assert_eq!(files[0].name, "new.npy");
     assert!(s.result("test.Shrink").is_none());
 }
+
+#[test]
+fn comparison_svg_for_the_cli() {
+    let batches = vec![
+        Tensor::from_vec(ramp(500)),
+        Tensor::from_vec(ramp(300).iter().map(|v| v * 2.0).collect()),
+    ];
+    let id = match crate::registry::observers().first() {
+        Some(spec) => spec.id.to_string(),
+        None => return,
+    };
+    let svg = comparison_svg_of(
+        "layer <3>",
+        batches,
+        &[(id.clone(), Params::new())],
+        Some(CurveSpec::default()),
+        &Default::default(),
+        900,
+    )
+    .unwrap();
+    assert!(svg.starts_with("<svg") && svg.contains(&id) && svg.contains("layer &lt;3&gt;"));
+    assert!(
+        svg.contains("800 values · 2 batches"),
+        "both batches observed"
+    );
+    let err = comparison_svg_of(
+        "x",
+        vec![Tensor::from_vec(vec![1.0])],
+        &[("no.Such".into(), Params::new())],
+        None,
+        &Default::default(),
+        900,
+    );
+    assert!(err.unwrap_err().to_string().contains("unknown observer"));
+}

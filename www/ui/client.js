@@ -21,6 +21,7 @@ export class WorkerClient {
     this.nextId = 1;
     this.pending = new Map();
     this.generation = 0;
+    this.crashes = [];
     this.start();
   }
 
@@ -55,13 +56,23 @@ export class WorkerClient {
     }
   }
 
-  /** Terminate and restart the worker; every pending request fails. */
+  /**
+   * Terminate and restart the worker; every pending request fails. After three crashes within
+   * ten seconds the worker is not restarted again (something is broken beyond one bad input).
+   */
   crash(err) {
     this.worker.terminate();
     const pending = [...this.pending.values()];
     this.pending.clear();
     for (const p of pending) {
       p.reject(new WorkerError(err.message, { panic: err.panic, restarted: true }));
+    }
+    const now = Date.now();
+    this.crashes = this.crashes.filter((t) => now - t < 10000).concat(now);
+    if (this.crashes.length > 3) {
+      this.dead = true;
+      this.onCrash(new WorkerError(`${err.message} (the engine keeps failing; reload the page)`, { panic: true }));
+      return;
     }
     this.start();
     this.onCrash(err);
@@ -73,6 +84,7 @@ export class WorkerClient {
    */
   call(op, args = {}, { transfer = [], onProgress = null, onPartial = null } = {}) {
     const id = this.nextId++;
+    if (this.dead) return Promise.reject(new WorkerError('the engine stopped; reload the page', { panic: true, restarted: true }));
     return new Promise((resolve, reject) => {
       this.pending.set(id, { resolve, reject, onProgress, onPartial });
       this.worker.postMessage({ id, op, args }, transfer);
