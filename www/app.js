@@ -270,7 +270,7 @@ function syncPicker() {
   for (const cb of document.querySelectorAll('#picker input[type=checkbox]')) {
     cb.checked = app.observers.includes(cb.value);
   }
-  $('#picker-count').textContent = `${app.observers.length} selected`;
+  $('#picker-count').textContent = `${app.observers.length} of ${app.registry.observers.length} selected`;
 }
 
 function toggleObserver(id, on) {
@@ -799,6 +799,8 @@ async function main() {
   $('#version').textContent = reg.version;
   for (const o of reg.observers) app.specs.set(o.id, o);
   buildPicker();
+  // The full list fits beside the panels on wide screens; on laptops it opens on demand.
+  $('#picker-details').open = window.innerWidth >= 1800;
   const st = decodeState(location.hash, app.specs);
   if (st) applyState(st);
   bindInputs();

@@ -140,9 +140,32 @@ pub fn draw_histogram<DB: DrawingBackend>(
             }
         }
     }
+    // Clipping range: two lines, under the bars so that values sitting on a line stay visible.
+    let clip: Vec<f64> = view
+        .clip
+        .map(|c| c.to_vec())
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|c| c.is_finite())
+        .collect();
+    for &c in &clip {
+        chart
+            .draw_series(std::iter::once(PathElement::new(
+                vec![(c, y0), (c, y1)],
+                color.stroke_width(style.stroke(2.0)),
+            )))
+            .map_err(err)?;
+    }
+    let min_w = 1.5 * (x1 - x0) / plot_w as f64;
     // Bars, stacked: values kept, then values clipped.
     let bars = cols.iter().flat_map(|&(left, right, inside, clipped)| {
-        let (a, b) = (left, right);
+        // At least 1.5 device pixels wide, so that a lone outlier bin is never lost.
+        let (a, b) = if right - left < min_w {
+            let mid = (left + right) / 2.0;
+            (mid - min_w / 2.0, mid + min_w / 2.0)
+        } else {
+            (left, right)
+        };
         let mut out = Vec::with_capacity(2);
         if inside > 0.0 {
             out.push(Rectangle::new(
@@ -159,20 +182,13 @@ pub fn draw_histogram<DB: DrawingBackend>(
         out
     });
     chart.draw_series(bars).map_err(err)?;
-    // Clipping range: two lines with their values.
+    // Their values, inside the range next to each line.
     if let Some([c0, c1]) = view.clip {
         let value_font = theme::font(style.px(10.5));
         for (k, c) in [c0, c1].into_iter().enumerate() {
             if !c.is_finite() {
                 continue;
             }
-            chart
-                .draw_series(std::iter::once(PathElement::new(
-                    vec![(c, y0), (c, y1)],
-                    color.stroke_width(style.stroke(2.0)),
-                )))
-                .map_err(err)?;
-            // Label inside the range, next to its line.
             let (anchor, dx) = if k == 0 {
                 (Pos::new(HPos::Left, VPos::Top), style.ipx(4.0))
             } else {
