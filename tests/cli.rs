@@ -90,8 +90,16 @@ fn run_case_via_cli(case: &common::Case) -> Result<(), String> {
 }
 
 #[test]
-fn observe_json_matches_torch_golden_cases() {
-    common::run_family("torch", run_case_via_cli);
+fn observe_json_matches_the_golden_cases_of_every_family() {
+    for family in ["torch", "quark", "horizon", "ort", "modelopt"] {
+        // Cases of framework functions that are not observers (Quark's ONNX quantizers and
+        // kernels) are checked by their family's own test.
+        let cases = common::load_cases(family)
+            .into_iter()
+            .filter(|c| quantscope::registry::find(&c.observer).is_ok())
+            .collect();
+        common::run_cases(family, cases, run_case_via_cli, false);
+    }
 }
 
 #[test]

@@ -283,8 +283,31 @@ pub fn observers() -> Vec<ObserverSpec> {
 }
 
 /// Horizon has no named observer presets in `observer_v2`.
+///
+/// `horizon_plugin_pytorch.quantization.MovingAverageMinMaxObserver` and
+/// `MovingAveragePerChannelMinMaxObserver` are documented with the same moving-average min/max
+/// as `observer_v2.MinMaxObserver` (per-tensor symmetric, and per-channel symmetric along
+/// axis 0); they are offered as configurations of `horizon.MinMaxObserver`. No reference run of
+/// them exists.
 pub fn presets() -> Vec<Preset> {
-    Vec::new()
+    let preset = |name, params: serde_json::Value, doc| Preset {
+        name,
+        observer: "horizon.MinMaxObserver",
+        params: Params::from_value(params).unwrap_or_default(),
+        doc,
+    };
+    vec![
+        preset(
+            "horizon.MovingAverageMinMaxObserver",
+            serde_json::json!({"averaging_constant": 0.01, "qscheme": "per_tensor_symmetric", "dtype": "qint8"}),
+            "horizon_plugin_pytorch.quantization.MovingAverageMinMaxObserver: moving-average min/max, per-tensor symmetric",
+        ),
+        preset(
+            "horizon.MovingAveragePerChannelMinMaxObserver",
+            serde_json::json!({"averaging_constant": 0.01, "qscheme": "per_channel_symmetric", "ch_axis": 0, "dtype": "qint8"}),
+            "horizon_plugin_pytorch.quantization.MovingAveragePerChannelMinMaxObserver: moving-average min/max per channel (axis 0), symmetric",
+        ),
+    ]
 }
 
 #[cfg(test)]
