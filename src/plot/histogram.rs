@@ -185,14 +185,18 @@ pub fn draw_histogram<DB: DrawingBackend>(
     // Their values, inside the range next to each line.
     if let Some([c0, c1]) = view.clip {
         let value_font = theme::font(style.px(10.5));
+        // Inside the range when there is room for both labels, else outside their lines.
+        let gap = (chart.backend_coord(&(c1, y1)).0 - chart.backend_coord(&(c0, y1)).0).abs();
+        let inside = gap > style.ipx(120.0);
         for (k, c) in [c0, c1].into_iter().enumerate() {
             if !c.is_finite() {
                 continue;
             }
-            let (anchor, dx) = if k == 0 {
-                (Pos::new(HPos::Left, VPos::Top), style.ipx(4.0))
-            } else {
-                (Pos::new(HPos::Right, VPos::Top), -style.ipx(4.0))
+            let (anchor, dx) = match (k == 0, inside) {
+                (true, true) | (false, false) => (Pos::new(HPos::Left, VPos::Top), style.ipx(4.0)),
+                (true, false) | (false, true) => {
+                    (Pos::new(HPos::Right, VPos::Top), -style.ipx(4.0))
+                }
             };
             let label = EmptyElement::at((c, y1))
                 + Text::new(
