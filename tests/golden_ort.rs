@@ -3,26 +3,12 @@
 //! `qmin_qmax`, `tensordata_hist_bins`, Distribution's `avg`/`std`).
 mod common;
 
-use common::{check_close, check_error, check_report, numbers, Case};
-use quantscope::engine::{self, NonFinitePolicy};
-use serde_json::Value;
+use common::{check_close, numbers, Case};
 
 fn run_ort(case: &Case) -> Result<(), String> {
-    let batches = case.load_batches()?;
-    let result = engine::run(
-        &case.observer,
-        &case.params,
-        &batches,
-        NonFinitePolicy::Exclude,
-    );
-    if let Some(want) = case.expected.get("error").and_then(Value::as_str) {
-        return match result {
-            Ok(_) => Err(format!("expected error `{want}`, got a result")),
-            Err(e) => check_error(&e, want),
-        };
-    }
-    let report = result.map_err(|e| format!("unexpected error: {e}"))?;
-    check_report(case, &report)?;
+    let Some(report) = common::run_standard_report(case)? else {
+        return Ok(());
+    };
     let exp = &case.expected;
     let extra = &report.qparams.extra;
     let exact = (0.0, 0.0);

@@ -274,6 +274,12 @@ fn is_empty_list(v: &Value) -> bool {
 /// Run `case` through the engine. Error cases must fail (with the framework's exception class
 /// when one is recorded).
 pub fn run_standard(case: &Case) -> Result<(), String> {
+    run_standard_report(case).map(|_| ())
+}
+
+/// [`run_standard`], returning the report for a family's own further checks (`None` for an
+/// error case that failed as expected).
+pub fn run_standard_report(case: &Case) -> Result<Option<Report>, String> {
     let batches = case.load_batches()?;
     let result = engine::run(
         &case.observer,
@@ -284,11 +290,12 @@ pub fn run_standard(case: &Case) -> Result<(), String> {
     if let Some(want) = case.expected.get("error").and_then(Value::as_str) {
         return match result {
             Ok(_) => Err(format!("expected error `{want}`, got a result")),
-            Err(e) => check_error(&e, want),
+            Err(e) => check_error(&e, want).map(|()| None),
         };
     }
     let report = result.map_err(|e| format!("unexpected error: {e}"))?;
-    check_report(case, &report)
+    check_report(case, &report)?;
+    Ok(Some(report))
 }
 
 /// An engine error matches a framework's `"Class: message"` when it is a framework error of the

@@ -12,26 +12,10 @@
 //! vector (1 ulp here and there); the single-rounding rule is the one PyTorch's own golden data
 //! confirmed.
 
-/// `torch.linspace(start, end, steps)` with the default float32 dtype.
+/// `torch.linspace(start, end, steps)` with the default float32 dtype (the bounds are rounded
+/// to float32 first, as when they come from float32 tensors).
 pub fn linspace_f32(start: f64, end: f64, steps: usize) -> Vec<f32> {
-    let (start, end) = (start as f32, end as f32);
-    if steps == 0 {
-        return Vec::new();
-    }
-    if steps == 1 {
-        return vec![start];
-    }
-    let step = (end - start) / (steps - 1) as f32;
-    let halfway = steps / 2;
-    (0..steps)
-        .map(|i| {
-            if i < halfway {
-                step.mul_add(i as f32, start)
-            } else {
-                (-step).mul_add((steps - i - 1) as f32, end)
-            }
-        })
-        .collect()
+    crate::observers::torch::ops::linspace_f32(start as f32, end as f32, steps)
 }
 
 /// Number of elements of `torch.arange(start, end, step)`: `⌈(end − start)/step⌉` in double
