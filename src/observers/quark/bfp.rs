@@ -8,7 +8,7 @@
 //! are int32 zeros. Quantize–dequantize: int8 per group (−128..127).
 
 use super::build_qparams;
-use super::kernels::{group_layout, scaled_fake_quantize};
+use super::kernels::{forward_block_layout, scaled_fake_quantize};
 use super::qparams::nan_max;
 use super::spec::{QuarkSpec, SpecDefaults};
 use crate::error::{Error, Result, Stage};
@@ -51,18 +51,7 @@ impl PerBlockBfp {
 
 impl Observer for PerBlockBfp {
     fn observe(&mut self, batch: &Tensor) -> Result<()> {
-        let shape = if batch.shape.is_empty() {
-            vec![1]
-        } else {
-            batch.shape.clone()
-        };
-        let layout = group_layout(&self.spec, &shape).map_err(|_| {
-            Error::framework(
-                "IndexError",
-                "Axis is larger than number of tensor dimensions",
-                Stage::Forward,
-            )
-        })?;
+        let layout = forward_block_layout(&self.spec, batch)?;
         let clean: Vec<f32> = batch
             .data
             .iter()

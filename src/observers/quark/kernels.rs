@@ -102,6 +102,23 @@ pub fn group_layout(spec: &QuarkSpec, shape: &[usize]) -> Result<BlockLayout> {
     BlockLayout::new(shape, axis as i64, gs)
 }
 
+/// The block layout a per-block observer's `forward` uses for `batch` (a 0-d tensor counts as
+/// `[1]`); an axis beyond the tensor's dimensions raises Quark's `IndexError`.
+pub fn forward_block_layout(spec: &QuarkSpec, batch: &Tensor) -> Result<BlockLayout> {
+    let shape = if batch.shape.is_empty() {
+        vec![1]
+    } else {
+        batch.shape.clone()
+    };
+    group_layout(spec, &shape).map_err(|_| {
+        Error::framework(
+            "IndexError",
+            "Axis is larger than number of tensor dimensions",
+            Stage::Forward,
+        )
+    })
+}
+
 fn slices(spec: &QuarkSpec, x: &Tensor, n_scales: usize) -> Result<Slices> {
     let mismatch = |what: &str, want: usize| {
         Err(Error::input(format!(

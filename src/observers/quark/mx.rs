@@ -8,7 +8,7 @@
 //! Quantize–dequantize: `q(x / s)·s` per block, [`super::kernels`].
 
 use super::build_qparams;
-use super::kernels::{group_layout, scaled_fake_quantize};
+use super::kernels::{forward_block_layout, scaled_fake_quantize};
 use super::qparams::{nan_max, EPS};
 use super::spec::{QuarkSpec, ScaleFormat, SpecDefaults};
 use crate::error::{Error, Result, Stage};
@@ -82,18 +82,7 @@ impl PerBlockMx {
 
 impl Observer for PerBlockMx {
     fn observe(&mut self, batch: &Tensor) -> Result<()> {
-        let shape = if batch.shape.is_empty() {
-            vec![1]
-        } else {
-            batch.shape.clone()
-        };
-        let layout = group_layout(&self.spec, &shape).map_err(|_| {
-            Error::framework(
-                "IndexError",
-                "Axis is larger than number of tensor dimensions",
-                Stage::Forward,
-            )
-        })?;
+        let layout = forward_block_layout(&self.spec, batch)?;
         let amax = layout.block_amax(&batch.data);
         if self.spec.is_dynamic || self.amax.len() != amax.len() {
             self.amax = amax;
