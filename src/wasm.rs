@@ -124,6 +124,13 @@ pub fn registry() -> Result<JsValue, JsError> {
     })
 }
 
+/// The quantizer registry: `{formats: [...], optimisers: [...]}`, each with its parameters
+/// (type, range, default), from which the page builds the formats and AdaRound controls.
+#[wasm_bindgen]
+pub fn quantizers() -> Result<JsValue, JsError> {
+    to_js(&crate::quantizers::registry())
+}
+
 /// Limits of the explorer: `{maxElements, displayBins, probeBytes}`.
 #[wasm_bindgen]
 pub fn limits() -> Result<JsValue, JsError> {
@@ -326,6 +333,56 @@ impl Session {
     /// Every result.
     pub fn results(&self) -> Result<JsValue, JsError> {
         to_js(&self.inner.results().collect::<Vec<_>>())
+    }
+
+    /// The tensor the formats view measures (the first selected one, whole) and the standard
+    /// line-up of formats for its shape: `{name, shape, lineup: [[id, params], ...]}`.
+    #[wasm_bindgen(js_name = formatLineup)]
+    pub fn format_lineup(&self) -> Result<JsValue, JsError> {
+        to_js(&self.inner.format_lineup().map_err(js_err)?)
+    }
+
+    /// Quantize–dequantize the formats view's tensor with format family `id` (see
+    /// `quantizers()`) and `params`: `{format, bits_per_value, mse, sqnr_db, max_abs_err,
+    /// clipped_fraction, ...}`.
+    #[wasm_bindgen(js_name = evaluateFormat)]
+    pub fn evaluate_format(&self, id: &str, params: JsValue) -> Result<JsValue, JsError> {
+        let params = params_from_js(&params)?;
+        to_js(&self.inner.evaluate_format(id, &params).map_err(js_err)?)
+    }
+
+    /// Start AdaRound for weight `w` and inputs `x` (each `{file, member}`) with registry
+    /// parameters `params`; returns `{weight_shape, input_shape, config}`.
+    #[wasm_bindgen(js_name = adaroundBegin)]
+    pub fn adaround_begin(
+        &mut self,
+        w: JsValue,
+        x: JsValue,
+        params: JsValue,
+    ) -> Result<JsValue, JsError> {
+        let w: explorer::MemberRef = from_js(&w, "weight")?;
+        let x: explorer::MemberRef = from_js(&x, "inputs")?;
+        let params = params_from_js(&params)?;
+        to_js(&self.inner.adaround_begin(&w, &x, &params).map_err(js_err)?)
+    }
+
+    /// Run up to `count` more AdaRound iterations: `{iterations_run, iterations, done, points}`.
+    #[wasm_bindgen(js_name = adaroundStep)]
+    pub fn adaround_step(&mut self, count: usize) -> Result<JsValue, JsError> {
+        to_js(&self.inner.adaround_step(count).map_err(js_err)?)
+    }
+
+    /// Conclude the AdaRound run with what it learned so far: nearest and AdaRound output
+    /// error, flipped weights, final share of binary decisions, history.
+    #[wasm_bindgen(js_name = adaroundFinish)]
+    pub fn adaround_finish(&mut self) -> Result<JsValue, JsError> {
+        to_js(&self.inner.adaround_finish().map_err(js_err)?)
+    }
+
+    /// Drop the AdaRound run in progress.
+    #[wasm_bindgen(js_name = adaroundAbort)]
+    pub fn adaround_abort(&mut self) {
+        self.inner.adaround_abort();
     }
 
     /// The error-versus-clipping chart data for `spec` (`{bits, scheme, points}`) with markers for

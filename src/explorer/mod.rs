@@ -11,8 +11,11 @@
 //! when large, without ever holding the raw bytes and the decoded values of the whole file at
 //! once.
 
+mod quantizers;
 mod result;
 pub mod stream;
+
+pub use quantizers::{AdaRoundStart, AdaRoundStatus, FormatsTarget};
 
 pub use result::{ErrorInfo, RunResult};
 
@@ -115,6 +118,8 @@ pub struct Session {
     stream: Option<stream::Stream>,
     /// Files before this index are about to be replaced and do not count against the budget.
     budget_base: usize,
+    /// The AdaRound run in progress, if any (it owns copies of its W and X).
+    adaround: Option<crate::quantizers::adaround::AdaRound>,
 }
 
 impl Session {

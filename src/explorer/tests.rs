@@ -473,3 +473,85 @@ fn comparison_svg_for_the_cli() {
     );
     assert!(err.unwrap_err().to_string().contains("unknown observer"));
 }
+
+#[test]
+fn formats_are_measured_on_the_first_selected_tensor_whole() {
+    let mut s = session_with(ramp(64 * 8), vec![64, 8]);
+    s.select(Selection {
+        batches: vec![MemberRef {
+            file: 0,
+            member: String::new(),
+        }],
+        split: Some(Split { axis: 0, count: 4 }),
+    })
+    .unwrap();
+    let target = s.format_lineup().unwrap();
+    assert_eq!(
+        target.shape,
+        vec![64, 8],
+        "the whole tensor, not one split batch"
+    );
+    assert!(target.lineup.iter().any(|(id, _)| *id == "mx"));
+    let int8 = s
+        .evaluate_format("int", &Params::new().with("bits", 8))
+        .unwrap();
+    assert_eq!(int8.metrics.count, 512);
+    let direct = crate::quantizers::formats::evaluate(
+        "int",
+        &Params::new().with("bits", 8),
+        &Tensor::new(vec![64, 8], ramp(512)).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(int8.metrics.mse, direct.metrics.mse);
+    assert!(s.evaluate_format("nope", &Params::new()).is_err());
+    assert!(Session::new().format_lineup().is_err());
+}
+
+#[test]
+fn adaround_runs_piecewise_on_loaded_members_and_flattens_activations() {
+    let mut s = Session::new();
+    let w: Vec<f32> = (0..6 * 10)
+        .map(|i| ((i as f32) * 0.37).sin() * 0.2)
+        .collect();
+    let x: Vec<f32> = (0..2 * 20 * 10)
+        .map(|i| ((i as f32) * 0.11).cos())
+        .collect();
+    let named = |shape: Vec<usize>, data: Vec<f32>| {
+        vec![NamedTensor {
+            name: String::new(),
+            tensor: Tensor::new(shape, data).unwrap(),
+        }]
+    };
+    s.add_file("w.npy", named(vec![6, 10], w));
+    s.add_file("x.npy", named(vec![2, 20, 10], x));
+    let r = |file| MemberRef {
+        file,
+        member: String::new(),
+    };
+    let params = Params::new().with("iterations", 50);
+    let start = s.adaround_begin(&r(0), &r(1), &params).unwrap();
+    assert_eq!((start.weight_shape, start.input_shape), ([6, 10], [40, 10]));
+    let mut points = 0;
+    loop {
+        let status = s.adaround_step(7).unwrap();
+        points += status.points.len();
+        if status.done {
+            assert_eq!(status.iterations_run, 50);
+            break;
+        }
+    }
+    let outcome = s.adaround_finish().unwrap();
+    assert_eq!(points, outcome.history.len());
+    assert_eq!(outcome.iterations_run, 50);
+    assert!(
+        s.adaround_step(1).is_err(),
+        "the run is gone after finishing"
+    );
+    // W must be a matrix; X needs a matching last axis; parameters are checked.
+    let err = s.adaround_begin(&r(1), &r(0), &params).unwrap_err();
+    assert!(err.to_string().contains("2-d"), "{err}");
+    let err = s
+        .adaround_begin(&r(0), &r(1), &Params::new().with("bits", 40))
+        .unwrap_err();
+    assert!(err.to_string().contains("bits"), "{err}");
+}

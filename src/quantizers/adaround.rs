@@ -19,6 +19,7 @@
 //! round-to-nearest and AdaRound, so the comparison isolates the rounding decisions.
 
 use crate::error::{Error, Result};
+use crate::params::{ParamSpec, Params};
 use crate::quant::round_half_even;
 use crate::quantizers::quark_onnx::{
     initial_alpha, rectified_sigmoid, sigmoid_f32 as sigmoid, GAMMA, ZETA,
@@ -108,7 +109,105 @@ impl Default for AdaRoundConfig {
     }
 }
 
+/// AdaRound's parameters as the quantizer registry lists them (defaults are Quark's); read
+/// back with [`AdaRoundConfig::from_params`].
+pub fn params() -> Vec<ParamSpec> {
+    let d = AdaRoundConfig::default();
+    vec![
+        ParamSpec::int("bits", 2, 16, d.bits, "weight bit width (signed grid)"),
+        ParamSpec::choice(
+            "scheme",
+            &[
+                "per_channel_symmetric",
+                "per_tensor_symmetric",
+                "per_channel_affine",
+                "per_tensor_affine",
+            ],
+            "per_channel_symmetric",
+            "how the weight's min-max scales are shared",
+        ),
+        ParamSpec::int("iterations", 1, 100_000, d.iterations as i64, "Adam steps"),
+        ParamSpec::float("learning_rate", 1e-4, 10.0, 0.1, "Adam learning rate").log_scale(),
+        ParamSpec::float(
+            "reg_param",
+            0.0,
+            1.0,
+            0.01,
+            "λ, weight of the rounding regulariser",
+        ),
+        ParamSpec::float(
+            "warm_start",
+            0.0,
+            0.95,
+            0.2,
+            "share of iterations before the regulariser starts",
+        ),
+        ParamSpec::float(
+            "beta_start",
+            0.5,
+            100.0,
+            d.beta_range.0 as f64,
+            "β after the warm start",
+        ),
+        ParamSpec::float(
+            "beta_end",
+            0.5,
+            100.0,
+            d.beta_range.1 as f64,
+            "β at the last iteration",
+        ),
+        ParamSpec::int(
+            "batch_rows",
+            1,
+            65_536,
+            d.batch_rows as i64,
+            "rows of X per step",
+        ),
+        ParamSpec::int(
+            "seed",
+            0,
+            (1i64 << 53) - 1,
+            d.seed as i64,
+            "seed of the mini-batch sampling",
+        ),
+    ]
+}
+
 impl AdaRoundConfig {
+    /// Settings from registry parameters ([`params`]); missing keys keep Quark's defaults,
+    /// unknown keys and out-of-range values are refused.
+    pub fn from_params(p: &Params) -> Result<Self> {
+        let specs = params();
+        for (key, value) in &p.0 {
+            match specs.iter().find(|s| s.name == key) {
+                Some(spec) => spec.validate(value)?,
+                None => {
+                    return Err(Error::param(
+                        key,
+                        format!("AdaRound has no parameter `{key}`"),
+                    ))
+                }
+            }
+        }
+        let d = AdaRoundConfig::default();
+        let config = AdaRoundConfig {
+            bits: p.i64_or("bits", d.bits as i64)? as u32,
+            scheme: WeightScheme::parse(p.str_or("scheme", "per_channel_symmetric")?)?,
+            iterations: p.i64_or("iterations", d.iterations as i64)? as usize,
+            learning_rate: p.f64_or("learning_rate", d.learning_rate as f64)? as f32,
+            reg_param: p.f64_or("reg_param", d.reg_param as f64)? as f32,
+            beta_range: (
+                p.f64_or("beta_start", d.beta_range.0 as f64)? as f32,
+                p.f64_or("beta_end", d.beta_range.1 as f64)? as f32,
+            ),
+            warm_start: p.f64_or("warm_start", d.warm_start as f64)? as f32,
+            batch_rows: p.i64_or("batch_rows", d.batch_rows as i64)? as usize,
+            seed: p.i64_or("seed", d.seed as i64)? as u64,
+        };
+        config.validate()?;
+        Ok(config)
+    }
+
     fn validate(&self) -> Result<()> {
         if !(2..=16).contains(&self.bits) {
             return Err(Error::param(
@@ -346,61 +445,161 @@ pub fn optimise(
     config: &AdaRoundConfig,
     on_progress: &mut dyn FnMut(&Progress) -> bool,
 ) -> Result<AdaRoundOutcome> {
-    config.validate()?;
-    let w = as_matrix(w, "the weight W")?;
-    let x = as_matrix(x, "the input X")?;
-    if x.ncols() != w.ncols() {
-        return Err(Error::input(format!(
-            "W is [{}, {}] and X is [{}, {}]: X must have one column per input feature of W ({})",
-            w.nrows(),
-            w.ncols(),
-            x.nrows(),
-            x.ncols(),
-            w.ncols()
-        )));
+    let mut run = AdaRound::new(w, x, config)?;
+    while !run.is_done() {
+        if let Some(progress) = run.step(1) {
+            if !on_progress(&progress) {
+                break;
+            }
+        }
     }
-    let grid = WeightGrid::min_max(w, config.bits, config.scheme);
-    let y = x.dot(&w.t());
-    let weights_nearest = grid.fake_quantize(w, |_, _, v| round_half_even(v));
+    Ok(run.finish())
+}
 
-    // V starts where h(V) is the fractional part of W/s.
-    let mut floor = Array2::<f32>::zeros(w.raw_dim());
-    let mut alpha = Array2::<f32>::zeros(w.raw_dim());
-    for ((r, c), f) in floor.indexed_iter_mut() {
-        let v = w[(r, c)] / grid.scale[r];
-        *f = v.floor();
-        alpha[(r, c)] = initial_alpha(v - v.floor());
+/// An AdaRound optimisation in progress, advanced a few iterations at a time by [`step`]
+/// (so that a host can report progress and cancel between steps) and concluded by
+/// [`finish`]. [`optimise`] runs one to the end.
+///
+/// [`step`]: AdaRound::step
+/// [`finish`]: AdaRound::finish
+pub struct AdaRound {
+    config: AdaRoundConfig,
+    x: Array2<f32>,
+    w: Array2<f32>,
+    /// The float output `X·Wᵀ`.
+    y: Array2<f32>,
+    grid: WeightGrid,
+    weights_nearest: Array2<f32>,
+    /// `⌊W/s⌋`.
+    floor: Array2<f32>,
+    /// The learned rounding variables `V`.
+    alpha: Array2<f32>,
+    /// Adam's first and second moments.
+    m: Array2<f32>,
+    v2: Array2<f32>,
+    rng: SplitMix64,
+    pool: Vec<usize>,
+    batch: usize,
+    report_every: usize,
+    history: Vec<Progress>,
+    iteration: usize,
+}
+
+impl std::fmt::Debug for AdaRound {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AdaRound")
+            .field("weights", &self.w.dim())
+            .field("inputs", &self.x.dim())
+            .field("iteration", &self.iteration)
+            .finish_non_exhaustive()
+    }
+}
+
+impl AdaRound {
+    /// Validate the inputs and set up the optimisation: the grid, round-to-nearest, and `V`
+    /// where `h(V)` is the fractional part of `W/s`.
+    pub fn new(w: &Tensor, x: &Tensor, config: &AdaRoundConfig) -> Result<Self> {
+        config.validate()?;
+        let w = as_matrix(w, "the weight W")?;
+        let x = as_matrix(x, "the input X")?;
+        if x.ncols() != w.ncols() {
+            return Err(Error::input(format!(
+                "W is [{}, {}] and X is [{}, {}]: X must have one column per input feature of W ({})",
+                w.nrows(),
+                w.ncols(),
+                x.nrows(),
+                x.ncols(),
+                w.ncols()
+            )));
+        }
+        let grid = WeightGrid::min_max(w, config.bits, config.scheme);
+        let y = x.dot(&w.t());
+        let weights_nearest = grid.fake_quantize(w, |_, _, v| round_half_even(v));
+
+        let mut floor = Array2::<f32>::zeros(w.raw_dim());
+        let mut alpha = Array2::<f32>::zeros(w.raw_dim());
+        for ((r, c), f) in floor.indexed_iter_mut() {
+            let v = w[(r, c)] / grid.scale[r];
+            *f = v.floor();
+            alpha[(r, c)] = initial_alpha(v - v.floor());
+        }
+        Ok(AdaRound {
+            config: config.clone(),
+            batch: config.batch_rows.min(x.nrows()),
+            pool: (0..x.nrows()).collect(),
+            report_every: (config.iterations / 100).max(1),
+            m: Array2::zeros(w.raw_dim()),
+            v2: Array2::zeros(w.raw_dim()),
+            rng: SplitMix64(config.seed),
+            history: Vec::new(),
+            iteration: 0,
+            x: x.to_owned(),
+            w: w.to_owned(),
+            y,
+            grid,
+            weights_nearest,
+            floor,
+            alpha,
+        })
     }
 
-    let (mut m, mut v2) = (
-        Array2::<f32>::zeros(w.raw_dim()),
-        Array2::<f32>::zeros(w.raw_dim()),
-    );
-    let (beta1, beta2, adam_eps) = (0.9f32, 0.999f32, 1e-8f32);
-    let mut rng = SplitMix64(config.seed);
-    let mut pool: Vec<usize> = (0..x.nrows()).collect();
-    let batch = config.batch_rows.min(x.nrows());
-    let report_every = (config.iterations / 100).max(1);
-    let mut history = Vec::new();
-    let mut iterations_run = 0;
+    /// Iterations run so far.
+    pub fn iterations_run(&self) -> usize {
+        self.iteration
+    }
 
-    for iteration in 0..config.iterations {
-        let rows = if batch == x.nrows() {
+    /// True once every configured iteration has run.
+    pub fn is_done(&self) -> bool {
+        self.iteration >= self.config.iterations
+    }
+
+    /// The settings.
+    pub fn config(&self) -> &AdaRoundConfig {
+        &self.config
+    }
+
+    /// The sampled progress so far (about 100 points over the whole run).
+    pub fn history(&self) -> &[Progress] {
+        &self.history
+    }
+
+    /// Run up to `count` more iterations; returns the last progress point they recorded, if
+    /// any (one is recorded about every 1% of the iterations, and at the last).
+    pub fn step(&mut self, count: usize) -> Option<Progress> {
+        let mut recorded = None;
+        for _ in 0..count {
+            if self.is_done() {
+                break;
+            }
+            if let Some(p) = self.iterate() {
+                recorded = Some(p);
+            }
+        }
+        recorded
+    }
+
+    /// One Adam step on a random mini-batch of rows of `X`.
+    fn iterate(&mut self) -> Option<Progress> {
+        let (config, grid) = (&self.config, &self.grid);
+        let (beta1, beta2, adam_eps) = (0.9f32, 0.999f32, 1e-8f32);
+        let iteration = self.iteration;
+        let batch = self.batch;
+        let rows = if batch == self.x.nrows() {
             (0..batch).collect()
         } else {
-            rng.sample(&mut pool, batch)
+            self.rng.sample(&mut self.pool, batch)
         };
-        let xb = x.select(Axis(0), &rows);
+        let xb = self.x.select(Axis(0), &rows);
         // W̃ and the mask of weights inside the grid (the clamp has zero gradient outside).
-        let mut wq = Array2::<f32>::zeros(w.raw_dim());
-        let mut inside = Array2::<bool>::from_elem(w.raw_dim(), false);
+        let mut wq = Array2::<f32>::zeros(self.w.raw_dim());
+        let mut inside = Array2::<bool>::from_elem(self.w.raw_dim(), false);
         for ((r, c), value) in wq.indexed_iter_mut() {
             let (s, zp) = (grid.scale[r], grid.zero_point[r]);
-            let q = floor[(r, c)] + rectified_sigmoid(alpha[(r, c)]) + zp;
+            let q = self.floor[(r, c)] + rectified_sigmoid(self.alpha[(r, c)]) + zp;
             inside[(r, c)] = q >= grid.quant_min && q <= grid.quant_max;
             *value = (q.clamp(grid.quant_min, grid.quant_max) - zp) * s;
         }
-        let error = &wq - &w;
+        let error = &wq - &self.w;
         let projected = xb.dot(&error.t()); // [B, out]
         let recon_loss = projected
             .iter()
@@ -419,11 +618,11 @@ pub fn optimise(
         let mut binary = 0usize;
         let t = (iteration + 1) as i32;
         let (bias1, bias2) = (1.0 - beta1.powi(t), 1.0 - beta2.powi(t));
-        for ((r, c), a) in alpha.indexed_iter_mut() {
+        for ((r, c), a) in self.alpha.indexed_iter_mut() {
             let sig = sigmoid(*a);
             let stretched = sig * STRETCH + GAMMA as f32;
             let h = stretched.clamp(0.0, 1.0);
-            if h == 0.0 || h == 1.0 || grid.saturated(floor[(r, c)], r) {
+            if h == 0.0 || h == 1.0 || grid.saturated(self.floor[(r, c)], r) {
                 binary += 1;
             }
             let dh_da = if stretched > 0.0 && stretched < 1.0 {
@@ -450,62 +649,78 @@ pub fn optimise(
                 grad_h += config.reg_param * (-2.0 * beta * power * centred.signum());
             }
             let g = grad_h * dh_da;
-            let (mi, vi) = (&mut m[(r, c)], &mut v2[(r, c)]);
+            let (mi, vi) = (&mut self.m[(r, c)], &mut self.v2[(r, c)]);
             *mi = beta1 * *mi + (1.0 - beta1) * g;
             *vi = beta2 * *vi + (1.0 - beta2) * g * g;
             *a -= config.learning_rate * (*mi / bias1) / ((*vi / bias2).sqrt() + adam_eps);
         }
-        iterations_run = iteration + 1;
-        if iteration % report_every == 0 || iteration + 1 == config.iterations {
-            let progress = Progress {
-                iteration,
-                recon_loss,
-                round_loss: config.reg_param as f64 * round_loss,
-                beta,
-                binary_fraction: binary as f64 / alpha.len() as f64,
-            };
-            history.push(progress);
-            if !on_progress(&progress) {
-                break;
-            }
+        self.iteration = iteration + 1;
+        if iteration % self.report_every != 0 && iteration + 1 != config.iterations {
+            return None;
         }
+        let progress = Progress {
+            iteration,
+            recon_loss,
+            round_loss: config.reg_param as f64 * round_loss,
+            beta,
+            binary_fraction: binary as f64 / self.alpha.len() as f64,
+        };
+        self.history.push(progress);
+        Some(progress)
     }
 
-    let final_binary = alpha
-        .indexed_iter()
-        .filter(|&((r, c), &a)| {
-            let h = rectified_sigmoid(a);
-            h == 0.0 || h == 1.0 || grid.saturated(floor[(r, c)], r)
-        })
-        .count();
-    let weights_adaround = grid.fake_quantize(w, |r, c, _| {
-        floor[(r, c)] + if alpha[(r, c)] >= 0.0 { 1.0 } else { 0.0 }
-    });
-    let flipped = weights_adaround
-        .iter()
-        .zip(weights_nearest.iter())
-        .filter(|(a, b)| a != b)
-        .count();
-    let nearest = output_error(x, &y, &weights_nearest);
-    let adaround = output_error(x, &y, &weights_adaround);
-    Ok(AdaRoundOutcome {
-        mse_reduction: if nearest.output_mse > 0.0 {
-            (nearest.output_mse - adaround.output_mse) / nearest.output_mse
-        } else {
-            0.0
-        },
-        nearest,
-        adaround,
-        flipped,
-        weights: alpha.len(),
-        final_binary_fraction: final_binary as f64 / alpha.len() as f64,
-        grid,
-        config: config.clone(),
-        history,
-        iterations_run,
-        weights_adaround,
-        weights_nearest,
-    })
+    /// Round hard with what was learned so far (up where `V ≥ 0`) and compare with
+    /// round-to-nearest.
+    pub fn finish(self) -> AdaRoundOutcome {
+        let AdaRound {
+            config,
+            x,
+            w,
+            y,
+            grid,
+            weights_nearest,
+            floor,
+            alpha,
+            history,
+            iteration,
+            ..
+        } = self;
+        let final_binary = alpha
+            .indexed_iter()
+            .filter(|&((r, c), &a)| {
+                let h = rectified_sigmoid(a);
+                h == 0.0 || h == 1.0 || grid.saturated(floor[(r, c)], r)
+            })
+            .count();
+        let weights_adaround = grid.fake_quantize(w.view(), |r, c, _| {
+            floor[(r, c)] + if alpha[(r, c)] >= 0.0 { 1.0 } else { 0.0 }
+        });
+        let flipped = weights_adaround
+            .iter()
+            .zip(weights_nearest.iter())
+            .filter(|(a, b)| a != b)
+            .count();
+        let nearest = output_error(x.view(), &y, &weights_nearest);
+        let adaround = output_error(x.view(), &y, &weights_adaround);
+        AdaRoundOutcome {
+            mse_reduction: if nearest.output_mse > 0.0 {
+                (nearest.output_mse - adaround.output_mse) / nearest.output_mse
+            } else {
+                0.0
+            },
+            nearest,
+            adaround,
+            flipped,
+            weights: alpha.len(),
+            final_binary_fraction: final_binary as f64 / alpha.len().max(1) as f64,
+            grid,
+            config,
+            history,
+            iterations_run: iteration,
+            weights_adaround,
+            weights_nearest,
+        }
+    }
 }
 
 #[cfg(test)]
@@ -586,6 +801,55 @@ mod tests {
             again.weights_adaround, out.weights_adaround,
             "deterministic for a seed"
         );
+    }
+
+    #[test]
+    fn registry_params_give_quarks_defaults_and_are_checked() {
+        assert_eq!(
+            AdaRoundConfig::from_params(&Params::new()).unwrap(),
+            AdaRoundConfig::default()
+        );
+        let cfg = AdaRoundConfig::from_params(
+            &Params::new()
+                .with("bits", 8)
+                .with("scheme", "per_tensor_affine")
+                .with("iterations", 50),
+        )
+        .unwrap();
+        assert_eq!(
+            (cfg.bits, cfg.scheme, cfg.iterations),
+            (8, WeightScheme::PerTensorAffine, 50)
+        );
+        for bad in [
+            Params::new().with("bits", 1),
+            Params::new().with("iterations", 0),
+            Params::new().with("scheme", "per_block"),
+            Params::new().with("learning_rate", -1.0),
+            Params::new().with("momentum", 0.9),
+        ] {
+            assert!(AdaRoundConfig::from_params(&bad).is_err(), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn stepping_gives_the_same_result_as_one_run() {
+        let w = tensor(6, 10, |r, c| ((r * 10 + c) as f32 * 0.37).sin() * 0.2);
+        let x = tensor(40, 10, |r, c| ((r * 7 + c * 3) as f32 * 0.11).cos());
+        let cfg = AdaRoundConfig {
+            iterations: 120,
+            batch_rows: 16,
+            ..Default::default()
+        };
+        let whole = optimise(&w, &x, &cfg, &mut |_| true).unwrap();
+        let mut run = AdaRound::new(&w, &x, &cfg).unwrap();
+        while !run.is_done() {
+            run.step(7);
+        }
+        assert_eq!(run.history().len(), whole.history.len());
+        let stepped = run.finish();
+        assert_eq!(stepped.weights_adaround, whole.weights_adaround);
+        assert_eq!(stepped.adaround, whole.adaround);
+        assert_eq!(stepped.iterations_run, 120);
     }
 
     #[test]

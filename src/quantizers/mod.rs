@@ -6,3 +6,36 @@
 pub mod adaround;
 pub mod formats;
 pub mod quark_onnx;
+
+use crate::params::ParamSpec;
+use serde::Serialize;
+
+/// A rounding optimiser in the registry (AdaRound): its id, summary and parameters.
+#[derive(Debug, Clone, Serialize)]
+pub struct OptimiserSpec {
+    pub id: &'static str,
+    pub summary: &'static str,
+    pub params: Vec<ParamSpec>,
+}
+
+/// The quantizer registry, the counterpart of the observer registry: every number format
+/// family and every rounding optimiser with their parameters (type, range, default), from
+/// which the page builds its controls and `quantscope list` prints its listing.
+#[derive(Debug, Clone, Serialize)]
+pub struct QuantizerRegistry {
+    pub formats: Vec<formats::FormatSpec>,
+    pub optimisers: Vec<OptimiserSpec>,
+}
+
+/// The quantizer registry.
+pub fn registry() -> QuantizerRegistry {
+    QuantizerRegistry {
+        formats: formats::formats(),
+        optimisers: vec![OptimiserSpec {
+            id: "adaround",
+            summary: "AdaRound: learns up/down rounding of a linear layer's weight W from its \
+                      inputs X (Nagel et al. 2020, Quark's defaults)",
+            params: adaround::params(),
+        }],
+    }
+}

@@ -3,7 +3,7 @@
 use quantscope::engine::Report;
 use quantscope::observer::ZeroPoint;
 use quantscope::params::ParamKind;
-use quantscope::quantizers::formats::{self, FormatResult};
+use quantscope::quantizers::formats::FormatResult;
 use quantscope::registry::{self, Family};
 use quantscope::tensor::{NamedTensor, NonFiniteCounts, Tensor};
 use quantscope::Result;
@@ -65,7 +65,7 @@ pub fn registry_json() -> Value {
     json!({
         "observers": registry::observers(),
         "presets": registry::presets(),
-        "quantizers": formats::formats(),
+        "quantizers": quantscope::quantizers::registry(),
     })
 }
 
@@ -106,10 +106,24 @@ pub fn registry_table() -> String {
             let _ = writeln!(out, "      quirk: {q}");
         }
     }
-    let _ = writeln!(out, "\nQuantizers (number formats)");
-    for spec in formats::formats() {
-        let _ = writeln!(out, "  {:48} {}", spec.id, spec.summary);
-        for p in &spec.params {
+    let _ = writeln!(
+        out,
+        "\nQuantizers (number formats, then rounding optimisers)"
+    );
+    let quantizers = quantscope::quantizers::registry();
+    let entries = quantizers
+        .formats
+        .iter()
+        .map(|f| (f.id, f.summary, &f.params))
+        .chain(
+            quantizers
+                .optimisers
+                .iter()
+                .map(|o| (o.id, o.summary, &o.params)),
+        );
+    for (id, summary, params) in entries {
+        let _ = writeln!(out, "  {:48} {}", id, summary);
+        for p in params {
             let _ = writeln!(
                 out,
                 "      {:22} {:32} default {}",
