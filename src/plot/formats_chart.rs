@@ -2,10 +2,12 @@
 //! scales included), one dot per format coloured by its kind, each labelled where its label fits.
 //!
 //! Labels are placed greedily (emphasised points first): right of the dot, left, above, below,
-//! then the four diagonals; a candidate must stay inside the plot and clear every label already
-//! placed, and one that also clears every other dot is preferred. A label with no such place is
-//! left out. Lossless formats (SQNR +∞) sit on the top edge as triangles with "∞" after their
-//! label; NaN and −∞ results are not drawn.
+//! then half a line higher or lower at the sides, then the diagonals; a spot must stay inside
+//! the plot and clear every label already placed, and one that also clears every other dot is
+//! preferred. A label with no such spot may take one blocked by a single label that can move
+//! elsewhere; otherwise it is left out. Lossless formats (SQNR +∞) sit in a band above the plot
+//! (a broken y axis with an "∞" tick) as triangles, with "∞" after their label, so the axis
+//! range comes from the finite values; NaN and −∞ results are not drawn.
 
 use super::axis::Axis;
 use super::{err, fmt_num, theme, DrawResult, FormatsView, Style};

@@ -205,7 +205,7 @@ pub struct FormatPoint {
     /// Storage cost per value in bits, shared scales included.
     #[serde(with = "lenient_f64")]
     pub bits_per_value: f64,
-    /// SQNR in dB; may be +inf (lossless, drawn at the top edge) or NaN/−inf (not drawn). JSON
+    /// SQNR in dB; may be +inf (lossless, drawn in a band above the plot) or NaN/−inf (not drawn). JSON
     /// has no infinities: `"inf"`/`"Infinity"` and `"-inf"`/`"-Infinity"` are accepted (and
     /// written) for them, and `null` reads as NaN.
     #[serde(with = "lenient_f64")]
