@@ -11,9 +11,11 @@
 use crate::curve::CurveSpec;
 use crate::explorer::{self, Selection};
 use crate::params::Params;
-use crate::plot::svg::{comparison_svg, panel_svg, Comparison};
+use crate::plot::svg::{adaround_svg, comparison_svg, formats_svg, panel_svg, Comparison};
 use crate::plot::text::Measured;
-use crate::plot::{self, ChannelView, CurveView, Hist, PanelView, Style};
+use crate::plot::{
+    self, AdaRoundView, ChannelView, CurveView, FormatsView, Hist, PanelView, Style,
+};
 use crate::registry;
 use plotters::prelude::*;
 use plotters_canvas::CanvasBackend;
@@ -544,4 +546,61 @@ pub fn draw_curve(
     let view: CurveView = from_js(&curve, "curve")?;
     let style = style_from_js(&style)?;
     with_canvas(canvas, |area| plot::draw_curve(area, &view, &style))
+}
+
+/// A chart view read straight from the JS value (not through JSON, which turns `Infinity` and
+/// `NaN` into `null`), so a lossless format's `sqnr_db: Infinity` arrives as +∞.
+fn view_from_js<T: DeserializeOwned>(v: JsValue, what: &str) -> Result<T, JsError> {
+    serde_wasm_bindgen::from_value(v).map_err(|e| JsError::new(&format!("invalid {what}: {e}")))
+}
+
+/// Draw the number-formats chart (SQNR against bits per value) on `canvas`. `view` is
+/// `{points: [{label, kind, bits_per_value, sqnr_db, highlighted?}]}`; `sqnr_db` may be
+/// `Infinity` (lossless) or `NaN`/`null` (not drawn).
+#[wasm_bindgen(js_name = drawFormats)]
+pub fn draw_formats(
+    canvas: HtmlCanvasElement,
+    view: JsValue,
+    style: JsValue,
+) -> Result<(), JsError> {
+    let view: FormatsView = view_from_js(view, "formats view")?;
+    let style = style_from_js(&style)?;
+    with_canvas(canvas, |area| plot::draw_formats(area, &view, &style))
+}
+
+/// Draw the AdaRound optimisation history on `canvas`. `view` is `{history: [{iteration,
+/// recon_loss, round_loss, beta, binary_fraction}], iterations, warm_start_end}`.
+#[wasm_bindgen(js_name = drawAdaRound)]
+pub fn draw_adaround(
+    canvas: HtmlCanvasElement,
+    view: JsValue,
+    style: JsValue,
+) -> Result<(), JsError> {
+    let view: AdaRoundView = view_from_js(view, "AdaRound view")?;
+    let style = style_from_js(&style)?;
+    with_canvas(canvas, |area| plot::draw_adaround(area, &view, &style))
+}
+
+/// The number-formats chart as an SVG document of `width` × `height` pixels.
+#[wasm_bindgen(js_name = renderFormatsSvg)]
+pub fn render_formats_svg(
+    view: JsValue,
+    style: JsValue,
+    width: u32,
+    height: u32,
+) -> Result<String, JsError> {
+    let view: FormatsView = view_from_js(view, "formats view")?;
+    formats_svg(&view, &style_from_js(&style)?, (width, height)).map_err(js_err)
+}
+
+/// The AdaRound optimisation history chart as an SVG document of `width` × `height` pixels.
+#[wasm_bindgen(js_name = renderAdaRoundSvg)]
+pub fn render_adaround_svg(
+    view: JsValue,
+    style: JsValue,
+    width: u32,
+    height: u32,
+) -> Result<String, JsError> {
+    let view: AdaRoundView = view_from_js(view, "AdaRound view")?;
+    adaround_svg(&view, &style_from_js(&style)?, (width, height)).map_err(js_err)
 }

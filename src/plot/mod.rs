@@ -2,20 +2,24 @@
 //! a canvas (plotters-canvas), exports and notebooks get SVG (plotters-svg, [`svg`]), and the CLI
 //! calls the same SVG renderer.
 //!
-//! Everything a plot needs is in plain data ([`Hist`], [`PanelView`], [`CurveView`]) that
-//! serialises to JSON, so the Web Worker that computes results can hand them to the thread that
-//! draws.
+//! Everything a plot needs is in plain data ([`Hist`], [`PanelView`], [`CurveView`],
+//! [`FormatsView`], [`AdaRoundView`]) that serialises to JSON, so the Web Worker that computes
+//! results can hand them to the thread that draws.
 
+mod adaround_chart;
 pub mod axis;
 mod channels;
 mod curve_chart;
+mod formats_chart;
 mod histogram;
 pub mod svg;
 pub mod text;
 pub mod theme;
 
+pub use adaround_chart::draw_adaround;
 pub use channels::draw_channels;
 pub use curve_chart::draw_curve;
+pub use formats_chart::draw_formats;
 pub use histogram::draw_histogram;
 
 use crate::curve::Curve;
@@ -188,6 +192,149 @@ impl CurveView {
             ),
             markers,
         }
+    }
+}
+
+/// One number format's result on the formats chart (SQNR against storage cost).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FormatPoint {
+    /// Point label, e.g. "int8 per channel" or "mxfp4_e2m1".
+    pub label: String,
+    /// "int" | "half" | "minifloat" | "mx" | "bfp" (the quantizer registry id); picks the colour.
+    pub kind: String,
+    /// Storage cost per value in bits, shared scales included.
+    #[serde(with = "lenient_f64")]
+    pub bits_per_value: f64,
+    /// SQNR in dB; may be +inf (lossless, drawn in a band above the plot) or NaN/−inf (not drawn). JSON
+    /// has no infinities: `"inf"`/`"Infinity"` and `"-inf"`/`"-Infinity"` are accepted (and
+    /// written) for them, and `null` reads as NaN.
+    #[serde(with = "lenient_f64")]
+    pub sqnr_db: f64,
+    /// Drawn emphasised (user-added format or hovered row).
+    #[serde(default)]
+    pub highlighted: bool,
+}
+
+/// The formats chart's data: every format evaluated on one tensor.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct FormatsView {
+    pub points: Vec<FormatPoint>,
+}
+
+/// One sampled point of the AdaRound optimisation, field-compatible with
+/// [`crate::quantizers::adaround::Progress`] (whose serialised form it reads), but tolerant of
+/// the `null`s that JSON makes of non-finite losses.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct AdaRoundPoint {
+    pub iteration: usize,
+    /// Reconstruction loss of the mini-batch.
+    #[serde(with = "lenient_f64")]
+    pub recon_loss: f64,
+    /// The rounding regulariser's loss (0 during the warm start).
+    #[serde(with = "lenient_f64")]
+    pub round_loss: f64,
+    /// The regulariser's annealed exponent β.
+    #[serde(default, deserialize_with = "lenient_f64::deserialize_f32")]
+    pub beta: f32,
+    /// Share of roundings already decided (soft rounding exactly 0 or 1), in [0, 1].
+    #[serde(with = "lenient_f64")]
+    pub binary_fraction: f64,
+}
+
+impl From<&crate::quantizers::adaround::Progress> for AdaRoundPoint {
+    fn from(p: &crate::quantizers::adaround::Progress) -> Self {
+        AdaRoundPoint {
+            iteration: p.iteration,
+            recon_loss: p.recon_loss,
+            round_loss: p.round_loss,
+            beta: p.beta,
+            binary_fraction: p.binary_fraction,
+        }
+    }
+}
+
+/// The AdaRound chart's data: the optimisation history so far.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct AdaRoundView {
+    pub history: Vec<AdaRoundPoint>,
+    /// Total iterations planned (the x axis' end, even while running).
+    pub iterations: usize,
+    /// Iteration where the rounding regulariser switches on (end of the warm start), drawn as a
+    /// faint vertical marker.
+    #[serde(default)]
+    pub warm_start_end: usize,
+}
+
+/// Serde for `f64` fields that may hold non-finite values: they are written as strings
+/// (`"Infinity"`, `"-Infinity"`, `"NaN"`), and numbers, such strings (also `"inf"`, `"∞"`) and
+/// `null` (NaN) are read.
+mod lenient_f64 {
+    use serde::de::{self, Deserializer, Visitor};
+    use serde::Serializer;
+
+    pub fn serialize<S: Serializer>(v: &f64, s: S) -> Result<S::Ok, S::Error> {
+        if v.is_finite() {
+            s.serialize_f64(*v)
+        } else if v.is_nan() {
+            s.serialize_str("NaN")
+        } else if *v > 0.0 {
+            s.serialize_str("Infinity")
+        } else {
+            s.serialize_str("-Infinity")
+        }
+    }
+
+    struct Lenient;
+
+    impl<'de> Visitor<'de> for Lenient {
+        type Value = f64;
+
+        fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+            f.write_str("a number, null, or \"inf\", \"-inf\", \"NaN\"")
+        }
+
+        fn visit_f64<E: de::Error>(self, v: f64) -> Result<f64, E> {
+            Ok(v)
+        }
+
+        fn visit_i64<E: de::Error>(self, v: i64) -> Result<f64, E> {
+            Ok(v as f64)
+        }
+
+        fn visit_u64<E: de::Error>(self, v: u64) -> Result<f64, E> {
+            Ok(v as f64)
+        }
+
+        fn visit_unit<E: de::Error>(self) -> Result<f64, E> {
+            Ok(f64::NAN)
+        }
+
+        fn visit_none<E: de::Error>(self) -> Result<f64, E> {
+            Ok(f64::NAN)
+        }
+
+        fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<f64, D::Error> {
+            d.deserialize_any(Lenient)
+        }
+
+        fn visit_str<E: de::Error>(self, v: &str) -> Result<f64, E> {
+            match v.trim().to_ascii_lowercase().as_str() {
+                "inf" | "+inf" | "infinity" | "+infinity" | "∞" => Ok(f64::INFINITY),
+                "-inf" | "-infinity" | "−inf" | "-∞" | "−∞" => Ok(f64::NEG_INFINITY),
+                "nan" => Ok(f64::NAN),
+                other => other
+                    .parse()
+                    .map_err(|_| E::invalid_value(de::Unexpected::Str(v), &self)),
+            }
+        }
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
+        d.deserialize_any(Lenient)
+    }
+
+    pub fn deserialize_f32<'de, D: Deserializer<'de>>(d: D) -> Result<f32, D::Error> {
+        Ok(deserialize(d)? as f32)
     }
 }
 

@@ -3,7 +3,8 @@
 
 use super::text::Measured;
 use super::{
-    clear, draw_curve, draw_panel, err, theme, CurveView, DrawResult, Hist, PanelView, Style,
+    clear, draw_adaround, draw_curve, draw_formats, draw_panel, err, theme, AdaRoundView,
+    CurveView, DrawResult, FormatsView, Hist, PanelView, Style,
 };
 use plotters::coord::Shift;
 use plotters::prelude::*;
@@ -147,6 +148,39 @@ pub fn panel_svg(
         area.present().map_err(err)?;
     }
     Ok(out)
+}
+
+/// Render a chart with `draw` into an SVG document of `size` pixels (clamped to 200–4000 ×
+/// 150–4000) on the plot background.
+fn chart_svg(
+    style: &Style,
+    size: (u32, u32),
+    draw: impl FnOnce(&DrawingArea<Measured<'_, SVGBackend<'_>>, Shift>, &Style) -> DrawResult,
+) -> DrawResult<String> {
+    let size = (size.0.clamp(200, 4000), size.1.clamp(150, 4000));
+    let mut out = String::new();
+    {
+        let backend = Measured::new(SVGBackend::with_string(&mut out, size), SVG_FONT_SCALE);
+        let area = backend.into_drawing_area();
+        let style = Style {
+            pixel_ratio: 1.0,
+            ..*style
+        };
+        clear(&area)?;
+        draw(&area, &style)?;
+        area.present().map_err(err)?;
+    }
+    Ok(out)
+}
+
+/// The formats chart (SQNR against bits per value) as an SVG document of `size` pixels.
+pub fn formats_svg(view: &FormatsView, style: &Style, size: (u32, u32)) -> DrawResult<String> {
+    chart_svg(style, size, |area, style| draw_formats(area, view, style))
+}
+
+/// The AdaRound optimisation history chart as an SVG document of `size` pixels.
+pub fn adaround_svg(view: &AdaRoundView, style: &Style, size: (u32, u32)) -> DrawResult<String> {
+    chart_svg(style, size, |area, style| draw_adaround(area, view, style))
 }
 
 #[cfg(test)]
