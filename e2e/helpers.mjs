@@ -82,3 +82,20 @@ export function npyBytes(values, shape = [values.length]) {
 export function panelData(page, id) {
   return page.$eval(`[role=region][aria-label="${id}"]`, (el) => ({ ...el.dataset }));
 }
+
+/** Values and shape of a little-endian float32, C-order .npy file (enough for the fixtures). */
+export function readNpyF32(file) {
+  const buf = fs.readFileSync(file);
+  const headerLen = buf.readUInt16LE(8);
+  const header = buf.toString('latin1', 10, 10 + headerLen);
+  if (!header.includes("'<f4'") || header.includes("'fortran_order': True")) throw new Error(`${file}: not a C-order <f4 .npy`);
+  const shape = header
+    .match(/'shape': \(([^)]*)\)/)[1]
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean)
+    .map(Number);
+  const start = 10 + headerLen;
+  const data = new Float32Array(buf.buffer.slice(buf.byteOffset + start, buf.byteOffset + buf.length));
+  return { shape, data };
+}

@@ -42,6 +42,17 @@ if (ids.includes('torch.MinMaxObserver')) {
   out.bad = qs.observe(t, 'torch.MinMaxObserver', { quant_min: 0, quant_max: 0 }).error.kind;
 }
 try { qs.loadTensor(new Uint8Array([1, 2, 3]), { name: 'junk.npy' }); } catch (e) { out.loadError = e.message; }
+const reg = qs.quantizers();
+out.quantizerIds = reg.formats.map((f) => f.id).concat(reg.optimisers.map((o) => o.id));
+const small = qs.loadTensor(fs.readFileSync(process.argv[3]), { name: 'small_b0.npy' });
+out.formats = qs.compareFormats(small, { extra: [{ id: 'int', params: { bits: 3 } }, { id: 'int', params: { bits: 99 } }] });
+// Every input 1: each row's output error is the sum of its rounding errors, which AdaRound
+// learns to cancel while round-to-nearest (every weight just above a half) cannot.
+const w = new Float32Array(32).map((_, i) => (i % 8 === 0 ? 0.75 : (0.5 + 0.012 * (i % 8) + 0.003 * Math.floor(i / 8)) * 0.1));
+const x = new Float32Array(256).fill(1);
+out.ada = qs.adaround({ data: w, shape: [4, 8] }, { data: x, shape: [32, 8] }, { iterations: 400, batch_rows: 32 });
+let calls = 0;
+out.adaStopped = qs.adaround({ data: w, shape: [4, 8] }, { data: x, shape: [32, 8] }, { iterations: 5000 }, { onProgress: () => ++calls < 3 });
 console.log(JSON.stringify(out));
 `,
     );
@@ -55,7 +66,20 @@ const t = loadTensor(new Float32Array([1, -2, 3, 4, 0.5, 6]), { shape: [2, 3] })
 console.log(JSON.stringify({ version: version(), shape: t.shape, max: t.max }));
 `,
     );
-    const out = JSON.parse(execFileSync('node', ['use.mjs', input], { cwd: scratch, encoding: 'utf8' }));
+    const quarkInput = path.join(sharedDir(), 'golden', 'quark', 'inputs', 'small_b0.npy');
+    const out = JSON.parse(execFileSync('node', ['use.mjs', input, quarkInput], { cwd: scratch, encoding: 'utf8' }));
+    assert.deepEqual(out.quantizerIds, ['int', 'half', 'minifloat', 'mx', 'bfp', 'adaround']);
+    const quark = JSON.parse(fs.readFileSync(path.join(sharedDir(), 'golden', 'quark', 'cases.json'), 'utf8'));
+    const mxCase = (quark.cases || quark).find((c) => c.id === 'mx-fp8_e4m3-even-small');
+    const mx = out.formats.find((r) => r.format === 'mxfp8_e4m3');
+    assert.ok(Math.abs(mx.mse - mxCase.expected.qdq.mse) <= 1e-6 * mxCase.expected.qdq.mse, `mxfp8 mse ${mx.mse}`);
+    assert.equal(out.formats.at(-2).format, 'int3');
+    assert.match(out.formats.at(-1).error, /bits/);
+    assert.ok(out.ada.adaround.output_mse < 0.1 * out.ada.nearest.output_mse, JSON.stringify(out.ada.adaround));
+    assert.equal(out.ada.final_binary_fraction, 1);
+    assert.ok(out.ada.flipped > 0);
+    assert.equal(out.adaStopped.cancelled, true);
+    assert.ok(out.adaStopped.iterations_run < 5000);
     assert.equal(out.version, JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8')).version);
     assert.deepEqual(out.shape, [65536]);
     assert.match(out.loadError, /junk\.npy/);

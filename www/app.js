@@ -8,6 +8,8 @@ import { encodeState, decodeState } from './ui/state.js';
 import { createPanel, fillPanel, drawPanel, setContract, h, fitCanvas, seriesColor } from './lib/panel.js';
 import { fmtNum, groupDigits, fmtShape, humanBytes } from './lib/format.js';
 import { download, resultsJson, resultsCsv, svgToPng, safeName } from './ui/exports.js';
+import { FormatsView } from './ui/formats.js';
+import { AdaRoundView } from './ui/adaround.js';
 
 const DEMOS = {
   activation: 'demo/l0_layer_out.npy',
@@ -45,6 +47,10 @@ const app = {
   loading: false,
   lastLatency: null,
   latencies: [],
+  /** The formats view and the AdaRound view (ui/formats.js, ui/adaround.js). */
+  formats: null,
+  adaround: null,
+  pendingFormats: [],
 };
 
 let client;
@@ -101,6 +107,7 @@ async function loadFiles(files, { members = {}, demo = null } = {}) {
     app.fileInfos = infos;
     app.demo = demo;
     $('#demo').value = demo || '';
+    app.adaround.filesChanged(files, infos);
     await selectBatches(defaultSelection(infos));
   } catch (err) {
     if (err.restarted) return;
@@ -147,6 +154,7 @@ async function selectBatches(selection) {
     rebuildPanels();
     for (const id of app.observers) requestRun(id, { fresh: true });
     scheduleCurve();
+    app.formats.tensorChanged(app.summary);
     updateUrl();
   } finally {
     app.loading = false;
@@ -526,6 +534,7 @@ function currentState() {
     curve: { ...app.curve },
     logCounts: app.logCounts,
     demo: app.demo,
+    formats: app.formats ? app.formats.state : app.pendingFormats,
   };
 }
 
@@ -543,6 +552,8 @@ function applyState(st) {
   if (st.curve) app.curve = st.curve;
   app.logCounts = st.logCounts;
   if (st.demo && st.demo in DEMOS) app.demo = st.demo;
+  app.pendingFormats = st.formats || [];
+  if (app.formats) app.formats.setExtra(app.pendingFormats);
   $('#log-counts').checked = app.logCounts;
   $('#curve-bits').value = app.curve.bits;
   $('#curve-bits-value').textContent = String(app.curve.bits);
@@ -651,6 +662,7 @@ async function recover() {
       if (!app.crashed.has(id)) requestRun(id, { fresh: true });
     }
     scheduleCurve();
+    app.formats.tensorChanged(app.summary);
   } catch (e) {
     showError(`The engine could not reload the tensor: ${e.message}`);
   }
@@ -783,6 +795,10 @@ function exposeApi(ready) {
     summary: () => app.summary,
     state: currentState,
     curve: () => app.curveView,
+    /** The formats view's rows (one per format; {error} for a format that does not apply). */
+    formats: () => app.formats.rows,
+    /** The last AdaRound outcome (null before a run). */
+    adaround: () => app.adaround.outcome,
     idle,
     latencies: () => [...app.latencies],
     comparisonSvg,
@@ -799,6 +815,8 @@ async function main() {
   $('#version').textContent = reg.version;
   for (const o of reg.observers) app.specs.set(o.id, o);
   buildPicker();
+  app.formats = new FormatsView({ client, registry: reg.quantizers, onChange: updateUrl });
+  app.adaround = new AdaRoundView({ client, registry: reg.quantizers });
   // The full list fits beside the panels on wide screens; on laptops it opens on demand.
   $('#picker-details').open = window.innerWidth >= 1800;
   const st = decodeState(location.hash, app.specs);

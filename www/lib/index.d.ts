@@ -176,3 +176,71 @@ export interface SvgOptions {
 
 /** SVG of one result (a panel) or of several results of one tensor (a comparison with the error curve). No DOM needed. */
 export function renderSvg(results: ObserveResult | ObserveResult[], options?: SvgOptions): string;
+
+/** A number format family or a rounding optimiser of the quantizer registry. */
+export interface QuantizerInfo {
+  id: string;
+  summary: string;
+  params: ParamSpec[];
+}
+
+/** The quantizer registry. */
+export function quantizers(): { formats: QuantizerInfo[]; optimisers: QuantizerInfo[] };
+
+/** One format measured on a tensor (or the reason it does not apply). */
+export type FormatRow =
+  | {
+      /** Label, e.g. `int4 per channel`, `mxfp4_e2m1`, `bfp16 (block 8)`. */
+      format: string;
+      id: string;
+      params: Record<string, number | string | boolean>;
+      /** Storage per value, shared scales and zero points included. */
+      bits_per_value: number;
+      mse: number;
+      max_abs_err: number;
+      /** null when undefined (no error at all, or an all-zero tensor). */
+      sqnr_db: number | null;
+      clipped_fraction: number;
+      count: number;
+    }
+  | { id: string; params: Record<string, number | string | boolean>; error: string };
+
+/** Every format of the standard line-up (plus `extra`) on `tensor`'s first batch. */
+export function compareFormats(tensor: Tensor, options?: { extra?: Array<{ id: string; params?: Record<string, number | string | boolean> }> }): FormatRow[];
+
+/** A tensor for `adaround`: file bytes, or values with a shape. */
+export type TensorSource = BufferSource | { bytes: BufferSource; member?: string } | { data: Float32Array; shape: number[] };
+
+export interface AdaRoundProgress {
+  iteration: number;
+  recon_loss: number;
+  round_loss: number;
+  beta: number;
+  binary_fraction: number;
+}
+
+export interface AdaRoundResult {
+  nearest: { output_mse: number; output_sqnr_db: number | null };
+  adaround: { output_mse: number; output_sqnr_db: number | null };
+  /** Weights rounded the other way than round-to-nearest. */
+  flipped: number;
+  weights: number;
+  /** Share of soft decisions exactly 0 or 1 at the end. */
+  final_binary_fraction: number;
+  mse_reduction: number;
+  iterations_run: number;
+  cancelled: boolean;
+  weight_shape: [number, number];
+  input_shape: [number, number];
+  config: Record<string, unknown>;
+  grid: { scale: number[]; zero_point: number[]; quant_min: number; quant_max: number };
+  history: AdaRoundProgress[];
+}
+
+/** AdaRound on one linear layer (W [out, in], X [n, in]); `onProgress` may return false to stop. */
+export function adaround(
+  weight: TensorSource,
+  inputs: TensorSource,
+  params?: Record<string, number | string>,
+  options?: { onProgress?: (status: { iterations_run: number; iterations: number; done: boolean; points: AdaRoundProgress[] }) => boolean | void },
+): AdaRoundResult;

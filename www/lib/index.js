@@ -218,3 +218,73 @@ export function renderSvg(results, { width, height, logCounts = false, sqnr = fa
   };
   return wasm.renderComparisonSvg(comparison, style, width || 1400);
 }
+
+/**
+ * The quantizer registry: number format families and rounding optimisers (AdaRound), each
+ * with its parameters (type, range, default) — `{formats: [...], optimisers: [...]}`.
+ */
+export function quantizers() {
+  ready();
+  return wasm.quantizers();
+}
+
+/**
+ * What `tensor` (its first batch, whole) loses in every number format of the standard line-up
+ * plus `extra` formats (`[{id, params}]`, ids from `quantizers().formats`): one row per format
+ * with `format`, `bits_per_value` (shared scales included), `mse`, `sqnr_db`, `max_abs_err`,
+ * `clipped_fraction`; a format that does not apply gives `{id, params, error}`.
+ */
+export function compareFormats(tensor, { extra = [] } = {}) {
+  ready();
+  if (!tensor || !tensor.session) throw new TypeError('compareFormats() needs a tensor from loadTensor()');
+  const target = tensor.session.formatLineup();
+  const jobs = target.lineup.map(([id, params]) => ({ id, params })).concat(extra);
+  return jobs.map(({ id, params }) => {
+    try {
+      return tensor.session.evaluateFormat(id, params || {});
+    } catch (err) {
+      return { id, params, error: err.message };
+    }
+  });
+}
+
+/** A tensor source for `adaround`: file bytes, or `{data: Float32Array, shape, member?}`. */
+function addSource(session, source, name) {
+  if (source && source.data instanceof Float32Array) {
+    return session.addTensor(name, source.shape || [source.data.length], source.data).members[0].name;
+  }
+  const bytes = source && source.bytes !== undefined ? source.bytes : source;
+  const info = session.loadFile(name, toBytes(bytes));
+  const member = source && source.member !== undefined ? source.member : info.members[0].name;
+  if (!info.members.some((m) => m.name === member)) {
+    throw new Error(`no tensor named ${JSON.stringify(member)} in ${name}; members: ${info.members.map((m) => m.name).join(', ')}`);
+  }
+  return member;
+}
+
+/**
+ * AdaRound for one linear layer: weight `W` [out, in] and its inputs `X` [n, in] (leading axes
+ * flattened into rows), each as file bytes or `{data: Float32Array, shape}` (with `member` to
+ * pick a tensor of an .npz/.safetensors). `params` are those of `quantizers().optimisers`
+ * (Quark's defaults). `onProgress(status)` sees `{iterations_run, iterations, points}` about
+ * every 1% and may return `false` to stop early. Returns round-to-nearest and AdaRound output
+ * error, flipped weights, the final share of binary decisions and the history.
+ */
+export function adaround(weight, inputs, params = {}, { onProgress } = {}) {
+  ready();
+  const session = new wasm.Session();
+  try {
+    const w = addSource(session, weight, 'W');
+    const x = addSource(session, inputs, 'X');
+    const start = session.adaroundBegin({ file: 0, member: w }, { file: 1, member: x }, params);
+    let cancelled = false;
+    for (;;) {
+      const status = session.adaroundStep(Math.max(1, Math.floor(start.config.iterations / 100)));
+      if (onProgress && onProgress(status) === false && !status.done) cancelled = true;
+      if (status.done || cancelled) break;
+    }
+    return { ...session.adaroundFinish(), ...start, cancelled };
+  } finally {
+    session.free();
+  }
+}

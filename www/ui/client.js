@@ -80,24 +80,32 @@ export class WorkerClient {
 
   /**
    * Send `op` with `args`; resolves to `{value, ms, superseded}` (ms = time spent in the worker).
-   * `onProgress` receives loading progress, `onPartial` an early partial result.
+   * `onProgress` receives loading progress, `onPartial` an early partial result; a `background`
+   * request (a long job the page does not wait for) does not count as `busy`.
    */
-  call(op, args = {}, { transfer = [], onProgress = null, onPartial = null } = {}) {
+  call(op, args = {}, { transfer = [], onProgress = null, onPartial = null, background = false } = {}) {
     const id = this.nextId++;
     if (this.dead) return Promise.reject(new WorkerError('the engine stopped; reload the page', { panic: true, restarted: true }));
     return new Promise((resolve, reject) => {
-      this.pending.set(id, { resolve, reject, onProgress, onPartial });
+      this.pending.set(id, { resolve, reject, onProgress, onPartial, background });
       this.worker.postMessage({ id, op, args }, transfer);
     });
   }
 
-  /** Ask a chunked load to stop. */
+  /** Ask a chunked load or a formats comparison to stop. */
   cancel() {
-    this.worker.postMessage({ op: 'cancel' });
+    this.notify('cancel');
   }
 
-  /** Number of requests in flight. */
+  /** Send `op` without expecting a reply (handled by the worker at once, e.g. cancels). */
+  notify(op) {
+    if (!this.dead) this.worker.postMessage({ op });
+  }
+
+  /** Number of requests in flight, not counting background jobs (AdaRound). */
   get busy() {
-    return this.pending.size;
+    let n = 0;
+    for (const p of this.pending.values()) if (!p.background) n += 1;
+    return n;
   }
 }

@@ -55,8 +55,9 @@ function show(v) {
  * @param spec registry entry {id, params: ParamSpec[]}
  * @param values current values (missing key = default)
  * @param onChange (name, value, {final}) called as the user moves a control (value null = auto)
+ * @param options `affects: false` hides the search/data tag (quantizer parameters)
  */
-export function buildControls(spec, values, onChange) {
+export function buildControls(spec, values, onChange, { affects = true } = {}) {
   const box = h('div', { class: 'controls' });
   const safeId = spec.id.replace(/[^A-Za-z0-9_-]/g, '_');
   for (const p of spec.params) {
@@ -69,7 +70,7 @@ export function buildControls(spec, values, onChange) {
       title: p.affects === 'search' ? 'changes only the range search: applied without a pass over the data' : 'the observer sees the data again',
       text: p.affects === 'search' ? 'search' : 'data',
     });
-    const row = h('div', { class: 'control', 'data-param': p.name, 'data-affects': p.affects }, label, tag);
+    const row = h('div', { class: 'control', 'data-param': p.name, 'data-affects': p.affects }, label, affects ? tag : null);
     const emit = (v, final) => {
       out.textContent = show(v);
       onChange(p.name, v, { final });

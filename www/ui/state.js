@@ -2,6 +2,7 @@
 //   #o=torch.MinMaxObserver,torch.HistogramObserver   selected observers, in order
 //   &torch.HistogramObserver:bins=1024                a parameter that differs from its default
 //   &curve=8,affine,mse  &log=1 (log counts; 0 = linear)  &demo=weight
+//   &formats=[{"id":"int","params":{"bits":3}}]        formats added to the formats view
 import { parseParam } from './controls.js';
 
 /** Encode `state` ({observers, params, curve, logCounts, demo}) as a URL fragment. */
@@ -18,6 +19,7 @@ export function encodeState(state) {
   q.set('curve', `${c.bits},${c.scheme},${c.metric}`);
   q.set('log', state.logCounts ? '1' : '0');
   if (state.demo) q.set('demo', state.demo);
+  if (state.formats && state.formats.length) q.set('formats', JSON.stringify(state.formats));
   return `#${q.toString()}`;
 }
 
@@ -50,6 +52,7 @@ export function decodeState(hash, specs) {
     if (v === undefined) continue;
     (state.params[id] ||= {})[name] = v;
   }
+  state.formats = decodeFormats(q.get('formats'));
   const curve = (q.get('curve') || '').split(',');
   if (curve.length === 3) {
     const bits = Math.min(16, Math.max(2, Math.round(Number(curve[0])) || 8));
@@ -60,4 +63,19 @@ export function decodeState(hash, specs) {
     };
   }
   return state;
+}
+
+/** Added formats from the URL: a JSON list of {id, params}; anything else is ignored. */
+function decodeFormats(text) {
+  if (!text) return [];
+  try {
+    const list = JSON.parse(text);
+    if (!Array.isArray(list)) return [];
+    return list
+      .filter((e) => e && typeof e.id === 'string' && e.params && typeof e.params === 'object' && !Array.isArray(e.params))
+      .slice(0, 32)
+      .map((e) => ({ id: e.id, params: { ...e.params } }));
+  } catch {
+    return [];
+  }
 }

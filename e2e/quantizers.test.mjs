@@ -1,0 +1,206 @@
+// End-to-end tests of the quantizer views in headless Chromium: every number format side by
+// side (against Quark's reference Q/DQ), and AdaRound on the real MiniLM layer (against an
+// independent round-to-nearest computation, with progress, cancel and a live explorer).
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+import { start, sharedDir, RESULTS, WWW, inkRatio, npyBytes, readNpyF32 } from './helpers.mjs';
+
+let env;
+before(async () => {
+  env = await start();
+});
+after(async () => {
+  await env.close();
+});
+
+function closeTo(actual, expected, rtol, atol, what) {
+  const ok = Math.abs(actual - expected) <= atol + rtol * Math.abs(expected);
+  assert.ok(ok, `${what}: ${actual} vs expected ${expected} (rtol ${rtol}, atol ${atol})`);
+}
+
+/** The formats table as {format: {bits, sqnr, mse}}. */
+function formatRows(page) {
+  return page.$$eval('#formats-table tbody tr[data-format]', (trs) =>
+    Object.fromEntries(trs.map((tr) => [tr.dataset.format, { bits: Number(tr.dataset.bits), sqnr: tr.dataset.sqnr, mse: Number(tr.dataset.mse), kind: tr.dataset.kind }])));
+}
+
+const quark = JSON.parse(fs.readFileSync(path.join(sharedDir(), 'golden', 'quark', 'cases.json'), 'utf8'));
+const quarkCases = Array.isArray(quark) ? quark : quark.cases;
+
+test('the formats view reproduces Quark\'s MX and BFP quantize–dequantize on its golden input', async () => {
+  const page = await env.page();
+  await page.setInputFiles('#file', path.join(sharedDir(), 'golden', 'quark', 'inputs', 'small_b0.npy'));
+  await page.waitForSelector('#formats[data-state=done]');
+  await page.evaluate(() => window.quantscope.idle());
+  const rows = await formatRows(page);
+  // The same tensor through Quark 0.13 (cases.json): MX blocks of 32 and BFP blocks of 8 along
+  // the last axis, E8M0 "even" scales.
+  const expectations = [
+    ['mx-fp8_e4m3-even-small', 'mxfp8_e4m3', 8.25],
+    ['mx-fp4-even-small', 'mxfp4_e2m1', 4.25],
+    ['mxint8-nonscaled-small', 'mxint8', 8.25],
+    ['bfp-int8-b8-small', 'bfp16 (block 8)', 9],
+  ];
+  for (const [caseId, format, bits] of expectations) {
+    const c = quarkCases.find((x) => x.id === caseId);
+    assert.ok(c, caseId);
+    const row = rows[format];
+    assert.ok(row, `${format} is in the table (${Object.keys(rows).join(', ')})`);
+    const { rtol = 0, atol = 0 } = c.tolerance;
+    closeTo(row.mse, c.expected.qdq.mse, rtol, atol, `${format} mse vs ${caseId}`);
+    closeTo(Number(row.sqnr), c.expected.qdq.sqnr_db, rtol, atol, `${format} sqnr vs ${caseId}`);
+    assert.equal(row.bits, bits, `${format} bits per value`);
+  }
+  assert.deepEqual(page.errors, []);
+  await page.context().close();
+});
+
+/** int8 symmetric per tensor with Quark's formula, computed here in float32: the MSE. */
+function int8PerTensorMse(data) {
+  const f = Math.fround;
+  let amax = 0;
+  for (const v of data) amax = Math.max(amax, Math.abs(v));
+  const scale = f(amax / 127.5);
+  let err = 0;
+  for (const v of data) {
+    const t = f(v / scale);
+    let q = Math.round(t);
+    if (Math.abs(t - Math.trunc(t)) === 0.5) q = 2 * Math.round(t / 2); // half to even
+    q = Math.min(127, Math.max(-128, q));
+    const d = f(q * scale) - v;
+    err += d * d;
+  }
+  return err / data.length;
+}
+
+test('the formats view on the demo: the line-up, its chart, a format added from the registry controls', async () => {
+  const page = await env.page();
+  await page.waitForSelector('#formats[data-state=done]');
+  const rows = await formatRows(page);
+  const names = Object.keys(rows);
+  // int8/uint8/int4/uint4, int8/int4 per channel, int4 per group, fp16, bf16, 5 small floats,
+  // 6 MX formats and BFP: 21 for a matrix.
+  assert.equal(names.length, 21, names.join(', '));
+  for (const name of ['int8', 'uint8', 'int4', 'uint4', 'int8 per channel', 'int4 per group of 32', 'float16', 'bfloat16', 'fp8_e4m3', 'fp8_e5m2', 'fp6_e2m3', 'fp6_e3m2', 'fp4_e2m1', 'mxfp4_e2m1', 'mxint8', 'bfp16 (block 8)']) {
+    assert.ok(rows[name], `${name} in ${names.join(', ')}`);
+  }
+  const demo = readNpyF32(path.join(WWW, 'demo', 'l0_layer_out.npy'));
+  closeTo(rows.int8.mse, int8PerTensorMse(demo.data), 1e-9, 0, 'int8 per tensor mse (independent float32 computation)');
+  assert.ok(Number(rows.bfloat16.sqnr) > Number(rows.int8.sqnr), 'bf16 beats int8 per tensor on an outlier activation');
+  assert.ok(Number(rows.mxfp4_e2m1.sqnr) > Number(rows.int4.sqnr), 'MXFP4 beats int4 per tensor');
+  assert.ok((await inkRatio(page, '#formats-chart')) > 0.01, 'the SQNR-against-bits chart is drawn');
+
+  // Add int3 per channel through the generated controls.
+  await page.click('#formats details.adder summary');
+  await page.selectOption('#format-family', 'int');
+  await page.fill('#format-controls [data-param=bits] input.exact', '3');
+  await page.dispatchEvent('#format-controls [data-param=bits] input.exact', 'change');
+  await page.selectOption('#format-controls [data-param=granularity] select', 'per_channel');
+  await page.click('#format-add');
+  await page.waitForSelector('#formats-table tr.extra[data-format="int3 per channel"]');
+  const added = (await formatRows(page))['int3 per channel'];
+  assert.ok(added.bits > 3 && added.bits < 3.2, `int3 per channel bits ${added.bits}`);
+  assert.ok(Number(added.sqnr) < Number(rows['int4 per channel'].sqnr), 'one bit less costs SQNR');
+  assert.match(decodeURIComponent(page.url()), /formats=\[\{"id":"int","params":\{"bits":3,"granularity":"per_channel"\}\}\]/);
+  // An impossible format gives a clear error and leaves the table as it was.
+  await page.fill('#format-controls [data-param=axis] input.exact', '5');
+  await page.dispatchEvent('#format-controls [data-param=axis] input.exact', 'change');
+  await page.click('#format-add');
+  await page.waitForSelector('#format-add-error:not([hidden])');
+  assert.match(await page.textContent('#format-add-error'), /Cannot add int: .*axis 5 is out of range for shape \[560, 384\]/);
+  assert.equal(Object.keys(await formatRows(page)).length, 22);
+  await page.hover('#formats-table tr[data-format="mxfp4_e2m1"]');
+  await page.locator('#formats').screenshot({ path: path.join(RESULTS, 'formats-view.png') });
+  assert.deepEqual(page.errors, []);
+  await page.context().close();
+});
+
+/** Output MSE of round-to-nearest, 4-bit per-channel symmetric (Quark's formula), in float64. */
+function nearestOutputMse(w, x) {
+  const f = Math.fround;
+  const [out, inF] = w.shape;
+  const n = x.shape[0];
+  const wq = new Float64Array(out * inF);
+  for (let r = 0; r < out; r++) {
+    let amax = 0;
+    for (let c = 0; c < inF; c++) amax = Math.max(amax, Math.abs(w.data[r * inF + c]));
+    const s = Math.max(f(amax / 7.5), 1.1920928955078125e-7);
+    for (let c = 0; c < inF; c++) {
+      const t = f(w.data[r * inF + c] / s);
+      let q = Math.round(t);
+      if (Math.abs(t - Math.trunc(t)) === 0.5) q = 2 * Math.round(t / 2);
+      q = Math.min(7, Math.max(-8, q));
+      wq[r * inF + c] = f(q * s);
+    }
+  }
+  let err = 0;
+  for (let i = 0; i < n; i++) {
+    for (let r = 0; r < out; r++) {
+      let d = 0;
+      for (let c = 0; c < inF; c++) d += x.data[i * inF + c] * (wq[r * inF + c] - w.data[r * inF + c]);
+      err += d * d;
+    }
+  }
+  return err / (n * out);
+}
+
+test('AdaRound on the MiniLM layer: progress, a live explorer, cancel, and a clear gain over nearest', async () => {
+  const page = await env.page();
+  await page.click('#ada-demo');
+  await page.waitForFunction(() => document.querySelector('#ada-w').selectedOptions[0]?.textContent.includes('l0_attn_output_dense_weight'));
+  assert.match(await page.$eval('#ada-x', (s) => s.selectedOptions[0].textContent), /l0_attn_dense_in\.npy \[560, 384\]/);
+
+  // A long run: progress shows, the explorer still answers, cancel stops it with a partial result.
+  await page.click('#adaround details.adder summary');
+  await page.fill('#ada-controls [data-param=iterations] input.exact', '100000');
+  await page.dispatchEvent('#ada-controls [data-param=iterations] input.exact', 'change');
+  await page.click('#ada-run');
+  await page.waitForSelector('#ada-progress:not([hidden])');
+  await page.waitForFunction(() => Number(document.querySelector('#ada-progress-bar').value) > 0);
+  const observed = await page.evaluate(() => window.quantscope.observe('torch.MinMaxObserver', { quant_max: 100, quant_min: 0 }));
+  assert.equal(observed.ok, true, 'an observer runs while AdaRound learns');
+  assert.equal(await page.getAttribute('#adaround', 'data-state'), 'running');
+  await page.click('#ada-cancel');
+  await page.waitForSelector('#adaround[data-state=cancelled]', { timeout: 20000 });
+  const partial = await page.evaluate(() => window.quantscope.adaround());
+  assert.ok(partial.iterations_run > 0 && partial.iterations_run < 100000, `stopped after ${partial.iterations_run}`);
+  assert.match(await page.textContent('#ada-summary'), /Cancelled after/);
+
+  // The default run (Quark's settings, 4 bits per channel).
+  await page.fill('#ada-controls [data-param=iterations] input.exact', '1000');
+  await page.dispatchEvent('#ada-controls [data-param=iterations] input.exact', 'change');
+  await page.click('#ada-run');
+  await page.waitForSelector('#adaround[data-state=done]', { timeout: 240000 });
+  const o = await page.evaluate(() => window.quantscope.adaround());
+  const shared = path.join(sharedDir(), 'samples', 'minilm');
+  const w = readNpyF32(path.join(shared, 'weights', 'l0_attn_output_dense_weight.npy'));
+  const x = readNpyF32(path.join(shared, 'activations', 'l0_attn_dense_in.npy'));
+  // Round-to-nearest computed independently here (float64 products; the engine multiplies in
+  // float32, hence the tolerance).
+  closeTo(o.nearest.output_mse, nearestOutputMse(w, x), 1e-4, 0, 'round-to-nearest output mse');
+  assert.ok(o.adaround.output_mse < 0.6 * o.nearest.output_mse, `AdaRound ${o.adaround.output_mse} vs nearest ${o.nearest.output_mse}`);
+  assert.ok(o.adaround.output_sqnr_db > o.nearest.output_sqnr_db + 2);
+  assert.equal(o.final_binary_fraction, 1, 'every soft decision ended 0 or 1');
+  assert.ok(o.flipped > 1000 && o.flipped < o.weights / 4, `${o.flipped} flipped`);
+  assert.equal(o.iterations_run, 1000);
+  assert.equal(Number(await page.getAttribute('#adaround', 'data-flipped')), o.flipped);
+  assert.match(await page.textContent('#ada-summary'), /lower than round-to-nearest/);
+  assert.ok((await inkRatio(page, '#ada-chart')) > 0.01, 'the loss chart is drawn');
+  await page.locator('#adaround').screenshot({ path: path.join(RESULTS, 'adaround-view.png') });
+  console.log(`AdaRound in the page: nearest ${o.nearest.output_mse.toExponential(4)}, adaround ${o.adaround.output_mse.toExponential(4)} (${(o.mse_reduction * 100).toFixed(1)}% lower), ${o.flipped} flipped`);
+
+  // Inputs that do not fit the weight are refused with a reason.
+  await page.setInputFiles('#ada-files', [
+    { name: 'w.npy', mimeType: 'application/octet-stream', buffer: npyBytes(Array.from({ length: 12 }, (_, i) => i / 12), [3, 4]) },
+    { name: 'x.npy', mimeType: 'application/octet-stream', buffer: npyBytes(Array.from({ length: 15 }, (_, i) => i), [5, 3]) },
+  ]);
+  await page.waitForFunction(() => document.querySelector('#ada-w').selectedOptions[0]?.textContent.startsWith('w.npy'));
+  await page.selectOption('#ada-x', { label: 'x.npy [5, 3]' });
+  await page.click('#ada-run');
+  await page.waitForSelector('#adaround[data-state=error]');
+  assert.match(await page.textContent('#ada-error'), /one column per input feature/);
+  assert.deepEqual(page.errors, []);
+  await page.context().close();
+});

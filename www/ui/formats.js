@@ -1,0 +1,240 @@
+// The formats view: what the current tensor loses in every number format (the standard line-up
+// plus formats the user adds), as a table and a chart of SQNR against bits per value. The
+// "add a format" controls are generated from the quantizer registry — no per-format code.
+import { drawFormats } from '../pkg/quantscope.js';
+import { buildControls } from './controls.js';
+import { h, fitCanvas, seriesColor } from '../lib/panel.js';
+import { fmtNum, fmtShape, groupDigits } from '../lib/format.js';
+
+/** Tensors up to this many values are compared as soon as they are selected. */
+const AUTO_ELEMENTS = 4 * 1024 * 1024;
+
+const $ = (sel) => document.querySelector(sel);
+
+export class FormatsView {
+  /**
+   * @param {{client: import('./client.js').WorkerClient, registry: {formats: object[]},
+   *   onChange?: () => void}} options
+   */
+  constructor({ client, registry, onChange = () => {} }) {
+    this.client = client;
+    this.families = registry.formats;
+    this.onChange = onChange;
+    /** Formats the user added: [{id, params}]. */
+    this.extra = [];
+    this.rows = [];
+    this.target = null;
+    this.summary = null;
+    /** The table row under the pointer (its point is emphasised). */
+    this.hovered = null;
+    this.busy = false;
+    this.generation = 0;
+    this.addParams = {};
+    this.section = $('#formats');
+    this.buildAdder();
+    $('#formats-run').addEventListener('click', () => this.compute());
+    $('#formats-cancel').addEventListener('click', () => this.client.cancel());
+  }
+
+  /** The formats the user added, for the URL. */
+  get state() {
+    return this.extra.map((e) => ({ id: e.id, params: { ...e.params } }));
+  }
+
+  /** Restore added formats (from the URL); unknown families are dropped. */
+  setExtra(list) {
+    this.extra = (list || []).filter((e) => this.families.some((f) => f.id === e.id));
+  }
+
+  /** A new tensor was selected: compare at once when small, else offer the button. */
+  tensorChanged(summary) {
+    this.summary = summary;
+    this.generation += 1;
+    this.rows = [];
+    this.target = null;
+    this.render();
+    if (summary && summary.elements <= AUTO_ELEMENTS) this.compute();
+  }
+
+  async compute() {
+    if (!this.summary || this.busy) return;
+    const generation = this.generation;
+    this.busy = true;
+    this.section.dataset.state = 'running';
+    this.setError(null);
+    this.showProgress(0, 'comparing formats');
+    try {
+      const { value } = await this.client.call('formats', { extra: this.extra }, {
+        onProgress: (p) => this.showProgress(p.fraction, p.label),
+      });
+      if (generation !== this.generation) return;
+      this.target = value;
+      this.rows = value.rows;
+      this.section.dataset.state = 'done';
+    } catch (err) {
+      if (generation !== this.generation) return;
+      this.section.dataset.state = err.cancelled ? 'cancelled' : 'error';
+      if (!err.restarted) this.setError(err.cancelled ? 'Comparing formats was cancelled.' : `Could not compare formats: ${err.message}`);
+    } finally {
+      this.busy = false;
+      $('#formats-progress').hidden = true;
+      if (generation === this.generation) this.render();
+    }
+  }
+
+  showProgress(fraction, label) {
+    $('#formats-progress').hidden = false;
+    $('#formats-progress-bar').value = fraction;
+    $('#formats-progress-label').textContent = `${label} — ${Math.round(fraction * 100)} %`;
+  }
+
+  setError(message) {
+    const el = $('#formats-error');
+    el.textContent = message || '';
+    el.hidden = !message;
+  }
+
+  buildAdder() {
+    const select = $('#format-family');
+    select.replaceChildren(...this.families.map((f) => h('option', { value: f.id, text: `${f.id} — ${f.summary}` })));
+    select.addEventListener('change', () => {
+      this.addParams = {};
+      this.renderAdderControls();
+    });
+    $('#format-add').addEventListener('click', () => this.add());
+    this.renderAdderControls();
+  }
+
+  renderAdderControls() {
+    const spec = this.families.find((f) => f.id === $('#format-family').value) || this.families[0];
+    if (!spec) return;
+    const controls = buildControls({ id: `format-${spec.id}`, params: spec.params }, this.addParams, (name, value) => {
+      this.addParams[name] = value;
+    }, { affects: false });
+    $('#format-controls').replaceChildren(controls);
+  }
+
+  /** Evaluate the format configured in the "add" controls and append it. */
+  async add() {
+    const id = $('#format-family').value;
+    const params = { ...this.addParams };
+    $('#format-add-error').hidden = true;
+    if (!this.summary) return;
+    const generation = this.generation;
+    try {
+      const { value } = await this.client.call('evaluateFormat', { id, params });
+      if (generation !== this.generation) return;
+      this.extra.push({ id, params });
+      this.rows.push({ ...value, extra: true });
+      this.render();
+      this.onChange();
+    } catch (err) {
+      if (err.restarted) return;
+      const el = $('#format-add-error');
+      el.textContent = `Cannot add ${id}: ${err.message}`;
+      el.hidden = false;
+    }
+  }
+
+  remove(row) {
+    const i = this.rows.indexOf(row);
+    const k = this.rows.slice(0, i).filter((r) => r.extra).length;
+    this.extra.splice(k, 1);
+    this.rows.splice(i, 1);
+    this.render();
+    this.onChange();
+  }
+
+  render() {
+    const t = this.target;
+    $('#formats-target').textContent = t ? `on ${t.name} ${fmtShape(t.shape)}` : '';
+    const button = $('#formats-run');
+    button.hidden = Boolean(t) || this.busy || !this.summary;
+    if (this.summary) button.textContent = `Compare formats (${groupDigits(this.summary.elements)} values)`;
+    this.renderTable();
+    this.draw();
+  }
+
+  kindIndex(id) {
+    const i = this.families.findIndex((f) => f.id === id);
+    return i < 0 ? 0 : i;
+  }
+
+  renderTable() {
+    const table = $('#formats-table');
+    table.replaceChildren();
+    if (!this.rows.length) return;
+    const head = h('thead', {}, h('tr', {},
+      h('th', { text: 'format' }), h('th', { class: 'num', text: 'bits / value' }), h('th', { class: 'num', text: 'SQNR' }),
+      h('th', { class: 'num', text: 'MSE' }), h('th', { class: 'num', text: 'max |error|' }), h('th', { class: 'num', text: 'clipped' }), h('th', {})));
+    const body = h('tbody');
+    // Cheapest first, as in `quantscope formats`; formats that failed go last.
+    const order = [...this.rows].sort((a, b) => (a.error ? 1e9 : a.bits_per_value) - (b.error ? 1e9 : b.bits_per_value));
+    order.forEach((r) => {
+      const swatch = h('span', { class: 'swatch', style: { background: seriesColor(this.kindIndex(r.id)) } });
+      const remove = r.extra ? h('button', { type: 'button', class: 'remove', 'aria-label': `Remove ${r.format || r.id}`, text: '×', onclick: () => this.remove(r) }) : null;
+      if (r.error) {
+        body.append(h('tr', { class: 'failed', 'data-format': r.id }, h('td', {}, swatch, r.id), h('td', { colspan: 5, class: 'error', text: r.error }), h('td', {}, remove)));
+        return;
+      }
+      const lossless = r.mse === 0;
+      const sqnr = r.sqnr_db === null || r.sqnr_db === undefined ? (lossless ? '∞ (exact)' : '—') : `${fmtNum(r.sqnr_db)} dB`;
+      const tr = h('tr', {
+        class: r.extra ? 'extra' : undefined,
+        'data-format': r.format,
+        'data-kind': r.id,
+        'data-bits': r.bits_per_value,
+        'data-sqnr': r.sqnr_db ?? (lossless ? 'inf' : ''),
+        'data-mse': r.mse,
+      },
+      h('td', {}, swatch, r.format),
+      h('td', { class: 'num', text: fmtNum(r.bits_per_value) }),
+      h('td', { class: 'num', text: sqnr }),
+      h('td', { class: 'num', text: fmtNum(r.mse) }),
+      h('td', { class: 'num', text: fmtNum(r.max_abs_err) }),
+      h('td', { class: 'num', text: r.clipped_fraction ? `${fmtNum(r.clipped_fraction * 100)} %` : '0' }),
+      h('td', {}, remove));
+      tr.addEventListener('mouseenter', () => this.hover(r));
+      tr.addEventListener('mouseleave', () => this.hover(null));
+      body.append(tr);
+    });
+    table.append(head, body);
+  }
+
+  hover(row) {
+    if (this.hovered === row) return;
+    this.hovered = row;
+    this.draw();
+  }
+
+  /** The chart's data: one point per measured format. */
+  chartView() {
+    const points = [];
+    for (const r of this.rows) {
+      if (r.error) continue;
+      const lossless = r.mse === 0;
+      points.push({
+        label: r.format,
+        kind: r.id,
+        bits_per_value: r.bits_per_value,
+        // No error at all: an infinite SQNR, drawn at the top edge (JSON has no Infinity).
+        sqnr_db: lossless ? 'inf' : r.sqnr_db ?? null,
+        highlighted: r === this.hovered || Boolean(r.extra),
+      });
+    }
+    return { points };
+  }
+
+  draw() {
+    const canvas = $('#formats-chart');
+    canvas.hidden = !this.rows.length;
+    if (!this.rows.length) return;
+    const ratio = fitCanvas(canvas);
+    try {
+      drawFormats(canvas, this.chartView(), { pixelRatio: ratio });
+      canvas.dataset.drawn = String(Number(canvas.dataset.drawn || 0) + 1);
+    } catch (err) {
+      console.error(err);
+    }
+  }
+}
