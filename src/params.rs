@@ -79,6 +79,23 @@ pub struct ParamSpec {
     pub affects: Affects,
 }
 
+/// Check every key of `params` against `specs` (the declared parameters of `owner`): unknown
+/// keys and out-of-range values are refused.
+pub fn validate_declared(specs: &[ParamSpec], params: &Params, owner: &str) -> Result<()> {
+    for (key, value) in &params.0 {
+        match specs.iter().find(|p| p.name == key) {
+            Some(spec) => spec.validate(value)?,
+            None => {
+                return Err(Error::param(
+                    key,
+                    format!("`{owner}` has no parameter `{key}`"),
+                ))
+            }
+        }
+    }
+    Ok(())
+}
+
 impl ParamSpec {
     /// An integer parameter.
     pub fn int(

@@ -264,6 +264,16 @@ impl Session {
             })
     }
 
+    /// `file` or `file: member`, as the page names a tensor.
+    fn member_name(&self, r: &MemberRef) -> String {
+        let file = self.files.get(r.file).map_or("?", |f| f.name.as_str());
+        if r.member.is_empty() {
+            file.to_string()
+        } else {
+            format!("{file}: {}", r.member)
+        }
+    }
+
     /// The current calibration batches.
     pub fn batches(&self) -> Vec<&Tensor> {
         match &self.selection {
@@ -300,14 +310,7 @@ impl Session {
         let names: Vec<String> = selection
             .batches
             .iter()
-            .map(|r| {
-                let file = &self.files[r.file].name;
-                if r.member.is_empty() {
-                    file.clone()
-                } else {
-                    format!("{file}: {}", r.member)
-                }
-            })
+            .map(|r| self.member_name(r))
             .collect();
         let first = tensors[0];
         let batch_list: Vec<&Tensor> = if selection.split.is_some() {

@@ -60,15 +60,6 @@ impl Session {
         Ok((self.member_name(first), tensor))
     }
 
-    fn member_name(&self, r: &MemberRef) -> String {
-        let file = self.files.get(r.file).map_or("?", |f| f.name.as_str());
-        if r.member.is_empty() {
-            file.to_string()
-        } else {
-            format!("{file}: {}", r.member)
-        }
-    }
-
     /// The tensor the formats view measures and the standard line-up of formats for it.
     pub fn format_lineup(&self) -> Result<FormatsTarget> {
         let (name, tensor) = self.formats_tensor()?;

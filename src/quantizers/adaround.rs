@@ -19,7 +19,7 @@
 //! round-to-nearest and AdaRound, so the comparison isolates the rounding decisions.
 
 use crate::error::{Error, Result};
-use crate::params::{ParamSpec, Params};
+use crate::params::{validate_declared, ParamSpec, Params};
 use crate::quant::round_half_even;
 use crate::quantizers::quark_onnx::{
     initial_alpha, rectified_sigmoid, sigmoid_f32 as sigmoid, GAMMA, ZETA,
@@ -177,18 +177,7 @@ impl AdaRoundConfig {
     /// Settings from registry parameters ([`params`]); missing keys keep Quark's defaults,
     /// unknown keys and out-of-range values are refused.
     pub fn from_params(p: &Params) -> Result<Self> {
-        let specs = params();
-        for (key, value) in &p.0 {
-            match specs.iter().find(|s| s.name == key) {
-                Some(spec) => spec.validate(value)?,
-                None => {
-                    return Err(Error::param(
-                        key,
-                        format!("AdaRound has no parameter `{key}`"),
-                    ))
-                }
-            }
-        }
+        validate_declared(&params(), p, "adaround")?;
         let d = AdaRoundConfig::default();
         let config = AdaRoundConfig {
             bits: p.i64_or("bits", d.bits as i64)? as u32,

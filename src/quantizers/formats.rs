@@ -25,7 +25,7 @@ use crate::formats::e8m0::ScaleRounding;
 use crate::formats::half_cast::HalfType;
 use crate::formats::mx::{self, MxElement};
 use crate::formats::{bfp, ElementFormat};
-use crate::params::{ParamSpec, Params};
+use crate::params::{validate_declared, ParamSpec, Params};
 use crate::quant::{round_half_even, MetricsAccumulator, QdqMetrics};
 use crate::registry::Granularity;
 use crate::tensor::Tensor;
@@ -352,17 +352,7 @@ impl FormatSpec {
     /// Validate `params` against the declared parameters and build the format for tensors of
     /// `shape`.
     pub fn build(&self, params: &Params, shape: &[usize]) -> Result<FormatQuantizer> {
-        for (key, value) in &params.0 {
-            match self.params.iter().find(|p| p.name == key) {
-                Some(spec) => spec.validate(value)?,
-                None => {
-                    return Err(Error::param(
-                        key,
-                        format!("`{}` has no parameter `{key}`", self.id),
-                    ))
-                }
-            }
-        }
+        validate_declared(&self.params, params, self.id)?;
         (self.build)(params, shape)
     }
 }
