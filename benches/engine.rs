@@ -93,7 +93,7 @@ fn main() {
     if let Ok(spec) = registry::find("torch.HistogramObserver") {
         let params = Params::new().with("bins", 2048);
         let forward = time(3, || {
-            let mut observer = spec.build(&params).expect("build");
+            let mut observer = quantscope::observer::Instance::new(spec, &params).expect("resolve");
             observer.observe(&tensor).expect("observe");
             observer
         });
@@ -104,7 +104,7 @@ fn main() {
             reference: Some((33.0, "PyTorch 2.15, 2 threads (≥10× wanted)")),
             higher_is_better: true,
         });
-        let mut observer = spec.build(&params).expect("build");
+        let mut observer = quantscope::observer::Instance::new(spec, &params).expect("resolve");
         observer.observe(&tensor).expect("observe");
         let search = time(20, || observer.qparams().expect("qparams"));
         rows.push(Row {
@@ -120,7 +120,7 @@ fn main() {
             .with("ch_axis", 0)
             .with("qscheme", "per_channel_affine");
         let d = time(3, || {
-            let mut observer = spec.build(&params).expect("build");
+            let mut observer = quantscope::observer::Instance::new(spec, &params).expect("resolve");
             observer.observe(&per_channel).expect("observe");
             observer
         });

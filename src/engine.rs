@@ -1,6 +1,7 @@
-//! Running an observer over calibration batches and measuring what its choice costs.
-//!
-//! This is the one driver shared by the CLI, the wasm boundary and the tests.
+//! The one driver: a [`Run`] (observer, parameters, calibration batches) produces a [`Report`]
+//! (qparams, error metrics, counts). The CLI, the explorer's session, the wasm boundary, the npm
+//! package and the tests all go through [`collect`] and [`conclude`], so every path computes the
+//! same numbers.
 //!
 //! **Non-finite values.** PyTorch lets one NaN poison an observer's range. quantscope instead
 //! counts NaN/±Inf and, by default ([`NonFinitePolicy::Exclude`]), keeps them out of the
@@ -10,15 +11,18 @@
 //! elements only. [`NonFinitePolicy::Strict`] refuses such tensors instead.
 
 use crate::error::{Error, Result};
-use crate::observer::{Observer, ObserverState, QParams};
+use crate::observer::{
+    Collected, Family, Granularity, Grid, Instance, ObserverSpec, ObserverState, QParams, Resolved,
+};
 use crate::params::Params;
 use crate::quant::{accumulate_metrics, MetricsAccumulator, QdqMetrics};
-use crate::registry::{self, Granularity, ObserverSpec};
+use crate::registry;
 use crate::tensor::{NonFiniteCounts, Tensor};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
+use std::borrow::Cow;
 
 /// What to do with NaN/±Inf values in the input.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum NonFinitePolicy {
     /// Count them, report them, keep them out of the statistics.
@@ -28,24 +32,216 @@ pub enum NonFinitePolicy {
     Strict,
 }
 
-/// Everything one observer run produces.
-#[derive(Debug, Clone, Serialize)]
+/// An error as a report carries it (and JavaScript sees it).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
+pub struct ErrorInfo {
+    /// `load`, `param`, `framework`, `unknown`, `input` (or, from the page, `internal`/`panic`).
+    pub kind: String,
+    /// The full message.
+    pub message: String,
+    /// The framework's exception class, for `framework` errors.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub exception: Option<String>,
+    /// When the framework raised it: `init`, `forward` or `calculate_qparams`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stage: Option<String>,
+    /// The parameter at fault, for `param` errors.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub param: Option<String>,
+}
+
+impl From<&Error> for ErrorInfo {
+    fn from(e: &Error) -> Self {
+        let (kind, exception, stage, param) = match e {
+            Error::Load { .. } => ("load", None, None, None),
+            Error::InvalidParam { name, .. } => ("param", None, None, Some(name.clone())),
+            Error::Framework { kind, stage, .. } => (
+                "framework",
+                Some(kind.clone()),
+                Some(stage.name().to_string()),
+                None,
+            ),
+            Error::Unknown { .. } => ("unknown", None, None, None),
+            Error::Input(_) => ("input", None, None, None),
+        };
+        ErrorInfo {
+            kind: kind.to_string(),
+            message: e.to_string(),
+            exception,
+            stage,
+            param,
+        }
+    }
+}
+
+/// Everything one observer run produces: the one result type of the CLI, the explorer, the npm
+/// package and the tests.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
 pub struct Report {
+    /// The observer's registry id.
     pub observer: String,
+    pub family: Family,
+    pub granularity: Granularity,
+    /// The parameters as given (every other one has its declared default).
+    #[cfg_attr(target_arch = "wasm32", tsify(type = "Record<string, unknown>"))]
     pub params: Params,
-    #[serde(flatten)]
-    pub qparams: QParams,
-    /// Quantize–dequantize error over all batches, or `None` for pass-through observers.
-    pub qdq: Option<QdqMetrics>,
+    /// False when the observer (or the framework) refused the run; see `error`.
+    pub ok: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<ErrorInfo>,
+    /// The chosen quantization parameters (absent when the run failed).
+    #[serde(flatten, default)]
+    #[cfg_attr(target_arch = "wasm32", tsify(optional))]
+    pub qparams: Option<QParams>,
+    /// Quantize–dequantize error over all batches (finite values); absent for pass-through
+    /// observers, failed runs and while `metrics_pending`.
+    #[serde(default)]
+    pub metrics: Option<QdqMetrics>,
+    /// True while the metrics of these qparams are still being computed (a search-only change
+    /// answered at once; see the explorer's session).
+    #[serde(default)]
+    pub metrics_pending: bool,
+    /// True when the qparams were searched on state collected earlier (a search-only change):
+    /// no pass over the data was needed.
+    #[serde(default)]
+    pub state_reused: bool,
     pub nonfinite: NonFiniteCounts,
     /// Number of batches and elements observed.
     pub batches: usize,
     pub elements: usize,
-    /// Framework quirks reproduced by this observer (from the registry).
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub quirks: Vec<&'static str>,
+    /// The observer's state for plots and the golden tests (not serialised).
     #[serde(skip)]
     pub state: ObserverState,
+}
+
+impl Report {
+    fn base(spec: &ObserverSpec, params: &Params, batches: &[&Tensor]) -> Report {
+        Report {
+            observer: spec.id.to_string(),
+            family: spec.family,
+            granularity: spec.granularity,
+            params: params.clone(),
+            ok: true,
+            error: None,
+            qparams: None,
+            metrics: None,
+            metrics_pending: false,
+            state_reused: false,
+            nonfinite: batches
+                .iter()
+                .fold(NonFiniteCounts::default(), |acc, b| acc + b.nonfinite()),
+            batches: batches.len(),
+            elements: batches.iter().map(|b| b.len()).sum(),
+            state: ObserverState::default(),
+        }
+    }
+
+    /// A failed run of `spec` with `params`.
+    pub fn failed(spec: &ObserverSpec, params: &Params, batches: &[&Tensor], e: &Error) -> Report {
+        Report {
+            ok: false,
+            error: Some(ErrorInfo::from(e)),
+            ..Report::base(spec, params, batches)
+        }
+    }
+
+    /// The registry entry of the observer.
+    pub fn spec(&self) -> Option<&'static ObserverSpec> {
+        registry::find(&self.observer).ok()
+    }
+}
+
+/// One observer run: an observer, its parameters and the calibration batches, in order.
+#[derive(Debug, Clone)]
+pub struct Run<'a> {
+    pub spec: &'static ObserverSpec,
+    /// Parameters: constructor keywords and (unless `attributes` is given) attributes alike.
+    pub params: Params,
+    /// Attributes assigned after construction, kept apart from the constructor keywords
+    /// (a framework call, as the CLI's `--set` and the golden cases give them).
+    pub attributes: Option<Params>,
+    pub batches: Vec<&'a Tensor>,
+    pub policy: NonFinitePolicy,
+}
+
+impl<'a> Run<'a> {
+    /// Observer `id` (see [`registry::find`]) with `params` over `batches`.
+    pub fn new(id: &str, params: Params, batches: &'a [Tensor]) -> Result<Self> {
+        Ok(Run {
+            spec: registry::find(id)?,
+            params,
+            attributes: None,
+            batches: batches.iter().collect(),
+            policy: NonFinitePolicy::Exclude,
+        })
+    }
+
+    /// Assign `attributes` after construction (e.g. `{"upsample_rate": 128}` for PyTorch's
+    /// `HistogramObserver`); `params` are then the constructor keywords only.
+    pub fn with_attributes(mut self, attributes: Params) -> Self {
+        self.attributes = Some(attributes);
+        self
+    }
+
+    /// Use `policy` for non-finite values.
+    pub fn with_policy(mut self, policy: NonFinitePolicy) -> Self {
+        self.policy = policy;
+        self
+    }
+
+    /// The observer configured with this run's parameters.
+    pub fn resolve(&self) -> Result<Box<dyn Resolved>> {
+        match &self.attributes {
+            Some(attributes) => self.spec.resolve_call(&self.params, attributes),
+            None => self.spec.resolve(&self.params),
+        }
+    }
+
+    /// The configured observer after it collected every batch (what a framework's observer
+    /// object is after the calibration loop).
+    pub fn instance(&self) -> Result<Instance> {
+        let resolved = self.resolve()?;
+        let state = collect(self.spec, resolved.as_ref(), &self.batches, self.policy)?;
+        Ok(Instance { resolved, state })
+    }
+
+    /// Run it: resolve, collect, search and measure. Refusals are reported in the report.
+    pub fn report(&self) -> Report {
+        let params = match &self.attributes {
+            Some(a) => self.params.merged(a),
+            None => self.params.clone(),
+        };
+        let outcome = self.resolve().and_then(|resolved| {
+            let state = collect(self.spec, resolved.as_ref(), &self.batches, self.policy)?;
+            Ok((resolved, state))
+        });
+        match outcome {
+            Ok((resolved, state)) => conclude(
+                self.spec,
+                &params,
+                resolved.as_ref(),
+                state.as_ref(),
+                &self.batches,
+                true,
+            ),
+            Err(e) => Report::failed(self.spec, &params, &self.batches, &e),
+        }
+    }
+}
+
+/// Run observer `id` with `params` over `batches` (every error inside the report, except an
+/// unknown id).
+pub fn run(
+    id: &str,
+    params: &Params,
+    batches: &[Tensor],
+    policy: NonFinitePolicy,
+) -> Result<Report> {
+    Ok(Run::new(id, params.clone(), batches)?
+        .with_policy(policy)
+        .report())
 }
 
 /// Prepare one batch for an observer of the given granularity under `policy`.
@@ -53,8 +249,7 @@ pub fn prepare_batch(
     batch: &Tensor,
     granularity: Granularity,
     policy: NonFinitePolicy,
-) -> Result<std::borrow::Cow<'_, Tensor>> {
-    use std::borrow::Cow;
+) -> Result<Cow<'_, Tensor>> {
     let counts = batch.nonfinite();
     if counts.total() == 0 {
         return Ok(Cow::Borrowed(batch));
@@ -92,117 +287,99 @@ pub fn prepare_batch(
     Ok(Cow::Owned(cleaned))
 }
 
-/// Feed `batches` to a fresh observer `spec` built with `params`; returns the observer.
-pub fn observe_all(
+/// Collect `resolved`'s state from `batches`, in order.
+pub fn collect(
     spec: &ObserverSpec,
-    params: &Params,
-    batches: &[Tensor],
+    resolved: &dyn Resolved,
+    batches: &[&Tensor],
     policy: NonFinitePolicy,
-) -> Result<Box<dyn Observer>> {
-    observe_all_with_attributes(spec, params, &Params::new(), batches, policy)
-}
-
-/// [`observe_all`] with attributes assigned right after construction, as Python code does
-/// with `obs.upsample_rate = 128` (see [`Observer::set_attribute`]).
-pub fn observe_all_with_attributes(
-    spec: &ObserverSpec,
-    params: &Params,
-    attributes: &Params,
-    batches: &[Tensor],
-    policy: NonFinitePolicy,
-) -> Result<Box<dyn Observer>> {
-    let mut observer = spec.build(params)?;
-    for (name, value) in &attributes.0 {
-        observer.set_attribute(name, value)?;
-    }
+) -> Result<Box<dyn Collected>> {
+    let mut state = resolved.new_state();
     for batch in batches {
         let prepared = prepare_batch(batch, spec.granularity, policy)?;
-        observer.observe(&prepared)?;
+        resolved.observe(state.as_mut(), &prepared)?;
     }
-    Ok(observer)
+    Ok(state)
 }
 
-/// Error metrics of `observer`'s quantize–dequantize with `q` over `batches`.
-pub fn measure(observer: &dyn Observer, q: &QParams, batches: &[Tensor]) -> Result<QdqMetrics> {
+/// Error metrics of quantize–dequantizing `batches` with `q` the observer's way.
+pub fn measure(
+    resolved: &dyn Resolved,
+    state: &dyn Collected,
+    q: &QParams,
+    batches: &[&Tensor],
+) -> Result<QdqMetrics> {
     let mut acc = MetricsAccumulator::default();
     for batch in batches {
-        let dq = observer.fake_quantize(batch, q)?;
+        let dq = resolved.fake_quantize(state, batch, q)?;
         accumulate_metrics(&mut acc, batch, &dq, q);
     }
     Ok(acc.finish())
 }
 
-/// Run observer `id` with `params` over `batches` and measure its quantization error.
-pub fn run(
-    id: &str,
-    params: &Params,
-    batches: &[Tensor],
-    policy: NonFinitePolicy,
-) -> Result<Report> {
-    run_with_attributes(id, params, &Params::new(), batches, policy)
-}
-
-/// [`run`] with attributes assigned right after construction (e.g. `{"upsample_rate": 128}`
-/// for PyTorch's `HistogramObserver`).
-pub fn run_with_attributes(
-    id: &str,
-    params: &Params,
-    attributes: &Params,
-    batches: &[Tensor],
-    policy: NonFinitePolicy,
-) -> Result<Report> {
-    let spec = registry::find(id)?;
-    let observer = observe_all_with_attributes(spec, params, attributes, batches, policy)?;
-    report(spec, params, observer.as_ref(), batches)
-}
-
-/// Build the [`Report`] of an observer that has seen `batches`.
-pub fn report(
+/// The report of an observer that collected `state` from `batches`: its qparams (a pure search)
+/// and, with `with_metrics`, their error metrics (a pass over the data); otherwise the metrics
+/// are left pending.
+pub fn conclude(
     spec: &ObserverSpec,
     params: &Params,
-    observer: &dyn Observer,
-    batches: &[Tensor],
-) -> Result<Report> {
-    let qparams = observer.qparams()?;
-    let qdq = match qparams.grid {
-        crate::observer::Grid::None => None,
-        _ => Some(measure(observer, &qparams, batches)?),
+    resolved: &dyn Resolved,
+    state: &dyn Collected,
+    batches: &[&Tensor],
+    with_metrics: bool,
+) -> Report {
+    let q = match resolved.qparams(state) {
+        Ok(q) => q,
+        Err(e) => {
+            let mut r = Report::failed(spec, params, batches, &e);
+            r.state = state.plot();
+            return r;
+        }
     };
-    Ok(Report {
-        observer: spec.id.to_string(),
-        params: params.clone(),
-        qparams,
-        qdq,
-        nonfinite: batches
-            .iter()
-            .fold(NonFiniteCounts::default(), |acc, b| acc + b.nonfinite()),
-        batches: batches.len(),
-        elements: batches.iter().map(Tensor::len).sum(),
-        quirks: spec.quirks.clone(),
-        state: observer.state(),
-    })
+    let quantizes = !matches!(q.grid, Grid::None);
+    let metrics = match (quantizes, with_metrics) {
+        (true, true) => match measure(resolved, state, &q, batches) {
+            Ok(m) => Some(m),
+            Err(e) => return Report::failed(spec, params, batches, &e),
+        },
+        _ => None,
+    };
+    Report {
+        qparams: Some(q),
+        metrics,
+        metrics_pending: quantizes && !with_metrics,
+        state: state.plot(),
+        ..Report::base(spec, params, batches)
+    }
 }
 
-/// Split `tensor` into batches along `axis` (one batch per index, the axis removed).
-pub fn split_batches(tensor: &Tensor, axis: usize) -> Result<Vec<Tensor>> {
-    if axis >= tensor.ndim() {
+/// Split `t` into `count` consecutive batches along `axis`, like `torch.chunk` (chunk size
+/// `⌈n / count⌉`; the last may be smaller and there may be fewer than `count`); each batch keeps
+/// the axis. `count = None` gives one batch per index.
+pub fn split_batches(t: &Tensor, axis: usize, count: Option<usize>) -> Result<Vec<Tensor>> {
+    if axis >= t.ndim() {
         return Err(Error::input(format!(
             "cannot split a tensor of shape {:?} along axis {axis}",
-            tensor.shape
+            t.shape
         )));
     }
-    let view = tensor.view();
-    let mut out = Vec::with_capacity(tensor.shape[axis]);
-    for sub in view.axis_iter(ndarray::Axis(axis)) {
-        let shape = sub.shape().to_vec();
-        let data: Vec<f32> = sub.iter().copied().collect();
-        out.push(Tensor {
-            shape,
-            data,
-            dtype: tensor.dtype,
-        });
+    let n = t.shape[axis];
+    let count = count.unwrap_or(n);
+    if count == 0 || n == 0 {
+        return Err(Error::input(format!(
+            "cannot split axis {axis} of length {n} into {count} batches"
+        )));
     }
-    Ok(out)
+    let size = n.div_ceil(count.min(n));
+    let view = t.view();
+    Ok(view
+        .axis_chunks_iter(ndarray::Axis(axis), size)
+        .map(|part| Tensor {
+            shape: part.shape().to_vec(),
+            data: part.iter().copied().collect(),
+            dtype: t.dtype,
+        })
+        .collect())
 }
 
 #[cfg(test)]
@@ -210,13 +387,16 @@ mod tests {
     use super::*;
 
     #[test]
-    fn split_removes_the_axis() {
+    fn split_keeps_the_axis_like_torch_chunk() {
         let t = Tensor::new(vec![2, 3], vec![1., 2., 3., 4., 5., 6.]).unwrap();
-        let parts = split_batches(&t, 1).unwrap();
+        let parts = split_batches(&t, 1, None).unwrap();
         assert_eq!(parts.len(), 3);
-        assert_eq!(parts[1].shape, vec![2]);
+        assert_eq!(parts[1].shape, vec![2, 1]);
         assert_eq!(parts[1].data, vec![2., 5.]);
-        assert!(split_batches(&t, 2).is_err());
+        let parts = split_batches(&t, 1, Some(2)).unwrap();
+        assert_eq!(parts.iter().map(|p| p.shape[1]).collect::<Vec<_>>(), [2, 1]);
+        assert!(split_batches(&t, 2, None).is_err());
+        assert!(split_batches(&t, 0, Some(0)).is_err());
     }
 
     #[test]

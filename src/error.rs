@@ -14,6 +14,17 @@ pub enum Stage {
     CalculateQparams,
 }
 
+impl Stage {
+    /// The stage's name as the golden cases spell it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Stage::Init => "init",
+            Stage::Forward => "forward",
+            Stage::CalculateQparams => "calculate_qparams",
+        }
+    }
+}
+
 /// Everything that can go wrong in quantscope.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum Error {

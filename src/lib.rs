@@ -15,6 +15,7 @@
 //! ```
 
 pub mod curve;
+pub mod display;
 pub mod engine;
 pub mod error;
 pub mod explorer;
@@ -25,6 +26,7 @@ pub mod observer;
 pub mod observers;
 pub mod params;
 pub mod plot;
+pub mod qparams;
 pub mod quant;
 pub mod quantizers;
 pub mod registry;

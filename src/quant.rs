@@ -9,9 +9,9 @@
 
 use crate::error::{Error, Result};
 use crate::formats::blocks::BlockLayout;
-use crate::observer::{Grid, QParams, ZeroPoint};
+use crate::qparams::{Grid, QParams, ZeroPoint};
 use crate::tensor::Tensor;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// Round half to even (banker's rounding), as `torch.round`, `np.round` and `std::nearbyint`,
 /// without a libm call so that hot loops vectorise with plain SSE2: below 2²³ in magnitude,
@@ -120,13 +120,18 @@ pub fn fake_quantize_affine(x: &Tensor, q: &QParams) -> Result<Tensor> {
 }
 
 /// Error of a quantize–dequantize, over the finite elements.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+///
+/// `sqnr_db` is `null` (`None`) whenever it is not a finite number of decibels: no error at all
+/// (`mse == 0`, a lossless round trip, SQNR +∞ dB) or an all-zero input. That is its one
+/// spelling everywhere (JSON, JavaScript, the CLI); displays tell the two apart by `mse`.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
 pub struct QdqMetrics {
     /// Mean squared error.
     pub mse: f64,
     /// Largest absolute error.
     pub max_abs_err: f64,
-    /// `10·log10(Σx² / Σerr²)`; `None` when undefined (no error, or an all-zero signal).
+    /// `10·log10(Σx² / Σerr²)`; `None` when not finite (no error, or an all-zero signal).
     pub sqnr_db: Option<f64>,
     /// Share of elements outside the representable range.
     pub clipped_fraction: f64,

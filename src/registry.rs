@@ -5,157 +5,8 @@
 //! everywhere.
 
 use crate::error::{Error, Result};
-use crate::observer::Observer;
-use crate::params::{ParamSpec, Params};
-use serde::Serialize;
+pub use crate::observer::{Family, Granularity, ObserverSpec, Preset};
 use std::sync::OnceLock;
-
-/// The framework an observer reproduces.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Family {
-    Torch,
-    Quark,
-    Horizon,
-    Ort,
-    Modelopt,
-}
-
-impl Family {
-    /// Display name of the framework.
-    pub fn framework(self) -> &'static str {
-        match self {
-            Family::Torch => "PyTorch torch.ao.quantization",
-            Family::Quark => "AMD Quark",
-            Family::Horizon => "Horizon observer_v2",
-            Family::Ort => "ONNX Runtime",
-            Family::Modelopt => "NVIDIA Model Optimizer",
-        }
-    }
-
-    /// Id prefix (`torch`, `quark`, …).
-    pub fn prefix(self) -> &'static str {
-        match self {
-            Family::Torch => "torch",
-            Family::Quark => "quark",
-            Family::Horizon => "horizon",
-            Family::Ort => "ort",
-            Family::Modelopt => "modelopt",
-        }
-    }
-}
-
-/// How an observer's parameters are shaped.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Granularity {
-    /// One scale for the whole tensor.
-    PerTensor,
-    /// One scale per channel along an axis.
-    PerChannel,
-    /// One scale per group of consecutive elements along an axis.
-    PerGroup,
-    /// One shared scale per block (MX, BFP).
-    PerBlock,
-    /// No qparams (pass-through observers).
-    PassThrough,
-}
-
-/// Constructor of an observer from its parameters.
-pub type BuildFn = fn(&Params) -> Result<Box<dyn Observer>>;
-
-/// Everything the registry knows about one observer.
-#[derive(Clone, Serialize)]
-pub struct ObserverSpec {
-    /// Unique id, `family.ClassName` (e.g. `torch.HistogramObserver`); corrected variants of
-    /// buggy framework behaviour end in `.fixed`.
-    pub id: &'static str,
-    pub family: Family,
-    /// The framework version whose behaviour is reproduced.
-    pub framework_version: &'static str,
-    pub granularity: Granularity,
-    /// One-line summary of the maths.
-    pub summary: &'static str,
-    pub params: Vec<ParamSpec>,
-    /// Framework bugs or surprises this observer reproduces on purpose, shown to users.
-    pub quirks: Vec<&'static str>,
-    /// For a `.fixed` variant: the faithful observer it corrects.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub corrects: Option<&'static str>,
-    /// Applied (in addition to `params` defaults) before user params; lets a registry entry
-    /// reuse another observer's constructor with a different configuration.
-    #[serde(skip)]
-    pub build: BuildFn,
-}
-
-impl std::fmt::Debug for ObserverSpec {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("ObserverSpec")
-            .field("id", &self.id)
-            .finish_non_exhaustive()
-    }
-}
-
-impl ObserverSpec {
-    /// A spec with no quirks; use the builder methods for the rest.
-    pub fn new(
-        id: &'static str,
-        family: Family,
-        framework_version: &'static str,
-        granularity: Granularity,
-        summary: &'static str,
-        params: Vec<ParamSpec>,
-        build: BuildFn,
-    ) -> Self {
-        ObserverSpec {
-            id,
-            family,
-            framework_version,
-            granularity,
-            summary,
-            params,
-            quirks: Vec::new(),
-            corrects: None,
-            build,
-        }
-    }
-
-    /// Record a reproduced framework quirk.
-    pub fn quirk(mut self, text: &'static str) -> Self {
-        self.quirks.push(text);
-        self
-    }
-
-    /// Mark this entry as the corrected variant of `faithful_id`.
-    pub fn corrects(mut self, faithful_id: &'static str) -> Self {
-        self.corrects = Some(faithful_id);
-        self
-    }
-
-    /// The declared parameter `name`.
-    pub fn param(&self, name: &str) -> Option<&ParamSpec> {
-        self.params.iter().find(|p| p.name == name)
-    }
-
-    /// Validate the declared parameters present in `params` and build the observer.
-    pub fn build(&self, params: &Params) -> Result<Box<dyn Observer>> {
-        for (key, value) in &params.0 {
-            if let Some(spec) = self.param(key) {
-                spec.validate(value)?;
-            }
-        }
-        (self.build)(params)
-    }
-}
-
-/// A named configuration of an observer (e.g. PyTorch's `default_weight_observer`).
-#[derive(Debug, Clone, Serialize)]
-pub struct Preset {
-    pub name: &'static str,
-    pub observer: &'static str,
-    pub params: Params,
-    pub doc: &'static str,
-}
 
 struct Registry {
     observers: Vec<ObserverSpec>,
@@ -205,11 +56,6 @@ pub fn find_preset(name: &str) -> Result<&'static Preset> {
         })
 }
 
-/// Build observer `id` with `params`.
-pub fn build(id: &str, params: &Params) -> Result<Box<dyn Observer>> {
-    find(id)?.build(params)
-}
-
 /// " (did you mean `x`?)" for the candidate sharing the longest case-insensitive substring.
 fn suggestion<'a>(wanted: &str, candidates: impl Iterator<Item = &'a str>) -> String {
     let wanted = wanted.to_ascii_lowercase();
@@ -249,6 +95,13 @@ mod tests {
                 p.validate(&p.default)
                     .unwrap_or_else(|e| panic!("{}: {e}", spec.id));
             }
+            let names: std::collections::HashSet<_> = spec.params.iter().map(|p| p.name).collect();
+            assert_eq!(
+                names.len(),
+                spec.params.len(),
+                "{}: a parameter is declared twice",
+                spec.id
+            );
         }
         for preset in presets() {
             find(preset.observer).unwrap_or_else(|e| panic!("{}: {e}", preset.name));

@@ -69,9 +69,9 @@ fn run_case_via_cli(case: &common::Case) -> Result<(), String> {
     if let Some(want) = case.expected.get("qdq").filter(|v| v.is_object()) {
         for field in ["mse", "max_abs_err", "sqnr_db", "clipped_fraction"] {
             if let Some(w) = want.get(field).and_then(Value::as_f64) {
-                let g = got["qdq"][field]
+                let g = got["metrics"][field]
                     .as_f64()
-                    .ok_or_else(|| format!("qdq.{field} missing"))?;
+                    .ok_or_else(|| format!("metrics.{field} missing"))?;
                 common::check_close(
                     &format!("qdq.{field}"),
                     &[g],

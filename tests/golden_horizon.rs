@@ -4,8 +4,9 @@
 //! batch, the MSE/Mix candidate choice and losses, the KL runs and the last divergences).
 mod common;
 
-use common::{check_close, check_error, check_report, numbers, Case};
+use common::{check_close, numbers, Case};
 use quantscope::engine::{self, NonFinitePolicy};
+use quantscope::observer::Instance;
 use quantscope::registry;
 use serde_json::Value;
 
@@ -28,21 +29,11 @@ fn extra<'a>(q: &'a quantscope::observer::QParams, key: &str) -> Result<&'a Valu
 fn run_horizon(case: &Case) -> Result<(), String> {
     let batches = case.load_batches()?;
     let spec = registry::find(&case.observer).map_err(|e| e.to_string())?;
-    if let Some(want) = case.expected.get("error").and_then(Value::as_str) {
-        return match engine::run(
-            &case.observer,
-            &case.params,
-            &batches,
-            NonFinitePolicy::Exclude,
-        ) {
-            Ok(_) => Err(format!("expected error `{want}`, got a result")),
-            Err(e) => check_error(&e, want),
-        };
+    if case.expected.get("error").is_some() {
+        return common::run_standard(case);
     }
     let tol = case.tolerance_for("scale");
-    let mut observer = spec
-        .build(&case.params)
-        .map_err(|e| format!("build: {e}"))?;
+    let mut observer = Instance::new(spec, &case.params).map_err(|e| format!("resolve: {e}"))?;
     let trace = case.expected["trace"]
         .as_array()
         .cloned()
@@ -168,9 +159,7 @@ fn run_horizon(case: &Case) -> Result<(), String> {
             DIAGNOSTIC,
         )?;
     }
-    let report = engine::report(spec, &case.params, observer.as_ref(), &batches)
-        .map_err(|e| format!("report: {e}"))?;
-    check_report(case, &report)
+    common::run_standard(case)
 }
 
 #[test]

@@ -13,6 +13,8 @@ fn run_modelopt(case: &Case) -> Result<(), String> {
     if let Some(w) = exp.get("num_bins_final") {
         let got = report
             .qparams
+            .as_ref()
+            .ok_or("no qparams")?
             .extra
             .get("num_bins_final")
             .ok_or("num_bins_final: the report has none")?;

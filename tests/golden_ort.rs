@@ -10,7 +10,7 @@ fn run_ort(case: &Case) -> Result<(), String> {
         return Ok(());
     };
     let exp = &case.expected;
-    let extra = &report.qparams.extra;
+    let extra = &report.qparams.as_ref().ok_or("no qparams")?.extra;
     let exact = (0.0, 0.0);
     for field in ["num_bins_final", "qmin_qmax", "tensordata_hist_bins"] {
         if let Some(w) = exp.get(field) {

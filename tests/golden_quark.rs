@@ -3,14 +3,13 @@
 //! the ONNX fine-tuning quantizers and the non-scaled MX-int8/BFP16 kernels directly.
 mod common;
 
-use common::{check_close, check_report, numbers, Case};
-use quantscope::engine::{self, NonFinitePolicy};
+use common::{check_close, numbers, Case};
+use quantscope::engine::Run;
 use quantscope::formats::{bfp, half_cast::HalfType, mx};
 use quantscope::observer::Grid;
 use quantscope::quantizers::quark_onnx::{
     round_half_to_even, AdaroundIntQuantizer, FpQuantizer, IntQuantizer, QuantParams,
 };
-use quantscope::registry;
 use quantscope::tensor::{read_tensors, Tensor};
 use serde_json::Value;
 
@@ -74,22 +73,14 @@ fn check_values(case: &Case, field: &str, got: &[f32]) -> Result<(), String> {
 
 fn observer_case(case: &Case) -> Result<(), String> {
     let batches = case.load_batches()?;
-    let spec = registry::find(&case.observer).map_err(|e| e.to_string())?;
-    let result = engine::observe_all(spec, &case.params, &batches, NonFinitePolicy::Exclude)
-        .and_then(|obs| {
-            let report = engine::report(spec, &case.params, obs.as_ref(), &batches)?;
-            Ok((obs, report))
-        });
-    if let Some(want) = case.expected.get("error").and_then(Value::as_str) {
-        return match result {
-            Ok(_) => Err(format!("expected error `{want}`, got a result")),
-            Err(e) => common::check_error(&e, want),
-        };
-    }
-    let (observer, report) = result.map_err(|e| format!("unexpected error: {e}"))?;
-    check_report(case, &report)?;
+    let Some(report) = common::run_standard_report(case)? else {
+        return Ok(());
+    };
+    let observer = Run::new(&case.observer, case.params.clone(), &batches)
+        .and_then(|run| run.instance())
+        .map_err(|e| e.to_string())?;
     let exp = &case.expected;
-    let q = &report.qparams;
+    let q = report.qparams.as_ref().ok_or("no qparams")?;
     if exp.get("min_max_never_updated") == Some(&Value::Bool(true))
         && !(q.min_val.is_empty() && q.max_val.is_empty())
     {

@@ -4,57 +4,38 @@
 mod common;
 
 use common::Case;
-use quantscope::engine::{self, NonFinitePolicy, Report};
-use quantscope::error::{Error, Stage};
+use quantscope::engine::{Report, Run};
 use quantscope::params::Params;
 use quantscope::registry;
-use quantscope::tensor::Tensor;
 use serde_json::Value;
 
-/// Build, apply `set_attributes_after_init` (e.g. `upsample_rate = 128`), observe, report.
-fn observe(case: &Case, batches: &[Tensor]) -> quantscope::Result<Report> {
+fn run_case(case: &Case) -> Result<(), String> {
+    let Some(report) = common::run_standard_report(case)? else {
+        return check_stage(case);
+    };
+    check_torch_fields(case, &report)
+}
+
+/// The stage at which the error of an error case is raised, as PyTorch raises it.
+fn check_stage(case: &Case) -> Result<(), String> {
+    let batches = case.load_batches()?;
     let attributes = Params::from_value(
         case.raw
             .get("set_attributes_after_init")
             .cloned()
             .unwrap_or(Value::Null),
-    )?;
-    engine::run_with_attributes(
-        &case.observer,
-        &case.params,
-        &attributes,
-        batches,
-        NonFinitePolicy::Exclude,
     )
-}
-
-fn run_case(case: &Case) -> Result<(), String> {
-    let batches = case.load_batches()?;
-    let result = observe(case, &batches);
-    if let Some(want) = case.expected.get("error").and_then(Value::as_str) {
-        let error = match result {
-            Ok(_) => return Err(format!("expected error `{want}`, got a result")),
-            Err(e) => e,
-        };
-        common::check_error(&error, want)?;
-        return check_stage(case, &error);
-    }
-    let report = result.map_err(|e| format!("unexpected error: {e}"))?;
-    common::check_report(case, &report)?;
-    check_torch_fields(case, &report)
-}
-
-fn check_stage(case: &Case, error: &Error) -> Result<(), String> {
-    let want = case.expected.get("error_stage").and_then(Value::as_str);
-    let got = match error {
-        Error::Framework { stage, .. } => match stage {
-            Stage::Init => "init",
-            Stage::Forward => "forward",
-            Stage::CalculateQparams => "calculate_qparams",
-        },
-        _ => "none",
-    };
-    match want {
+    .map_err(|e| e.to_string())?;
+    let report = Run::new(&case.observer, case.params.clone(), &batches)
+        .map_err(|e| e.to_string())?
+        .with_attributes(attributes)
+        .report();
+    let got = report
+        .error
+        .as_ref()
+        .and_then(|e| e.stage.clone())
+        .unwrap_or_else(|| "none".into());
+    match case.expected.get("error_stage").and_then(Value::as_str) {
         Some(w) if w != got => Err(format!("error raised at {got}, PyTorch raises it at {w}")),
         _ => Ok(()),
     }
@@ -62,7 +43,7 @@ fn check_stage(case: &Case, error: &Error) -> Result<(), String> {
 
 fn check_torch_fields(case: &Case, report: &Report) -> Result<(), String> {
     let exp = &case.expected;
-    let q = &report.qparams;
+    let q = report.qparams.as_ref().ok_or("no qparams")?;
     if let (Some(lo), Some(hi)) = (
         exp.get("quant_min").and_then(Value::as_i64),
         exp.get("quant_max").and_then(Value::as_i64),

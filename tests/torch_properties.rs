@@ -1,13 +1,17 @@
 //! Properties PyTorch's observers guarantee, checked on random inputs.
 use proptest::prelude::*;
-use quantscope::observer::{Observer, ZeroPoint};
+use quantscope::observer::{Instance, ZeroPoint};
 use quantscope::params::Params;
 use quantscope::registry;
 use quantscope::tensor::Tensor;
 use serde_json::{json, Value};
 
-fn build(id: &str, params: Value) -> Box<dyn Observer> {
-    registry::build(id, &Params::from_value(params).unwrap()).unwrap()
+fn build(id: &str, params: Value) -> Instance {
+    Instance::new(
+        registry::find(id).unwrap(),
+        &Params::from_value(params).unwrap(),
+    )
+    .unwrap()
 }
 
 /// Finite values over many magnitudes (including exact zeros).
@@ -92,7 +96,7 @@ proptest! {
         let finite = data.iter().filter(|v| v.is_finite()).count();
         let mut obs = build("torch.HistogramObserver", json!({"bins": bins}));
         obs.observe(&Tensor::from_vec(data)).unwrap();
-        let total: f64 = match obs.state().histogram {
+        let total: f64 = match obs.plot().histogram {
             Some(h) => h.counts.iter().map(|&c| c as f64).sum(),
             None => 0.0,
         };
@@ -108,7 +112,7 @@ proptest! {
             seen += b.len();
             obs.observe(&Tensor::from_vec(b.clone())).unwrap();
         }
-        let total: f64 = obs.state().histogram.unwrap().counts.iter().map(|&c| c as f64).sum();
+        let total: f64 = obs.plot().histogram.unwrap().counts.iter().map(|&c| c as f64).sum();
         prop_assert!((total - seen as f64).abs() <= 1e-4 * seen as f64, "{total} vs {seen}");
     }
 

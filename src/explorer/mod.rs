@@ -12,21 +12,18 @@
 //! once.
 
 mod quantizers;
-mod result;
 pub mod stream;
 
 pub use quantizers::{AdaRoundStart, AdaRoundStatus, FormatsTarget};
 
-pub use result::{ErrorInfo, RunResult};
-
 use crate::curve::{self, Curve, CurveSpec, MomentHistogram};
-use crate::engine::{prepare_batch, NonFinitePolicy};
+use crate::engine::{self, NonFinitePolicy, Report};
 use crate::error::{Error, Result};
-use crate::observer::{Grid, Observer, Retune};
-use crate::params::{Affects, Params};
+use crate::observer::{Collected, Grid, ObserverSpec, Resolved};
+use crate::params::Params;
 use crate::plot::svg::Comparison;
 use crate::plot::{CurveView, Hist, Marker};
-use crate::registry::{self, ObserverSpec};
+use crate::registry;
 use crate::tensor::{read_tensors, NamedTensor, NonFiniteCounts, Tensor};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -100,10 +97,21 @@ pub struct TensorSummary {
     pub std: Option<f64>,
 }
 
-struct Run {
+/// One observer's run in the session: its parameters, its configuration, the state it collected
+/// and its last report.
+struct ObserverRun {
     params: Params,
-    observer: Option<Box<dyn Observer>>,
-    result: RunResult,
+    /// The configuration of `params` (none when they were refused).
+    resolved: Option<Box<dyn Resolved>>,
+    /// The last state collected from the current batches, with the data key it was collected
+    /// under; kept across refusals and search-only changes.
+    collected: Option<CollectedState>,
+    report: Report,
+}
+
+struct CollectedState {
+    data_key: Params,
+    state: Box<dyn Collected>,
 }
 
 /// An explorer session.
@@ -114,7 +122,7 @@ pub struct Session {
     split_parts: Vec<Tensor>,
     moments: Option<MomentHistogram>,
     summary: Option<TensorSummary>,
-    runs: BTreeMap<String, Run>,
+    runs: BTreeMap<String, ObserverRun>,
     stream: Option<stream::Stream>,
     /// Files before this index are about to be replaced and do not count against the budget.
     budget_base: usize,
@@ -305,7 +313,7 @@ impl Session {
                     "splitting into batches needs exactly one selected tensor",
                 ));
             }
-            parts = chunk(tensors[0], split.axis, split.count)?;
+            parts = engine::split_batches(tensors[0], split.axis, Some(split.count))?;
         }
         let names: Vec<String> = selection
             .batches
@@ -386,144 +394,128 @@ impl Session {
     }
 
     /// Run observer `id` with `params` over the current batches from scratch.
-    pub fn observe(&mut self, id: &str, params: Params) -> Result<RunResult> {
+    pub fn observe(&mut self, id: &str, params: Params) -> Result<Report> {
         let spec = registry::find(id)?;
-        Ok(self.run_spec(spec, params))
+        self.runs.remove(spec.id);
+        Ok(self.run_spec(spec, params, true))
     }
 
-    /// Run an observer given by its spec (also used by tests with local specs).
-    pub fn run_spec(&mut self, spec: &'static ObserverSpec, params: Params) -> RunResult {
-        let (observer, result) = {
-            let batches = self.batches();
-            match observe_batches(spec, &params, &batches) {
-                Ok(observer) => {
-                    let result = result::evaluate(spec, &params, observer.as_ref(), &batches, true);
-                    (Some(observer), result)
+    /// Change the parameters of observer `id`. The configuration is rebuilt from all of
+    /// `params` (defaults filled in by the declaration); when the parameters that decide what
+    /// is collected are unchanged, the search runs on the state already collected, without a
+    /// pass over the data. The report always equals a fresh run with `params`.
+    pub fn update(&mut self, id: &str, params: Params) -> Result<Report> {
+        let spec = registry::find(id)?;
+        Ok(self.run_spec(spec, params, true))
+    }
+
+    /// Like [`Session::update`], but when the state is reused the report comes back at once
+    /// without its error metrics (`metrics_pending`), so a slider can redraw the clipping range
+    /// within a frame; [`Session::complete`] then computes them.
+    pub fn update_deferred(&mut self, id: &str, params: Params) -> Result<Report> {
+        let spec = registry::find(id)?;
+        Ok(self.run_spec(spec, params, false))
+    }
+
+    /// Run observer `spec` with `params`, reusing its collected state when the data key
+    /// matches; metrics of a reused state are deferred unless `with_metrics`.
+    pub fn run_spec(&mut self, spec: &ObserverSpec, params: Params, with_metrics: bool) -> Report {
+        let previous = self.runs.remove(spec.id);
+        let batches = self.batches();
+        let mut collected = previous.and_then(|run| run.collected);
+        let (resolved, report) = if batches.is_empty() {
+            let e = Error::input("no tensor loaded");
+            (None, Report::failed(spec, &params, &batches, &e))
+        } else {
+            match spec
+                .resolve(&params)
+                .and_then(|r| Ok((spec.data_key(&params)?, r)))
+            {
+                Err(e) => (None, Report::failed(spec, &params, &batches, &e)),
+                Ok((data_key, resolved)) => {
+                    let reusable = collected.as_ref().is_some_and(|c| c.data_key == data_key);
+                    if !reusable {
+                        collected = match engine::collect(
+                            spec,
+                            resolved.as_ref(),
+                            &batches,
+                            NonFinitePolicy::Exclude,
+                        ) {
+                            Ok(state) => Some(CollectedState { data_key, state }),
+                            Err(e) => {
+                                let report = Report::failed(spec, &params, &batches, &e);
+                                self.runs.insert(
+                                    spec.id.to_string(),
+                                    ObserverRun {
+                                        params,
+                                        resolved: Some(resolved),
+                                        collected: None,
+                                        report: report.clone(),
+                                    },
+                                );
+                                return report;
+                            }
+                        };
+                    }
+                    let state = collected.as_ref().map(|c| c.state.as_ref());
+                    let report = match state {
+                        Some(state) => {
+                            let mut r = engine::conclude(
+                                spec,
+                                &params,
+                                resolved.as_ref(),
+                                state,
+                                &batches,
+                                with_metrics || !reusable,
+                            );
+                            r.state_reused = reusable;
+                            r
+                        }
+                        None => Report::failed(
+                            spec,
+                            &params,
+                            &batches,
+                            &Error::input("no state collected"),
+                        ),
+                    };
+                    (Some(resolved), report)
                 }
-                Err(e) => (None, RunResult::failed(spec, &params, &e)),
             }
         };
         self.runs.insert(
             spec.id.to_string(),
-            Run {
+            ObserverRun {
                 params,
-                observer,
-                result: result.clone(),
+                resolved,
+                collected,
+                report: report.clone(),
             },
         );
-        result
-    }
-
-    /// Change the parameters of observer `id`: parameters that only affect the search are applied
-    /// to the existing state with [`Observer::retune`] (no pass over the data); anything else
-    /// re-runs the observer.
-    pub fn update(&mut self, id: &str, params: Params) -> Result<RunResult> {
-        let spec = registry::find(id)?;
-        Ok(self.update_spec(spec, params))
-    }
-
-    /// [`Session::update`] by spec.
-    pub fn update_spec(&mut self, spec: &'static ObserverSpec, params: Params) -> RunResult {
-        self.update_inner(spec, params, true)
-    }
-
-    /// Like [`Session::update`], but when the change is applied with `retune` the result comes
-    /// back at once without its error metrics (`metrics_pending`), so a slider can redraw the
-    /// clipping range within a frame; [`Session::complete`] then computes them.
-    pub fn update_deferred(&mut self, id: &str, params: Params) -> Result<RunResult> {
-        let spec = registry::find(id)?;
-        Ok(self.update_inner(spec, params, false))
+        report
     }
 
     /// Compute the metrics a deferred update left pending; `None` if nothing is pending.
-    pub fn complete(&mut self, id: &str) -> Option<RunResult> {
+    pub fn complete(&mut self, id: &str) -> Option<Report> {
         let spec = registry::find(id).ok()?;
-        self.complete_spec(spec)
-    }
-
-    /// [`Session::complete`] by spec.
-    pub fn complete_spec(&mut self, spec: &'static ObserverSpec) -> Option<RunResult> {
-        let mut run = self.runs.remove(spec.id)?;
-        let pending = run.result.metrics_pending;
-        let out = match (&run.observer, pending) {
-            (Some(observer), true) => {
-                let batches = self.batches();
-                let mut result =
-                    result::evaluate(spec, &run.params, observer.as_ref(), &batches, true);
-                result.retuned = run.result.retuned;
-                run.result = result.clone();
-                Some(result)
-            }
-            _ => None,
-        };
-        self.runs.insert(spec.id.to_string(), run);
-        out
-    }
-
-    fn update_inner(
-        &mut self,
-        spec: &'static ObserverSpec,
-        params: Params,
-        with_metrics: bool,
-    ) -> RunResult {
-        if let Some(run) = self.runs.get(spec.id) {
-            if changed_keys(&run.params, &params).is_empty() {
-                return run.result.clone();
-            }
+        let batches = self.batches();
+        let run = self.runs.get(spec.id)?;
+        if !run.report.metrics_pending {
+            return None;
         }
-        let search_only = match self.runs.get(spec.id) {
-            Some(run) if run.observer.is_some() => changed_keys(&run.params, &params)
-                .iter()
-                .all(|k| spec.param(k).is_some_and(|p| p.affects == Affects::Search)),
-            _ => false,
-        };
-        if search_only {
-            if let Some(result) = self.try_retune(spec, &params, with_metrics) {
-                return result;
-            }
+        let (resolved, collected) = (run.resolved.as_ref()?, run.collected.as_ref()?);
+        let mut report = engine::conclude(
+            spec,
+            &run.params,
+            resolved.as_ref(),
+            collected.state.as_ref(),
+            &batches,
+            true,
+        );
+        report.state_reused = run.report.state_reused;
+        if let Some(run) = self.runs.get_mut(spec.id) {
+            run.report = report.clone();
         }
-        self.run_spec(spec, params)
-    }
-
-    fn try_retune(
-        &mut self,
-        spec: &'static ObserverSpec,
-        params: &Params,
-        with_metrics: bool,
-    ) -> Option<RunResult> {
-        let mut run = self.runs.remove(spec.id)?;
-        for (key, value) in &params.0 {
-            if let Some(p) = spec.param(key) {
-                if let Err(e) = p.validate(value) {
-                    let result = RunResult::failed(spec, params, &e);
-                    run.result = result.clone();
-                    run.params = params.clone();
-                    self.runs.insert(spec.id.to_string(), run);
-                    return Some(result);
-                }
-            }
-        }
-        let observer = run.observer.as_mut()?;
-        match observer.retune(params) {
-            Ok(Retune::Applied) => {
-                let batches = self.batches();
-                let mut result =
-                    result::evaluate(spec, params, observer.as_ref(), &batches, with_metrics);
-                result.retuned = true;
-                run.params = params.clone();
-                run.result = result.clone();
-                self.runs.insert(spec.id.to_string(), run);
-                Some(result)
-            }
-            Ok(Retune::NeedsData) => None,
-            Err(e) => {
-                let result = RunResult::failed(spec, params, &e);
-                run.params = params.clone();
-                run.result = result.clone();
-                self.runs.insert(spec.id.to_string(), run);
-                Some(result)
-            }
-        }
+        Some(report)
     }
 
     /// Forget the run of observer `id`.
@@ -531,14 +523,14 @@ impl Session {
         self.runs.remove(id);
     }
 
-    /// The result of observer `id`, if it ran.
-    pub fn result(&self, id: &str) -> Option<&RunResult> {
-        self.runs.get(id).map(|r| &r.result)
+    /// The report of observer `id`, if it ran.
+    pub fn result(&self, id: &str) -> Option<&Report> {
+        self.runs.get(id).map(|r| &r.report)
     }
 
-    /// Every result, by observer id.
-    pub fn results(&self) -> impl Iterator<Item = &RunResult> {
-        self.runs.values().map(|r| &r.result)
+    /// Every report, by observer id.
+    pub fn results(&self) -> impl Iterator<Item = &Report> {
+        self.runs.values().map(|r| &r.report)
     }
 
     /// The error-versus-clipping curve of the current batches.
@@ -579,7 +571,7 @@ impl Session {
             .iter()
             .enumerate()
             .filter_map(|(i, id)| {
-                let mut view = self.result(id)?.view.clone();
+                let mut view = crate::display::panel_view(self.result(id)?);
                 view.color = colors.get(i).copied().unwrap_or(i);
                 Some(view)
             })
@@ -692,36 +684,12 @@ pub fn comparison_svg_of(
     crate::plot::svg::comparison_svg(&c, style, width).map_err(Error::input)
 }
 
-/// Feed every batch to a fresh observer, the way [`crate::engine::observe_all`] does.
-fn observe_batches(
-    spec: &ObserverSpec,
-    params: &Params,
-    batches: &[&Tensor],
-) -> Result<Box<dyn Observer>> {
-    if batches.is_empty() {
-        return Err(Error::input("no tensor loaded"));
-    }
-    let mut observer = spec.build(params)?;
-    for batch in batches {
-        let prepared = prepare_batch(batch, spec.granularity, NonFinitePolicy::Exclude)?;
-        observer.observe(&prepared)?;
-    }
-    Ok(observer)
-}
-
-/// Keys whose values differ between `a` and `b`.
-fn changed_keys(a: &Params, b: &Params) -> Vec<String> {
-    let mut keys: Vec<String> = a.keys().chain(b.keys()).map(str::to_string).collect();
-    keys.sort();
-    keys.dedup();
-    keys.into_iter().filter(|k| a.get(k) != b.get(k)).collect()
-}
-
-/// The curve marker of a result.
-fn marker(r: &RunResult, color: usize) -> Option<Marker> {
+/// The curve marker of a report.
+fn marker(r: &Report, color: usize) -> Option<Marker> {
     let m = r.metrics.as_ref()?;
-    let per_tensor = r.clip_min.len() == 1;
-    let threshold = per_tensor.then(|| r.clip_min[0].abs().max(r.clip_max[0].abs()));
+    let slices = crate::display::slice_numbers(r.qparams.as_ref()?);
+    let per_tensor = slices.clip_min.len() == 1;
+    let threshold = per_tensor.then(|| slices.clip_min[0].abs().max(slices.clip_max[0].abs()));
     Some(Marker {
         observer: r.observer.clone(),
         color,
@@ -794,33 +762,6 @@ pub fn human_bytes(b: f64) -> String {
     } else {
         format!("{v:.1} {}", units[u])
     }
-}
-
-/// Split `t` into `count` consecutive chunks along `axis` (chunk size `⌈n / count⌉`, like
-/// `torch.chunk`; the last may be smaller and there may be fewer than `count`).
-pub fn chunk(t: &Tensor, axis: usize, count: usize) -> Result<Vec<Tensor>> {
-    if axis >= t.ndim() {
-        return Err(Error::input(format!(
-            "cannot split a tensor of shape {:?} along axis {axis}",
-            t.shape
-        )));
-    }
-    let n = t.shape[axis];
-    if count == 0 || n == 0 {
-        return Err(Error::input(format!(
-            "cannot split axis {axis} of length {n} into {count} batches"
-        )));
-    }
-    let size = n.div_ceil(count.min(n));
-    let view = t.view();
-    Ok(view
-        .axis_chunks_iter(ndarray::Axis(axis), size)
-        .map(|part| Tensor {
-            shape: part.shape().to_vec(),
-            data: part.iter().copied().collect(),
-            dtype: t.dtype,
-        })
-        .collect())
 }
 
 /// Whether a result's grid is a real quantization grid.

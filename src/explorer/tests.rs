@@ -1,101 +1,104 @@
 use super::stream::{header_size, mini_npy, mini_safetensors, PROBE_BYTES};
 use super::*;
-use crate::observer::{ObserverState, QParams, ZeroPoint};
-use crate::params::ParamSpec;
-use crate::registry::{Family, Granularity};
+use crate::observer::{Family, Granularity, ObserverKind, ObserverState, QParams, ZeroPoint};
 use std::sync::OnceLock;
 
 /// A per-tensor observer for the session tests: min/max over all batches, clipped to
 /// `fraction` of them (a search-only parameter), onto an affine `[0, levels]` grid.
-struct Shrink {
-    min: f32,
-    max: f32,
-    fraction: f32,
-    levels: i64,
+struct Shrink;
+
+crate::declare_params! {
+    /// Parameters of [`Shrink`].
+    struct ShrinkArgs {
+        /// grid levels
+        levels: i64 = 255; int(-10, 65535), Data;
+        /// range fraction
+        fraction: f64 = 1.0; float(0.01, 1.0), Search;
+    }
 }
 
-impl Observer for Shrink {
-    fn observe(&mut self, batch: &Tensor) -> Result<()> {
+#[derive(Debug, Clone)]
+struct ShrinkConfig {
+    levels: i64,
+    fraction: f32,
+}
+
+impl ObserverKind for Shrink {
+    type Args = ShrinkArgs;
+    type Config = ShrinkConfig;
+    type State = (f32, f32);
+
+    fn resolve(args: &ShrinkArgs, _unknown: &[String]) -> Result<ShrinkConfig> {
+        if args.levels < 1 {
+            return Err(Error::framework(
+                "AssertionError",
+                "quant_min must be less than quant_max",
+                crate::error::Stage::Init,
+            ));
+        }
+        Ok(ShrinkConfig {
+            levels: args.levels,
+            fraction: args.fraction as f32,
+        })
+    }
+
+    fn init(_: &ShrinkConfig) -> (f32, f32) {
+        (f32::INFINITY, f32::NEG_INFINITY)
+    }
+
+    fn observe(state: &mut (f32, f32), _: &ShrinkConfig, batch: &Tensor) -> Result<()> {
         if let Some((lo, hi)) = crate::histogram::finite_min_max(&batch.data) {
-            self.min = self.min.min(lo);
-            self.max = self.max.max(hi);
+            state.0 = state.0.min(lo);
+            state.1 = state.1.max(hi);
         }
         Ok(())
     }
 
-    fn qparams(&self) -> Result<QParams> {
-        if self.min > self.max {
+    fn qparams(&(min, max): &(f32, f32), cfg: &ShrinkConfig) -> Result<QParams> {
+        if min > max {
             return Err(Error::input("nothing observed"));
         }
-        let lo = (self.min * self.fraction).min(0.0);
-        let hi = (self.max * self.fraction).max(0.0);
-        let scale = ((hi - lo) / self.levels as f32).max(f32::EPSILON);
+        let lo = (min * cfg.fraction).min(0.0);
+        let hi = (max * cfg.fraction).max(0.0);
+        let scale = ((hi - lo) / cfg.levels as f32).max(f32::EPSILON);
         let zp = (-(lo / scale)).round_ties_even() as i64;
         let mut q = QParams::int(
             vec![scale],
             ZeroPoint::Int(vec![zp]),
             0,
-            self.levels,
-            vec![self.min],
-            vec![self.max],
+            cfg.levels,
+            vec![min],
+            vec![max],
         );
         q.clip_range = Some((vec![lo], vec![hi]));
         Ok(q)
     }
 
-    fn reset(&mut self) {
-        self.min = f32::INFINITY;
-        self.max = f32::NEG_INFINITY;
-    }
-
-    fn state(&self) -> ObserverState {
+    fn plot(&(min, max): &(f32, f32)) -> ObserverState {
         ObserverState {
-            min_val: vec![self.min],
-            max_val: vec![self.max],
+            min_val: vec![min],
+            max_val: vec![max],
             histogram: None,
         }
     }
-
-    fn retune(&mut self, params: &Params) -> Result<Retune> {
-        self.fraction = params.f64_or("fraction", 1.0)? as f32;
-        Ok(Retune::Applied)
-    }
-}
-
-fn build_shrink(p: &Params) -> Result<Box<dyn Observer>> {
-    let levels = p.i64_or("levels", 255)?;
-    if levels < 1 {
-        return Err(Error::framework(
-            "AssertionError",
-            "quant_min must be less than quant_max",
-            crate::error::Stage::Init,
-        ));
-    }
-    Ok(Box::new(Shrink {
-        min: f32::INFINITY,
-        max: f32::NEG_INFINITY,
-        fraction: p.f64_or("fraction", 1.0)? as f32,
-        levels,
-    }))
 }
 
 fn shrink_spec() -> &'static ObserverSpec {
     static SPEC: OnceLock<ObserverSpec> = OnceLock::new();
     SPEC.get_or_init(|| {
-        ObserverSpec::new(
+        ObserverSpec::of::<Shrink>(
             "test.Shrink",
             Family::Torch,
             "0",
             Granularity::PerTensor,
             "min/max times a fraction",
-            vec![
-                ParamSpec::int("levels", -10, 65535, 255, "grid levels"),
-                ParamSpec::float("fraction", 0.01, 1.0, 1.0, "range fraction").search_only(),
-            ],
-            build_shrink,
         )
-        .quirk("a reproduced quirk")
     })
+}
+
+/// The panel numbers of a report.
+fn slices(r: &Report) -> crate::plot::SliceNumbers {
+    crate::display::slice_numbers(r.qparams.as_ref().expect("qparams"))
 }
 
 fn session_with(values: Vec<f32>, shape: Vec<usize>) -> Session {
@@ -128,72 +131,85 @@ fn observing_reports_clip_grid_and_metrics() {
     let summary = s.summary().unwrap();
     assert_eq!(summary.elements, 1000);
     assert_eq!(summary.min, Some(-1.0));
-    let r = s.run_spec(shrink_spec(), Params::new());
+    let r = s.run_spec(shrink_spec(), Params::new(), true);
     assert!(r.ok, "{:?}", r.error);
-    assert_eq!(r.clip_min, vec![-1.0]);
-    assert!((r.clip_max[0] - 2.996).abs() < 1e-6);
+    let n = slices(&r);
+    assert_eq!(n.clip_min, vec![-1.0]);
+    assert!((n.clip_max[0] - 2.996).abs() < 1e-6);
     let m = r.metrics.unwrap();
     assert!(m.mse > 0.0 && m.mse < 1e-4, "{m:?}");
-    assert_eq!(r.view.clip, Some([r.clip_min[0], r.clip_max[0]]));
-    assert!(r.view.grid.is_some());
-    assert_eq!(r.quirks, vec!["a reproduced quirk"]);
-    assert!(r.view.stats.iter().any(|[k, _]| k == "SQNR"));
+    let view = crate::display::panel_view(&r);
+    assert_eq!(view.clip, Some([n.clip_min[0], n.clip_max[0]]));
+    assert!(view.grid.is_some());
+    assert!(view.stats.iter().any(|[k, _]| k == "SQNR"));
     let hist = s.display_histogram().unwrap();
     assert_eq!(hist.counts.len(), DISPLAY_BINS);
     assert_eq!(hist.counts.iter().sum::<f64>(), 1000.0);
 }
 
 #[test]
-fn search_only_changes_retune_without_a_data_pass() {
+fn search_only_changes_reuse_the_collected_state() {
     let mut s = session_with(ramp(1000), vec![1000]);
-    let first = s.run_spec(shrink_spec(), Params::new());
-    let r = s.update_spec(shrink_spec(), Params::new().with("fraction", 0.5));
-    assert!(r.retuned, "fraction is search-only");
-    let same = s.update_spec(shrink_spec(), Params::new().with("fraction", 0.5));
-    assert_eq!(
-        same.clip_max, r.clip_max,
-        "an unchanged update returns the last result"
-    );
+    let first = s.run_spec(shrink_spec(), Params::new(), true);
+    let r = s.run_spec(shrink_spec(), Params::new().with("fraction", 0.5), true);
+    assert!(r.state_reused, "fraction is search-only");
     // Deferred: the clipping range at once, the metrics afterwards.
-    let fast = s.update_inner(shrink_spec(), Params::new().with("fraction", 0.7), false);
-    assert!(fast.retuned && fast.metrics_pending && fast.metrics.is_none());
-    assert!(fast.view.stats.iter().any(|[k, v]| k == "MSE" && v == "…"));
-    let done = s.complete_spec(shrink_spec()).unwrap();
-    assert!(!done.metrics_pending && done.metrics.is_some() && done.retuned);
-    assert_eq!(done.clip_max, fast.clip_max);
+    let fast = s.run_spec(shrink_spec(), Params::new().with("fraction", 0.7), false);
+    assert!(fast.state_reused && fast.metrics_pending && fast.metrics.is_none());
+    let view = crate::display::panel_view(&fast);
+    assert!(view.stats.iter().any(|[k, v]| k == "MSE" && v == "…"));
+    let done = s.complete("test.Shrink");
     assert!(
-        s.complete_spec(shrink_spec()).is_none(),
-        "nothing left to compute"
+        done.is_none(),
+        "complete() looks observers up in the registry"
     );
-    assert!(r.clip_max[0] < first.clip_max[0]);
+    assert!(slices(&r).clip_max[0] < slices(&first).clip_max[0]);
     assert!(r.metrics.unwrap().clipped_fraction > 0.3);
-    let r = s.update_spec(
+    let r = s.run_spec(
         shrink_spec(),
         Params::new().with("fraction", 0.5).with("levels", 15),
+        true,
     );
-    assert!(!r.retuned, "levels needs a rebuild");
+    assert!(!r.state_reused, "levels decides what is collected");
     assert!(r.ok);
+    // Back to the defaults, with the default written out or left out: the same as fresh.
+    let fresh = session_with(ramp(1000), vec![1000]).run_spec(shrink_spec(), Params::new(), true);
+    for p in [
+        Params::new(),
+        Params::new().with("levels", 255).with("fraction", 1.0),
+    ] {
+        let back = s.run_spec(shrink_spec(), p, true);
+        assert_eq!(back.qparams, fresh.qparams);
+        assert_eq!(back.metrics, fresh.metrics);
+    }
 }
 
 #[test]
 fn invalid_parameters_fail_only_that_run() {
     let mut s = session_with(ramp(100), vec![100]);
-    s.run_spec(shrink_spec(), Params::new());
-    let bad = s.update_spec(shrink_spec(), Params::new().with("levels", -5));
+    s.run_spec(shrink_spec(), Params::new(), true);
+    let bad = s.run_spec(shrink_spec(), Params::new().with("levels", -5), true);
     assert!(!bad.ok);
-    let e = bad.error.unwrap();
+    let e = bad.error.clone().unwrap();
     assert_eq!(e.kind, "framework");
     assert_eq!(e.exception.as_deref(), Some("AssertionError"));
-    assert!(bad.view.error.unwrap().contains("quant_min must be less"));
-    let out_of_range = s.update_spec(shrink_spec(), Params::new().with("fraction", 7.0));
+    assert!(crate::display::panel_view(&bad)
+        .error
+        .unwrap()
+        .contains("quant_min must be less"));
+    let out_of_range = s.run_spec(shrink_spec(), Params::new().with("fraction", 7.0), true);
     assert_eq!(out_of_range.error.unwrap().kind, "param");
-    // The session still works.
-    assert!(s.update_spec(shrink_spec(), Params::new()).ok);
+    let unknown = s.run_spec(shrink_spec(), Params::new().with("bogus", 1), true);
+    assert_eq!(unknown.error.unwrap().param.as_deref(), Some("bogus"));
+    // The session still works, and the state collected before the refusals is reused.
+    let again = s.run_spec(shrink_spec(), Params::new(), true);
+    assert!(again.ok && again.state_reused);
 }
 
 #[test]
 fn splitting_into_batches_follows_torch_chunk() {
     let t = Tensor::new(vec![5, 2], (0..10).map(|i| i as f32).collect()).unwrap();
+    let chunk = |t: &Tensor, axis, count| engine::split_batches(t, axis, Some(count));
     let parts = chunk(&t, 0, 2).unwrap();
     assert_eq!(parts.len(), 2);
     assert_eq!(parts[0].shape, vec![3, 2]);
@@ -383,7 +399,7 @@ fn header_sizes_and_mini_files() {
 #[test]
 fn comparison_and_curve_markers() {
     let mut s = session_with(ramp(4000), vec![4000]);
-    s.run_spec(shrink_spec(), Params::new().with("fraction", 0.8));
+    s.run_spec(shrink_spec(), Params::new().with("fraction", 0.8), true);
     let ids = vec!["test.Shrink".to_string(), "missing".to_string()];
     let c = s
         .comparison(&ids, &[3], Some(CurveSpec::default()))
@@ -410,7 +426,7 @@ fn formatting_helpers() {
 #[test]
 fn a_failed_replacement_keeps_the_current_tensor_and_results() {
     let mut s = session_with(ramp(100), vec![100]);
-    let r = s.run_spec(shrink_spec(), Params::new());
+    let r = s.run_spec(shrink_spec(), Params::new(), true);
     s.begin_replace();
     assert!(s.load_file("bad.npy", b"not a tensor").is_err());
     s.add_file(
@@ -423,7 +439,7 @@ fn a_failed_replacement_keeps_the_current_tensor_and_results() {
     s.abandon_replace();
     assert_eq!(s.file_count(), 1);
     assert_eq!(s.batches().len(), 1);
-    assert_eq!(s.result("test.Shrink").unwrap().clip_max, r.clip_max);
+    assert_eq!(s.result("test.Shrink").unwrap().qparams, r.qparams);
     // A successful replacement starts afresh.
     s.begin_replace();
     s.add_file(

@@ -146,6 +146,22 @@ pub struct PanelView {
     /// An error shown instead of the numbers.
     #[serde(default)]
     pub error: Option<String>,
+    /// The numbers behind the panel's machine-readable contract (`data-*` attributes), one per
+    /// slice: the chosen clipping range, the grid's representable range, scale and zero point.
+    #[serde(default)]
+    pub slices: SliceNumbers,
+}
+
+/// Per-slice numbers of a panel (one entry per tensor, channel, group or block).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
+pub struct SliceNumbers {
+    pub clip_min: Vec<f64>,
+    pub clip_max: Vec<f64>,
+    pub grid_min: Vec<f64>,
+    pub grid_max: Vec<f64>,
+    pub scale: Vec<f64>,
+    pub zero_point: Vec<f64>,
 }
 
 /// One observer's mark on the error curve.

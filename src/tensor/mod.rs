@@ -10,7 +10,7 @@ mod npz;
 mod safetensors_file;
 
 use crate::error::{Error, Result};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 pub use decode::{f8_e4m3_to_f32, f8_e5m2_to_f32};
 pub use npy::read_npy;
@@ -65,7 +65,8 @@ impl DType {
 
 /// Counts of values that are not finite. quantscope excludes them from statistics by default
 /// and reports these counts (see [`crate::engine::NonFinitePolicy`]).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
 pub struct NonFiniteCounts {
     pub nan: usize,
     pub pos_inf: usize,

@@ -6,8 +6,7 @@
 //! `$QUANTSCOPE_SHARED/golden`, else `../shared/golden` next to the crate.
 #![allow(dead_code)]
 
-use quantscope::engine::{self, NonFinitePolicy, Report};
-use quantscope::error::Error;
+use quantscope::engine::{ErrorInfo, Report, Run};
 use quantscope::params::Params;
 use quantscope::tensor::{read_tensors, Tensor};
 use serde_json::Value;
@@ -178,7 +177,10 @@ pub fn check_close(
 /// not know are left to the family's own checks.
 pub fn check_report(case: &Case, report: &Report) -> Result<(), String> {
     let exp = &case.expected;
-    let q = &report.qparams;
+    let q = report
+        .qparams
+        .as_ref()
+        .ok_or_else(|| format!("no qparams: {:?}", report.error))?;
     let f32s = |v: &[f32]| v.iter().map(|&x| x as f64).collect::<Vec<_>>();
     if let Some(w) = exp.get("min_val").filter(|v| !is_empty_list(v)) {
         check_close(
@@ -250,7 +252,7 @@ pub fn check_report(case: &Case, report: &Report) -> Result<(), String> {
         )?;
     }
     if let Some(w) = exp.get("qdq").filter(|v| v.is_object()) {
-        let got = report.qdq.as_ref().ok_or("qdq: no metrics")?;
+        let got = report.metrics.as_ref().ok_or("qdq: no metrics")?;
         let tol = case.tolerance_for("qdq");
         for (field, value) in [
             ("mse", Some(got.mse)),
@@ -281,34 +283,45 @@ pub fn run_standard(case: &Case) -> Result<(), String> {
 /// error case that failed as expected).
 pub fn run_standard_report(case: &Case) -> Result<Option<Report>, String> {
     let batches = case.load_batches()?;
-    let result = engine::run(
-        &case.observer,
-        &case.params,
-        &batches,
-        NonFinitePolicy::Exclude,
-    );
+    let attributes = Params::from_value(
+        case.raw
+            .get("set_attributes_after_init")
+            .cloned()
+            .unwrap_or(Value::Null),
+    )
+    .map_err(|e| e.to_string())?;
+    let report = Run::new(&case.observer, case.params.clone(), &batches)
+        .map_err(|e| format!("unexpected error: {e}"))?
+        .with_attributes(attributes)
+        .report();
     if let Some(want) = case.expected.get("error").and_then(Value::as_str) {
-        return match result {
-            Ok(_) => Err(format!("expected error `{want}`, got a result")),
-            Err(e) => check_error(&e, want).map(|()| None),
+        return match &report.error {
+            None => Err(format!("expected error `{want}`, got a result")),
+            Some(e) => check_error(e, want).map(|()| None),
         };
     }
-    let report = result.map_err(|e| format!("unexpected error: {e}"))?;
+    if let Some(e) = &report.error {
+        return Err(format!("unexpected error: {}", e.message));
+    }
     check_report(case, &report)?;
     Ok(Some(report))
 }
 
-/// An engine error matches a framework's `"Class: message"` when it is a framework error of the
-/// same class whose message agrees on the first line.
-pub fn check_error(error: &Error, want: &str) -> Result<(), String> {
+/// A report's error matches a framework's `"Class: message"` when it is a framework error of
+/// the same class whose message agrees on the first line.
+pub fn check_error(error: &ErrorInfo, want: &str) -> Result<(), String> {
     let (want_kind, want_msg) = want.split_once(": ").unwrap_or((want, ""));
-    match error {
-        Error::Framework { kind, message, .. }
-            if kind == want_kind && message.lines().next() == want_msg.lines().next() =>
-        {
-            Ok(())
-        }
-        other => Err(format!("expected error `{want}`, got `{other}`")),
+    let message = error
+        .message
+        .strip_prefix(&format!("{want_kind}: "))
+        .unwrap_or(&error.message);
+    if error.kind == "framework"
+        && error.exception.as_deref() == Some(want_kind)
+        && message.lines().next() == want_msg.lines().next()
+    {
+        Ok(())
+    } else {
+        Err(format!("expected error `{want}`, got `{}`", error.message))
     }
 }
 

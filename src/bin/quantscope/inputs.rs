@@ -34,7 +34,7 @@ pub fn read_batches(args: &[String], split_axis: Option<usize>) -> Result<Vec<Te
         Some(axis) => {
             let mut batches = Vec::new();
             for tensor in &tensors {
-                batches.extend(split_batches(tensor, axis)?);
+                batches.extend(split_batches(tensor, axis, None)?);
             }
             Ok(batches)
         }

@@ -14,7 +14,7 @@ mod inputs;
 mod output;
 
 use clap::{Parser, Subcommand};
-use quantscope::engine::{self, NonFinitePolicy};
+use quantscope::engine::{NonFinitePolicy, Run};
 use quantscope::params::Params;
 use quantscope::quantizers::adaround::{self, AdaRoundConfig, WeightScheme};
 use quantscope::quantizers::formats;
@@ -174,29 +174,28 @@ fn run(command: Command) -> Result<()> {
                     .map(|s| (s.id.to_string(), user_params.clone()))
                     .collect(),
             };
-            if runs.len() == 1 {
-                let (id, params) = &runs[0];
-                let report =
-                    engine::run_with_attributes(id, params, &attributes, &batches, policy)?;
-                if json {
-                    output::print_json(&output::report_json(&report));
-                } else {
-                    print!("{}", output::report_text(&report));
+            let reports = runs
+                .into_iter()
+                .map(|(id, params)| {
+                    Ok(Run::new(&id, params, &batches)?
+                        .with_attributes(attributes.clone())
+                        .with_policy(policy)
+                        .report())
+                })
+                .collect::<Result<Vec<_>>>()?;
+            if let [report] = reports.as_slice() {
+                if let Some(e) = &report.error {
+                    return Err(quantscope::Error::input(e.message.clone()));
                 }
+                if json {
+                    output::print_json(&output::report_json(report));
+                } else {
+                    print!("{}", output::report_text(report));
+                }
+            } else if json {
+                output::print_json(&output::comparison_json(&reports));
             } else {
-                let results: Vec<_> = runs
-                    .iter()
-                    .map(|(id, params)| {
-                        let report =
-                            engine::run_with_attributes(id, params, &attributes, &batches, policy);
-                        (id.as_str(), report)
-                    })
-                    .collect();
-                if json {
-                    output::print_json(&output::comparison_json(&results));
-                } else {
-                    print!("{}", output::comparison_table(&results, &batches));
-                }
+                print!("{}", output::comparison_table(&reports, &batches));
             }
             Ok(())
         }

@@ -74,8 +74,12 @@ fn param_range(kind: &ParamKind) -> String {
         ParamKind::Int { min, max } => format!("int {min}..={max}"),
         ParamKind::Float { min, max, .. } => format!("float {}..={}", fmt_num(*min), fmt_num(*max)),
         ParamKind::Bool => "bool".to_string(),
+        ParamKind::Text => "text".to_string(),
         ParamKind::Choice { options } => options.join("|"),
-        ParamKind::Bits { min, max } => format!("bits {min}..={max}|[E,M]"),
+        ParamKind::Bits { min, max, formats } => {
+            let floats: Vec<String> = formats.iter().map(|[e, m]| format!("[{e},{m}]")).collect();
+            format!("bits {min}..={max}|{}", floats.join("|"))
+        }
     }
 }
 
@@ -217,7 +221,6 @@ pub fn report_json(report: &Report) -> Value {
 
 /// One observer run as readable text.
 pub fn report_text(r: &Report) -> String {
-    let q = &r.qparams;
     let mut out = String::new();
     let _ = writeln!(out, "observer      {}", r.observer);
     if !r.params.0.is_empty() {
@@ -236,6 +239,14 @@ pub fn report_text(r: &Report) -> String {
             n.nan, n.pos_inf, n.neg_inf
         );
     }
+    let Some(q) = &r.qparams else {
+        let why = r
+            .error
+            .as_ref()
+            .map_or("no qparams", |e| e.message.as_str());
+        let _ = writeln!(out, "error         {why}");
+        return out;
+    };
     let _ = writeln!(out, "min_val       {}", fmt_list(f32s(&q.min_val)));
     let _ = writeln!(out, "max_val       {}", fmt_list(f32s(&q.max_val)));
     if let Some((lo, hi)) = &q.clip_range {
@@ -252,17 +263,13 @@ pub fn report_text(r: &Report) -> String {
     let _ = writeln!(out, "scale         {}", fmt_list(f32s(&q.scale)));
     let _ = writeln!(out, "zero_point    {}", zero_points(&q.zero_point));
     let _ = writeln!(out, "grid          {}", grid_text(q));
-    if let Some(m) = &r.qdq {
+    if let Some(m) = &r.metrics {
         let _ = writeln!(out, "mse           {}", fmt_num(m.mse));
-        let _ = writeln!(
-            out,
-            "sqnr_db       {}",
-            m.sqnr_db.map_or("-".into(), fmt_num)
-        );
+        let _ = writeln!(out, "sqnr          {}", quantscope::display::sqnr_text(m));
         let _ = writeln!(out, "max_abs_err   {}", fmt_num(m.max_abs_err));
         let _ = writeln!(out, "clipped       {:.4}%", m.clipped_fraction * 100.0);
     }
-    for quirk in &r.quirks {
+    for quirk in r.spec().map(|s| s.quirks.as_slice()).unwrap_or_default() {
         let _ = writeln!(out, "note          framework quirk reproduced: {quirk}");
     }
     for note in &q.notes {
@@ -288,20 +295,12 @@ fn grid_text(q: &quantscope::observer::QParams) -> String {
 }
 
 /// Several observer runs as a JSON array (failed runs carry `error`).
-pub fn comparison_json(results: &[(&str, Result<Report>)]) -> Value {
-    Value::Array(
-        results
-            .iter()
-            .map(|(id, r)| match r {
-                Ok(report) => report_json(report),
-                Err(e) => json!({"observer": id, "error": e.to_string()}),
-            })
-            .collect(),
-    )
+pub fn comparison_json(reports: &[Report]) -> Value {
+    Value::Array(reports.iter().map(report_json).collect())
 }
 
 /// Several observer runs side by side, one row each.
-pub fn comparison_table(results: &[(&str, Result<Report>)], batches: &[Tensor]) -> String {
+pub fn comparison_table(reports: &[Report], batches: &[Tensor]) -> String {
     let elements: usize = batches.iter().map(Tensor::len).sum();
     let mut out = format!("{} batch(es), {elements} elements\n", batches.len());
     let _ = writeln!(
@@ -309,12 +308,12 @@ pub fn comparison_table(results: &[(&str, Result<Report>)], batches: &[Tensor]) 
         "{:46} {:>12} {:>12} {:>12} {:>6} {:>12} {:>9} {:>9}",
         "observer", "clip min", "clip max", "scale", "zp", "mse", "sqnr dB", "clipped%"
     );
-    for (id, result) in results {
-        match result {
-            Ok(r) => {
-                let q = &r.qparams;
+    for r in reports {
+        let id = &r.observer;
+        match (&r.qparams, &r.error) {
+            (Some(q), None) => {
                 let (lo, hi) = q.representable_range(0).unwrap_or((f64::NAN, f64::NAN));
-                let m = r.qdq.as_ref();
+                let m = r.metrics.as_ref();
                 let _ = writeln!(
                     out,
                     "{:46} {:>12} {:>12} {:>12} {:>6} {:>12} {:>9} {:>9}",
@@ -329,8 +328,9 @@ pub fn comparison_table(results: &[(&str, Result<Report>)], batches: &[Tensor]) 
                     m.map_or("-".into(), |m| format!("{:.4}", m.clipped_fraction * 100.0)),
                 );
             }
-            Err(e) => {
-                let _ = writeln!(out, "{id:46} error: {e}");
+            (_, error) => {
+                let why = error.as_ref().map_or("no qparams", |e| e.message.as_str());
+                let _ = writeln!(out, "{id:46} error: {why}");
             }
         }
     }

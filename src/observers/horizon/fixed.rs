@@ -4,7 +4,8 @@
 
 use super::base::{self, QuantConfig};
 use crate::error::Result;
-use crate::observer::{Observer, ObserverState, QParams, Retune, ZeroPoint};
+use crate::observer::legacy::{Observer, Retune};
+use crate::observer::{ObserverState, QParams, ZeroPoint};
 use crate::params::Params;
 use crate::tensor::Tensor;
 

@@ -19,9 +19,9 @@ pub mod stats;
 pub mod torch_ops;
 
 use crate::error::Result;
-use crate::observer::Observer;
+use crate::observer::legacy::Observer;
+use crate::observer::{Family, Granularity, ObserverSpec, Preset};
 use crate::params::{Affects, ParamSpec, Params};
-use crate::registry::{Family, Granularity, ObserverSpec, Preset};
 
 /// The framework version reproduced.
 pub const VERSION: &str = "observer_v2 (OE 3.0.x)";
@@ -159,7 +159,7 @@ fn fixed_params() -> Vec<ParamSpec> {
 /// The Horizon observers.
 pub fn observers() -> Vec<ObserverSpec> {
     let h = |id, granularity, summary, params, build| {
-        ObserverSpec::new(
+        ObserverSpec::legacy(
             id,
             Family::Horizon,
             VERSION,
@@ -313,10 +313,8 @@ pub fn presets() -> Vec<Preset> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::observer::Retune;
-    use crate::params::ParamKind;
+
     use crate::tensor::Tensor;
-    use serde_json::Value;
 
     fn batch(seed: u32) -> Tensor {
         let data = (0..512u32)
@@ -328,82 +326,16 @@ mod tests {
         Tensor::new(vec![8, 64], data).unwrap()
     }
 
-    /// A valid value different from the default.
-    fn other_value(p: &ParamSpec) -> Value {
-        match (&p.kind, &p.default) {
-            (ParamKind::Choice { options }, d) => {
-                Value::from(*options.iter().find(|o| d.as_str() != Some(**o)).unwrap())
-            }
-            (ParamKind::Bool, d) => Value::from(!d.as_bool().unwrap_or(false)),
-            (ParamKind::Int { .. }, Value::Null) if p.name == "quant_min" => Value::from(-100),
-            (ParamKind::Int { .. }, Value::Null) if p.name == "quant_max" => Value::from(100),
-            (ParamKind::Int { min, max }, d) => {
-                let d = d.as_i64().unwrap();
-                Value::from(if d < *max {
-                    d + 1
-                } else {
-                    min.max(&(d - 1)).to_owned()
-                })
-            }
-            (ParamKind::Float { max, .. }, d) => {
-                let d = d.as_f64().unwrap();
-                Value::from(if d + 0.5 <= *max { d + 0.5 } else { d / 2.0 })
-            }
-            (ParamKind::Bits { .. }, _) => unreachable!("Horizon has no bit-width parameters"),
-        }
-    }
-
-    #[test]
-    fn search_only_params_really_retune_and_data_params_do_not() {
-        for spec in observers() {
-            for p in &spec.params {
-                if p.name == "qscheme" || p.name == "ch_axis" {
-                    continue; // changing one alone violates Horizon's assertions
-                }
-                let mut changed = Params::new().with(p.name, other_value(p));
-                if p.name == "quant_min" {
-                    changed = changed.with("quant_max", 100);
-                }
-                if p.name == "quant_max" {
-                    changed = changed.with("quant_min", -100);
-                }
-                let mut o = spec.build(&Params::new()).unwrap();
-                o.observe(&batch(1)).unwrap();
-                o.observe(&batch(2)).unwrap();
-                let outcome = o.retune(&changed).unwrap();
-                let expect = if p.affects == Affects::Search {
-                    Retune::Applied
-                } else {
-                    Retune::NeedsData
-                };
-                assert_eq!(outcome, expect, "{} {}", spec.id, p.name);
-                if outcome == Retune::Applied {
-                    let mut fresh = spec.build(&changed).unwrap();
-                    fresh.observe(&batch(1)).unwrap();
-                    fresh.observe(&batch(2)).unwrap();
-                    assert_eq!(
-                        o.qparams().unwrap().scale,
-                        fresh.qparams().unwrap().scale,
-                        "{} {}",
-                        spec.id,
-                        p.name
-                    );
-                }
-            }
-        }
-    }
-
     #[test]
     fn every_observer_builds_with_its_defaults_and_reports_qparams() {
         for spec in observers() {
-            let mut o = spec.build(&Params::new()).unwrap();
+            let mut o = crate::observer::Instance::new(&spec, &Params::new()).unwrap();
             assert_eq!(o.qparams().unwrap().scale.len(), 1, "{}", spec.id);
             o.observe(&batch(3)).unwrap();
             let q = o.qparams().unwrap();
             assert!(q.scale.iter().all(|&s| s > 0.0), "{}", spec.id);
             let y = o.fake_quantize(&batch(3), &q).unwrap();
             assert_eq!(y.shape, vec![8, 64]);
-            o.reset();
         }
     }
 }

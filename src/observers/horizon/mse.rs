@@ -16,7 +16,8 @@
 
 use super::base::{self, MinMaxState, QuantConfig, Scheme};
 use crate::error::{Error, Result, Stage};
-use crate::observer::{Observer, ObserverState, QParams, Retune};
+use crate::observer::legacy::{Observer, Retune};
+use crate::observer::{ObserverState, QParams};
 use crate::params::Params;
 use crate::tensor::Tensor;
 use serde_json::{json, Value};

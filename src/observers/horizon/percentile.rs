@@ -14,7 +14,8 @@
 use super::base::{self, MinMaxState, QuantConfig};
 use crate::error::Result;
 use crate::histogram::histc_accumulate;
-use crate::observer::{HistogramState, Observer, ObserverState, QParams, Retune};
+use crate::observer::legacy::{Observer, Retune};
+use crate::observer::{HistogramState, ObserverState, QParams};
 use crate::params::Params;
 use crate::tensor::Tensor;
 

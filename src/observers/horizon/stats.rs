@@ -11,7 +11,8 @@
 use super::base::{self, MinMaxState, QuantConfig};
 use super::torch_ops::sum_f32;
 use crate::error::Result;
-use crate::observer::{Observer, ObserverState, QParams, Retune};
+use crate::observer::legacy::{Observer, Retune};
+use crate::observer::{ObserverState, QParams};
 use crate::params::Params;
 use crate::tensor::Tensor;
 

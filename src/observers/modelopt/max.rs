@@ -9,7 +9,8 @@
 use super::quant::{fake_quantize, qparams_from_amax, QuantConfig};
 use super::{max_params, quant_config, validate};
 use crate::error::{Error, Result, Stage};
-use crate::observer::{Observer, ObserverState, QParams, Retune};
+use crate::observer::legacy::{Observer, Retune};
+use crate::observer::{ObserverState, QParams};
 use crate::params::Params;
 use crate::quant::ChannelIndexer;
 use crate::tensor::Tensor;

@@ -22,8 +22,8 @@ pub use mse::{mse_amax, percentile_amax, MseCall};
 pub use quant::{round_e4m3fn, QuantConfig};
 
 use crate::error::Result;
+use crate::observer::{Family, Granularity, ObserverSpec, Preset};
 use crate::params::{Bits, ParamSpec, Params};
-use crate::registry::{Family, Granularity, ObserverSpec, Preset};
 use serde_json::Value;
 
 /// The framework version reproduced.
@@ -54,6 +54,7 @@ fn quantizer_params() -> Vec<ParamSpec> {
             "num_bits",
             1,
             16,
+            &[[4, 3], [5, 2]],
             8,
             "integer bit width, or [4, 3] for FP8 E4M3",
         )
@@ -135,7 +136,7 @@ fn histogram_params(method: &str) -> Vec<ParamSpec> {
 /// The ModelOpt calibrators.
 pub fn observers() -> Vec<ObserverSpec> {
     vec![
-        ObserverSpec::new(
+        ObserverSpec::legacy(
             "modelopt.MaxCalibrator",
             Family::Modelopt,
             VERSION,
@@ -145,7 +146,7 @@ pub fn observers() -> Vec<ObserverSpec> {
             max::build,
         )
         .quirk("An axis outside the tensor's dimensions silently reduces everything (one per-tensor amax)"),
-        ObserverSpec::new(
+        ObserverSpec::legacy(
             "modelopt.HistogramCalibrator.entropy",
             Family::Modelopt,
             VERSION,
@@ -156,7 +157,7 @@ pub fn observers() -> Vec<ObserverSpec> {
         )
         .quirk("Picks the LAST of equal minima, and replaces the zero bin's count with its neighbour's")
         .quirk("With torch_hist the histogram starts at 0; with numpy it starts at min|x| of the first batch"),
-        ObserverSpec::new(
+        ObserverSpec::legacy(
             "modelopt.HistogramCalibrator.mse",
             Family::Modelopt,
             VERSION,
@@ -166,7 +167,7 @@ pub fn observers() -> Vec<ObserverSpec> {
             histogram::build_mse,
         )
         .quirk("ModelOpt 0.47 passes num_bits where fake_tensor_quant now expects `bias`: every quantized centre becomes ≈ amax + num_bits, so the search returns centres[start_bin] for data below num_bits; FP8 (num_bits=[4, 3]) raises TypeError"),
-        ObserverSpec::new(
+        ObserverSpec::legacy(
             "modelopt.HistogramCalibrator.mse.fixed",
             Family::Modelopt,
             VERSION,
@@ -176,7 +177,7 @@ pub fn observers() -> Vec<ObserverSpec> {
             histogram::build_mse_fixed,
         )
         .corrects("modelopt.HistogramCalibrator.mse"),
-        ObserverSpec::new(
+        ObserverSpec::legacy(
             "modelopt.HistogramCalibrator.percentile",
             Family::Modelopt,
             VERSION,

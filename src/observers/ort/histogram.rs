@@ -16,7 +16,8 @@ use super::{
     distribution_params, entropy_params, flatten, percentile_params, quant_options, CollectMode,
 };
 use crate::error::{Error, Result, Stage};
-use crate::observer::{HistogramState, Observer, ObserverState, QParams, Retune};
+use crate::observer::legacy::{Observer, Retune};
+use crate::observer::{HistogramState, ObserverState, QParams};
 use crate::params::{ParamSpec, Params};
 use crate::tensor::Tensor;
 use serde_json::json;

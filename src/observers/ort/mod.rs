@@ -28,8 +28,8 @@ pub use percentile::{distribution, percentile_range, Scenario};
 pub use qparams::{compute_scale_zp, QuantOptions, QuantType};
 
 use crate::error::{Error, Result};
+use crate::observer::{Family, Granularity, ObserverSpec, Preset};
 use crate::params::{ParamSpec, Params};
-use crate::registry::{Family, Granularity, ObserverSpec, Preset};
 use serde_json::Value;
 
 /// The framework version reproduced.
@@ -243,7 +243,7 @@ fn distribution_params() -> Vec<ParamSpec> {
 /// The ORT calibraters.
 pub fn observers() -> Vec<ObserverSpec> {
     vec![
-        ObserverSpec::new(
+        ObserverSpec::legacy(
             "ort.MinMaxCalibrater",
             Family::Ort,
             VERSION,
@@ -254,7 +254,7 @@ pub fn observers() -> Vec<ObserverSpec> {
         )
         .quirk("Moving average depends on batching: an EMA across collect_data() calls, but a plain mean of the per-batch minima/maxima within one call (collect_mode=single_reader)")
         .quirk("int8 with qdq_symmetric uses −127..127 for the scale while quantization still clips at −128"),
-        ObserverSpec::new(
+        ObserverSpec::legacy(
             "ort.EntropyCalibrater",
             Family::Ort,
             VERSION,
@@ -266,7 +266,7 @@ pub fn observers() -> Vec<ObserverSpec> {
         .quirk("With the defaults (128 bins, 128 quantized bins) only one candidate exists, so the range is simply [min, max]")
         .quirk("The expanded q distribution is an int64 array: the per-bin share truncates")
         .quirk("Histograms merge only between collect_data() calls; one call bins the concatenation of its batches"),
-        ObserverSpec::new(
+        ObserverSpec::legacy(
             "ort.PercentileCalibrater",
             Family::Ort,
             VERSION,
@@ -278,7 +278,7 @@ pub fn observers() -> Vec<ObserverSpec> {
         .quirk("The |x| histogram starts at min|x| of the first call, not 0; later smaller values are dropped")
         .quirk("The symmetric threshold is clamped to the observed min/max, so the range is usually asymmetric")
         .quirk("TensorData.hist / .bins hold hist[:2] (the first two bin counts), not the histogram"),
-        ObserverSpec::new(
+        ObserverSpec::legacy(
             "ort.DistributionCalibrater",
             Family::Ort,
             VERSION,
@@ -330,8 +330,9 @@ mod tests {
                 let p = Params::new().with("collect_mode", mode);
                 let r = engine::run(spec.id, &p, &batches, NonFinitePolicy::Exclude)
                     .unwrap_or_else(|e| panic!("{} {mode}: {e}", spec.id));
-                assert!(r.qparams.scale[0] > 0.0, "{}", spec.id);
-                assert!(r.qdq.is_some());
+                assert!(r.ok, "{} {mode}: {:?}", spec.id, r.error);
+                assert!(r.qparams.unwrap().scale[0] > 0.0, "{}", spec.id);
+                assert!(r.metrics.is_some());
             }
         }
     }

@@ -13,7 +13,8 @@ use super::qparams::nan_max;
 use super::spec::{QuarkSpec, SpecDefaults};
 use crate::error::{Error, Result, Stage};
 use crate::formats::bfp::BFP16;
-use crate::observer::{Observer, ObserverState, QParams, ZeroPoint};
+use crate::observer::legacy::Observer;
+use crate::observer::{ObserverState, QParams, ZeroPoint};
 use crate::params::Params;
 use crate::tensor::Tensor;
 

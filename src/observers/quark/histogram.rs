@@ -18,7 +18,8 @@ use super::spec::{QuarkSpec, SpecDefaults};
 use super::torch_ops::{arange_f32, linspace_f32};
 use crate::error::{Error, Result, Stage};
 use crate::histogram::histc;
-use crate::observer::{HistogramState, Observer, ObserverState, QParams};
+use crate::observer::legacy::Observer;
+use crate::observer::{HistogramState, ObserverState, QParams};
 use crate::params::{ParamSpec, Params};
 use crate::tensor::Tensor;
 

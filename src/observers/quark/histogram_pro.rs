@@ -10,7 +10,8 @@
 
 use super::spec::{QuarkDtype, QuarkSpec, SpecDefaults};
 use crate::error::{Error, Result, Stage};
-use crate::observer::{Observer, ObserverState, QParams};
+use crate::observer::legacy::Observer;
+use crate::observer::{ObserverState, QParams};
 use crate::params::{ParamSpec, Params};
 use crate::tensor::Tensor;
 use serde_json::Value;
@@ -36,7 +37,7 @@ pub fn pro_params() -> Vec<ParamSpec> {
 /// `PerTensorHistogramObserverPro`.
 pub struct PerTensorHistogramPro {
     spec: QuarkSpec,
-    inner: Box<dyn Observer>,
+    inner: crate::observer::Instance,
 }
 
 impl PerTensorHistogramPro {
@@ -68,12 +69,12 @@ impl PerTensorHistogramPro {
             .with("quant_min", qmin as i64)
             .with("quant_max", qmax as i64)
             .with("reduce_range", params.bool_or("reduce_range", false)?);
-        let inner = crate::registry::build(TORCH_HISTOGRAM, &torch_params).map_err(|e| match e {
-            Error::Unknown { .. } => Error::input(format!(
+        let torch_spec = crate::registry::find(TORCH_HISTOGRAM).map_err(|_| {
+            Error::input(format!(
                 "PerTensorHistogramObserverPro wraps {TORCH_HISTOGRAM}, which this build does not include"
-            )),
-            other => other,
+            ))
         })?;
+        let inner = crate::observer::Instance::new(torch_spec, &torch_params)?;
         Ok(PerTensorHistogramPro { spec, inner })
     }
 
@@ -115,11 +116,11 @@ impl Observer for PerTensorHistogramPro {
     }
 
     fn reset(&mut self) {
-        self.inner.reset();
+        self.inner.state = self.inner.resolved.new_state();
     }
 
     fn state(&self) -> ObserverState {
-        self.inner.state()
+        self.inner.plot()
     }
 
     fn fake_quantize(&self, x: &Tensor, q: &QParams) -> Result<Tensor> {

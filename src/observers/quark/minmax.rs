@@ -17,7 +17,8 @@ use super::qparams::{self, nan_max, nan_min};
 use super::spec::{QuarkSpec, SpecDefaults};
 use super::{aminmax, build_qparams};
 use crate::error::{Error, Result, Stage};
-use crate::observer::{Observer, ObserverState, QParams};
+use crate::observer::legacy::Observer;
+use crate::observer::{ObserverState, QParams};
 use crate::params::Params;
 use crate::tensor::Tensor;
 

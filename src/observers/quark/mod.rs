@@ -20,9 +20,10 @@ pub mod qparams;
 pub mod spec;
 pub mod torch_ops;
 
-use crate::observer::{Observer, QParams};
+use crate::observer::legacy::Observer;
+use crate::observer::QParams;
+use crate::observer::{Family, Granularity, ObserverSpec, Preset};
 use crate::params::{ParamSpec, Params};
-use crate::registry::{Family, Granularity, ObserverSpec, Preset};
 use qparams::ScaleZp;
 use spec::{QuarkSpec, SpecDefaults};
 
@@ -148,7 +149,7 @@ fn boxed<O: Observer + 'static>(
 pub fn observers() -> Vec<ObserverSpec> {
     use Granularity::*;
     let q = |id, granularity, summary, params, build| {
-        ObserverSpec::new(
+        ObserverSpec::legacy(
             id,
             Family::Quark,
             VERSION,
@@ -386,7 +387,7 @@ mod tests {
             {
                 continue;
             }
-            let built = spec.build(&Params::new());
+            let built = spec.resolve(&Params::new());
             assert!(built.is_ok(), "{}: {:?}", spec.id, built.err());
         }
         assert_eq!(aminmax(&[1.0, -2.0, 3.0]), (-2.0, 3.0));
@@ -398,7 +399,7 @@ mod tests {
         let refused = |id: &str, params: Params, word: &str| {
             let spec = crate::registry::find(id).unwrap();
             let err = spec
-                .build(&params)
+                .resolve(&params)
                 .err()
                 .map(|e| e.to_string())
                 .unwrap_or_default();

@@ -17,7 +17,8 @@ use super::kernels::{int_affine, scaled_fake_quantize};
 use super::qparams;
 use super::spec::{QuarkSpec, SpecDefaults};
 use crate::error::{Error, Result, Stage};
-use crate::observer::{Observer, ObserverState, QParams, Retune};
+use crate::observer::legacy::{Observer, Retune};
+use crate::observer::{ObserverState, QParams};
 use crate::params::{ParamSpec, Params};
 use crate::tensor::Tensor;
 

@@ -14,7 +14,8 @@ use super::spec::{QuarkSpec, ScaleFormat, SpecDefaults};
 use crate::error::{Error, Result, Stage};
 use crate::formats::e8m0;
 use crate::formats::ElementFormat;
-use crate::observer::{Observer, ObserverState, QParams, ZeroPoint};
+use crate::observer::legacy::Observer;
+use crate::observer::{ObserverState, QParams, ZeroPoint};
 use crate::params::Params;
 use crate::tensor::Tensor;
 

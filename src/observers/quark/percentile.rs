@@ -18,7 +18,8 @@ use super::histogram::{histogram_qparams, parse_histogram, QuarkHistogram};
 use super::kernels::scaled_fake_quantize;
 use super::spec::{QuarkSpec, SpecDefaults};
 use crate::error::{Error, Result, Stage};
-use crate::observer::{Observer, ObserverState, QParams, Retune};
+use crate::observer::legacy::{Observer, Retune};
+use crate::observer::{ObserverState, QParams};
 use crate::params::{ParamSpec, Params};
 use crate::tensor::Tensor;
 

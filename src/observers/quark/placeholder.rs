@@ -4,7 +4,8 @@
 
 use super::spec::{QuarkSpec, SpecDefaults};
 use crate::error::Result;
-use crate::observer::{Grid, Observer, ObserverState, QParams, ZeroPoint};
+use crate::observer::legacy::Observer;
+use crate::observer::{Grid, ObserverState, QParams, ZeroPoint};
 use crate::params::Params;
 use crate::tensor::Tensor;
 

@@ -11,68 +11,28 @@
 //! division (`−100..100 → −50..50`).
 
 use crate::error::{Error, Result, Stage};
-use crate::params::{ParamSpec, Params};
 use serde_json::Value;
 
 /// `torch.finfo(torch.float32).eps`, PyTorch's default `eps`.
 pub const F32_EPS: f64 = f32::EPSILON as f64;
 
-/// The quantized dtypes a uniform observer accepts (`_ALLOWED_DTYPES` minus the float8 types).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum QDtype {
-    QUInt8,
-    QInt8,
-    QUInt4x2,
-    QInt32,
-    Int8,
-    UInt8,
-    Int16,
-    Int32,
-    UInt16,
+crate::choice_enum! {
+    /// The quantized dtypes a uniform observer accepts (`_ALLOWED_DTYPES` minus the float8
+    /// types), spelled as PyTorch's `torch.<name>` without the prefix.
+    pub enum QDtype {
+        QUInt8 = "quint8",
+        QInt8 = "qint8",
+        QUInt4x2 = "quint4x2",
+        QInt32 = "qint32",
+        Int8 = "int8",
+        UInt8 = "uint8",
+        Int16 = "int16",
+        Int32 = "int32",
+        UInt16 = "uint16",
+    }
 }
 
-/// Names of [`QDtype`] as the params spell them (PyTorch's `torch.<name>` without the prefix).
-pub const DTYPE_NAMES: &[&str] = &[
-    "quint8", "qint8", "quint4x2", "qint32", "int8", "uint8", "int16", "int32", "uint16",
-];
-
 impl QDtype {
-    /// Parse a params name (`"qint8"`).
-    pub fn parse(name: &str) -> Result<Self> {
-        Ok(match name {
-            "quint8" => QDtype::QUInt8,
-            "qint8" => QDtype::QInt8,
-            "quint4x2" => QDtype::QUInt4x2,
-            "qint32" => QDtype::QInt32,
-            "int8" => QDtype::Int8,
-            "uint8" => QDtype::UInt8,
-            "int16" => QDtype::Int16,
-            "int32" => QDtype::Int32,
-            "uint16" => QDtype::UInt16,
-            other => {
-                return Err(Error::param(
-                    "dtype",
-                    format!("expected one of {}, got {other:?}", DTYPE_NAMES.join(", ")),
-                ))
-            }
-        })
-    }
-
-    /// The params name.
-    pub fn name(self) -> &'static str {
-        match self {
-            QDtype::QUInt8 => "quint8",
-            QDtype::QInt8 => "qint8",
-            QDtype::QUInt4x2 => "quint4x2",
-            QDtype::QInt32 => "qint32",
-            QDtype::Int8 => "int8",
-            QDtype::UInt8 => "uint8",
-            QDtype::Int16 => "int16",
-            QDtype::Int32 => "int32",
-            QDtype::UInt16 => "uint16",
-        }
-    }
-
     /// `torch.iinfo(dtype).bits` (8 for quint4x2, whose storage is a byte).
     pub fn bits(self) -> u32 {
         match self {
@@ -95,57 +55,18 @@ impl QDtype {
     }
 }
 
-/// `torch.qscheme` values.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum QScheme {
-    PerTensorAffine,
-    PerTensorSymmetric,
-    PerChannelAffine,
-    PerChannelSymmetric,
-    PerChannelAffineFloatQparams,
+crate::choice_enum! {
+    /// `torch.qscheme` values.
+    pub enum QScheme {
+        PerTensorAffine = "per_tensor_affine",
+        PerTensorSymmetric = "per_tensor_symmetric",
+        PerChannelAffine = "per_channel_affine",
+        PerChannelSymmetric = "per_channel_symmetric",
+        PerChannelAffineFloatQparams = "per_channel_affine_float_qparams",
+    }
 }
 
-/// Names of [`QScheme`] as the params spell them.
-pub const QSCHEME_NAMES: &[&str] = &[
-    "per_tensor_affine",
-    "per_tensor_symmetric",
-    "per_channel_affine",
-    "per_channel_symmetric",
-    "per_channel_affine_float_qparams",
-];
-
 impl QScheme {
-    /// Parse a params name (`"per_tensor_symmetric"`).
-    pub fn parse(name: &str) -> Result<Self> {
-        Ok(match name {
-            "per_tensor_affine" => QScheme::PerTensorAffine,
-            "per_tensor_symmetric" => QScheme::PerTensorSymmetric,
-            "per_channel_affine" => QScheme::PerChannelAffine,
-            "per_channel_symmetric" => QScheme::PerChannelSymmetric,
-            "per_channel_affine_float_qparams" => QScheme::PerChannelAffineFloatQparams,
-            other => {
-                return Err(Error::param(
-                    "qscheme",
-                    format!(
-                        "expected one of {}, got {other:?}",
-                        QSCHEME_NAMES.join(", ")
-                    ),
-                ))
-            }
-        })
-    }
-
-    /// The params name.
-    pub fn name(self) -> &'static str {
-        match self {
-            QScheme::PerTensorAffine => "per_tensor_affine",
-            QScheme::PerTensorSymmetric => "per_tensor_symmetric",
-            QScheme::PerChannelAffine => "per_channel_affine",
-            QScheme::PerChannelSymmetric => "per_channel_symmetric",
-            QScheme::PerChannelAffineFloatQparams => "per_channel_affine_float_qparams",
-        }
-    }
-
     /// `is_per_tensor(qscheme)`.
     pub fn is_per_tensor(self) -> bool {
         matches!(self, QScheme::PerTensorAffine | QScheme::PerTensorSymmetric)
@@ -165,6 +86,26 @@ impl QScheme {
     }
 }
 
+crate::declare_params! {
+    /// The arguments of `UniformQuantizationObserverBase.__init__` every uniform observer
+    /// takes besides its `qscheme` (whose default differs per class). They only enter
+    /// `calculate_qparams`, so they are search parameters.
+    pub struct UniformArgs {
+        /// quantized dtype; sets the default integer range
+        dtype: QDtype = QDtype::QUInt8; choice(), Search;
+        /// halve the default 8-bit range (0..127 / -64..63); deprecated in PyTorch
+        reduce_range: bool = false; boolean(), Search;
+        /// custom lower end of the integer range (used only with quant_max)
+        quant_min: Option<i64> = None; int(i32::MIN as i64, i32::MAX as i64), Search;
+        /// custom upper end of the integer range (used only with quant_min)
+        quant_max: Option<i64> = None; int(i32::MIN as i64, i32::MAX as i64), Search;
+        /// smallest scale (stored as a float32 buffer)
+        eps: f64 = F32_EPS; log_float(0.0, f32::MAX as f64), Search;
+        /// marks the observer as a dynamic-quantization placeholder
+        is_dynamic: bool = false; boolean(), Search;
+    }
+}
+
 /// The validated configuration of a uniform-quantization observer.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct UniformConfig {
@@ -181,25 +122,13 @@ pub struct UniformConfig {
     pub is_dynamic: bool,
 }
 
-/// Constructor keywords every uniform observer accepts (`MinMaxObserver.__init__` and its base).
-pub const UNIFORM_KWARGS: &[&str] = &[
-    "dtype",
-    "qscheme",
-    "reduce_range",
-    "quant_min",
-    "quant_max",
-    "factory_kwargs",
-    "eps",
-    "is_dynamic",
-];
-
-/// The first key of `params` not in `accepted` (JSON object order).
-pub fn unexpected_kwarg<'a>(params: &'a Params, accepted: &[&str]) -> Option<&'a str> {
-    params
-        .0
-        .keys()
-        .map(String::as_str)
-        .find(|k| !accepted.contains(k))
+/// Python's `TypeError: <function>() got an unexpected keyword argument '<key>'` for the first
+/// of `unknown`.
+pub fn reject_unknown(unknown: &[String], function: &str) -> Result<()> {
+    match unknown.first() {
+        Some(key) => Err(unexpected_kwarg_error(function, key)),
+        None => Ok(()),
+    }
 }
 
 /// Python's `TypeError: <function>() got an unexpected keyword argument '<key>'`.
@@ -221,57 +150,31 @@ pub fn init_assertion(message: impl Into<String>) -> Error {
     Error::framework("AssertionError", message, Stage::Init)
 }
 
-/// The qscheme named in `params` (or `default`).
-pub fn qscheme_of(params: &Params, default: QScheme) -> Result<QScheme> {
-    match params.opt_str("qscheme")? {
-        Some(name) => QScheme::parse(name),
-        None => Ok(default),
-    }
-}
-
-/// `is_dynamic` from `params` (default false).
-pub fn is_dynamic_of(params: &Params) -> Result<bool> {
-    params.bool_or("is_dynamic", false)
-}
-
 impl UniformConfig {
     /// What `UniformQuantizationObserverBase.__init__` does with the arguments, after the
-    /// subclass's own qscheme check: the `ObserverBase` keyword check (`accepted` lists the
-    /// subclass's keywords), dtype, custom range validation and `calculate_qmin_qmax`.
-    pub fn from_params(
-        params: &Params,
-        default_qscheme: QScheme,
-        accepted: &[&str],
-    ) -> Result<Self> {
-        if let Some(key) = unexpected_kwarg(params, accepted) {
-            return Err(unexpected_kwarg_error("ObserverBase.__init__", key));
-        }
-        let dtype = QDtype::parse(params.str_or("dtype", "quint8")?)?;
-        let qscheme = qscheme_of(params, default_qscheme)?;
-        let reduce_range = params.bool_or("reduce_range", false)?;
-        let eps = params.f64_or("eps", F32_EPS)? as f32;
-        let is_dynamic = is_dynamic_of(params)?;
-        let custom_min = params.opt_i64("quant_min")?;
-        let custom_max = params.opt_i64("quant_max")?;
-        let (quant_min, quant_max, has_customized_qrange) = match (custom_min, custom_max) {
+    /// subclass's own qscheme check: the `ObserverBase` keyword check, custom range validation
+    /// and `calculate_qmin_qmax`.
+    pub fn resolve(args: &UniformArgs, qscheme: QScheme, unknown: &[String]) -> Result<Self> {
+        reject_unknown(unknown, "ObserverBase.__init__")?;
+        let (quant_min, quant_max, has_customized_qrange) = match (args.quant_min, args.quant_max) {
             (Some(qmin), Some(qmax)) => {
-                let (qmin, qmax) = custom_qmin_qmax(qmin, qmax, dtype, reduce_range)?;
+                let (qmin, qmax) = custom_qmin_qmax(qmin, qmax, args.dtype, args.reduce_range)?;
                 (qmin, qmax, true)
             }
             _ => {
-                let (qmin, qmax) = default_qmin_qmax(dtype, reduce_range);
+                let (qmin, qmax) = default_qmin_qmax(args.dtype, args.reduce_range);
                 (qmin, qmax, false)
             }
         };
         Ok(UniformConfig {
-            dtype,
+            dtype: args.dtype,
             qscheme,
-            reduce_range,
+            reduce_range: args.reduce_range,
             quant_min,
             quant_max,
             has_customized_qrange,
-            eps,
-            is_dynamic,
+            eps: args.eps as f32,
+            is_dynamic: args.is_dynamic,
         })
     }
 
@@ -401,129 +304,23 @@ pub fn py_float_repr(x: f64) -> String {
     }
 }
 
-/// Common registry parameters of the uniform observers.
-pub mod specs {
-    use super::*;
-
-    /// `dtype` with PyTorch's default `quint8`.
-    pub fn dtype() -> ParamSpec {
-        ParamSpec::choice(
-            "dtype",
-            DTYPE_NAMES,
-            "quint8",
-            "quantized dtype; sets the default integer range",
-        )
-    }
-
-    /// `qscheme` (all five are selectable so that PyTorch's refusal can be shown).
-    pub fn qscheme(default: &'static str) -> ParamSpec {
-        ParamSpec::choice(
-            "qscheme",
-            QSCHEME_NAMES,
-            default,
-            "quantization scheme (each observer accepts only its granularity)",
-        )
-    }
-
-    /// `reduce_range`.
-    pub fn reduce_range() -> ParamSpec {
-        ParamSpec::bool(
-            "reduce_range",
-            false,
-            "halve the default 8-bit range (0..127 / -64..63); deprecated in PyTorch",
-        )
-    }
-
-    /// `quant_min`.
-    pub fn quant_min() -> ParamSpec {
-        ParamSpec::int(
-            "quant_min",
-            i32::MIN as i64,
-            i32::MAX as i64,
-            Value::Null,
-            "custom lower end of the integer range (used only with quant_max)",
-        )
-    }
-
-    /// `quant_max`.
-    pub fn quant_max() -> ParamSpec {
-        ParamSpec::int(
-            "quant_max",
-            i32::MIN as i64,
-            i32::MAX as i64,
-            Value::Null,
-            "custom upper end of the integer range (used only with quant_min)",
-        )
-    }
-
-    /// `eps`.
-    pub fn eps() -> ParamSpec {
-        ParamSpec::float(
-            "eps",
-            0.0,
-            f32::MAX as f64,
-            F32_EPS,
-            "smallest scale (stored as a float32 buffer)",
-        )
-        .log_scale()
-    }
-
-    /// `is_dynamic`.
-    pub fn is_dynamic() -> ParamSpec {
-        ParamSpec::bool(
-            "is_dynamic",
-            false,
-            "marks the observer as a dynamic-quantization placeholder",
-        )
-    }
-
-    /// `averaging_constant`.
-    pub fn averaging_constant() -> ParamSpec {
-        ParamSpec::float(
-            "averaging_constant",
-            0.0,
-            1.0,
-            0.01,
-            "weight c of the new batch in the running average v += c·(cur − v)",
-        )
-    }
-
-    /// `ch_axis`.
-    pub fn ch_axis() -> ParamSpec {
-        ParamSpec::int(
-            "ch_axis",
-            -64,
-            63,
-            0,
-            "channel axis (negative counts from the end)",
-        )
-    }
-
-    /// The parameters every uniform observer has, in PyTorch's order after the class-specific
-    /// ones; `qscheme_default` differs between per-tensor and per-channel observers.
-    pub fn uniform(qscheme_default: &'static str) -> Vec<ParamSpec> {
-        vec![
-            dtype(),
-            qscheme(qscheme_default),
-            reduce_range(),
-            quant_min(),
-            quant_max(),
-            eps(),
-            is_dynamic(),
-        ]
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::params::{ParamSet, Params};
     use serde_json::json;
 
     fn cfg(p: Value) -> Result<UniformConfig> {
-        UniformConfig::from_params(
-            &Params::from_value(p).unwrap(),
+        let params = Params::from_value(p).unwrap();
+        let unknown: Vec<String> = params
+            .keys()
+            .filter(|k| !UniformArgs::specs().iter().any(|s| s.name == *k))
+            .map(str::to_string)
+            .collect();
+        UniformConfig::resolve(
+            &UniformArgs::from_params(&params)?,
             QScheme::PerTensorAffine,
-            UNIFORM_KWARGS,
+            &unknown,
         )
     }
 

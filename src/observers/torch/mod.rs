@@ -14,9 +14,10 @@ pub mod passthrough;
 pub mod per_channel;
 pub mod qparams;
 
+use crate::observer::ObserverKind;
+use crate::observer::{Family, Granularity, ObserverSpec, Preset};
 use crate::params::Params;
-use crate::registry::{Family, Granularity, ObserverSpec, Preset};
-use passthrough::Kind;
+use passthrough::PassThrough;
 use serde_json::{json, Value};
 
 /// The torch version whose behaviour is reproduced.
@@ -27,118 +28,88 @@ const SYMMETRIC_127_5: &str = "symmetric scale divides by (qmax − qmin)/2 = 12
 const REDUCE_RANGE: &str = "reduce_range halves only the default 8-bit ranges; with custom quant_min/quant_max it uses quant_min // 2, quant_max // 2; quint4x2 and 32-bit dtypes ignore it";
 const INT32_ZERO_POINT: &str = "the affine zero point is computed in int32: qint32 ranges give zero points near −2³¹ (and wrap when min/scale leaves the int32 range)";
 
-fn spec(
+fn spec<K: ObserverKind>(
     id: &'static str,
     granularity: Granularity,
     summary: &'static str,
-    params: Vec<crate::params::ParamSpec>,
-    build: crate::registry::BuildFn,
 ) -> ObserverSpec {
-    ObserverSpec::new(
-        id,
-        Family::Torch,
-        TORCH_VERSION,
-        granularity,
-        summary,
-        params,
-        build,
-    )
+    ObserverSpec::of::<K>(id, Family::Torch, TORCH_VERSION, granularity, summary)
 }
 
 /// The PyTorch observers.
 pub fn observers() -> Vec<ObserverSpec> {
     vec![
-        spec(
+        spec::<minmax::MinMax>(
             "torch.MinMaxObserver",
             Granularity::PerTensor,
             "running min/max of all batches; affine s = (max⁺ − min⁻)/(qmax − qmin), symmetric s = max|x|/((qmax − qmin)/2)",
-            minmax::minmax_params(),
-            minmax::build_minmax,
         )
         .quirk(MIN_EQ_MAX)
         .quirk(SYMMETRIC_127_5)
         .quirk(REDUCE_RANGE)
         .quirk(INT32_ZERO_POINT),
-        spec(
+        spec::<minmax::MovingAverageMinMax>(
             "torch.MovingAverageMinMaxObserver",
             Granularity::PerTensor,
             "exponential moving average of each batch's min/max (v += c·(cur − v), float32), then MinMax's qparams",
-            minmax::moving_average_params(),
-            minmax::build_moving_average,
         )
         .quirk("the first batch initialises the averages with its own min/max")
         .quirk(MIN_EQ_MAX)
         .quirk(SYMMETRIC_127_5),
-        spec(
+        spec::<per_channel::PerChannelMinMax>(
             "torch.PerChannelMinMaxObserver",
             Granularity::PerChannel,
             "running min/max per index of ch_axis, then MinMax's qparams per channel (or float qparams: s = (max − min)/(qmax − qmin), zp = −min/s)",
-            per_channel::per_channel_params(),
-            per_channel::build_per_channel,
         )
         .quirk("per_channel_affine_float_qparams uses the raw min/max (the range need not contain 0), replaces scale <= eps by 1.0 and returns zp = −min/scale as float32, neither rounded nor clamped")
         .quirk("a negative ch_axis counts from the end; an out-of-range axis raises IndexError only in forward")
         .quirk(MIN_EQ_MAX)
         .quirk(SYMMETRIC_127_5),
-        spec(
+        spec::<per_channel::MovingAveragePerChannelMinMax>(
             "torch.MovingAveragePerChannelMinMaxObserver",
             Granularity::PerChannel,
             "moving average of each channel's min/max (v += c·(cur − v), float32), then per-channel qparams",
-            per_channel::moving_average_per_channel_params(),
-            per_channel::build_moving_average_per_channel,
         )
         .quirk("the first batch initialises the averages with its own min/max")
         .quirk(MIN_EQ_MAX),
-        spec(
+        spec::<histogram::Histogram>(
             "torch.HistogramObserver",
             Granularity::PerTensor,
             "running float32 histogram (histc, re-binned by 16× upsampling when the range grows); a greedy search shrinks the range while an L2 quantization-error estimate decreases",
-            histogram::params(),
-            histogram::build,
         )
         .quirk("upsample_rate is not a constructor argument in torch 2.15 (TypeError); it is fixed at 16 unless the attribute is set after construction")
         .quirk("dst_nbins = 2^bits(dtype): 256 for every 8-bit dtype and for quint4x2, regardless of quant_min/quant_max/reduce_range")
         .quirk("the search evaluates its error estimate in float32; for tiny ranges the estimates underflow to 0 and the search never stops early")
         .quirk("a constant first batch is binned on [v − 1, v + 1] (its mass sits in bin bins/2) while min_val == max_val is stored")
         .quirk(MIN_EQ_MAX),
-        spec(
+        spec::<fixed::FixedQParams>(
             "torch.FixedQParamsObserver",
             Granularity::PerTensor,
             "returns the scale and zero point it was built with; the data is ignored",
-            fixed::params(),
-            fixed::build,
         )
         .quirk("none of its arguments are validated (a zero point outside quant_min..quant_max is accepted)"),
-        spec(
+        spec::<PassThrough<passthrough::Placeholder>>(
             "torch.PlaceholderObserver",
             Granularity::PassThrough,
             "carries dtype/qscheme/range to the quantized module (float16 or dynamic quantization); computes nothing",
-            passthrough::params(Kind::Placeholder),
-            passthrough::build_placeholder,
         )
         .quirk("calculate_qparams raises Exception(\"calculate_qparams should not be called for PlaceholderObserver\")"),
-        spec(
+        spec::<PassThrough<passthrough::Recording>>(
             "torch.RecordingObserver",
             Granularity::PassThrough,
             "debug observer that records its inputs; computes nothing",
-            passthrough::params(Kind::Recording),
-            passthrough::build_recording,
         )
         .quirk("calculate_qparams raises Exception(\"calculate_qparams should not be called for RecordingObserver\")"),
-        spec(
+        spec::<PassThrough<passthrough::Noop>>(
             "torch.NoopObserver",
             Granularity::PassThrough,
             "passes its dtype (float16 by default) to the quantized module; computes nothing",
-            passthrough::params(Kind::Noop),
-            passthrough::build_noop,
         )
         .quirk("calculate_qparams raises Exception(\"calculate_qparams should not be called for NoopObserver\")"),
-        spec(
+        spec::<PassThrough<passthrough::ReuseInput>>(
             "torch.ReuseInputObserver",
             Granularity::PassThrough,
             "reuses the observer of the operator's input (FX graph mode); computes nothing",
-            passthrough::params(Kind::ReuseInput),
-            passthrough::build_reuse_input,
         )
         .quirk("calculate_qparams raises Exception(\"calculate_qparams should not be called for ReuseInputObserver\")"),
     ]
@@ -267,7 +238,7 @@ mod tests {
     fn every_preset_builds() {
         for p in presets() {
             let spec = registry::find(p.observer).unwrap();
-            spec.build(&p.params)
+            spec.resolve(&p.params)
                 .unwrap_or_else(|e| panic!("{}: {e}", p.name));
         }
         assert_eq!(presets().len(), 16);
@@ -282,7 +253,7 @@ mod tests {
                     params = params.with(p.name, p.default.clone());
                 }
             }
-            let built = s.build(&params);
+            let built = s.resolve(&params);
             if s.id == "torch.FixedQParamsObserver" {
                 assert!(built.is_err(), "scale and zero_point are required");
             } else {

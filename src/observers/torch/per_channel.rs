@@ -1,110 +1,79 @@
 //! `PerChannelMinMaxObserver` and `MovingAveragePerChannelMinMaxObserver`.
 //!
-//! Each batch is reduced to one min/max per index of `ch_axis` (PyTorch swaps axis 0 and
+//! State: each batch is reduced to one min/max per index of `ch_axis` (PyTorch swaps axis 0 and
 //! `ch_axis`, flattens the rest and takes `aminmax(dim=1)`; negative axes count from the end,
 //! an axis outside the tensor raises `IndexError` in `forward`, as does a 1-d or 0-d input).
 //! MinMax keeps running extrema, MovingAverage `v ← v + c·(cur − v)` in float32; shapes
-//! broadcast like PyTorch's (a single channel combines with any count). Qparams per channel with
-//! [`super::qparams::calculate`]. Non-finite values count as 0 (as the engine prepares them).
+//! broadcast like PyTorch's (a single channel combines with any count). The search: qparams per
+//! channel with [`super::qparams::calculate`]. Non-finite values count as 0 (as the engine
+//! prepares them).
 
-use super::config::{is_dynamic_of, not_implemented, qscheme_of, specs, QScheme, UniformConfig};
+use super::config::{not_implemented, QScheme, UniformArgs, UniformConfig};
 use super::qparams::{calculate, to_qparams, Buffers};
 use crate::error::{Error, Result, Stage};
-use crate::observer::{Observer, ObserverState, QParams, Retune};
-use crate::params::{ParamSpec, Params};
+use crate::observer::{ObserverKind, ObserverState, QParams};
 use crate::tensor::Tensor;
 
-/// PyTorch's per-channel min/max observers.
-#[derive(Debug, Clone)]
-pub struct PerChannelObserver {
-    cfg: UniformConfig,
-    ch_axis: i64,
-    /// `None`: running extrema; `Some(c)`: moving average with constant `c`.
-    averaging_constant: Option<f32>,
-    min_val: Vec<f32>,
-    max_val: Vec<f32>,
-    /// `ch_axis` normalised against the last batch's rank.
-    axis: Option<usize>,
+crate::declare_params! {
+    /// Arguments of `PerChannelMinMaxObserver`.
+    pub struct PerChannelArgs {
+        /// channel axis (negative counts from the end)
+        ch_axis: i64 = 0; int(-64, 63), Data;
+        /// quantization scheme (per-channel ones only)
+        qscheme: QScheme = QScheme::PerChannelAffine; choice(), Search;
+    }
+    include { uniform: UniformArgs }
 }
 
-const PER_CHANNEL_KWARGS: &[&str] = &[
-    "ch_axis",
-    "dtype",
-    "qscheme",
-    "reduce_range",
-    "quant_min",
-    "quant_max",
-    "factory_kwargs",
-    "eps",
-    "is_dynamic",
-];
+crate::declare_params! {
+    /// Arguments of `MovingAveragePerChannelMinMaxObserver`.
+    pub struct MovingAveragePerChannelArgs {
+        /// weight c of the new batch in the running average v += c·(cur − v)
+        averaging_constant: f64 = 0.01; float(0.0, 1.0), Data;
+        /// channel axis (negative counts from the end)
+        ch_axis: i64 = 0; int(-64, 63), Data;
+        /// quantization scheme (per-channel ones only)
+        qscheme: QScheme = QScheme::PerChannelAffine; choice(), Search;
+    }
+    include { uniform: UniformArgs }
+}
 
-const MOVING_AVERAGE_PER_CHANNEL_KWARGS: &[&str] = &[
-    "averaging_constant",
-    "ch_axis",
-    "dtype",
-    "qscheme",
-    "reduce_range",
-    "quant_min",
-    "quant_max",
-    "factory_kwargs",
-    "eps",
-    "is_dynamic",
-];
+/// The configuration of a per-channel observer.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PerChannelConfig {
+    pub ch_axis: i64,
+    /// `None`: running extrema; `Some(c)`: moving average with constant `c` (float32).
+    pub averaging_constant: Option<f32>,
+    pub uniform: UniformConfig,
+}
+
+/// Per-channel running min/max.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct PerChannelState {
+    pub min_val: Vec<f32>,
+    pub max_val: Vec<f32>,
+    /// `ch_axis` normalised against the last batch's rank.
+    pub axis: Option<usize>,
+}
 
 const PER_CHANNEL_ONLY: &str = "qscheme only support torch.per_channel_symmetric, torch.per_channel_affine and torch.per_channel_affine_float_qparams.";
 
-impl PerChannelObserver {
-    /// `PerChannelMinMaxObserver(**params)`.
-    pub fn new(params: &Params) -> Result<Self> {
-        let cfg = per_channel_config(params, "PerChannelMinMaxObserver", PER_CHANNEL_KWARGS)?;
-        Ok(Self::with(cfg, params.i64_or("ch_axis", 0)?, None))
-    }
-
-    /// `MovingAveragePerChannelMinMaxObserver(**params)`.
-    pub fn moving_average(params: &Params) -> Result<Self> {
-        let cfg = per_channel_config(
-            params,
-            "MovingAveragePerChannelMinMaxObserver",
-            MOVING_AVERAGE_PER_CHANNEL_KWARGS,
-        )?;
-        let constant = params.f64_or("averaging_constant", 0.01)? as f32;
-        Ok(Self::with(
-            cfg,
-            params.i64_or("ch_axis", 0)?,
-            Some(constant),
-        ))
-    }
-
-    fn with(cfg: UniformConfig, ch_axis: i64, averaging_constant: Option<f32>) -> Self {
-        PerChannelObserver {
-            cfg,
-            ch_axis,
-            averaging_constant,
-            min_val: Vec::new(),
-            max_val: Vec::new(),
-            axis: None,
-        }
-    }
-
-    /// The validated configuration.
-    pub fn config(&self) -> &UniformConfig {
-        &self.cfg
-    }
-}
-
 /// The checks of the per-channel constructors, in PyTorch's order.
-fn per_channel_config(params: &Params, class: &str, accepted: &[&str]) -> Result<UniformConfig> {
-    let qscheme = qscheme_of(params, QScheme::PerChannelAffine)?;
+fn per_channel_config(
+    class: &str,
+    qscheme: QScheme,
+    uniform: &UniformArgs,
+    unknown: &[String],
+) -> Result<UniformConfig> {
     if !qscheme.is_per_channel() {
         return Err(not_implemented(format!("{class}'s {PER_CHANNEL_ONLY}")));
     }
-    if is_dynamic_of(params)? {
+    if uniform.is_dynamic {
         return Err(not_implemented(format!(
             "{class} doesn't support dynamic quantization"
         )));
     }
-    let cfg = UniformConfig::from_params(params, QScheme::PerChannelAffine, accepted)?;
+    let cfg = UniformConfig::resolve(uniform, qscheme, unknown)?;
     cfg.reject_quint8_symmetric_reduce_range()?;
     Ok(cfg)
 }
@@ -173,118 +142,166 @@ fn broadcast(old: &[f32], cur: &[f32], f: impl Fn(f32, f32) -> f32) -> Result<Ve
     Ok((0..n).map(|i| f(at(old, i), at(cur, i))).collect())
 }
 
-impl Observer for PerChannelObserver {
-    fn observe(&mut self, batch: &Tensor) -> Result<()> {
-        if batch.is_empty() {
-            return Ok(());
-        }
-        let axis = normalize_axis(self.ch_axis, batch.ndim())?;
-        let (lo, hi) = channel_min_max(batch, axis);
-        if self.min_val.is_empty() {
-            self.min_val = lo;
-            self.max_val = hi;
-        } else {
-            let (min_val, max_val) = match self.averaging_constant {
-                None => (
-                    broadcast(&self.min_val, &lo, |old, cur| cur.min(old))?,
-                    broadcast(&self.max_val, &hi, |old, cur| cur.max(old))?,
-                ),
-                Some(c) => (
-                    broadcast(&self.min_val, &lo, |old, cur| old + c * (cur - old))?,
-                    broadcast(&self.max_val, &hi, |old, cur| old + c * (cur - old))?,
-                ),
-            };
-            self.min_val = min_val;
-            self.max_val = max_val;
-        }
-        self.axis = Some(axis);
-        Ok(())
+/// `forward()` of both per-channel observers.
+fn observe(state: &mut PerChannelState, cfg: &PerChannelConfig, batch: &Tensor) -> Result<()> {
+    if batch.is_empty() {
+        return Ok(());
+    }
+    let axis = normalize_axis(cfg.ch_axis, batch.ndim())?;
+    let (lo, hi) = channel_min_max(batch, axis);
+    if state.min_val.is_empty() {
+        state.min_val = lo;
+        state.max_val = hi;
+    } else {
+        let (min_val, max_val) = match cfg.averaging_constant {
+            None => (
+                broadcast(&state.min_val, &lo, |old, cur| cur.min(old))?,
+                broadcast(&state.max_val, &hi, |old, cur| cur.max(old))?,
+            ),
+            Some(c) => (
+                broadcast(&state.min_val, &lo, |old, cur| old + c * (cur - old))?,
+                broadcast(&state.max_val, &hi, |old, cur| old + c * (cur - old))?,
+            ),
+        };
+        state.min_val = min_val;
+        state.max_val = max_val;
+    }
+    state.axis = Some(axis);
+    Ok(())
+}
+
+/// `calculate_qparams()` of both per-channel observers.
+fn qparams(state: &PerChannelState, cfg: &PerChannelConfig) -> Result<QParams> {
+    let computed = calculate(
+        &cfg.uniform,
+        &state.min_val,
+        &state.max_val,
+        Buffers::PerChannel,
+    )?;
+    Ok(to_qparams(
+        &cfg.uniform,
+        computed,
+        state.axis,
+        state.min_val.clone(),
+        state.max_val.clone(),
+    ))
+}
+
+fn plot(state: &PerChannelState) -> ObserverState {
+    ObserverState {
+        min_val: state.min_val.clone(),
+        max_val: state.max_val.clone(),
+        histogram: None,
+    }
+}
+
+/// PyTorch's `PerChannelMinMaxObserver`: running extrema per channel.
+pub struct PerChannelMinMax;
+
+impl ObserverKind for PerChannelMinMax {
+    type Args = PerChannelArgs;
+    type Config = PerChannelConfig;
+    type State = PerChannelState;
+
+    fn resolve(args: &PerChannelArgs, unknown: &[String]) -> Result<PerChannelConfig> {
+        Ok(PerChannelConfig {
+            ch_axis: args.ch_axis,
+            averaging_constant: None,
+            uniform: per_channel_config(
+                "PerChannelMinMaxObserver",
+                args.qscheme,
+                &args.uniform,
+                unknown,
+            )?,
+        })
     }
 
-    fn qparams(&self) -> Result<QParams> {
-        let computed = calculate(&self.cfg, &self.min_val, &self.max_val, Buffers::PerChannel)?;
-        Ok(to_qparams(
-            &self.cfg,
-            computed,
-            self.axis,
-            self.min_val.clone(),
-            self.max_val.clone(),
-        ))
+    fn init(_: &PerChannelConfig) -> PerChannelState {
+        PerChannelState::default()
+    }
+
+    fn observe(state: &mut PerChannelState, cfg: &PerChannelConfig, batch: &Tensor) -> Result<()> {
+        observe(state, cfg, batch)
+    }
+
+    fn qparams(state: &PerChannelState, cfg: &PerChannelConfig) -> Result<QParams> {
+        qparams(state, cfg)
     }
 
     /// PyTorch's own fake-quantize kernels ([`super::fake_quant`]).
-    fn fake_quantize(&self, x: &Tensor, q: &QParams) -> Result<Tensor> {
+    fn fake_quantize(_: &PerChannelConfig, x: &Tensor, q: &QParams) -> Result<Tensor> {
         super::fake_quant::fake_quantize(x, q)
     }
 
-    fn reset(&mut self) {
-        self.min_val.clear();
-        self.max_val.clear();
-        self.axis = None;
-    }
-
-    fn state(&self) -> ObserverState {
-        ObserverState {
-            min_val: self.min_val.clone(),
-            max_val: self.max_val.clone(),
-            histogram: None,
-        }
-    }
-
-    /// Everything but `ch_axis` and `averaging_constant` only changes the qparams formula.
-    fn retune(&mut self, params: &Params) -> Result<Retune> {
-        let rebuilt = match self.averaging_constant {
-            None => PerChannelObserver::new(params)?,
-            Some(_) => PerChannelObserver::moving_average(params)?,
-        };
-        if rebuilt.ch_axis != self.ch_axis || rebuilt.averaging_constant != self.averaging_constant
-        {
-            return Ok(Retune::NeedsData);
-        }
-        self.cfg = rebuilt.cfg;
-        Ok(Retune::Applied)
+    fn plot(state: &PerChannelState) -> ObserverState {
+        plot(state)
     }
 }
 
-fn per_channel_common() -> Vec<ParamSpec> {
-    specs::uniform("per_channel_affine")
-        .into_iter()
-        .map(ParamSpec::search_only)
-        .collect()
-}
+/// PyTorch's `MovingAveragePerChannelMinMaxObserver`: a moving average of each channel's
+/// min/max.
+pub struct MovingAveragePerChannelMinMax;
 
-/// Registry parameters of `PerChannelMinMaxObserver`.
-pub fn per_channel_params() -> Vec<ParamSpec> {
-    let mut params = vec![specs::ch_axis()];
-    params.extend(per_channel_common());
-    params
-}
+impl ObserverKind for MovingAveragePerChannelMinMax {
+    type Args = MovingAveragePerChannelArgs;
+    type Config = PerChannelConfig;
+    type State = PerChannelState;
 
-/// Registry parameters of `MovingAveragePerChannelMinMaxObserver`.
-pub fn moving_average_per_channel_params() -> Vec<ParamSpec> {
-    let mut params = vec![specs::averaging_constant(), specs::ch_axis()];
-    params.extend(per_channel_common());
-    params
-}
+    fn resolve(args: &MovingAveragePerChannelArgs, unknown: &[String]) -> Result<PerChannelConfig> {
+        Ok(PerChannelConfig {
+            ch_axis: args.ch_axis,
+            averaging_constant: Some(args.averaging_constant as f32),
+            uniform: per_channel_config(
+                "MovingAveragePerChannelMinMaxObserver",
+                args.qscheme,
+                &args.uniform,
+                unknown,
+            )?,
+        })
+    }
 
-/// Registry constructor of `torch.PerChannelMinMaxObserver`.
-pub fn build_per_channel(params: &Params) -> Result<Box<dyn Observer>> {
-    Ok(Box::new(PerChannelObserver::new(params)?))
-}
+    fn init(_: &PerChannelConfig) -> PerChannelState {
+        PerChannelState::default()
+    }
 
-/// Registry constructor of `torch.MovingAveragePerChannelMinMaxObserver`.
-pub fn build_moving_average_per_channel(params: &Params) -> Result<Box<dyn Observer>> {
-    Ok(Box::new(PerChannelObserver::moving_average(params)?))
+    fn observe(state: &mut PerChannelState, cfg: &PerChannelConfig, batch: &Tensor) -> Result<()> {
+        observe(state, cfg, batch)
+    }
+
+    fn qparams(state: &PerChannelState, cfg: &PerChannelConfig) -> Result<QParams> {
+        qparams(state, cfg)
+    }
+
+    /// PyTorch's own fake-quantize kernels ([`super::fake_quant`]).
+    fn fake_quantize(_: &PerChannelConfig, x: &Tensor, q: &QParams) -> Result<Tensor> {
+        super::fake_quant::fake_quantize(x, q)
+    }
+
+    fn plot(state: &PerChannelState) -> ObserverState {
+        plot(state)
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::observer::ZeroPoint;
+    use crate::observer::{Instance, ZeroPoint};
+    use crate::params::Params;
+    use crate::registry;
     use serde_json::{json, Value};
 
-    fn params(v: Value) -> Params {
-        Params::from_value(v).unwrap()
+    fn new(v: Value) -> Result<Instance> {
+        Instance::new(
+            registry::find("torch.PerChannelMinMaxObserver")?,
+            &Params::from_value(v)?,
+        )
+    }
+
+    fn moving_average(v: Value) -> Result<Instance> {
+        Instance::new(
+            registry::find("torch.MovingAveragePerChannelMinMaxObserver")?,
+            &Params::from_value(v)?,
+        )
     }
 
     fn t(shape: Vec<usize>, data: Vec<f32>) -> Tensor {
@@ -299,7 +316,7 @@ mod tests {
             channel_min_max(&x, 1),
             (vec![-4., -2., 3.], vec![1., 5., 6.])
         );
-        let mut obs = PerChannelObserver::new(&params(json!({"ch_axis": -1}))).unwrap();
+        let mut obs = new(json!({"ch_axis": -1})).unwrap();
         obs.observe(&x).unwrap();
         let q = obs.qparams().unwrap();
         assert_eq!(q.axis, Some(1));
@@ -311,13 +328,13 @@ mod tests {
 
     #[test]
     fn axis_errors_are_pytorchs() {
-        let mut obs = PerChannelObserver::new(&params(json!({"ch_axis": 2}))).unwrap();
+        let mut obs = new(json!({"ch_axis": 2})).unwrap();
         let err = obs.observe(&t(vec![2, 3], vec![0.; 6])).unwrap_err();
         assert_eq!(
             err.to_string(),
             "IndexError: list assignment index out of range"
         );
-        let mut obs = PerChannelObserver::new(&params(json!({}))).unwrap();
+        let mut obs = new(json!({})).unwrap();
         let err = obs.observe(&Tensor::from_vec(vec![1.0, 2.0])).unwrap_err();
         assert!(err
             .to_string()
@@ -329,34 +346,31 @@ mod tests {
 
     #[test]
     fn channel_counts_broadcast_or_fail() {
-        let mut obs = PerChannelObserver::new(&params(json!({}))).unwrap();
+        let mut obs = new(json!({})).unwrap();
         obs.observe(&t(vec![3, 2], vec![0.; 6])).unwrap();
         let err = obs.observe(&t(vec![5, 1], vec![0.; 5])).unwrap_err();
         assert_eq!(
             err.to_string(),
             "RuntimeError: The size of tensor a (5) must match the size of tensor b (3) at non-singleton dimension 0"
         );
-        let mut obs = PerChannelObserver::new(&params(json!({}))).unwrap();
+        let mut obs = new(json!({})).unwrap();
         obs.observe(&t(vec![1, 2], vec![-1., 1.])).unwrap();
         obs.observe(&t(vec![3, 1], vec![0., 2., -3.])).unwrap();
-        assert_eq!(obs.state().min_val, vec![-1., -1., -3.]);
+        assert_eq!(obs.plot().min_val, vec![-1., -1., -3.]);
     }
 
     #[test]
     fn moving_average_per_channel() {
-        let mut obs = PerChannelObserver::moving_average(&params(
-            json!({"averaging_constant": 0.5, "ch_axis": 1}),
-        ))
-        .unwrap();
+        let mut obs = moving_average(json!({"averaging_constant": 0.5, "ch_axis": 1})).unwrap();
         obs.observe(&t(vec![1, 2], vec![-1., 1.])).unwrap();
         obs.observe(&t(vec![1, 2], vec![-3., 3.])).unwrap();
-        assert_eq!(obs.state().min_val, vec![-2., 2.]);
-        assert_eq!(obs.state().max_val, vec![-2., 2.]);
+        assert_eq!(obs.plot().min_val, vec![-2., 2.]);
+        assert_eq!(obs.plot().max_val, vec![-2., 2.]);
     }
 
     #[test]
     fn constructor_refusals() {
-        let err = |p| PerChannelObserver::new(&params(p)).unwrap_err().to_string();
+        let err = |p| new(p).unwrap_err().to_string();
         assert_eq!(
             err(json!({"qscheme": "per_tensor_affine"})),
             format!("NotImplementedError: PerChannelMinMaxObserver's {PER_CHANNEL_ONLY}")
@@ -369,10 +383,9 @@ mod tests {
             err(json!({"qscheme": "per_channel_symmetric", "reduce_range": true})),
             "NotImplementedError: Cannot reduce range for symmetric quantization for quint8"
         );
-        let err =
-            PerChannelObserver::moving_average(&params(json!({"qscheme": "per_tensor_affine"})))
-                .unwrap_err()
-                .to_string();
+        let err = moving_average(json!({"qscheme": "per_tensor_affine"}))
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("MovingAveragePerChannelMinMaxObserver's qscheme"));
     }
 }

@@ -14,6 +14,7 @@ use super::config::{QDtype, QScheme, UniformConfig};
 use super::ops::{f32_to_i32, maximum, minimum};
 use crate::error::{Error, Result, Stage};
 use crate::observer::{Grid, QParams, ZeroPoint};
+use crate::params::Choice;
 use serde_json::{Map, Value};
 
 /// Scales and zero points as `_calculate_qparams` returns them.
@@ -213,13 +214,18 @@ pub fn to_qparams(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::observers::torch::config::UNIFORM_KWARGS;
-    use crate::params::Params;
+    use crate::observers::torch::config::UniformArgs;
+    use crate::params::{ParamSet, Params};
     use serde_json::json;
 
-    fn cfg(p: Value, default: QScheme) -> UniformConfig {
-        UniformConfig::from_params(&Params::from_value(p).unwrap(), default, UNIFORM_KWARGS)
-            .unwrap()
+    fn cfg(mut p: Value, default: QScheme) -> UniformConfig {
+        let qscheme = p
+            .as_object_mut()
+            .and_then(|o| o.remove("qscheme"))
+            .and_then(|q| QScheme::from_name(q.as_str()?))
+            .unwrap_or(default);
+        let args = UniformArgs::from_params(&Params::from_value(p).unwrap()).unwrap();
+        UniformConfig::resolve(&args, qscheme, &[]).unwrap()
     }
 
     fn per_tensor(p: Value, lo: f32, hi: f32) -> Computed {

@@ -16,13 +16,12 @@ pub mod binning;
 pub mod combine;
 pub mod search;
 
-use super::config::{is_dynamic_of, not_implemented, qscheme_of, specs, QScheme, UniformConfig};
+use super::config::{not_implemented, QScheme, UniformArgs, UniformConfig};
 use super::ops::linspace_f32;
 use super::qparams::{calculate, to_qparams, Buffers};
 use crate::error::{Error, Result, Stage};
 use crate::histogram::finite_min_max;
-use crate::observer::{HistogramState, Observer, ObserverState, QParams, Retune};
-use crate::params::{ParamSpec, Params};
+use crate::observer::{HistogramState, ObserverKind, ObserverState, QParams};
 use crate::tensor::Tensor;
 use serde_json::Value;
 
@@ -30,104 +29,40 @@ use serde_json::Value;
 pub const MAX_BINS: usize = 1 << 16;
 /// Largest `bins · upsample_rate` accepted (size of the upsampled histogram).
 pub const MAX_UPSAMPLED: usize = 1 << 26;
-/// PyTorch's fixed upsampling rate.
-pub const DEFAULT_UPSAMPLE_RATE: usize = 16;
 
-const KWARGS: &[&str] = &[
-    "bins",
-    "dtype",
-    "qscheme",
-    "reduce_range",
-    "quant_min",
-    "quant_max",
-    "factory_kwargs",
-    "eps",
-    "is_dynamic",
-];
-
-/// PyTorch's `HistogramObserver`.
-#[derive(Debug, Clone)]
-pub struct HistogramObserver {
-    cfg: UniformConfig,
-    bins: usize,
-    upsample_rate: usize,
-    /// `2 ** torch.iinfo(dtype).bits`.
-    dst_nbins: u64,
-    histogram: Vec<f32>,
-    min_val: f32,
-    max_val: f32,
+crate::declare_params! {
+    /// Arguments of `HistogramObserver` (and its `upsample_rate` attribute).
+    pub struct HistogramArgs {
+        /// number of histogram bins
+        bins: i64 = 2048; int(1, MAX_BINS as i64), Data;
+        /// upsampling of the old histogram when the range grows (an attribute in torch 2.15,
+        /// not a constructor argument)
+        upsample_rate: i64 = 16; int(1, 4096), Data, attribute;
+        /// quantization scheme (per-tensor only)
+        qscheme: QScheme = QScheme::PerTensorAffine; choice(), Search;
+    }
+    include { uniform: UniformArgs }
 }
 
-impl HistogramObserver {
-    /// `HistogramObserver(**params)`.
-    pub fn new(params: &Params) -> Result<Self> {
-        let qscheme = qscheme_of(params, QScheme::PerTensorAffine)?;
-        if !qscheme.is_per_tensor() {
-            return Err(not_implemented(
-                "HistogramObserver's qscheme only support torch.per_tensor_symmetric and torch.per_tensor_affine.",
-            ));
-        }
-        if is_dynamic_of(params)? {
-            return Err(not_implemented(
-                "HistogramObserver doesn't support dynamic quantization",
-            ));
-        }
-        let cfg = UniformConfig::from_params(params, QScheme::PerTensorAffine, KWARGS)?;
-        let bins = params.i64_or("bins", 2048)?;
-        if bins < 0 {
-            return Err(Error::framework(
-                "RuntimeError",
-                "zeros: Dimension size must be non-negative.",
-                Stage::Init,
-            ));
-        }
-        let bins = bins as usize;
-        if bins > MAX_BINS {
-            return Err(Error::param(
-                "bins",
-                format!("{bins} is more than the {MAX_BINS} bins quantscope supports"),
-            ));
-        }
-        Ok(HistogramObserver {
-            cfg,
-            bins,
-            upsample_rate: DEFAULT_UPSAMPLE_RATE,
-            dst_nbins: 1u64 << cfg.dtype.bits(),
-            histogram: vec![0.0; bins],
-            min_val: f32::INFINITY,
-            max_val: f32::NEG_INFINITY,
-        })
-    }
+/// The configuration of a `HistogramObserver`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct HistogramConfig {
+    pub uniform: UniformConfig,
+    pub bins: usize,
+    pub upsample_rate: usize,
+    /// `2 ** torch.iinfo(dtype).bits`.
+    pub dst_nbins: u64,
+}
 
-    /// The current histogram (`self.histogram`).
-    pub fn histogram(&self) -> &[f32] {
-        &self.histogram
-    }
+/// The running histogram over the running range.
+#[derive(Debug, Clone, PartialEq)]
+pub struct HistogramObserverState {
+    pub histogram: Vec<f32>,
+    pub min_val: f32,
+    pub max_val: f32,
+}
 
-    /// `upsample_rate` (16 unless set after construction).
-    pub fn upsample_rate(&self) -> usize {
-        self.upsample_rate
-    }
-
-    /// Set the `upsample_rate` attribute, as `obs.upsample_rate = rate` does in PyTorch.
-    pub fn set_upsample_rate(&mut self, rate: usize) -> Result<()> {
-        if rate == 0 || rate.saturating_mul(self.bins.max(1)) > MAX_UPSAMPLED {
-            return Err(Error::param(
-                "upsample_rate",
-                format!(
-                    "{rate} must be at least 1 and bins · upsample_rate at most {MAX_UPSAMPLED}"
-                ),
-            ));
-        }
-        self.upsample_rate = rate;
-        Ok(())
-    }
-
-    /// The validated configuration.
-    pub fn config(&self) -> &UniformConfig {
-        &self.cfg
-    }
-
+impl HistogramObserverState {
     fn initialized(&self) -> bool {
         !(self.min_val == f32::INFINITY || self.max_val == f32::NEG_INFINITY)
     }
@@ -142,14 +77,60 @@ impl HistogramObserver {
     }
 }
 
-impl Observer for HistogramObserver {
+/// PyTorch's `HistogramObserver`.
+pub struct Histogram;
+
+impl ObserverKind for Histogram {
+    type Args = HistogramArgs;
+    type Config = HistogramConfig;
+    type State = HistogramObserverState;
+
+    fn resolve(args: &HistogramArgs, unknown: &[String]) -> Result<HistogramConfig> {
+        if !args.qscheme.is_per_tensor() {
+            return Err(not_implemented(
+                "HistogramObserver's qscheme only support torch.per_tensor_symmetric and torch.per_tensor_affine.",
+            ));
+        }
+        if args.uniform.is_dynamic {
+            return Err(not_implemented(
+                "HistogramObserver doesn't support dynamic quantization",
+            ));
+        }
+        let uniform = UniformConfig::resolve(&args.uniform, args.qscheme, unknown)?;
+        let (bins, rate) = (args.bins as usize, args.upsample_rate as usize);
+        if rate.saturating_mul(bins) > MAX_UPSAMPLED {
+            return Err(Error::param(
+                "upsample_rate",
+                format!("bins · upsample_rate = {} is more than the {MAX_UPSAMPLED} quantscope supports", bins * rate),
+            ));
+        }
+        Ok(HistogramConfig {
+            bins,
+            upsample_rate: rate,
+            dst_nbins: 1u64 << uniform.dtype.bits(),
+            uniform,
+        })
+    }
+
+    fn init(cfg: &HistogramConfig) -> HistogramObserverState {
+        HistogramObserverState {
+            histogram: vec![0.0; cfg.bins],
+            min_val: f32::INFINITY,
+            max_val: f32::NEG_INFINITY,
+        }
+    }
+
     /// One pass when the batch stays inside the running range (the histc over that range is
     /// computed together with the batch's min/max); two passes otherwise.
-    fn observe(&mut self, batch: &Tensor) -> Result<()> {
+    fn observe(
+        state: &mut HistogramObserverState,
+        cfg: &HistogramConfig,
+        batch: &Tensor,
+    ) -> Result<()> {
         if batch.is_empty() {
             return Ok(());
         }
-        if self.bins == 0 {
+        if cfg.bins == 0 {
             if finite_min_max(&batch.data).is_none() {
                 return Ok(());
             }
@@ -159,50 +140,50 @@ impl Observer for HistogramObserver {
                 Stage::Forward,
             ));
         }
-        if !self.initialized() {
+        if !state.initialized() {
             let Some((x_min, x_max)) = finite_min_max(&batch.data) else {
                 return Ok(());
             };
-            self.min_val = x_min;
-            self.max_val = x_max;
-            self.histogram = binning::histc(&batch.data, self.bins, x_min, x_max);
+            state.min_val = x_min;
+            state.max_val = x_max;
+            state.histogram = binning::histc(&batch.data, cfg.bins, x_min, x_max);
             return Ok(());
         }
         let (same_range, batch_range) =
-            binning::histc_with_range(&batch.data, self.bins, self.min_val, self.max_val);
+            binning::histc_with_range(&batch.data, cfg.bins, state.min_val, state.max_val);
         let Some((x_min, x_max)) = batch_range else {
             return Ok(());
         };
-        let new_min = self.min_val.min(x_min);
-        let new_max = self.max_val.max(x_max);
-        let update = if new_min == self.min_val && new_max == self.max_val {
+        let new_min = state.min_val.min(x_min);
+        let new_max = state.max_val.max(x_max);
+        let update = if new_min == state.min_val && new_max == state.max_val {
             same_range
         } else {
-            binning::histc(&batch.data, self.bins, new_min, new_max)
+            binning::histc(&batch.data, cfg.bins, new_min, new_max)
         };
-        self.histogram = combine::combine(
-            &self.histogram,
-            self.min_val,
-            self.max_val,
+        state.histogram = combine::combine(
+            &state.histogram,
+            state.min_val,
+            state.max_val,
             &update,
             new_min,
             new_max,
-            self.upsample_rate,
+            cfg.upsample_rate,
         );
-        self.min_val = new_min;
-        self.max_val = new_max;
+        state.min_val = new_min;
+        state.max_val = new_max;
         Ok(())
     }
 
-    fn qparams(&self) -> Result<QParams> {
+    fn qparams(state: &HistogramObserverState, cfg: &HistogramConfig) -> Result<QParams> {
         let mut extra = serde_json::Map::new();
-        extra.insert("dst_nbins".into(), Value::from(self.dst_nbins));
-        extra.insert("upsample_rate".into(), Value::from(self.upsample_rate));
-        let uninitialized = self.min_val == f32::INFINITY && self.max_val == f32::NEG_INFINITY;
-        let (computed, clip) = if uninitialized || self.bins == 0 {
+        extra.insert("dst_nbins".into(), Value::from(cfg.dst_nbins));
+        extra.insert("upsample_rate".into(), Value::from(cfg.upsample_rate));
+        let uninitialized = state.min_val == f32::INFINITY && state.max_val == f32::NEG_INFINITY;
+        let (computed, clip) = if uninitialized || cfg.bins == 0 {
             (
                 calculate(
-                    &self.cfg,
+                    &cfg.uniform,
                     &[f32::INFINITY],
                     &[f32::NEG_INFINITY],
                     Buffers::Scalar,
@@ -211,10 +192,10 @@ impl Observer for HistogramObserver {
             )
         } else {
             let found = search::non_linear_param_search(
-                &self.histogram,
-                self.min_val,
-                self.max_val,
-                self.dst_nbins as f64,
+                &state.histogram,
+                state.min_val,
+                state.max_val,
+                cfg.dst_nbins as f64,
             );
             extra.insert("search_min".into(), Value::from(found.new_min as f64));
             extra.insert("search_max".into(), Value::from(found.new_max as f64));
@@ -223,7 +204,7 @@ impl Observer for HistogramObserver {
             extra.insert("search_evaluations".into(), Value::from(found.evaluations));
             (
                 calculate(
-                    &self.cfg,
+                    &cfg.uniform,
                     &[found.new_min],
                     &[found.new_max],
                     Buffers::Scalar,
@@ -232,11 +213,11 @@ impl Observer for HistogramObserver {
             )
         };
         let mut q = to_qparams(
-            &self.cfg,
+            &cfg.uniform,
             computed,
             None,
-            vec![self.min_val],
-            vec![self.max_val],
+            vec![state.min_val],
+            vec![state.max_val],
         );
         q.clip_range = clip;
         for (k, v) in extra {
@@ -246,95 +227,52 @@ impl Observer for HistogramObserver {
     }
 
     /// PyTorch's own fake-quantize kernels ([`super::fake_quant`]).
-    fn fake_quantize(&self, x: &Tensor, q: &QParams) -> Result<Tensor> {
+    fn fake_quantize(_: &HistogramConfig, x: &Tensor, q: &QParams) -> Result<Tensor> {
         super::fake_quant::fake_quantize(x, q)
     }
 
-    fn reset(&mut self) {
-        self.histogram = vec![0.0; self.bins];
-        self.min_val = f32::INFINITY;
-        self.max_val = f32::NEG_INFINITY;
-    }
-
-    fn state(&self) -> ObserverState {
-        let histogram = self.initialized().then(|| {
-            let (lo, hi) = self.binning_range();
+    fn plot(state: &HistogramObserverState) -> ObserverState {
+        let histogram = state.initialized().then(|| {
+            let (lo, hi) = state.binning_range();
             HistogramState {
-                counts: self.histogram.clone(),
-                edges: linspace_f32(lo, hi, self.bins + 1),
+                counts: state.histogram.clone(),
+                edges: linspace_f32(lo, hi, state.histogram.len() + 1),
             }
         });
         ObserverState {
-            min_val: vec![self.min_val],
-            max_val: vec![self.max_val],
+            min_val: vec![state.min_val],
+            max_val: vec![state.max_val],
             histogram,
         }
     }
-
-    /// Everything but `bins` only affects the search and the qparams formula.
-    fn retune(&mut self, params: &Params) -> Result<Retune> {
-        let rebuilt = HistogramObserver::new(params)?;
-        if rebuilt.bins != self.bins {
-            return Ok(Retune::NeedsData);
-        }
-        self.cfg = rebuilt.cfg;
-        self.dst_nbins = rebuilt.dst_nbins;
-        Ok(Retune::Applied)
-    }
-
-    fn set_attribute(&mut self, name: &str, value: &Value) -> Result<()> {
-        match name {
-            "upsample_rate" => {
-                let rate = value.as_u64().ok_or_else(|| {
-                    Error::param(name, format!("expected a positive integer, got {value}"))
-                })?;
-                self.set_upsample_rate(usize::try_from(rate).unwrap_or(usize::MAX))
-            }
-            other => Err(Error::param(
-                other,
-                "HistogramObserver has no settable attribute of this name (only upsample_rate)",
-            )),
-        }
-    }
-}
-
-/// Registry parameters of `HistogramObserver`.
-pub fn params() -> Vec<ParamSpec> {
-    let mut params = vec![ParamSpec::int(
-        "bins",
-        1,
-        MAX_BINS as i64,
-        2048,
-        "number of histogram bins",
-    )];
-    params.extend(
-        specs::uniform("per_tensor_affine")
-            .into_iter()
-            .map(ParamSpec::search_only),
-    );
-    params
-}
-
-/// Registry constructor of `torch.HistogramObserver`.
-pub fn build(params: &Params) -> Result<Box<dyn Observer>> {
-    Ok(Box::new(HistogramObserver::new(params)?))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::observer::{Instance, ObserverSpec};
+    use crate::params::Params;
+    use crate::registry;
     use serde_json::json;
 
-    fn obs(p: Value) -> HistogramObserver {
-        HistogramObserver::new(&Params::from_value(p).unwrap()).unwrap()
+    fn spec() -> &'static ObserverSpec {
+        registry::find("torch.HistogramObserver").unwrap()
+    }
+
+    fn obs(p: Value) -> Instance {
+        Instance::new(spec(), &Params::from_value(p).unwrap()).unwrap()
+    }
+
+    fn counts(o: &Instance) -> Vec<f32> {
+        o.plot().histogram.map(|h| h.counts).unwrap_or_default()
     }
 
     #[test]
     fn constant_input_lands_in_the_middle_bin() {
         let mut o = obs(json!({"bins": 8}));
         o.observe(&Tensor::from_vec(vec![0.75; 10])).unwrap();
-        assert_eq!(o.histogram()[4], 10.0);
-        let s = o.state();
+        assert_eq!(counts(&o)[4], 10.0);
+        let s = o.plot();
         assert_eq!((s.min_val[0], s.max_val[0]), (0.75, 0.75));
         assert_eq!(s.histogram.unwrap().edges[0], -0.25);
         let q = o.qparams().unwrap();
@@ -354,18 +292,20 @@ mod tests {
         ]))
         .unwrap();
         o.observe(&Tensor::from_vec(vec![-3.0, 5.0, 0.5])).unwrap();
-        let total: f32 = o.histogram().iter().sum();
+        let total: f32 = counts(&o).iter().sum();
         assert_eq!(total, 6.0);
-        assert_eq!(o.state().min_val, vec![-3.0]);
+        assert_eq!(o.plot().min_val, vec![-3.0]);
     }
 
     #[test]
     fn constructor_checks() {
-        let err = |p| {
-            HistogramObserver::new(&Params::from_value(p).unwrap())
-                .unwrap_err()
-                .to_string()
+        let call = |kwargs: Value, attributes: Value| {
+            spec().resolve_call(
+                &Params::from_value(kwargs).unwrap(),
+                &Params::from_value(attributes).unwrap(),
+            )
         };
+        let err = |p| call(p, json!({})).unwrap_err().to_string();
         assert_eq!(
             err(json!({"upsample_rate": 128})),
             "TypeError: ObserverBase.__init__() got an unexpected keyword argument 'upsample_rate'"
@@ -378,36 +318,18 @@ mod tests {
             err(json!({"is_dynamic": true})),
             "NotImplementedError: HistogramObserver doesn't support dynamic quantization"
         );
-        assert_eq!(obs(json!({"dtype": "quint4x2"})).dst_nbins, 256);
-        assert_eq!(obs(json!({"dtype": "qint32"})).dst_nbins, 1 << 32);
+        let dst = |p| {
+            let mut o = obs(p);
+            o.observe(&Tensor::from_vec(vec![0.0, 1.0])).unwrap();
+            o.qparams().unwrap().extra["dst_nbins"].clone()
+        };
+        assert_eq!(dst(json!({"dtype": "quint4x2"})), json!(256));
+        assert_eq!(dst(json!({"dtype": "qint32"})), json!(1u64 << 32));
         // HistogramObserver has no quint8 symmetric reduce_range check.
         obs(json!({"qscheme": "per_tensor_symmetric", "reduce_range": true}));
-    }
-
-    #[test]
-    fn upsample_rate_is_an_attribute() {
-        let mut o = obs(json!({}));
-        o.set_attribute("upsample_rate", &json!(128)).unwrap();
-        assert_eq!(o.upsample_rate(), 128);
-        assert!(o.set_attribute("upsample_rate", &json!(0)).is_err());
-        assert!(o.set_attribute("bins", &json!(3)).is_err());
-    }
-
-    #[test]
-    fn retune_reuses_the_histogram() {
-        let mut o = obs(json!({"bins": 256}));
-        let data: Vec<f32> = (0..1000).map(|i| (i as f32 / 100.0).sin() * 3.0).collect();
-        o.observe(&Tensor::from_vec(data)).unwrap();
-        let before = o.qparams().unwrap();
-        let p = Params::from_value(
-            json!({"bins": 256, "dtype": "qint8", "qscheme": "per_tensor_symmetric"}),
-        )
-        .unwrap();
-        assert_eq!(o.retune(&p).unwrap(), Retune::Applied);
-        let after = o.qparams().unwrap();
-        assert_eq!(after.min_val, before.min_val);
-        assert_ne!(after.zero_point, before.zero_point);
-        let p = Params::from_value(json!({"bins": 512})).unwrap();
-        assert_eq!(o.retune(&p).unwrap(), Retune::NeedsData);
+        // upsample_rate is an attribute, set after construction.
+        assert!(call(json!({}), json!({"upsample_rate": 128})).is_ok());
+        assert!(call(json!({}), json!({"upsample_rate": 0})).is_err());
+        assert!(call(json!({}), json!({"bins": 3})).is_err());
     }
 }

@@ -1,24 +1,62 @@
-//! The observer abstraction shared by every framework family.
+//! Quantization parameters: what an observer chooses (scale, zero point, the grid they map
+//! onto, the range they came from). A leaf module: quantizers, metrics, observers and reports
+//! all speak of these types.
 //!
-//! An observer is fed calibration batches in order ([`Observer::observe`]), then asked for its
-//! quantization parameters ([`Observer::qparams`]). Its [`Observer::fake_quantize`] applies those
-//! parameters the way its framework does, so error metrics mean what the framework would give.
+//! Every float32 value serialises as its exact value (widened to float64), so JSON and
+//! JavaScript see the very number the framework computed, not a shortened decimal.
 
-use crate::error::Result;
-use crate::params::Params;
-use crate::quant;
-use crate::tensor::Tensor;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
+/// Serialise float32 values as their exact float64 widening.
+pub mod exact_f32 {
+    use serde::ser::{SerializeSeq, Serializer};
+
+    /// A list of float32 values.
+    pub fn serialize<S: Serializer>(values: &[f32], s: S) -> Result<S::Ok, S::Error> {
+        let mut seq = s.serialize_seq(Some(values.len()))?;
+        for &v in values {
+            seq.serialize_element(&(v as f64))?;
+        }
+        seq.end()
+    }
+
+    /// An optional list of float32 values.
+    pub fn option<S: Serializer>(values: &Option<Vec<f32>>, s: S) -> Result<S::Ok, S::Error> {
+        match values {
+            Some(v) => serialize(v, s),
+            None => s.serialize_none(),
+        }
+    }
+
+    /// A pair of lists (low and high ends of ranges).
+    pub fn pair<S: Serializer>(
+        values: &Option<(Vec<f32>, Vec<f32>)>,
+        s: S,
+    ) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeTuple;
+        match values {
+            None => s.serialize_none(),
+            Some((lo, hi)) => {
+                let widen = |v: &Vec<f32>| v.iter().map(|&x| x as f64).collect::<Vec<f64>>();
+                let mut t = s.serialize_tuple(2)?;
+                t.serialize_element(&widen(lo))?;
+                t.serialize_element(&widen(hi))?;
+                t.end()
+            }
+        }
+    }
+}
+
 /// Zero points are integers for most schemes and floats for "float qparams" schemes.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
 #[serde(untagged)]
 pub enum ZeroPoint {
     /// Integer zero points (int32/int64 in the frameworks).
     Int(Vec<i64>),
     /// Floating zero points (`per_channel_affine_float_qparams`, Quark `zero_point_type=float32`).
-    Float(Vec<f32>),
+    Float(#[serde(serialize_with = "exact_f32::serialize")] Vec<f32>),
 }
 
 impl ZeroPoint {
@@ -45,7 +83,8 @@ impl ZeroPoint {
 }
 
 /// The grid the quantized values live on.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum Grid {
     /// Integers `quant_min..=quant_max`.
@@ -57,31 +96,49 @@ pub enum Grid {
 }
 
 /// The result of [`Observer::qparams`]: what a user sees in a panel and the CLI prints.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
 pub struct QParams {
     /// Per tensor: one value; per channel/group/block: one per slice.
+    #[serde(serialize_with = "exact_f32::serialize")]
     pub scale: Vec<f32>,
     pub zero_point: ZeroPoint,
     pub grid: Grid,
     /// Channel axis (normalised to be non-negative) for per-channel parameters.
     pub axis: Option<usize>,
     /// The observer's min/max state (the frameworks' `min_val`/`max_val` buffers).
+    #[serde(serialize_with = "exact_f32::serialize")]
     pub min_val: Vec<f32>,
+    #[serde(serialize_with = "exact_f32::serialize")]
     pub max_val: Vec<f32>,
     /// The clipping range the observer chose when it differs from `min_val..max_val`
     /// (histogram/percentile/MSE searches), one per slice.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        serialize_with = "exact_f32::pair"
+    )]
+    #[cfg_attr(
+        target_arch = "wasm32",
+        tsify(type = "[number[], number[]] | undefined", optional)
+    )]
     pub clip_range: Option<(Vec<f32>, Vec<f32>)>,
     /// Native `amax` of calibrators that produce one (ModelOpt, symmetric searches).
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        serialize_with = "exact_f32::option"
+    )]
+    #[cfg_attr(target_arch = "wasm32", tsify(optional))]
     pub amax: Option<Vec<f32>>,
     /// Family-specific extra results (e.g. `search_min`, `dst_nbins`), shown verbatim.
     /// Per-group/per-block qparams put their layout here as `block_axis` and `block_size`
     /// (one scale per block, see [`crate::formats::blocks::BlockLayout`]).
-    #[serde(skip_serializing_if = "Map::is_empty")]
+    #[serde(default, skip_serializing_if = "Map::is_empty")]
+    #[cfg_attr(target_arch = "wasm32", tsify(type = "Record<string, unknown>"))]
     pub extra: Map<String, Value>,
     /// Warnings and framework quirks a user should see next to the numbers.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub notes: Vec<String>,
 }
 
@@ -127,71 +184,5 @@ impl QParams {
             Grid::Float { max, .. } => Some((-max * s, max * s)),
             Grid::None => None,
         }
-    }
-}
-
-/// A snapshot of an observer's state for plotting.
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
-pub struct ObserverState {
-    /// Running min/max (per slice).
-    pub min_val: Vec<f32>,
-    pub max_val: Vec<f32>,
-    /// The observer's own histogram, if it keeps one.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub histogram: Option<HistogramState>,
-}
-
-/// A histogram as an observer holds it.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct HistogramState {
-    /// Bin counts (may be fractional after re-binning).
-    pub counts: Vec<f32>,
-    /// Bin edges, `counts.len() + 1` of them.
-    pub edges: Vec<f32>,
-}
-
-/// Whether a parameter change could be applied to the existing state.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Retune {
-    /// The observer updated itself; call [`Observer::qparams`] again.
-    Applied,
-    /// The observer must be rebuilt and fed the data again.
-    NeedsData,
-}
-
-/// One range-calibration method of one framework.
-pub trait Observer: Send {
-    /// Feed one calibration batch (one `forward()` call in the framework).
-    fn observe(&mut self, batch: &Tensor) -> Result<()>;
-
-    /// Compute quantization parameters from everything observed so far.
-    fn qparams(&self) -> Result<QParams>;
-
-    /// Forget everything observed.
-    fn reset(&mut self);
-
-    /// State for plotting.
-    fn state(&self) -> ObserverState;
-
-    /// Quantize–dequantize `x` with `q` the way this framework does (default: PyTorch's
-    /// `fake_quantize_per_tensor_affine` / `_per_channel_affine`, rounding half to even).
-    fn fake_quantize(&self, x: &Tensor, q: &QParams) -> Result<Tensor> {
-        quant::fake_quantize_affine(x, q)
-    }
-
-    /// Apply new parameters that only affect the search on existing state (see
-    /// [`crate::params::Affects::Search`]). The default asks for a rebuild.
-    fn retune(&mut self, _params: &Params) -> Result<Retune> {
-        Ok(Retune::NeedsData)
-    }
-
-    /// Assign an attribute after construction, as Python code can on a framework's observer
-    /// object (e.g. `obs.upsample_rate = 128` on PyTorch's `HistogramObserver`). The default
-    /// refuses every name.
-    fn set_attribute(&mut self, name: &str, _value: &Value) -> Result<()> {
-        Err(crate::error::Error::param(
-            name,
-            "this observer has no attribute that can be set after construction",
-        ))
     }
 }

@@ -1,0 +1,247 @@
+//! What the registry records about an observer: its family, granularity, declared parameters,
+//! quirks, and how to resolve it.
+
+use super::{ObserverKind, Resolved};
+use crate::error::{Error, Result};
+use crate::params::{ParamSet, ParamSpec, Params};
+use serde::{Deserialize, Serialize};
+
+/// The framework an observer reproduces.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
+#[serde(rename_all = "lowercase")]
+pub enum Family {
+    Torch,
+    Quark,
+    Horizon,
+    Ort,
+    Modelopt,
+}
+
+impl Family {
+    /// Display name of the framework.
+    pub fn framework(self) -> &'static str {
+        match self {
+            Family::Torch => "PyTorch torch.ao.quantization",
+            Family::Quark => "AMD Quark",
+            Family::Horizon => "Horizon observer_v2",
+            Family::Ort => "ONNX Runtime",
+            Family::Modelopt => "NVIDIA Model Optimizer",
+        }
+    }
+
+    /// Id prefix (`torch`, `quark`, …).
+    pub fn prefix(self) -> &'static str {
+        match self {
+            Family::Torch => "torch",
+            Family::Quark => "quark",
+            Family::Horizon => "horizon",
+            Family::Ort => "ort",
+            Family::Modelopt => "modelopt",
+        }
+    }
+}
+
+/// How an observer's parameters are shaped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
+#[serde(rename_all = "snake_case")]
+pub enum Granularity {
+    /// One scale for the whole tensor.
+    PerTensor,
+    /// One scale per channel along an axis.
+    PerChannel,
+    /// One scale per group of consecutive elements along an axis.
+    PerGroup,
+    /// One shared scale per block (MX, BFP).
+    PerBlock,
+    /// No qparams (pass-through observers).
+    PassThrough,
+}
+
+/// Resolves parameters into a configured observer (see [`super::resolve_kind`]).
+pub type ResolveFn = fn(&Params, &[String]) -> Result<Box<dyn Resolved>>;
+
+/// Fills in every default (see [`super::complete_kind`]).
+pub type CompleteFn = fn(&Params) -> Result<Params>;
+
+/// Everything the registry knows about one observer.
+#[derive(Clone, Serialize)]
+pub struct ObserverSpec {
+    /// Unique id, `family.ClassName` (e.g. `torch.HistogramObserver`); corrected variants of
+    /// buggy framework behaviour end in `.fixed`.
+    pub id: &'static str,
+    pub family: Family,
+    /// The framework version whose behaviour is reproduced.
+    pub framework_version: &'static str,
+    pub granularity: Granularity,
+    /// One-line summary of the maths.
+    pub summary: &'static str,
+    /// The declared parameters, in order.
+    pub params: Vec<ParamSpec>,
+    /// Framework bugs or surprises this observer reproduces on purpose, shown to users.
+    pub quirks: Vec<&'static str>,
+    /// For a `.fixed` variant: the faithful observer it corrects.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub corrects: Option<&'static str>,
+    #[serde(skip)]
+    resolve: ResolveFn,
+    #[serde(skip)]
+    complete: CompleteFn,
+    /// Set for stateful observers (see [`super::legacy`]).
+    #[serde(skip)]
+    pub(crate) legacy_build: Option<super::legacy::BuildFn>,
+}
+
+impl std::fmt::Debug for ObserverSpec {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ObserverSpec")
+            .field("id", &self.id)
+            .finish_non_exhaustive()
+    }
+}
+
+impl ObserverSpec {
+    /// The registry entry of observer kind `K`, its parameters taken from `K::Args`.
+    pub fn of<K: ObserverKind>(
+        id: &'static str,
+        family: Family,
+        framework_version: &'static str,
+        granularity: Granularity,
+        summary: &'static str,
+    ) -> Self {
+        Self::from_parts(
+            id,
+            family,
+            framework_version,
+            granularity,
+            summary,
+            <K::Args as ParamSet>::specs(),
+            super::resolve_kind::<K>,
+            super::complete_kind::<K>,
+        )
+    }
+
+    /// An entry from its parts.
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn from_parts(
+        id: &'static str,
+        family: Family,
+        framework_version: &'static str,
+        granularity: Granularity,
+        summary: &'static str,
+        params: Vec<ParamSpec>,
+        resolve: ResolveFn,
+        complete: CompleteFn,
+    ) -> Self {
+        ObserverSpec {
+            id,
+            family,
+            framework_version,
+            granularity,
+            summary,
+            params,
+            quirks: Vec::new(),
+            corrects: None,
+            resolve,
+            complete,
+            legacy_build: None,
+        }
+    }
+
+    /// Record a reproduced framework quirk.
+    pub fn quirk(mut self, text: &'static str) -> Self {
+        self.quirks.push(text);
+        self
+    }
+
+    /// Mark this entry as the corrected variant of `faithful_id`.
+    pub fn corrects(mut self, faithful_id: &'static str) -> Self {
+        self.corrects = Some(faithful_id);
+        self
+    }
+
+    /// The declared parameter `name`.
+    pub fn param(&self, name: &str) -> Option<&ParamSpec> {
+        self.params.iter().find(|p| p.name == name)
+    }
+
+    /// Resolve `params` (one map: constructor keywords and attributes alike, as the page and
+    /// the npm package pass them) into a configured observer. Keys that are not declared are
+    /// refused.
+    pub fn resolve(&self, params: &Params) -> Result<Box<dyn Resolved>> {
+        let unknown: Vec<String> = params
+            .keys()
+            .filter(|k| self.param(k).is_none())
+            .map(str::to_string)
+            .collect();
+        self.resolve_with(params, &unknown)
+    }
+
+    /// Resolve a framework call: constructor keywords `kwargs`, then `attributes` assigned
+    /// after construction (`obs.upsample_rate = 128`). An attribute passed as a keyword is an
+    /// unknown keyword, as it is to the framework.
+    pub fn resolve_call(&self, kwargs: &Params, attributes: &Params) -> Result<Box<dyn Resolved>> {
+        let unknown: Vec<String> = kwargs
+            .keys()
+            .filter(|k| self.param(k).is_none_or(|p| p.attribute))
+            .map(str::to_string)
+            .collect();
+        for name in attributes.keys() {
+            if !self.param(name).is_some_and(|p| p.attribute) {
+                return Err(Error::param(
+                    name,
+                    format!(
+                        "`{}` has no attribute `{name}` that can be set after construction",
+                        self.id
+                    ),
+                ));
+            }
+        }
+        self.resolve_with(&kwargs.merged(attributes), &unknown)
+    }
+
+    fn resolve_with(&self, params: &Params, unknown: &[String]) -> Result<Box<dyn Resolved>> {
+        if let Some(build) = self.legacy_build {
+            for (key, value) in &params.0 {
+                if let Some(spec) = self.param(key) {
+                    spec.validate(value)?;
+                }
+            }
+            return Ok(Box::new(super::legacy::LegacyResolved::new(params, build)?));
+        }
+        let resolved = (self.resolve)(params, unknown)?;
+        match unknown.first() {
+            Some(key) => Err(Error::param(
+                key,
+                format!("`{}` has no parameter `{key}`", self.id),
+            )),
+            None => Ok(resolved),
+        }
+    }
+
+    /// Every parameter's value, defaults filled in (each validated).
+    pub fn complete(&self, params: &Params) -> Result<Params> {
+        (self.complete)(params)
+    }
+
+    /// The values of the parameters that decide what is collected from the data: two parameter
+    /// sets with equal keys collect equal states.
+    pub fn data_key(&self, params: &Params) -> Result<Params> {
+        let mut all = self.complete(params)?;
+        all.0.retain(|k, _| {
+            self.param(k)
+                .is_some_and(|p| p.affects == crate::params::Affects::Data)
+        });
+        Ok(all)
+    }
+}
+
+/// A named configuration of an observer (e.g. PyTorch's `default_weight_observer`).
+#[derive(Debug, Clone, Serialize)]
+pub struct Preset {
+    pub name: &'static str,
+    pub observer: &'static str,
+    pub params: Params,
+    pub doc: &'static str,
+}
