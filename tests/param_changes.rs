@@ -56,6 +56,10 @@ fn values(p: &ParamSpec) -> Vec<Value> {
         ParamKind::Choice { options } => options.iter().map(|o| json!(o)).collect(),
         ParamKind::Bool => vec![json!(true), json!(false)],
         ParamKind::Text => vec![json!("x")],
+        ParamKind::Vector => vec![
+            json!(vec![1.0; 64]),
+            json!((0..64).map(|i| 1.0 + i as f64).collect::<Vec<_>>()),
+        ],
         ParamKind::Int { min, max } => {
             let d = p.default.as_i64().unwrap_or(0).clamp(*min, *max);
             let mut v = vec![d - 1, d + 1, d * 2, d / 2];

@@ -77,6 +77,15 @@ impl ParamValue for String {
     }
 }
 
+impl ParamValue for Vec<f64> {
+    fn from_json(v: &Value) -> Option<Self> {
+        v.as_array()?.iter().map(Value::as_f64).collect()
+    }
+    fn to_json(&self) -> Value {
+        Value::from(self.clone())
+    }
+}
+
 impl ParamValue for Bits {
     fn from_json(v: &Value) -> Option<Self> {
         Bits::from_value(v)
@@ -172,6 +181,11 @@ pub mod kinds {
     /// Free text.
     pub fn text<T>() -> ParamKind {
         ParamKind::Text
+    }
+
+    /// A vector of numbers (from a tensor).
+    pub fn vector<T>() -> ParamKind {
+        ParamKind::Vector
     }
 
     /// An integer bit width in `min..=max` or one of the float `formats` `[exponent, mantissa]`.

@@ -22,6 +22,9 @@ pub enum ParamKind {
     Choice { options: Vec<&'static str> },
     /// Free text (names carried to the framework, e.g. a custom op's name).
     Text,
+    /// A vector of numbers taken from a tensor (e.g. an importance matrix): inline as a JSON
+    /// array; the CLI reads it from a `.npy` path, the page from a loaded tensor.
+    Vector,
     /// A bit width: an integer in `min..=max`, or one of the float formats `formats`, each given
     /// as `[exponent_bits, mantissa_bits]` (ModelOpt's `num_bits=(4, 3)` for FP8 E4M3).
     Bits {
@@ -216,6 +219,15 @@ impl ParamSpec {
                 bad(format!("expected one of {}, got {v}", options.join(", ")))
             }
             (ParamKind::Text, Value::String(_)) => Ok(()),
+            (ParamKind::Vector, Value::Array(items))
+                if items.iter().all(|x| x.as_f64().is_some_and(f64::is_finite)) =>
+            {
+                Ok(())
+            }
+            (ParamKind::Vector, v) => bad(format!(
+                "expected an array of finite numbers, got {}",
+                short(v)
+            )),
             (ParamKind::Text, v) => bad(format!("expected a string, got {v}")),
             (ParamKind::Bits { min, max, formats }, v) => match Bits::from_value(v) {
                 Some(Bits::Int(i)) if i >= *min && i <= *max => Ok(()),
@@ -238,6 +250,15 @@ impl ParamSpec {
                 )),
             },
         }
+    }
+}
+
+/// A JSON value cut to a readable length for messages.
+fn short(v: &Value) -> String {
+    let text = v.to_string();
+    match text.char_indices().nth(60) {
+        Some((i, _)) => format!("{}…", &text[..i]),
+        None => text,
     }
 }
 

@@ -75,6 +75,7 @@ fn param_range(kind: &ParamKind) -> String {
         ParamKind::Float { min, max, .. } => format!("float {}..={}", fmt_num(*min), fmt_num(*max)),
         ParamKind::Bool => "bool".to_string(),
         ParamKind::Text => "text".to_string(),
+        ParamKind::Vector => "vector (.npy)".to_string(),
         ParamKind::Choice { options } => options.join("|"),
         ParamKind::Bits { min, max, formats } => {
             let floats: Vec<String> = formats.iter().map(|[e, m]| format!("[{e},{m}]")).collect();
