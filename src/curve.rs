@@ -23,6 +23,7 @@ pub const DEFAULT_BINS: usize = 1 << 16;
 
 /// How the grid is fitted to a clipping threshold.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
+#[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
 #[serde(rename_all = "snake_case")]
 pub enum CurveScheme {
     /// `[−t, t]` mapped onto `[quant_min, quant_max]` with the zero point in the middle
@@ -35,6 +36,7 @@ pub enum CurveScheme {
 
 /// The integer grid the curve quantizes to.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, serde::Deserialize)]
+#[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
 pub struct CurveSpec {
     /// Bit width (2..=16); the grid is `[−2^(b−1), 2^(b−1) − 1]` for symmetric schemes and
     /// `[0, 2^b − 1]` for affine ones.

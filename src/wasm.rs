@@ -62,20 +62,19 @@ fn js_err(e: impl std::fmt::Display) -> JsError {
     JsError::new(&e.to_string())
 }
 
+/// A Rust value as a JavaScript value: objects for maps, `null` for `None`, numbers exactly as
+/// computed (a float32 scale arrives as that float32's exact value, ±∞ as ±Infinity).
 fn to_js<T: Serialize + ?Sized>(v: &T) -> Result<JsValue, JsError> {
-    let text = serde_json::to_string(v).map_err(js_err)?;
-    js_sys::JSON::parse(&text).map_err(|_| JsError::new("could not encode a result"))
+    let serializer = serde_wasm_bindgen::Serializer::new()
+        .serialize_maps_as_objects(true)
+        .serialize_missing_as_null(true);
+    v.serialize(&serializer)
+        .map_err(|e| JsError::new(&format!("could not encode a result: {e}")))
 }
 
 fn from_js<T: DeserializeOwned>(v: &JsValue, what: &str) -> Result<T, JsError> {
-    let text: String = if v.is_undefined() {
-        "null".into()
-    } else {
-        js_sys::JSON::stringify(v)
-            .map_err(|_| JsError::new(&format!("{what}: not JSON-serialisable")))?
-            .into()
-    };
-    serde_json::from_str(&text).map_err(|e| JsError::new(&format!("invalid {what}: {e}")))
+    serde_wasm_bindgen::from_value(v.clone())
+        .map_err(|e| JsError::new(&format!("invalid {what}: {e}")))
 }
 
 fn params_from_js(v: &JsValue) -> Result<Params, JsError> {
@@ -84,8 +83,8 @@ fn params_from_js(v: &JsValue) -> Result<Params, JsError> {
 }
 
 /// One observer as the page lists it.
-#[derive(Serialize)]
-struct ObserverEntry {
+#[derive(Serialize, tsify::Tsify)]
+pub struct ObserverEntry {
     id: &'static str,
     family: registry::Family,
     framework: &'static str,
@@ -97,15 +96,17 @@ struct ObserverEntry {
     corrects: Option<&'static str>,
 }
 
+/// The registry: every observer and every named preset.
+#[derive(Serialize, tsify::Tsify)]
+pub struct Registry {
+    observers: Vec<ObserverEntry>,
+    presets: &'static [registry::Preset],
+}
+
 /// Every observer of the registry with its framework, granularity, parameters (type, range,
 /// default, `affects`), quirks and presets: `{observers: [...], presets: [...]}`.
-#[wasm_bindgen]
+#[wasm_bindgen(unchecked_return_type = "Registry")]
 pub fn registry() -> Result<JsValue, JsError> {
-    #[derive(Serialize)]
-    struct Out {
-        observers: Vec<ObserverEntry>,
-        presets: &'static [registry::Preset],
-    }
     let observers = registry::observers()
         .iter()
         .map(|s| ObserverEntry {
@@ -120,7 +121,7 @@ pub fn registry() -> Result<JsValue, JsError> {
             corrects: s.corrects,
         })
         .collect();
-    to_js(&Out {
+    to_js(&Registry {
         observers,
         presets: registry::presets(),
     })
@@ -190,7 +191,7 @@ impl Session {
     }
 
     /// Keep only the files with these indices (JSON array), in that order.
-    #[wasm_bindgen(js_name = retainFiles)]
+    #[wasm_bindgen(js_name = retainFiles, unchecked_return_type = "FileInfo[]")]
     pub fn retain_files(&mut self, keep: JsValue) -> Result<JsValue, JsError> {
         let keep: Vec<usize> = from_js(&keep, "file indices")?;
         to_js(&self.inner.retain_files(&keep))
@@ -203,14 +204,14 @@ impl Session {
     }
 
     /// Parse a whole `.npy`/`.npz`/`.safetensors` file and add it; returns its members.
-    #[wasm_bindgen(js_name = loadFile)]
+    #[wasm_bindgen(js_name = loadFile, unchecked_return_type = "FileInfo")]
     pub fn load_file(&mut self, name: &str, bytes: &[u8]) -> Result<JsValue, JsError> {
         let info = self.inner.load_file(name, bytes).map_err(js_err)?;
         to_js(&info)
     }
 
     /// Add a tensor from values: `shape` (JSON array) and C-order `data`.
-    #[wasm_bindgen(js_name = addTensor)]
+    #[wasm_bindgen(js_name = addTensor, unchecked_return_type = "FileInfo")]
     pub fn add_tensor(
         &mut self,
         name: &str,
@@ -231,7 +232,7 @@ impl Session {
 
     /// Plan a chunked load from the file's header bytes (see `headerSize`); returns
     /// `{offset, length, element_bytes, elements, member, members}`.
-    #[wasm_bindgen(js_name = beginStream)]
+    #[wasm_bindgen(js_name = beginStream, unchecked_return_type = "Plan")]
     pub fn begin_stream(
         &mut self,
         name: &str,
@@ -253,7 +254,7 @@ impl Session {
     }
 
     /// Finish a chunked load; returns the file's members.
-    #[wasm_bindgen(js_name = finishStream)]
+    #[wasm_bindgen(js_name = finishStream, unchecked_return_type = "FileInfo")]
     pub fn finish_stream(&mut self) -> Result<JsValue, JsError> {
         let info = self.inner.finish_stream().map_err(js_err)?;
         to_js(&info)
@@ -267,6 +268,7 @@ impl Session {
 
     /// Choose the calibration batches: `{batches: [{file, member}], split: {axis, count} | null}`.
     /// Returns the tensor summary. Previous results are dropped.
+    #[wasm_bindgen(unchecked_return_type = "TensorSummary")]
     pub fn select(&mut self, selection: JsValue) -> Result<JsValue, JsError> {
         let selection: Selection = from_js(&selection, "selection")?;
         let summary = self.inner.select(selection).map_err(js_err)?;
@@ -274,6 +276,7 @@ impl Session {
     }
 
     /// The current tensor summary (or null).
+    #[wasm_bindgen(unchecked_return_type = "TensorSummary | null")]
     pub fn summary(&self) -> Result<JsValue, JsError> {
         to_js(&self.inner.summary())
     }
@@ -293,24 +296,28 @@ impl Session {
     }
 
     /// Run observer `id` with `params` (an object; missing keys take the registry defaults)
-    /// over the current batches. Observer errors are reported in the result, not thrown.
+    /// over the current batches from scratch. Observer errors are reported in the report, not
+    /// thrown.
+    #[wasm_bindgen(unchecked_return_type = "Report")]
     pub fn observe(&mut self, id: &str, params: JsValue) -> Result<JsValue, JsError> {
         let params = params_from_js(&params)?;
         let r = self.inner.observe(id, params).map_err(js_err)?;
         to_js(&r)
     }
 
-    /// Change observer `id`'s parameters: search-only changes are applied to its state without
-    /// a pass over the data (`retuned: true` in the result); others re-run it.
+    /// Change observer `id`'s parameters: the configuration is rebuilt from all of `params`;
+    /// when only search parameters changed, the state already collected is searched again
+    /// without a pass over the data (`state_reused: true`). Equals a fresh run with `params`.
+    #[wasm_bindgen(unchecked_return_type = "Report")]
     pub fn update(&mut self, id: &str, params: JsValue) -> Result<JsValue, JsError> {
         let params = params_from_js(&params)?;
         let r = self.inner.update(id, params).map_err(js_err)?;
         to_js(&r)
     }
 
-    /// Like `update`, but a change applied with `retune` comes back at once without its error
-    /// metrics (`metrics_pending: true`); call `complete(id)` for them.
-    #[wasm_bindgen(js_name = updateDeferred)]
+    /// Like `update`, but when the collected state is reused the report comes back at once
+    /// without its error metrics (`metrics_pending: true`); call `complete(id)` for them.
+    #[wasm_bindgen(js_name = updateDeferred, unchecked_return_type = "Report")]
     pub fn update_deferred(&mut self, id: &str, params: JsValue) -> Result<JsValue, JsError> {
         let params = params_from_js(&params)?;
         let r = self.inner.update_deferred(id, params).map_err(js_err)?;
@@ -318,6 +325,7 @@ impl Session {
     }
 
     /// The metrics a deferred update left pending (null if none).
+    #[wasm_bindgen(unchecked_return_type = "Report | null")]
     pub fn complete(&mut self, id: &str) -> Result<JsValue, JsError> {
         to_js(&self.inner.complete(id))
     }
@@ -327,19 +335,21 @@ impl Session {
         self.inner.remove(id);
     }
 
-    /// The last result of observer `id` (or null).
+    /// The last report of observer `id` (or null).
+    #[wasm_bindgen(unchecked_return_type = "Report | null")]
     pub fn result(&self, id: &str) -> Result<JsValue, JsError> {
         to_js(&self.inner.result(id))
     }
 
-    /// Every result.
+    /// Every report.
+    #[wasm_bindgen(unchecked_return_type = "Report[]")]
     pub fn results(&self) -> Result<JsValue, JsError> {
         to_js(&self.inner.results().collect::<Vec<_>>())
     }
 
     /// The tensor the formats view measures (the first selected one, whole) and the standard
     /// line-up of formats for its shape: `{name, shape, lineup: [[id, params], ...]}`.
-    #[wasm_bindgen(js_name = formatLineup)]
+    #[wasm_bindgen(js_name = formatLineup, unchecked_return_type = "FormatsTarget")]
     pub fn format_lineup(&self) -> Result<JsValue, JsError> {
         to_js(&self.inner.format_lineup().map_err(js_err)?)
     }
@@ -389,6 +399,7 @@ impl Session {
 
     /// The error-versus-clipping chart data for `spec` (`{bits, scheme, points}`) with markers for
     /// observers `ids` in colours `colors` (JSON arrays).
+    #[wasm_bindgen(unchecked_return_type = "CurveView | null")]
     pub fn curve(&self, spec: JsValue, ids: JsValue, colors: JsValue) -> Result<JsValue, JsError> {
         let spec: CurveSpec = from_js(&spec, "curve spec")?;
         let ids: Vec<String> = from_js(&ids, "observer ids")?;
@@ -429,6 +440,16 @@ impl Session {
             .ok_or_else(|| JsError::new("no tensor loaded"))?;
         comparison_svg(&c, &style, width).map_err(js_err)
     }
+}
+
+/// What the panel of `report` displays (clipping and grid ranges, per-channel chart, rows,
+/// quirks, the numbers of its `data-*` contract): the one pure display function.
+#[wasm_bindgen(js_name = panelView, unchecked_return_type = "PanelView")]
+pub fn panel_view(
+    #[wasm_bindgen(unchecked_param_type = "Report")] report: JsValue,
+) -> Result<JsValue, JsError> {
+    let report: crate::engine::Report = from_js(&report, "report")?;
+    to_js(&crate::display::panel_view(&report))
 }
 
 fn style_from_js(v: &JsValue) -> Result<Style, JsError> {
@@ -548,12 +569,6 @@ pub fn draw_curve(
     with_canvas(canvas, |area| plot::draw_curve(area, &view, &style))
 }
 
-/// A chart view read straight from the JS value (not through JSON, which turns `Infinity` and
-/// `NaN` into `null`), so a lossless format's `sqnr_db: Infinity` arrives as +∞.
-fn view_from_js<T: DeserializeOwned>(v: JsValue, what: &str) -> Result<T, JsError> {
-    serde_wasm_bindgen::from_value(v).map_err(|e| JsError::new(&format!("invalid {what}: {e}")))
-}
-
 /// Draw the number-formats chart (SQNR against bits per value) on `canvas`. `view` is
 /// `{points: [{label, kind, bits_per_value, sqnr_db, highlighted?}]}`; `sqnr_db` may be
 /// `Infinity` (lossless) or `NaN`/`null` (not drawn).
@@ -563,7 +578,7 @@ pub fn draw_formats(
     view: JsValue,
     style: JsValue,
 ) -> Result<(), JsError> {
-    let view: FormatsView = view_from_js(view, "formats view")?;
+    let view: FormatsView = from_js(&view, "formats view")?;
     let style = style_from_js(&style)?;
     with_canvas(canvas, |area| plot::draw_formats(area, &view, &style))
 }
@@ -576,7 +591,7 @@ pub fn draw_adaround(
     view: JsValue,
     style: JsValue,
 ) -> Result<(), JsError> {
-    let view: AdaRoundView = view_from_js(view, "AdaRound view")?;
+    let view: AdaRoundView = from_js(&view, "AdaRound view")?;
     let style = style_from_js(&style)?;
     with_canvas(canvas, |area| plot::draw_adaround(area, &view, &style))
 }
@@ -589,7 +604,7 @@ pub fn render_formats_svg(
     width: u32,
     height: u32,
 ) -> Result<String, JsError> {
-    let view: FormatsView = view_from_js(view, "formats view")?;
+    let view: FormatsView = from_js(&view, "formats view")?;
     formats_svg(&view, &style_from_js(&style)?, (width, height)).map_err(js_err)
 }
 
@@ -601,6 +616,6 @@ pub fn render_adaround_svg(
     width: u32,
     height: u32,
 ) -> Result<String, JsError> {
-    let view: AdaRoundView = view_from_js(view, "AdaRound view")?;
+    let view: AdaRoundView = from_js(&view, "AdaRound view")?;
     adaround_svg(&view, &style_from_js(&style)?, (width, height)).map_err(js_err)
 }

@@ -36,6 +36,7 @@ pub const DISPLAY_BINS: usize = 2048;
 
 /// One tensor of a loaded file, as listed to the user.
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
 pub struct MemberInfo {
     pub name: String,
     pub shape: Vec<usize>,
@@ -45,6 +46,7 @@ pub struct MemberInfo {
 
 /// A loaded file.
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
 pub struct FileInfo {
     pub index: usize,
     pub name: String,
@@ -58,6 +60,7 @@ struct LoadedFile {
 
 /// Which tensors form the calibration batches, in order.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
 pub struct Selection {
     pub batches: Vec<MemberRef>,
     /// Split the (single) selected tensor into `count` batches along `axis`.
@@ -67,6 +70,7 @@ pub struct Selection {
 
 /// A tensor of a loaded file.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
 pub struct MemberRef {
     pub file: usize,
     pub member: String,
@@ -74,6 +78,7 @@ pub struct MemberRef {
 
 /// Splitting one tensor into consecutive batches along an axis (like `torch.chunk`).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
 pub struct Split {
     pub axis: usize,
     pub count: usize,
@@ -81,6 +86,7 @@ pub struct Split {
 
 /// What the page shows about the current batches.
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
 pub struct TensorSummary {
     /// Human-readable source, e.g. `l0_layer_out.npy` or `model.safetensors: encoder.weight`.
     pub name: String,

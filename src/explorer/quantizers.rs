@@ -16,6 +16,7 @@ use serde::Serialize;
 
 /// The tensor the formats view measures.
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
 pub struct FormatsTarget {
     /// Source, e.g. `l0_layer_out.npy`.
     pub name: String,
@@ -26,6 +27,7 @@ pub struct FormatsTarget {
 
 /// An AdaRound run as it starts.
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
 pub struct AdaRoundStart {
     /// `[out, in]` of W.
     pub weight_shape: [usize; 2],
@@ -36,6 +38,7 @@ pub struct AdaRoundStart {
 
 /// Where a running AdaRound stands.
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
 pub struct AdaRoundStatus {
     pub iterations_run: usize,
     pub iterations: usize,

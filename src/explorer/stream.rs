@@ -21,6 +21,7 @@ pub const MAX_HEADER_BYTES: usize = 100 << 20;
 
 /// What to read for a chunked load.
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
 pub struct Plan {
     /// Byte offset of the values in the file and their length.
     pub offset: u64,

@@ -239,6 +239,7 @@ impl ObserverSpec {
 
 /// A named configuration of an observer (e.g. PyTorch's `default_weight_observer`).
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
 pub struct Preset {
     pub name: &'static str,
     pub observer: &'static str,

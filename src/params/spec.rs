@@ -91,6 +91,8 @@ pub struct ParamSpec {
     pub name: &'static str,
     /// Type and range.
     #[serde(flatten)]
+    // A union cannot be extended by an interface: an override makes the type an intersection.
+    #[cfg_attr(target_arch = "wasm32", tsify(type = "ParamKind"))]
     pub kind: ParamKind,
     /// The framework's default, `null` when the framework decides (an optional override).
     #[cfg_attr(target_arch = "wasm32", tsify(type = "unknown"))]
@@ -102,7 +104,6 @@ pub struct ParamSpec {
     /// True for an attribute assigned after construction rather than a constructor keyword
     /// (PyTorch's `obs.upsample_rate = 128`): passing it to the constructor is refused the way
     /// the framework refuses an unknown keyword.
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub attribute: bool,
 }
 

@@ -29,6 +29,7 @@ use serde::{Deserialize, Serialize};
 
 /// A histogram with equal-width bins over `[lo, hi]`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
 pub struct Hist {
     pub lo: f64,
     pub hi: f64,
@@ -59,6 +60,7 @@ impl Hist {
 
 /// Per-channel ranges of a per-channel (or per-group) observer, one entry per channel.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
 pub struct ChannelView {
     /// The channel axis of the tensor.
     pub axis: usize,
@@ -124,6 +126,7 @@ impl ChannelView {
 
 /// What one observer panel shows on top of the tensor's histogram.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
 pub struct PanelView {
     /// Observer id (panel title).
     pub observer: String,
@@ -166,6 +169,7 @@ pub struct SliceNumbers {
 
 /// One observer's mark on the error curve.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
 pub struct Marker {
     pub observer: String,
     #[serde(default)]
@@ -179,6 +183,7 @@ pub struct Marker {
 
 /// The error-versus-clipping chart's data.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
 pub struct CurveView {
     /// `(threshold, mse, sqnr_db)` points.
     pub points: Vec<(f64, f64, Option<f64>)>,
@@ -213,6 +218,7 @@ impl CurveView {
 
 /// One number format's result on the formats chart (SQNR against storage cost).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
 pub struct FormatPoint {
     /// Point label, e.g. "int8 per channel" or "mxfp4_e2m1".
     pub label: String,
@@ -233,6 +239,7 @@ pub struct FormatPoint {
 
 /// The formats chart's data: every format evaluated on one tensor.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
 pub struct FormatsView {
     pub points: Vec<FormatPoint>,
 }
@@ -241,6 +248,7 @@ pub struct FormatsView {
 /// [`crate::quantizers::adaround::Progress`] (whose serialised form it reads), but tolerant of
 /// the `null`s that JSON makes of non-finite losses.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
 pub struct AdaRoundPoint {
     pub iteration: usize,
     /// Reconstruction loss of the mini-batch.
@@ -271,6 +279,7 @@ impl From<&crate::quantizers::adaround::Progress> for AdaRoundPoint {
 
 /// The AdaRound chart's data: the optimisation history so far.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
 pub struct AdaRoundView {
     pub history: Vec<AdaRoundPoint>,
     /// Total iterations planned (the x axis' end, even while running).
@@ -356,6 +365,7 @@ mod lenient_f64 {
 
 /// Drawing options.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
 #[serde(default, rename_all = "camelCase")]
 pub struct Style {
     /// Histogram counts on a log scale.
