@@ -20,7 +20,7 @@ const HIST = 'torch.HistogramObserver';
 /** A notebook of code cells. */
 function notebook(cells) {
   return {
-    cells: cells.map((source) => ({ cell_type: 'code', execution_count: null, metadata: {}, outputs: [], source })),
+    cells: cells.map((source, i) => ({ id: `cell${i}`, cell_type: 'code', execution_count: null, metadata: {}, outputs: [], source })),
     metadata: { kernelspec: { name: 'python3', display_name: 'Python 3', language: 'python' } },
     nbformat: 4,
     nbformat_minor: 5,

@@ -1,0 +1,136 @@
+// The notebook widget in a real marimo app (`marimo run`, headless on 127.0.0.1, Chromium through
+// Playwright), wrapped as marimo documents it (`mo.ui.anywidget`): the panels carry the golden
+// PyTorch scales, `explorer.results` in Python holds the golden numbers (a dependent cell prints
+// them and re-runs when the widget's value changes), and moving a slider changes them.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+import { RESULTS } from './helpers.mjs';
+import {
+  TORCH, browser, freePort, goldenCase, goldenMismatches, missingEnvironment, panelData, scratch, startServer, venvBin, within,
+} from './notebook-hosts.mjs';
+
+const skip = missingEnvironment();
+const MINMAX = 'torch.MinMaxObserver';
+const HIST = 'torch.HistogramObserver';
+const INPUT = path.join(TORCH, 'inputs', 'normal_b0.npy');
+
+// A path (not an array) as data: the file's bytes go to the front end as they are.
+const APP = `import marimo
+
+app = marimo.App(width="full")
+
+
+@app.cell
+def _():
+    import html
+    import json
+
+    import marimo as mo
+    import quantscope
+    return html, json, mo, quantscope
+
+
+@app.cell
+def _(mo, quantscope):
+    explorer = quantscope.Explorer(${JSON.stringify(INPUT)}, ["${MINMAX}", "${HIST}"])
+    widget = mo.ui.anywidget(explorer)
+    widget
+    return explorer, widget
+
+
+@app.cell
+def _(explorer, html, json, mo, widget):
+    # Re-runs whenever the widget's value changes; prints what Python holds.
+    _seen = widget.value
+    mo.Html('<pre id="qs-python">' + html.escape(json.dumps({"results": explorer.results, "params": explorer.params, "error": explorer.error})) + "</pre>")
+    return
+
+
+if __name__ == "__main__":
+    app.run()
+`;
+
+test('marimo: panels, explorer.results and sliders match PyTorch', { skip: skip || false, timeout: 240_000 }, async (t) => {
+  const root = scratch('marimo');
+  const port = await freePort();
+  fs.writeFileSync(path.join(root, 'app.py'), APP);
+  const server = await startServer(
+    venvBin('marimo'),
+    ['run', 'app.py', '--headless', '--host', '127.0.0.1', '--port', String(port), '--no-token', '--no-sandbox', '--no-check'],
+    { cwd: root, env: { MARIMO_SKIP_UPDATE_CHECK: '1', HOME: root }, url: `http://127.0.0.1:${port}/` },
+  );
+  const chrome = await browser();
+  t.after(async () => {
+    await chrome.close();
+    await server.stop();
+    fs.rmSync(root, { recursive: true, force: true });
+  });
+  const page = await chrome.page();
+  await page.goto(`http://127.0.0.1:${port}/`);
+
+  /** Wait until panel `id` is ready and `pred(data)` holds; returns its data-*. */
+  async function panelWhen(id, pred = () => true, what = 'ready') {
+    const deadline = Date.now() + 90_000;
+    let d = null;
+    for (;;) {
+      if ((await page.locator(`[role=region][aria-label="${id}"]`).count()) > 0) {
+        d = await panelData(page, id);
+        if (d.status === 'ready' && pred(d)) return d;
+      }
+      if (Date.now() > deadline) {
+        await page.screenshot({ path: path.join(RESULTS, 'marimo-failure.png') });
+        throw new Error(`${id} never became ${what} (last: ${JSON.stringify(d)}); page errors: ${page.errors.join(' | ')}\nserver log:\n${server.log().slice(-3000)}`);
+      }
+      await page.waitForTimeout(100);
+    }
+  }
+  /** What the dependent cell printed, once `pred` holds for it. */
+  async function python(pred, what) {
+    const deadline = Date.now() + 60_000;
+    let last = null;
+    for (;;) {
+      const pre = page.locator('#qs-python');
+      if ((await pre.count()) > 0) {
+        last = JSON.parse(await pre.innerText());
+        if (pred(last)) return last;
+      }
+      if (Date.now() > deadline) throw new Error(`Python never saw ${what}; last: ${JSON.stringify(last)}`);
+      await page.waitForTimeout(150);
+    }
+  }
+
+  const minmaxCase = goldenCase('minmax-quint8-affine-normal');
+  const histCase = goldenCase('hist-default-normal');
+  const mm = await panelWhen(MINMAX);
+  const hist = await panelWhen(HIST);
+  assert.ok(within(mm.scale, minmaxCase.expected.scale[0], minmaxCase.tolerance.per_field.scale), `MinMax data-scale ${mm.scale}`);
+  assert.equal(Number(mm.zeroPoint), minmaxCase.expected.zero_point[0]);
+  assert.ok(within(hist.scale, histCase.expected.scale[0], histCase.tolerance.per_field.scale), `Histogram data-scale ${hist.scale}`);
+  assert.equal(Number(hist.zeroPoint), histCase.expected.zero_point[0]);
+  await page.locator('.quantscope-widget').first().screenshot({ path: path.join(RESULTS, 'marimo-widget.png') });
+
+  let py = await python((p) => p.results[MINMAX] && p.results[HIST], 'both results');
+  assert.equal(py.error, '');
+  assert.deepEqual(goldenMismatches(py.results[MINMAX], minmaxCase), []);
+  assert.deepEqual(goldenMismatches(py.results[HIST], histCase), []);
+
+  // Moving the bins slider changes explorer.results and explorer.params in Python.
+  const control = page.locator(`[role=region][aria-label="${HIST}"] .control[data-param="bins"]`);
+  await control.locator('input[type=range]').fill('300');
+  const bins = Number(await control.locator('output').innerText());
+  assert.ok(bins !== 2048 && bins > 1, `bins moved to ${bins}`);
+  const moved = await panelWhen(HIST, (d) => d.scale !== hist.scale, 'rescaled');
+  py = await python((p) => p.params[HIST] && p.params[HIST].bins === bins && p.results[HIST].params.bins === bins, `bins = ${bins}`);
+  assert.equal(py.results[HIST].scale, Number(moved.scale));
+  assert.notEqual(py.results[HIST].scale, histCase.expected.scale[0]);
+
+  // Typing 256: PyTorch's result for bins=256 (the same search result as 2048 on this input).
+  const bins256 = goldenCase('hist-bins256-normal');
+  await control.locator('input.exact').fill('256');
+  await control.locator('input.exact').blur();
+  py = await python((p) => p.params[HIST] && p.params[HIST].bins === 256 && p.results[HIST].params.bins === 256, 'bins = 256');
+  assert.deepEqual(goldenMismatches(py.results[HIST], bins256), []);
+  assert.deepEqual(page.errors.filter((e) => /quantscope|wasm/i.test(e)), []);
+});
