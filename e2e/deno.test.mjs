@@ -9,7 +9,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { execFileSync } from 'node:child_process';
 import { ROOT, RESULTS } from './helpers.mjs';
-import { TORCH, goldenCase, scratch, venvBin, within } from './notebook-hosts.mjs';
+import { TORCH, goldenCase, packedProject, venvBin, within } from './notebook-hosts.mjs';
 
 /** Deno's binary as the `deno` npm package installs it. */
 function denoBinary() {
@@ -23,14 +23,7 @@ const INPUT = path.join(TORCH, 'inputs', 'normal_b0.npy');
 const MINMAX = 'torch.MinMaxObserver';
 const HIST = 'torch.HistogramObserver';
 
-/** `npm pack` the package and install the tarball (offline) into a scratch project. */
-function scratchProject() {
-  const dir = scratch('deno');
-  const packed = JSON.parse(execFileSync('npm', ['pack', '--json', '--pack-destination', dir], { cwd: ROOT, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }))[0];
-  fs.writeFileSync(path.join(dir, 'package.json'), JSON.stringify({ name: 'scratch', private: true, type: 'module' }));
-  execFileSync('npm', ['install', '--no-audit', '--no-fund', '--offline', path.join(dir, packed.filename)], { cwd: dir, stdio: 'ignore' });
-  return dir;
-}
+const scratchProject = () => packedProject('deno');
 
 // The code both hosts run: observe, then the display bundle of each result.
 const OBSERVE = `import * as qs from "quantscope";
@@ -89,6 +82,7 @@ test("Deno's Jupyter kernel shows a result as SVG", { skip: kernelSkip, timeout:
     cells: [
       { id: 'observe', cell_type: 'code', execution_count: null, metadata: {}, outputs: [], source: OBSERVE },
       { id: 'show', cell_type: 'code', execution_count: null, metadata: {}, outputs: [], source: 'hist' },
+      { id: 'compare', cell_type: 'code', execution_count: null, metadata: {}, outputs: [], source: 'Deno.jupyter.svg`${qs.renderSvg([minmax, hist])}`' },
     ],
     metadata: { kernelspec: { name: 'deno', display_name: 'Deno', language: 'typescript' } },
     nbformat: 4,
@@ -100,9 +94,9 @@ import json, sys, nbformat
 from nbclient import NotebookClient
 nb = nbformat.read("deno.ipynb", as_version=4)
 NotebookClient(nb, kernel_name="deno", timeout=120, resources={"metadata": {"path": "."}}).execute()
-print(json.dumps(nb.cells[1].outputs))
+print(json.dumps([nb.cells[1].outputs, nb.cells[2].outputs]))
 `;
-  const outputs = JSON.parse(execFileSync(venvBin('python'), ['-c', run], { cwd: dir, encoding: 'utf8', env: { ...process.env, JUPYTER_DATA_DIR: data, JUPYTER_PATH: data, JUPYTER_RUNTIME_DIR: path.join(dir, '.jupyter-runtime') } }));
+  const [outputs, comparison] = JSON.parse(execFileSync(venvBin('python'), ['-c', run], { cwd: dir, encoding: 'utf8', env: { ...process.env, JUPYTER_DATA_DIR: data, JUPYTER_PATH: data, JUPYTER_RUNTIME_DIR: path.join(dir, '.jupyter-runtime') } }));
   const shown = outputs.find((o) => o.output_type === 'execute_result' || o.output_type === 'display_data');
   assert.ok(shown, `the cell shows a result: ${JSON.stringify(outputs).slice(0, 500)}`);
   const svg = shown.data['image/svg+xml'];
@@ -111,4 +105,6 @@ print(json.dumps(nb.cells[1].outputs))
   const c = goldenCase('hist-default-normal');
   assert.ok(within(plain.scale[0], c.expected.scale[0], c.tolerance.per_field.scale), `scale ${plain.scale[0]}`);
   fs.writeFileSync(path.join(RESULTS, 'deno-kernel-histogram.svg'), svg);
+  const both = comparison.find((o) => o.output_type === 'execute_result' || o.output_type === 'display_data');
+  assert.ok(both && both.data['image/svg+xml'].includes(MINMAX) && both.data['image/svg+xml'].includes(HIST), `the comparison shows as SVG: ${JSON.stringify(comparison).slice(0, 300)}`);
 });

@@ -27,11 +27,12 @@ function notebook(cells) {
   };
 }
 
-const batches = [0, 1, 2, 3, 4, 5].map((i) => path.join(TORCH, 'inputs', `drift_b${i}.npy`));
+/** The golden drift batches, copied next to the notebooks. */
+const DRIFT = [0, 1, 2, 3, 4, 5].map((i) => `drift_b${i}.npy`);
 const CELLS = [
   // 0: the widget over six calibration batches (a list of arrays), two observers.
   `import json, numpy as np, quantscope
-batches = [np.load(p) for p in ${JSON.stringify(batches)}]
+batches = [np.load(f"drift_b{i}.npy") for i in range(6)]
 explorer = quantscope.Explorer(batches, ["${MINMAX}", "${HIST}"])
 explorer`,
   // 1: what Python sees.
@@ -42,15 +43,22 @@ explorer`,
   `quantscope.Explorer(np.linspace(-1, 1, 1000, dtype=np.float32), "${MINMAX}")`,
 ];
 
-test('JupyterLab: panels, explorer.results and sliders match PyTorch', { skip: skip || false, timeout: 300_000 }, async (t) => {
-  const root = scratch('jupyterlab');
+
+/**
+ * A JupyterLab server (which also serves Notebook 7) on 127.0.0.1 over a scratch folder holding
+ * `notebooks` ({file name: cells}) and the golden drift batches, with throw-away configuration
+ * folders, and Chromium. Returns {page, url(path)}; everything stops when the test ends.
+ */
+async function jupyter(t, notebooks) {
+  const root = scratch('jupyter');
+  for (const f of DRIFT) fs.copyFileSync(path.join(TORCH, 'inputs', f), path.join(root, f));
+  for (const [name, cells] of Object.entries(notebooks)) fs.writeFileSync(path.join(root, name), JSON.stringify(notebook(cells)));
   const port = await freePort();
   const token = `t${Math.random().toString(36).slice(2)}`;
-  fs.writeFileSync(path.join(root, 'widget.ipynb'), JSON.stringify(notebook(CELLS)));
   const dirs = Object.fromEntries(['JUPYTER_CONFIG_DIR', 'JUPYTER_RUNTIME_DIR', 'JUPYTER_DATA_DIR', 'IPYTHONDIR'].map((k) => [k, path.join(root, `.${k.toLowerCase()}`)]));
   const server = await startServer(
     venvBin('jupyter'),
-    ['lab', '--no-browser', '--ServerApp.ip=127.0.0.1', `--ServerApp.port=${port}`, '--ServerApp.port_retries=0', `--IdentityProvider.token=${token}`, `--ServerApp.root_dir=${root}`, '--LabApp.news_url=', '--ServerApp.allow_root=True', '--LabApp.extension_manager=readonly'],
+    ['lab', '--no-browser', '--ServerApp.ip=127.0.0.1', `--ServerApp.port=${port}`, '--ServerApp.port_retries=0', `--IdentityProvider.token=${token}`, `--ServerApp.root_dir=${root}`, '--ServerApp.allow_root=True', '--LabApp.extension_manager=readonly'],
     { cwd: root, env: dirs, url: `http://127.0.0.1:${port}/api/status?token=${token}` },
   );
   const chrome = await browser();
@@ -60,81 +68,87 @@ test('JupyterLab: panels, explorer.results and sliders match PyTorch', { skip: s
     fs.rmSync(root, { recursive: true, force: true });
   });
   const page = await chrome.page();
-  await page.goto(`http://127.0.0.1:${port}/lab/tree/widget.ipynb?token=${token}`);
+  return { page, server, url: (p) => `http://127.0.0.1:${port}/${p}?token=${token}` };
+}
+
+/**
+ * Accept the "Select Kernel" dialog (JupyterLab sometimes asks even for a notebook naming its
+ * kernel) and decline the news notification, when they are there.
+ */
+async function dismissDialogs(page) {
+  const accept = page.locator('.jp-Dialog .jp-mod-accept');
+  if (await accept.count()) await accept.first().click();
+  const news = page.locator('.jp-toast-button:has-text("No"), .Toastify__toast button:has-text("No")');
+  if (await news.count()) await news.first().click().catch(() => {});
+}
+
+/** Run cell `i` of `cells` (select it in command mode, Shift+Enter); waits for its execution count. */
+async function runCell(page, cells, i, server) {
+  await dismissDialogs(page);
+  const cell = cells.nth(i);
+  const prompt = cell.locator('.jp-InputPrompt');
+  const before = await prompt.innerText();
+  await prompt.click();
+  await page.keyboard.press('Escape');
+  await page.keyboard.press('Shift+Enter');
+  await page
+    .waitForFunction(([el, prev]) => /\[\d+\]/.test(el.innerText) && el.innerText !== prev, [await prompt.elementHandle(), before], {
+      timeout: Number(process.env.QUANTSCOPE_CELL_TIMEOUT_MS || 120_000),
+    })
+    .catch(async (err) => {
+      await page.screenshot({ path: path.join(RESULTS, 'jupyter-failure.png') });
+      throw new Error(`cell ${i} did not run (screenshot: test-results/jupyter-failure.png): ${err.message}\nserver log:\n${server.log().slice(-3000)}`);
+    });
+  return cell;
+}
+
+/** Wait until panel `id` inside `scope` is ready and `pred(data)` holds; returns its data-*. */
+async function panelWhen(page, scope, id, pred = () => true, what = 'ready') {
+  const deadline = Date.now() + 60_000;
+  let d = null;
+  for (;;) {
+    if ((await scope.locator(`[role=region][aria-label="${id}"]`).count()) > 0) {
+      d = await panelData(scope, id);
+      if (d.status === 'ready' && pred(d)) return d;
+    }
+    if (Date.now() > deadline) throw new Error(`${id} never became ${what} (last: ${JSON.stringify(d)}); page errors: ${page.errors.join(' | ')}`);
+    await page.waitForTimeout(100);
+  }
+}
+
+test('JupyterLab: panels, explorer.results and sliders match PyTorch', { skip: skip || false, timeout: 300_000 }, async (t) => {
+  const { page, server, url } = await jupyter(t, { 'widget.ipynb': CELLS });
+  await page.goto(url('lab/tree/widget.ipynb'));
   const cells = page.locator('.jp-NotebookPanel:not(.lm-mod-hidden) .jp-Notebook .jp-Cell');
   await cells.first().waitFor({ timeout: 60_000 });
-  await page.locator('.jp-NotebookPanel:not(.lm-mod-hidden) .jp-Notebook-ExecutionIndicator[data-status="idle"]').waitFor({ timeout: 60_000 }).catch(() => {});
-
-  /**
-   * Accept JupyterLab's "Select Kernel" dialog (it sometimes asks even for a notebook naming its
-   * kernel) and decline the news notification, when they are there.
-   */
-  async function dismissDialogs() {
-    const accept = page.locator('.jp-Dialog .jp-mod-accept');
-    if (await accept.count()) await accept.first().click();
-    const news = page.locator('.jp-toast-button:has-text("No"), .Toastify__toast button:has-text("No")');
-    if (await news.count()) await news.first().click().catch(() => {});
-  }
   await page.waitForTimeout(1500);
-  await dismissDialogs();
-
-  /** Run cell `i` (select it in command mode, Shift+Enter) and wait for its execution count. */
-  async function run(i) {
-    await dismissDialogs();
-    const cell = cells.nth(i);
-    const before = await cell.locator('.jp-InputPrompt').innerText();
-    await cell.locator('.jp-InputPrompt').click();
-    await page.keyboard.press('Escape');
-    await page.keyboard.press('Shift+Enter');
-    await page
-      .waitForFunction(
-        ([el, prev]) => /\[\d+\]/.test(el.innerText) && el.innerText !== prev,
-        [await cell.locator('.jp-InputPrompt').elementHandle(), before],
-        { timeout: Number(process.env.QUANTSCOPE_CELL_TIMEOUT_MS || 120_000) },
-      )
-      .catch(async (err) => {
-        await page.screenshot({ path: path.join(RESULTS, 'jupyterlab-failure.png') });
-        throw new Error(`cell ${i} did not run (screenshot: test-results/jupyterlab-failure.png): ${err.message}\nserver log:\n${server.log().slice(-3000)}`);
-      });
-    return cell;
-  }
+  await dismissDialogs(page);
+  const run = (i) => runCell(page, cells, i, server);
+  const panel = (scope, id, pred, what) => panelWhen(page, scope, id, pred, what);
   /** Run the print cell and parse what Python printed. */
   async function python() {
     const cell = await run(1);
-    const text = await cell.locator('.jp-OutputArea-output').last().innerText();
-    return JSON.parse(text);
-  }
-  /** Wait until panel `id` of `scope` is ready and `pred(data)` holds; returns its data-*. */
-  async function panelWhen(scope, id, pred = () => true, what = 'ready') {
-    const deadline = Date.now() + 60_000;
-    let d = null;
-    for (;;) {
-      const n = await scope.locator(`[role=region][aria-label="${id}"]`).count();
-      if (n > 0) {
-        d = await panelData(scope, id);
-        if (d.status === 'ready' && pred(d)) return d;
-      }
-      if (Date.now() > deadline) throw new Error(`${id} never became ${what} (last: ${JSON.stringify(d)}); page errors: ${page.errors.join(' | ')}`);
-      await page.waitForTimeout(100);
-    }
+    return JSON.parse(await cell.locator('.jp-OutputArea-output').last().innerText());
   }
 
   const out = (await run(0)).locator('.jp-OutputArea-output').first();
   const minmaxCase = goldenCase('minmax-quint8-affine-drift');
   const histCase = goldenCase('hist-default-drift');
   const start = Date.now();
-  const mm = await panelWhen(out, MINMAX);
-  const hist = await panelWhen(out, HIST);
+  const mm = await panel(out, MINMAX);
+  const hist = await panel(out, HIST);
   t.diagnostic(`panels ready ${Date.now() - start} ms after the cell ran`);
   assert.ok(within(mm.scale, minmaxCase.expected.scale[0], minmaxCase.tolerance.per_field.scale), `MinMax data-scale ${mm.scale}`);
   assert.equal(Number(mm.zeroPoint), minmaxCase.expected.zero_point[0]);
   assert.ok(within(hist.scale, histCase.expected.scale[0], histCase.tolerance.per_field.scale), `Histogram data-scale ${hist.scale}`);
   assert.equal(Number(hist.zeroPoint), histCase.expected.zero_point[0]);
   assert.ok(Number(await out.locator('canvas.qs-curve-canvas').getAttribute('data-drawn')) >= 1, 'the error curve is drawn');
-  await dismissDialogs();
+  await dismissDialogs(page);
   await page.setViewportSize({ width: 1500, height: 2100 });
   await page.waitForTimeout(300);
   await out.screenshot({ path: path.join(RESULTS, 'jupyterlab-widget.png') });
+  // The README's picture: the cell, its code and the widget, in JupyterLab.
+  await cells.nth(0).screenshot({ path: path.join(RESULTS, 'jupyterlab-cell.png') });
   await page.setViewportSize({ width: 1500, height: 1100 });
 
   // explorer.results in Python: the golden numbers.
@@ -151,7 +165,7 @@ test('JupyterLab: panels, explorer.results and sliders match PyTorch', { skip: s
   await control.locator('input[type=range]').fill('300');
   const bins = Number(await control.locator('output').innerText());
   assert.ok(bins !== 2048 && bins > 1, `bins moved to ${bins}`);
-  const moved = await panelWhen(out, HIST, (d) => d.scale !== hist.scale, 'rescaled');
+  const moved = await panel(out, HIST, (d) => d.scale !== hist.scale, 'rescaled');
   py = await python();
   assert.equal(py.params[HIST].bins, bins);
   assert.equal(py.results[HIST].params.bins, bins);
@@ -162,14 +176,14 @@ test('JupyterLab: panels, explorer.results and sliders match PyTorch', { skip: s
   const bins256 = goldenCase('hist-bins256-drift');
   await control.locator('input.exact').fill('256');
   await control.locator('input.exact').blur();
-  await panelWhen(out, HIST, (d) => within(d.scale, bins256.expected.scale[0], bins256.tolerance.per_field.scale), 'the bins=256 scale');
+  await panel(out, HIST, (d) => within(d.scale, bins256.expected.scale[0], bins256.tolerance.per_field.scale), 'the bins=256 scale');
   py = await python();
   assert.deepEqual(goldenMismatches(py.results[HIST], bins256), []);
 
   // Parameters set from Python move the controls and change the panel.
   const symmetric = goldenCase('minmax-qint8-symmetric-drift');
   await run(2);
-  await panelWhen(out, MINMAX, (d) => within(d.scale, symmetric.expected.scale[0], symmetric.tolerance.per_field.scale), 'the qint8 symmetric scale');
+  await panel(out, MINMAX, (d) => within(d.scale, symmetric.expected.scale[0], symmetric.tolerance.per_field.scale), 'the qint8 symmetric scale');
   assert.equal(await out.locator(`[role=region][aria-label="${MINMAX}"] .control[data-param="dtype"] select`).inputValue(), 'qint8');
   py = await python();
   assert.deepEqual(goldenMismatches(py.results[MINMAX], symmetric), []);
@@ -177,7 +191,25 @@ test('JupyterLab: panels, explorer.results and sliders match PyTorch', { skip: s
 
   // A second widget reuses the page's WebAssembly instance.
   const second = (await run(3)).locator('.jp-OutputArea-output').first();
-  await panelWhen(second, MINMAX);
+  await panel(second, MINMAX);
   assert.equal(await instantiations(page, crateVersion()), 1);
   assert.deepEqual(page.errors.filter((e) => /quantscope|wasm/i.test(e)), []);
+});
+
+test('Notebook 7: the widget renders the golden PyTorch scale', { skip: skip || false, timeout: 240_000 }, async (t) => {
+  const source = `import numpy as np, quantscope
+quantscope.Explorer([np.load(f"drift_b{i}.npy") for i in range(6)], "${HIST}", {"${HIST}": {"bins": 256}})`;
+  const { page, server, url } = await jupyter(t, { 'notebook7.ipynb': [source] });
+  await page.goto(url('notebooks/notebook7.ipynb'));
+  const cells = page.locator('.jp-Notebook .jp-Cell');
+  await cells.first().waitFor({ timeout: 60_000 });
+  await page.waitForTimeout(1500);
+  await dismissDialogs(page);
+  const out = (await runCell(page, cells, 0, server)).locator('.jp-OutputArea-output').first();
+  const c = goldenCase('hist-bins256-drift');
+  const d = await panelWhen(page, out, HIST);
+  assert.ok(within(d.scale, c.expected.scale[0], c.tolerance.per_field.scale), `data-scale ${d.scale}`);
+  assert.equal(Number(d.zeroPoint), c.expected.zero_point[0]);
+  assert.equal(await out.locator('[data-param="bins"] input.exact').inputValue(), '256', 'the slider shows the parameter set from Python');
+  await out.screenshot({ path: path.join(RESULTS, 'notebook7-widget.png') });
 });

@@ -2,12 +2,14 @@
 // (with the built wheel installed by scripts/build-python.sh), notebook servers started on
 // 127.0.0.1 with throw-away configuration folders, headless Chromium, and the golden torch cases.
 import { chromium } from 'playwright-core';
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { ROOT, RESULTS, CHROMIUM, sharedDir } from './helpers.mjs';
+
+export { ROOT };
 
 export const VENV = process.env.QUANTSCOPE_NOTEBOOK_VENV || path.join(ROOT, 'target', 'notebook-venv');
 export const DIST = path.join(ROOT, 'target', 'python-dist');
@@ -48,6 +50,18 @@ export function freePort() {
       srv.close(() => resolve(port));
     });
   });
+}
+
+/**
+ * A scratch project with the npm package installed as a user gets it: `npm pack`, then an
+ * offline `npm install` of the tarball. Returns the project folder.
+ */
+export function packedProject(prefix) {
+  const dir = scratch(prefix);
+  const packed = JSON.parse(execFileSync('npm', ['pack', '--json', '--pack-destination', dir], { cwd: ROOT, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }))[0];
+  fs.writeFileSync(path.join(dir, 'package.json'), JSON.stringify({ name: 'scratch', private: true, type: 'module' }));
+  execFileSync('npm', ['install', '--no-audit', '--no-fund', '--offline', path.join(dir, packed.filename)], { cwd: dir, stdio: 'ignore' });
+  return dir;
 }
 
 /** A fresh scratch folder under the OS temp dir. */
