@@ -77,9 +77,9 @@ async function jupyter(t, notebooks) {
  */
 async function dismissDialogs(page) {
   const accept = page.locator('.jp-Dialog .jp-mod-accept');
-  if (await accept.count()) await accept.first().click();
+  if (await accept.count()) await accept.first().click({ timeout: 1000 }).catch(() => {});
   const news = page.locator('.jp-toast-button:has-text("No"), .Toastify__toast button:has-text("No")');
-  if (await news.count()) await news.first().click().catch(() => {});
+  if (await news.count()) await news.first().click({ timeout: 1000 }).catch(() => {});
 }
 
 /** Run cell `i` of `cells` (select it in command mode, Shift+Enter); waits for its execution count. */
@@ -88,17 +88,30 @@ async function runCell(page, cells, i, server) {
   const cell = cells.nth(i);
   const prompt = cell.locator('.jp-InputPrompt');
   const before = await prompt.innerText();
-  await prompt.click();
+  // A dialog appearing meanwhile would swallow the click: dismiss it and click again.
+  for (let attempt = 0; ; attempt += 1) {
+    try {
+      await prompt.click({ timeout: 2000 });
+      break;
+    } catch (err) {
+      if (attempt >= 30) throw err;
+      await dismissDialogs(page);
+    }
+  }
   await page.keyboard.press('Escape');
   await page.keyboard.press('Shift+Enter');
-  await page
-    .waitForFunction(([el, prev]) => /\[\d+\]/.test(el.innerText) && el.innerText !== prev, [await prompt.elementHandle(), before], {
-      timeout: Number(process.env.QUANTSCOPE_CELL_TIMEOUT_MS || 120_000),
-    })
-    .catch(async (err) => {
+  // The kernel may still be starting, and the "Select Kernel" dialog may come up meanwhile.
+  const deadline = Date.now() + Number(process.env.QUANTSCOPE_CELL_TIMEOUT_MS || 120_000);
+  for (;;) {
+    const now = await prompt.innerText();
+    if (/\[\d+\]/.test(now) && now !== before) break;
+    if (Date.now() > deadline) {
       await page.screenshot({ path: path.join(RESULTS, 'jupyter-failure.png') });
-      throw new Error(`cell ${i} did not run (screenshot: test-results/jupyter-failure.png): ${err.message}\nserver log:\n${server.log().slice(-3000)}`);
-    });
+      throw new Error(`cell ${i} did not run (screenshot: test-results/jupyter-failure.png); server log:\n${server.log().slice(-3000)}`);
+    }
+    await dismissDialogs(page);
+    await page.waitForTimeout(200);
+  }
   return cell;
 }
 
@@ -117,8 +130,12 @@ async function panelWhen(page, scope, id, pred = () => true, what = 'ready') {
 }
 
 test('JupyterLab: panels, explorer.results and sliders match PyTorch', { skip: skip || false, timeout: 300_000 }, async (t) => {
+  const t0 = Date.now();
+  const step = (what) => t.diagnostic(`${what}: ${((Date.now() - t0) / 1000).toFixed(1)} s`);
   const { page, server, url } = await jupyter(t, { 'widget.ipynb': CELLS });
+  step('server up');
   await page.goto(url('lab/tree/widget.ipynb'));
+  step('page loaded');
   const cells = page.locator('.jp-NotebookPanel:not(.lm-mod-hidden) .jp-Notebook .jp-Cell');
   await cells.first().waitFor({ timeout: 60_000 });
   await page.waitForTimeout(1500);
@@ -132,6 +149,7 @@ test('JupyterLab: panels, explorer.results and sliders match PyTorch', { skip: s
   }
 
   const out = (await run(0)).locator('.jp-OutputArea-output').first();
+  step('cell 0 ran');
   const minmaxCase = goldenCase('minmax-quint8-affine-drift');
   const histCase = goldenCase('hist-default-drift');
   const start = Date.now();
@@ -151,6 +169,7 @@ test('JupyterLab: panels, explorer.results and sliders match PyTorch', { skip: s
   await cells.nth(0).screenshot({ path: path.join(RESULTS, 'jupyterlab-cell.png') });
   await page.setViewportSize({ width: 1500, height: 1100 });
 
+  step('panels checked');
   // explorer.results in Python: the golden numbers.
   let py = await python();
   assert.equal(py.error, '');
@@ -189,6 +208,7 @@ test('JupyterLab: panels, explorer.results and sliders match PyTorch', { skip: s
   assert.deepEqual(goldenMismatches(py.results[MINMAX], symmetric), []);
   assert.equal(py.params[HIST].bins, 256, 'the slider-set parameter is kept');
 
+  step('slider and Python parameters checked');
   // A second widget reuses the page's WebAssembly instance.
   const second = (await run(3)).locator('.jp-OutputArea-output').first();
   await panel(second, MINMAX);

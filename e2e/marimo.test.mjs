@@ -41,10 +41,19 @@ def _(mo, quantscope):
 
 
 @app.cell
+def _(mo, quantscope):
+    # Errors: a file that is not a .npy despite its name, and an observer id that does not exist.
+    broken = quantscope.Explorer(${JSON.stringify('junk.npy')})
+    unknown = quantscope.Explorer(${JSON.stringify(INPUT)}, ["torch.NoSuchObserver"])
+    mo.vstack([mo.ui.anywidget(broken), mo.ui.anywidget(unknown)])
+    return broken, unknown
+
+
+@app.cell
 def _(explorer, html, json, mo, widget):
     # Re-runs whenever the widget's value changes; prints what Python holds.
     _seen = widget.value
-    mo.Html('<pre id="qs-python">' + html.escape(json.dumps({"results": explorer.results, "params": explorer.params, "error": explorer.error})) + "</pre>")
+    mo.Html('<pre id="qs-python">' + html.escape(json.dumps({"results": explorer.results, "params": explorer.params, "error": explorer.error, "available": explorer.available_observers})) + "</pre>")
     return
 
 
@@ -56,6 +65,7 @@ test('marimo: panels, explorer.results and sliders match PyTorch', { skip: skip 
   const root = scratch('marimo');
   const port = await freePort();
   fs.writeFileSync(path.join(root, 'app.py'), APP);
+  fs.writeFileSync(path.join(root, 'junk.npy'), 'not a numpy file');
   const server = await startServer(
     venvBin('marimo'),
     ['run', 'app.py', '--headless', '--host', '127.0.0.1', '--port', String(port), '--no-token', '--no-sandbox', '--no-check'],
@@ -113,6 +123,7 @@ test('marimo: panels, explorer.results and sliders match PyTorch', { skip: skip 
 
   let py = await python((p) => p.results[MINMAX] && p.results[HIST], 'both results');
   assert.equal(py.error, '');
+  assert.ok(py.available.includes(MINMAX) && py.available.includes('quark.PerTensorMSEObserver') && py.available.length > 30, `available observers: ${py.available.length}`);
   assert.deepEqual(goldenMismatches(py.results[MINMAX], minmaxCase), []);
   assert.deepEqual(goldenMismatches(py.results[HIST], histCase), []);
 
@@ -132,5 +143,13 @@ test('marimo: panels, explorer.results and sliders match PyTorch', { skip: skip 
   await control.locator('input.exact').blur();
   py = await python((p) => p.params[HIST] && p.params[HIST].bins === 256 && p.results[HIST].params.bins === 256, 'bins = 256');
   assert.deepEqual(goldenMismatches(py.results[HIST], bins256), []);
+
+  // Bad inputs get specific errors, in the page (role=alert, the panel's data-error).
+  const alert = page.locator('.quantscope-widget[data-status="error"] [role=alert]');
+  await alert.waitFor({ timeout: 30_000 });
+  assert.match(await alert.innerText(), /junk\.npy/);
+  const unknown = await panelData(page, 'torch.NoSuchObserver');
+  assert.equal(unknown.status, 'error');
+  assert.match(unknown.error, /unknown observer "torch\.NoSuchObserver": explorer\.available_observers lists the \d+ observers/);
   assert.deepEqual(page.errors.filter((e) => /quantscope|wasm/i.test(e)), []);
 });

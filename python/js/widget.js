@@ -12,6 +12,7 @@
 //             grid_min, grid_max, metrics, ...}} written here after every computation
 //   summary   the tensor's shape, dtype, element count, range and non-finite counts
 //   error     why the data could not be loaded ('' when it could)
+//   available_observers  every observer id of the engine
 //
 // One Controller per model owns the loaded tensor and computes; each displayed view (the same
 // widget may be shown twice) only draws what its controller computed.
@@ -171,7 +172,7 @@ class Controller {
         if (this.ran.get(id) === key) continue;
         this.ran.set(id, key);
         if (!this.specs.has(id)) {
-          this.results.set(id, failure(id, `unknown observer ${JSON.stringify(id)}: quantscope.observer_ids() lists them`));
+          this.results.set(id, failure(id, `unknown observer ${JSON.stringify(id)}: explorer.available_observers lists the ${this.specs.size} observers`));
           continue;
         }
         try {
@@ -221,6 +222,7 @@ class Controller {
     this.model.set('results', out);
     this.model.set('summary', this.summary());
     this.model.set('error', this.error);
+    if ((this.model.get('available_observers') || []).length !== this.specs.size) this.model.set('available_observers', [...this.specs.keys()]);
     this.model.save_changes();
   }
 
@@ -457,10 +459,17 @@ class View {
   }
 }
 
-/** anywidget: one controller per model, created as soon as the model exists. */
+/**
+ * anywidget: one controller per model, created as soon as the model exists; the returned
+ * clean-up frees the tensor's WebAssembly memory when the model goes away.
+ */
 async function initialize({ model }) {
   const qs = await engine();
-  controllerOf(model, qs);
+  const controller = controllerOf(model, qs);
+  return () => {
+    controller.destroy();
+    controllers.delete(model);
+  };
 }
 
 /** anywidget: draw the model into `el`; returns the clean-up. */

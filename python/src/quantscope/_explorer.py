@@ -66,6 +66,8 @@ class Explorer(anywidget.AnyWidget):
     summary = traitlets.Dict().tag(sync=True)
     #: Written by the front end: why the data could not be loaded ('' when it could).
     error = traitlets.Unicode("").tag(sync=True)
+    #: Written by the front end: every observer id its engine has (empty until it rendered).
+    available_observers = traitlets.List(traitlets.Unicode()).tag(sync=True)
 
     def __init__(
         self,
