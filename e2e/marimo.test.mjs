@@ -15,6 +15,8 @@ const skip = missingEnvironment();
 const MINMAX = 'torch.MinMaxObserver';
 const HIST = 'torch.HistogramObserver';
 const INPUT = path.join(TORCH, 'inputs', 'normal_b0.npy');
+const NPZ_DIR = path.join(TORCH, '..', 'npy');
+const NPZ = path.join(NPZ_DIR, 'two_arrays_compressed.npz');
 
 // A path (not an array) as data: the file's bytes go to the front end as they are.
 const APP = `import marimo
@@ -45,8 +47,25 @@ def _(mo, quantscope):
     # Errors: a file that is not a .npy despite its name, and an observer id that does not exist.
     broken = quantscope.Explorer(${JSON.stringify('junk.npy')})
     unknown = quantscope.Explorer(${JSON.stringify(INPUT)}, ["torch.NoSuchObserver"])
-    mo.vstack([mo.ui.anywidget(broken), mo.ui.anywidget(unknown)])
+    no_member = quantscope.Explorer(${JSON.stringify(NPZ)}, member="nope")
+    mo.vstack([mo.ui.anywidget(broken), mo.ui.anywidget(unknown), mo.ui.anywidget(no_member)])
     return broken, unknown
+
+
+@app.cell
+def _(mo, quantscope):
+    # A member of a compressed .npz file.
+    ids = quantscope.Explorer(${JSON.stringify(NPZ)}, ["torch.MinMaxObserver"], member="ids")
+    ids_widget = mo.ui.anywidget(ids)
+    ids_widget
+    return ids, ids_widget
+
+
+@app.cell
+def _(html, ids, ids_widget, json, mo):
+    _seen = ids_widget.value
+    mo.Html('<pre id="qs-npz">' + html.escape(json.dumps(ids.summary)) + "</pre>")
+    return
 
 
 @app.cell
@@ -97,14 +116,14 @@ test('marimo: panels, explorer.results and sliders match PyTorch', { skip: skip 
     }
   }
   /** What the dependent cell printed, once `pred` holds for it. */
-  async function python(pred, what) {
+  async function python(pred, what, selector = '#qs-python', ready = () => true) {
     const deadline = Date.now() + 60_000;
     let last = null;
     for (;;) {
-      const pre = page.locator('#qs-python');
+      const pre = page.locator(selector);
       if ((await pre.count()) > 0) {
         last = JSON.parse(await pre.innerText());
-        if (pred(last)) return last;
+        if (ready(last) && pred(last)) return last;
       }
       if (Date.now() > deadline) throw new Error(`Python never saw ${what}; last: ${JSON.stringify(last)}`);
       await page.waitForTimeout(150);
@@ -145,9 +164,19 @@ test('marimo: panels, explorer.results and sliders match PyTorch', { skip: skip 
   assert.deepEqual(goldenMismatches(py.results[HIST], bins256), []);
 
   // Bad inputs get specific errors, in the page (role=alert, the panel's data-error).
-  const alert = page.locator('.quantscope-widget[data-status="error"] [role=alert]');
+  const alert = page.locator('.quantscope-widget[data-status="error"] [role=alert]', { hasText: 'junk.npy' });
   await alert.waitFor({ timeout: 30_000 });
-  assert.match(await alert.innerText(), /junk\.npy/);
+  const noMember = page.locator('.quantscope-widget[data-status="error"] [role=alert]', { hasText: 'nope' });
+  await noMember.waitFor({ timeout: 30_000 });
+  assert.match(await noMember.innerText(), /no tensor named "nope" in two_arrays_compressed\.npz; members: weights, ids/);
+
+  // The chosen member of the .npz, as numpy's reference describes it.
+  const manifest = JSON.parse(fs.readFileSync(path.join(NPZ_DIR, 'manifest.json'), 'utf8'));
+  const want = manifest.files.find((f) => f.file === 'two_arrays_compressed.npz').members.ids;
+  const npz = await python((p) => Boolean(p.shape), 'the .npz summary', '#qs-npz');
+  assert.deepEqual(npz.shape, want.shape);
+  assert.equal(npz.min, want.min_f64);
+  assert.equal(npz.max, want.max_f64);
   const unknown = await panelData(page, 'torch.NoSuchObserver');
   assert.equal(unknown.status, 'error');
   assert.match(unknown.error, /unknown observer "torch\.NoSuchObserver": explorer\.available_observers lists the \d+ observers/);

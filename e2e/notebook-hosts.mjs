@@ -174,7 +174,8 @@ export async function browser() {
 
 /** Values of `[role=region]` panel `id` inside `scope` (a locator), as the page contract has them. */
 export async function panelData(scope, id) {
-  return scope.locator(`[role=region][aria-label="${id}"]`).evaluate((el) => ({ ...el.dataset }));
+  // The first such panel: tests put the widget they inspect first on the page.
+  return scope.locator(`[role=region][aria-label="${id}"]`).first().evaluate((el) => ({ ...el.dataset }));
 }
 
 /** How many times this page instantiated the widget's WebAssembly engine. */

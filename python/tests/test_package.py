@@ -3,6 +3,7 @@ buffers, never JSON numbers), bad inputs get specific errors, the package carrie
 widget with its WebAssembly engine inlined, and its version is the crate's."""
 
 import io
+import os
 import re
 from pathlib import Path
 
@@ -13,7 +14,8 @@ import traitlets
 import quantscope
 
 REPO = Path(__file__).resolve().parents[2]
-TORCH = Path(REPO.parent / "shared" / "golden" / "torch" / "inputs")
+SHARED = Path(os.environ.get("QUANTSCOPE_SHARED", REPO.parent / "shared"))
+TORCH = SHARED / "golden" / "torch" / "inputs"
 
 
 def _npy(payload):
