@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs everything the build and tests need on a fresh machine, idempotently:
 # the wasm32 target, wasm-bindgen-cli pinned to Cargo.lock's wasm-bindgen, npm dependencies,
-# and Debian's Chromium + ChromeDriver for the browser tests.
+# and Debian's Chromium + ChromeDriver for the browser tests, python3-venv for the notebook tests.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -26,6 +26,15 @@ if [ "${QUANTSCOPE_SKIP_BROWSER:-0}" != 1 ] && { ! command -v chromium >/dev/nul
   [ "$(id -u)" = 0 ] || sudo_cmd="sudo"
   $sudo_cmd apt-get update -q
   DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -q --no-install-recommends chromium chromium-driver
+fi
+
+# The notebook tests make a Python virtual environment (scripts/notebook-env.sh).
+if ! python3 -m venv --help >/dev/null 2>&1; then
+  step "apt-get install python3 python3-venv"
+  sudo_cmd=""
+  [ "$(id -u)" = 0 ] || sudo_cmd="sudo"
+  $sudo_cmd apt-get update -q
+  DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -q --no-install-recommends python3 python3-venv
 fi
 
 if [ -f package-lock.json ] && { [ ! -d node_modules ] || [ package-lock.json -nt node_modules/.package-lock.json ]; }; then

@@ -16,6 +16,12 @@ t node scripts/parity-table.mjs --check
 if [ -f scripts/build-web.sh ]; then
   t bash scripts/build-web.sh
 fi
+# The Python package (notebook widget): bundle, sdist + wheel, its unit tests in the cached
+# notebook environment (target/notebook-venv); its hosts are tested with the end-to-end tests.
+if [ -f scripts/build-python.sh ]; then
+  t bash scripts/build-python.sh
+  t target/notebook-venv/bin/python -m pytest -q -p no:cacheprovider python/tests
+fi
 # Only the wasm-bindgen test files run on wasm32: the library's own unit tests are native
 # (#[test] functions do not run under the wasm runner, and proptest is a native-only dependency).
 wasm_tests=()
