@@ -20,7 +20,7 @@ use crate::curve::{self, Curve, CurveSpec, MomentHistogram};
 use crate::engine::{self, NonFinitePolicy, Report};
 use crate::error::{Error, Result};
 use crate::observer::{Collected, Grid, ObserverSpec, Resolved};
-use crate::params::Params;
+use crate::params::{ParamKind, Params};
 use crate::plot::svg::Comparison;
 use crate::plot::{CurveView, Hist, Marker};
 use crate::registry;
@@ -433,10 +433,8 @@ impl Session {
             let e = Error::input("no tensor loaded");
             (None, Report::failed(spec, &params, &batches, &e))
         } else {
-            match spec
-                .resolve(&params)
-                .and_then(|r| Ok((spec.data_key(&params)?, r)))
-            {
+            let values = self.materialize(spec, &params);
+            match values.and_then(|v| Ok((spec.data_key(&v)?, spec.resolve(&v)?))) {
                 Err(e) => (None, Report::failed(spec, &params, &batches, &e)),
                 Ok((data_key, resolved)) => {
                     let reusable = collected.as_ref().is_some_and(|c| c.data_key == data_key);
@@ -498,6 +496,31 @@ impl Session {
             },
         );
         report
+    }
+
+    /// `params` with every vector parameter given as a loaded tensor (`{"file": i, "member":
+    /// name}`, as the page's tensor pickers set it) replaced by that tensor's values.
+    fn materialize(&self, spec: &ObserverSpec, params: &Params) -> Result<Params> {
+        let mut out = params.clone();
+        for p in spec.params.iter().filter(|p| p.kind == ParamKind::Vector) {
+            if let Some(reference) = params.get(p.name).filter(|v| v.is_object()) {
+                let member: MemberRef = serde_json::from_value(reference.clone()).map_err(|e| {
+                    Error::param(
+                        p.name,
+                        format!("expected {{file, member}} of a loaded tensor: {e}"),
+                    )
+                })?;
+                let values: Vec<f64> = self
+                    .member(&member)?
+                    .data
+                    .iter()
+                    .map(|&v| v as f64)
+                    .collect();
+                out.0
+                    .insert(p.name.to_string(), serde_json::Value::from(values));
+            }
+        }
+        Ok(out)
     }
 
     /// Compute the metrics a deferred update left pending; `None` if nothing is pending.
