@@ -18,6 +18,7 @@ use crate::observer::ObserverKind;
 use crate::observer::{Family, Granularity, ObserverSpec, Preset};
 use crate::params::Params;
 use passthrough::PassThrough;
+use per_channel::PerChannel;
 use serde_json::{json, Value};
 
 /// The torch version whose behaviour is reproduced.
@@ -56,7 +57,7 @@ pub fn observers() -> Vec<ObserverSpec> {
         .quirk("the first batch initialises the averages with its own min/max")
         .quirk(MIN_EQ_MAX)
         .quirk(SYMMETRIC_127_5),
-        spec::<per_channel::PerChannelMinMax>(
+        spec::<PerChannel<per_channel::RunningExtrema>>(
             "torch.PerChannelMinMaxObserver",
             Granularity::PerChannel,
             "running min/max per index of ch_axis, then MinMax's qparams per channel (or float qparams: s = (max − min)/(qmax − qmin), zp = −min/s)",
@@ -65,7 +66,7 @@ pub fn observers() -> Vec<ObserverSpec> {
         .quirk("a negative ch_axis counts from the end; an out-of-range axis raises IndexError only in forward")
         .quirk(MIN_EQ_MAX)
         .quirk(SYMMETRIC_127_5),
-        spec::<per_channel::MovingAveragePerChannelMinMax>(
+        spec::<PerChannel<per_channel::MovingAverage>>(
             "torch.MovingAveragePerChannelMinMaxObserver",
             Granularity::PerChannel,
             "moving average of each channel's min/max (v += c·(cur − v), float32), then per-channel qparams",

@@ -12,7 +12,9 @@ use super::config::{not_implemented, QScheme, UniformArgs, UniformConfig};
 use super::qparams::{calculate, to_qparams, Buffers};
 use crate::error::{Error, Result, Stage};
 use crate::observer::{ObserverKind, ObserverState, QParams};
+use crate::params::ParamSet;
 use crate::tensor::Tensor;
+use std::marker::PhantomData;
 
 crate::declare_params! {
     /// Arguments of `PerChannelMinMaxObserver`.
@@ -187,22 +189,19 @@ fn qparams(state: &PerChannelState, cfg: &PerChannelConfig) -> Result<QParams> {
     ))
 }
 
-fn plot(state: &PerChannelState) -> ObserverState {
-    ObserverState {
-        min_val: state.min_val.clone(),
-        max_val: state.max_val.clone(),
-        histogram: None,
-    }
+/// One of PyTorch's per-channel classes: its arguments and how they resolve.
+pub trait PerChannelClass: Send + Sync + 'static {
+    /// The constructor's arguments.
+    type Args: ParamSet;
+    /// The class's constructor checks.
+    fn resolve(args: &Self::Args, unknown: &[String]) -> Result<PerChannelConfig>;
 }
 
-/// PyTorch's `PerChannelMinMaxObserver`: running extrema per channel.
-pub struct PerChannelMinMax;
+/// `PerChannelMinMaxObserver`: running extrema per channel.
+pub struct RunningExtrema;
 
-impl ObserverKind for PerChannelMinMax {
+impl PerChannelClass for RunningExtrema {
     type Args = PerChannelArgs;
-    type Config = PerChannelConfig;
-    type State = PerChannelState;
-
     fn resolve(args: &PerChannelArgs, unknown: &[String]) -> Result<PerChannelConfig> {
         Ok(PerChannelConfig {
             ch_axis: args.ch_axis,
@@ -215,38 +214,13 @@ impl ObserverKind for PerChannelMinMax {
             )?,
         })
     }
-
-    fn init(_: &PerChannelConfig) -> PerChannelState {
-        PerChannelState::default()
-    }
-
-    fn observe(state: &mut PerChannelState, cfg: &PerChannelConfig, batch: &Tensor) -> Result<()> {
-        observe(state, cfg, batch)
-    }
-
-    fn qparams(state: &PerChannelState, cfg: &PerChannelConfig) -> Result<QParams> {
-        qparams(state, cfg)
-    }
-
-    /// PyTorch's own fake-quantize kernels ([`super::fake_quant`]).
-    fn fake_quantize(_: &PerChannelConfig, x: &Tensor, q: &QParams) -> Result<Tensor> {
-        super::fake_quant::fake_quantize(x, q)
-    }
-
-    fn plot(state: &PerChannelState) -> ObserverState {
-        plot(state)
-    }
 }
 
-/// PyTorch's `MovingAveragePerChannelMinMaxObserver`: a moving average of each channel's
-/// min/max.
-pub struct MovingAveragePerChannelMinMax;
+/// `MovingAveragePerChannelMinMaxObserver`: a moving average of each channel's min/max.
+pub struct MovingAverage;
 
-impl ObserverKind for MovingAveragePerChannelMinMax {
+impl PerChannelClass for MovingAverage {
     type Args = MovingAveragePerChannelArgs;
-    type Config = PerChannelConfig;
-    type State = PerChannelState;
-
     fn resolve(args: &MovingAveragePerChannelArgs, unknown: &[String]) -> Result<PerChannelConfig> {
         Ok(PerChannelConfig {
             ch_axis: args.ch_axis,
@@ -259,6 +233,19 @@ impl ObserverKind for MovingAveragePerChannelMinMax {
             )?,
         })
     }
+}
+
+/// A PyTorch per-channel min/max observer of class `C`.
+pub struct PerChannel<C>(PhantomData<C>);
+
+impl<C: PerChannelClass> ObserverKind for PerChannel<C> {
+    type Args = C::Args;
+    type Config = PerChannelConfig;
+    type State = PerChannelState;
+
+    fn resolve(args: &C::Args, unknown: &[String]) -> Result<PerChannelConfig> {
+        C::resolve(args, unknown)
+    }
 
     fn init(_: &PerChannelConfig) -> PerChannelState {
         PerChannelState::default()
@@ -278,7 +265,11 @@ impl ObserverKind for MovingAveragePerChannelMinMax {
     }
 
     fn plot(state: &PerChannelState) -> ObserverState {
-        plot(state)
+        ObserverState {
+            min_val: state.min_val.clone(),
+            max_val: state.max_val.clone(),
+            histogram: None,
+        }
     }
 }
 
