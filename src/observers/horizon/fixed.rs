@@ -1,82 +1,88 @@
 //! `FixedScaleObserver`: ignores the data and returns the configured scale and zero point
 //! (`scale` as float32, `zero_point` truncated to an integer as `torch.tensor(zp, dtype=long)`
-//! does). It keeps no min/max.
+//! does). It keeps no min/max, so every argument is a search parameter.
 
-use super::base::{self, QuantConfig};
+use super::config::{ensure, BaseConfig, FixedBaseArgs};
+use super::scale_quanti;
 use crate::error::Result;
-use crate::observer::legacy::{Observer, Retune};
-use crate::observer::{ObserverState, QParams, ZeroPoint};
-use crate::params::Params;
+use crate::observer::{ObserverKind, ObserverState, QParams, ZeroPoint};
 use crate::tensor::Tensor;
 
-/// Horizon's `FixedScaleObserver`.
-#[derive(Debug, Clone)]
-pub struct FixedScaleObserver {
-    params: Params,
-    quant: QuantConfig,
-    scale: f32,
-    zero_point: i64,
+crate::declare_params! {
+    /// Arguments of `FixedScaleObserver`.
+    pub struct FixedScaleArgs {
+        /// the scale to return (must be > 0)
+        scale: f64 = 1.0; float(0.0, 1.0e6), Search;
+        /// the zero point to return (truncated to an integer)
+        zero_point: f64 = 0.0; float(-32768.0, 32767.0), Search;
+    }
+    include { base: FixedBaseArgs }
 }
 
-impl FixedScaleObserver {
-    /// `FixedScaleObserver(scale=1, zero_point=0, …)`.
-    pub fn new(params: &Params) -> Result<Self> {
-        let scale = params.f64_or("scale", 1.0)?;
-        base::ensure(scale > 0.0, "scale must bigger than 0")?;
-        let zero_point = params.f64_or("zero_point", 0.0)?;
-        let (_, quant, _) = base::base_from_params(params)?;
-        Ok(FixedScaleObserver {
-            params: params.clone(),
-            quant,
-            scale: scale as f32,
-            zero_point: zero_point.trunc() as i64,
+/// The configuration of a `FixedScaleObserver`: what it returns.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct FixedScaleConfig {
+    pub base: BaseConfig,
+    pub scale: f32,
+    pub zero_point: i64,
+}
+
+/// Horizon's `FixedScaleObserver(scale=1, zero_point=0, averaging_constant=0, …)`.
+pub struct FixedScale;
+
+impl ObserverKind for FixedScale {
+    type Args = FixedScaleArgs;
+    type Config = FixedScaleConfig;
+    type State = ();
+
+    /// `scale > 0` is asserted before `ObserverBase.__init__`.
+    fn resolve(args: &FixedScaleArgs, _unknown: &[String]) -> Result<FixedScaleConfig> {
+        ensure(args.scale > 0.0, "scale must bigger than 0")?;
+        Ok(FixedScaleConfig {
+            base: BaseConfig::resolve(&args.base.base())?,
+            scale: args.scale as f32,
+            zero_point: args.zero_point.trunc() as i64,
         })
     }
-}
 
-impl Observer for FixedScaleObserver {
-    fn observe(&mut self, _batch: &Tensor) -> Result<()> {
+    fn init(_: &FixedScaleConfig) {}
+
+    fn observe(_: &mut (), _: &FixedScaleConfig, _: &Tensor) -> Result<()> {
         Ok(())
     }
 
-    fn qparams(&self) -> Result<QParams> {
+    fn qparams(_: &(), cfg: &FixedScaleConfig) -> Result<QParams> {
+        let quant = &cfg.base.quant;
         Ok(QParams::int(
-            vec![self.scale],
-            ZeroPoint::Int(vec![self.zero_point]),
-            self.quant.quant_min,
-            self.quant.quant_max,
+            vec![cfg.scale],
+            ZeroPoint::Int(vec![cfg.zero_point]),
+            quant.quant_min,
+            quant.quant_max,
             Vec::new(),
             Vec::new(),
         ))
     }
 
-    fn reset(&mut self) {}
+    fn fake_quantize(cfg: &FixedScaleConfig, x: &Tensor, q: &QParams) -> Result<Tensor> {
+        scale_quanti::fake_quantize(x, q, cfg.base.quant.round_mode)
+    }
 
-    fn state(&self) -> ObserverState {
+    fn plot(_: &()) -> ObserverState {
         ObserverState::default()
-    }
-
-    fn fake_quantize(&self, x: &Tensor, q: &QParams) -> Result<Tensor> {
-        base::fake_quantize(x, q, self.quant.round_mode)
-    }
-
-    /// Nothing depends on the data: every parameter applies at once.
-    fn retune(&mut self, params: &Params) -> Result<Retune> {
-        let merged = self.params.merged(params);
-        *self = Self::new(&merged)?;
-        Ok(Retune::Applied)
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use super::super::testing::instance;
+    use crate::observer::ZeroPoint;
+    use crate::tensor::Tensor;
+
+    const ID: &str = "horizon.FixedScaleObserver";
 
     #[test]
     fn returns_the_configured_scale_and_truncated_zero_point() {
-        let mut o =
-            FixedScaleObserver::new(&Params::new().with("scale", 0.5).with("zero_point", 3.7))
-                .unwrap();
+        let mut o = instance(ID, r#"{"scale": 0.5, "zero_point": 3.7}"#).unwrap();
         o.observe(&Tensor::from_vec(vec![100.0])).unwrap();
         let q = o.qparams().unwrap();
         assert_eq!(q.scale, vec![0.5]);
@@ -90,8 +96,8 @@ mod tests {
     }
 
     #[test]
-    fn zero_scale_is_refused() {
-        let e = FixedScaleObserver::new(&Params::new().with("scale", 0.0)).unwrap_err();
+    fn zero_scale_is_refused_before_the_base_checks() {
+        let e = instance(ID, r#"{"scale": 0.0, "ch_axis": 0}"#).unwrap_err();
         assert_eq!(e.to_string(), "AssertionError: scale must bigger than 0");
     }
 }

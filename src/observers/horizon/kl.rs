@@ -18,13 +18,13 @@
 //! reset. `update_interval` larger than the number of batches means no search ever runs and
 //! `calculate_qparams` falls back to scale 1.0.
 
-use super::base::{self, MinMaxState, QuantConfig};
+use super::base::{plot_state, MinMaxState};
+use super::config::{ensure, BaseConfig, KlBaseArgs};
+use super::scale_quanti;
 use super::torch_ops::{arange_f32, arange_len, linspace_f32, sum_f64};
 use crate::error::{Error, Result, Stage};
 use crate::histogram::histc;
-use crate::observer::legacy::{Observer, Retune};
-use crate::observer::{HistogramState, ObserverState, QParams};
-use crate::params::Params;
+use crate::observer::{HistogramState, ObserverKind, ObserverState, QParams};
 use crate::tensor::Tensor;
 use serde_json::json;
 
@@ -54,77 +54,54 @@ pub struct KlRun {
     pub edges: Vec<f32>,
 }
 
-/// Horizon's `KLObserver`.
-#[derive(Debug, Clone)]
-pub struct KlObserver {
-    params: Params,
-    quant: QuantConfig,
-    averaging_constant: f32,
-    orig_bins: usize,
-    update_interval: usize,
-    /// Current bin count (grows with the histogram, restored after each search).
-    bins: usize,
-    cur_step: usize,
-    hist: Vec<f32>,
-    edges: Vec<f32>,
-    state: MinMaxState,
-    last_run: Option<KlRun>,
-    runs: usize,
+crate::declare_params! {
+    /// Arguments of `KLObserver`. Both shape the collection and when the search runs inside
+    /// `forward`.
+    pub struct KlArgs {
+        /// initial histogram bins of |x| (Horizon requires at least 256)
+        bins: i64 = 512; int(1, MAX_HIST_BINS as i64), Data;
+        /// run the KL search every N batches on the pooled histogram (N = number of batches is
+        /// Horizon's advice)
+        update_interval: i64 = 1; int(1, 1_000_000), Data;
+    }
+    include { base: KlBaseArgs }
 }
 
-impl KlObserver {
-    /// `KLObserver(bins=512, update_interval=1, averaging_constant=0.01, …)`.
-    pub fn new(params: &Params) -> Result<Self> {
-        let (scheme, quant, c) = base::base_from_params(params)?;
-        base::ensure(
-            scheme == base::Scheme::PerTensor,
-            "KL observer only support per_tensor_symmetric qscheme.",
-        )?;
-        let bins = params.i64_or("bins", 512)?;
-        base::ensure(bins >= 256, "`bins` must be greater than 256!")?;
-        if bins as usize > MAX_HIST_BINS {
-            return Err(Error::param(
-                "bins",
-                format!(
-                    "at most {MAX_HIST_BINS} bins (the KL search is quadratic in the bin count)"
-                ),
-            ));
-        }
-        let update_interval = params.i64_or("update_interval", 1)?;
-        if update_interval < 1 {
-            return Err(Error::param(
-                "update_interval",
-                format!(
-                    "must be at least 1 (with {update_interval} Horizon never runs the KL search)"
-                ),
-            ));
-        }
-        Ok(KlObserver {
-            params: params.clone(),
-            quant,
-            averaging_constant: c,
-            orig_bins: bins as usize,
-            update_interval: update_interval as usize,
-            bins: bins as usize,
-            cur_step: 0,
-            hist: Vec::new(),
-            edges: Vec::new(),
-            state: MinMaxState::default(),
-            last_run: None,
-            runs: 0,
-        })
-    }
+/// The configuration of a `KLObserver`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct KlConfig {
+    pub base: BaseConfig,
+    /// `bins` as constructed (the histogram restarts with it after every search).
+    pub bins: usize,
+    pub update_interval: usize,
+}
 
+impl KlConfig {
+    /// The number of levels Q is merged into: `−qinfo(dtype).min`.
+    fn levels(&self) -> usize {
+        (-self.base.quant.dtype.range().0) as usize
+    }
+}
+
+/// What a `KLObserver` has collected: the histogram pooled since the last search, the moving
+/// average of the searched clips, and the last search (for reports).
+#[derive(Debug, Clone, PartialEq)]
+pub struct KlState {
+    /// Current bin count (grows with the histogram, restored after each search).
+    pub bins: usize,
+    /// Batches pooled since the last search (`cur_step`).
+    pub cur_step: usize,
+    pub hist: Vec<f32>,
+    pub edges: Vec<f32>,
+    pub stats: MinMaxState,
+    pub last_run: Option<KlRun>,
     /// Number of KL searches run so far.
-    pub fn runs(&self) -> usize {
-        self.runs
-    }
+    pub runs: usize,
+}
 
-    /// The last search, if any.
-    pub fn last_run(&self) -> Option<&KlRun> {
-        self.last_run.as_ref()
-    }
-
+impl KlState {
+    /// Add one batch's `|x|` to the pooled histogram, growing it at the same bin width when the
+    /// batch's maximum passes the last edge.
     fn collect(&mut self, abs: &[f32], x_max: f32) -> Result<()> {
         if self.hist.is_empty() && self.edges.is_empty() {
             self.hist = histc(abs, self.bins, 0.0, x_max);
@@ -174,11 +151,6 @@ impl KlObserver {
         }
         self.hist = hist;
         Ok(())
-    }
-
-    fn qdtype_levels(&self) -> usize {
-        // −qinfo(dtype).min
-        (-self.quant.dtype.range().0) as usize
     }
 }
 
@@ -303,36 +275,88 @@ pub fn compute_amax_entropy(hist: &[f32], edges: &[f32], nbins: usize) -> Result
     })
 }
 
-impl Observer for KlObserver {
-    fn observe(&mut self, batch: &Tensor) -> Result<()> {
+/// Horizon's `KLObserver(bins=512, update_interval=1, averaging_constant=0.01, …)`.
+pub struct Kl;
+
+impl ObserverKind for Kl {
+    type Args = KlArgs;
+    type Config = KlConfig;
+    type State = KlState;
+
+    /// `ObserverBase.__init__`, then the per-tensor scheme, then `bins ≥ 256`.
+    fn resolve(args: &KlArgs, _unknown: &[String]) -> Result<KlConfig> {
+        let base = BaseConfig::resolve(&args.base.base())?;
+        base.require_per_tensor("KL observer only support per_tensor_symmetric qscheme.")?;
+        ensure(args.bins >= 256, "`bins` must be greater than 256!")?;
+        if args.bins as usize > MAX_HIST_BINS {
+            return Err(Error::param(
+                "bins",
+                format!(
+                    "at most {MAX_HIST_BINS} bins (the KL search is quadratic in the bin count)"
+                ),
+            ));
+        }
+        if args.update_interval < 1 {
+            return Err(Error::param(
+                "update_interval",
+                format!(
+                    "must be at least 1 (with {} Horizon never runs the KL search)",
+                    args.update_interval
+                ),
+            ));
+        }
+        Ok(KlConfig {
+            base,
+            bins: args.bins as usize,
+            update_interval: args.update_interval as usize,
+        })
+    }
+
+    fn init(cfg: &KlConfig) -> KlState {
+        KlState {
+            bins: cfg.bins,
+            cur_step: 0,
+            hist: Vec::new(),
+            edges: Vec::new(),
+            stats: MinMaxState::default(),
+            last_run: None,
+            runs: 0,
+        }
+    }
+
+    /// Collect the batch; every `update_interval` batches, search, average ∓amax in and reset
+    /// the histogram.
+    fn observe(state: &mut KlState, cfg: &KlConfig, batch: &Tensor) -> Result<()> {
         if batch.is_empty() {
             return Ok(());
         }
         let abs: Vec<f32> = batch.data.iter().map(|v| v.abs()).collect();
         let x_max = abs.iter().fold(f32::NEG_INFINITY, |m, &v| m.max(v));
-        self.collect(&abs, x_max)?;
-        self.cur_step += 1;
-        if self.cur_step == self.update_interval {
-            let run = compute_amax_entropy(&self.hist, &self.edges, self.qdtype_levels())?;
-            self.state
-                .update(vec![-run.amax], vec![run.amax], self.averaging_constant)?;
-            self.cur_step = 0;
-            self.hist.clear();
-            self.edges.clear();
-            self.bins = self.orig_bins;
-            self.last_run = Some(run);
-            self.runs += 1;
+        state.collect(&abs, x_max)?;
+        state.cur_step += 1;
+        if state.cur_step == cfg.update_interval {
+            let run = compute_amax_entropy(&state.hist, &state.edges, cfg.levels())?;
+            state
+                .stats
+                .update(vec![-run.amax], vec![run.amax], cfg.base.averaging_constant)?;
+            state.cur_step = 0;
+            state.hist.clear();
+            state.edges.clear();
+            state.bins = cfg.bins;
+            state.last_run = Some(run);
+            state.runs += 1;
         }
         Ok(())
     }
 
-    fn qparams(&self) -> Result<QParams> {
-        let mut q = self.state.qparams(&self.quant, None);
-        q.extra.insert("kl_runs".into(), json!(self.runs));
-        q.extra.insert("hist_bins".into(), json!(self.hist.len()));
-        q.extra.insert("n_edges".into(), json!(self.edges.len()));
-        q.extra.insert("steps_pending".into(), json!(self.cur_step));
-        if let Some(run) = &self.last_run {
+    fn qparams(state: &KlState, cfg: &KlConfig) -> Result<QParams> {
+        let mut q = state.stats.qparams(&cfg.base.quant, None);
+        q.extra.insert("kl_runs".into(), json!(state.runs));
+        q.extra.insert("hist_bins".into(), json!(state.hist.len()));
+        q.extra.insert("n_edges".into(), json!(state.edges.len()));
+        q.extra
+            .insert("steps_pending".into(), json!(state.cur_step));
+        if let Some(run) = &state.last_run {
             q.extra.insert(
                 "last_run".into(),
                 json!({
@@ -345,35 +369,30 @@ impl Observer for KlObserver {
                 }),
             );
         }
-        if self.cur_step > 0 {
+        if state.cur_step > 0 {
             q.notes.push(format!(
                 "{} batch(es) collected since the last KL search are not reflected in min/max \
                  (update_interval = {}).",
-                self.cur_step, self.update_interval
+                state.cur_step, cfg.update_interval
             ));
         }
         Ok(q)
     }
 
-    fn reset(&mut self) {
-        self.state = MinMaxState::default();
-        self.hist.clear();
-        self.edges.clear();
-        self.bins = self.orig_bins;
-        self.cur_step = 0;
-        self.last_run = None;
-        self.runs = 0;
+    fn fake_quantize(cfg: &KlConfig, x: &Tensor, q: &QParams) -> Result<Tensor> {
+        scale_quanti::fake_quantize(x, q, cfg.base.quant.round_mode)
     }
 
     /// The histogram being collected, or else the one the last search used.
-    fn state(&self) -> ObserverState {
-        let histogram = if !self.hist.is_empty() && self.edges.len() == self.hist.len() + 1 {
+    fn plot(state: &KlState) -> ObserverState {
+        let histogram = if !state.hist.is_empty() && state.edges.len() == state.hist.len() + 1 {
             Some(HistogramState {
-                counts: self.hist.clone(),
-                edges: self.edges.clone(),
+                counts: state.hist.clone(),
+                edges: state.edges.clone(),
             })
         } else {
-            self.last_run
+            state
+                .last_run
                 .as_ref()
                 .filter(|r| r.edges.len() == r.hist.len() + 1)
                 .map(|r| HistogramState {
@@ -381,43 +400,18 @@ impl Observer for KlObserver {
                     edges: r.edges.clone(),
                 })
         };
-        ObserverState {
-            min_val: self.state.min_val.clone(),
-            max_val: self.state.max_val.clone(),
-            histogram,
-        }
-    }
-
-    fn fake_quantize(&self, x: &Tensor, q: &QParams) -> Result<Tensor> {
-        base::fake_quantize(x, q, self.quant.round_mode)
-    }
-
-    /// Round mode, power-of-two and a custom range only enter `calculate_qparams`; the dtype
-    /// sets the number of KL levels, so it needs the data again.
-    fn retune(&mut self, params: &Params) -> Result<Retune> {
-        let merged = self.params.merged(params);
-        let fresh = Self::new(&merged)?;
-        if fresh.orig_bins != self.orig_bins
-            || fresh.update_interval != self.update_interval
-            || fresh.averaging_constant != self.averaging_constant
-            || fresh.quant.dtype != self.quant.dtype
-        {
-            return Ok(Retune::NeedsData);
-        }
-        self.quant = fresh.quant;
-        self.params = merged;
-        Ok(Retune::Applied)
+        plot_state(&state.stats, histogram)
     }
 }
 
 #[cfg(test)]
 mod tests {
+    use super::super::testing::{collect, instance};
     use super::*;
+    use crate::observers::horizon::base;
     use proptest::prelude::*;
 
-    fn p(json: &str) -> Params {
-        Params::from_json(json).unwrap()
-    }
+    const ID: &str = "horizon.KLObserver";
 
     fn ramp(n: usize, scale: f32) -> Tensor {
         // A peaked distribution: many small values, few large ones.
@@ -433,7 +427,7 @@ mod tests {
 
     #[test]
     fn bins_below_256_are_refused() {
-        let e = KlObserver::new(&p(r#"{"bins": 128}"#)).unwrap_err();
+        let e = instance(ID, r#"{"bins": 128}"#).unwrap_err();
         assert_eq!(
             e.to_string(),
             "AssertionError: `bins` must be greater than 256!"
@@ -442,25 +436,25 @@ mod tests {
 
     #[test]
     fn histogram_grows_at_the_same_width_and_resets_after_the_search() {
-        let mut o = KlObserver::new(&p(r#"{"bins": 256, "update_interval": 2}"#)).unwrap();
-        o.observe(&ramp(4096, 1.0)).unwrap();
+        let json = r#"{"bins": 256, "update_interval": 2}"#;
+        let (_, o) = collect::<Kl>(json, &[ramp(4096, 1.0)]).unwrap();
         assert_eq!((o.hist.len(), o.edges.len()), (256, 257));
-        o.observe(&ramp(4096, 2.0)).unwrap();
-        assert_eq!(o.runs(), 1);
-        let run = o.last_run().unwrap();
+        let (cfg, o) = collect::<Kl>(json, &[ramp(4096, 1.0), ramp(4096, 2.0)]).unwrap();
+        assert_eq!(o.runs, 1);
+        let run = o.last_run.as_ref().unwrap();
         assert_eq!(run.hist_bins, 512);
         assert_eq!(run.n_edges, 513);
         assert_eq!(run.divergences.len(), 512 - 127);
         assert!(o.hist.is_empty() && o.edges.is_empty());
         assert_eq!(o.bins, 256);
-        let q = o.qparams().unwrap();
+        let q = Kl::qparams(&o, &cfg).unwrap();
         assert_eq!(q.max_val, vec![run.amax]);
         assert!(run.amax > 0.0 && run.amax <= 2.0);
     }
 
     #[test]
     fn no_search_before_update_interval_gives_scale_one() {
-        let mut o = KlObserver::new(&p(r#"{"update_interval": 3}"#)).unwrap();
+        let mut o = instance(ID, r#"{"update_interval": 3}"#).unwrap();
         o.observe(&ramp(1000, 1.0)).unwrap();
         let q = o.qparams().unwrap();
         assert_eq!(q.scale, vec![1.0]);
@@ -482,7 +476,7 @@ mod tests {
 
     #[test]
     fn all_zero_input_gives_zero_amax() {
-        let mut o = KlObserver::new(&Params::new()).unwrap();
+        let mut o = instance(ID, "{}").unwrap();
         o.observe(&Tensor::from_vec(vec![0.0; 100])).unwrap();
         let q = o.qparams().unwrap();
         assert_eq!(q.max_val, vec![0.0]);
@@ -491,7 +485,7 @@ mod tests {
 
     #[test]
     fn growth_from_an_all_zero_histogram_overflows_like_python() {
-        let mut o = KlObserver::new(&p(r#"{"update_interval": 2}"#)).unwrap();
+        let mut o = instance(ID, r#"{"update_interval": 2}"#).unwrap();
         o.observe(&Tensor::from_vec(vec![0.0; 10])).unwrap();
         let e = o.observe(&Tensor::from_vec(vec![1.0; 10])).unwrap_err();
         assert!(e.to_string().starts_with("OverflowError"), "{e}");
@@ -504,20 +498,18 @@ mod tests {
             more in proptest::collection::vec(-40f32..40.0, 1..500),
             qint16 in any::<bool>(),
         ) {
-            let params = Params::new()
-                .with("bins", 256)
-                .with("update_interval", 2)
-                .with("dtype", if qint16 { "qint16" } else { "qint8" });
-            let mut o = KlObserver::new(&params).unwrap();
-            o.observe(&Tensor::from_vec(data.clone())).unwrap();
-            o.observe(&Tensor::from_vec(more.clone())).unwrap();
-            let run = o.last_run().unwrap();
+            let dtype = if qint16 { "qint16" } else { "qint8" };
+            let json = format!(r#"{{"bins": 256, "update_interval": 2, "dtype": "{dtype}"}}"#);
+            let batches = [Tensor::from_vec(data.clone()), Tensor::from_vec(more.clone())];
+            let (cfg, o) = collect::<Kl>(&json, &batches).unwrap();
+            let run = o.last_run.as_ref().unwrap();
+            prop_assert_eq!(run.quantization_nbins, if qint16 { 32768 } else { 128 });
             prop_assert_eq!(run.divergences.len(), run.hist_bins - 127);
             prop_assert!(run.edges.contains(&run.amax));
             let x_max = data.iter().chain(&more).fold(0f32, |m, v| m.max(v.abs()));
             prop_assert!(run.amax >= 0.0 && run.amax <= x_max * (1.0 + 1e-6));
             prop_assert_eq!(run.hist.iter().sum::<f32>() as usize, data.len() + more.len());
-            prop_assert!(o.qparams().unwrap().scale[0] >= base::EPS);
+            prop_assert!(Kl::qparams(&o, &cfg).unwrap().scale[0] >= base::EPS);
         }
     }
 }

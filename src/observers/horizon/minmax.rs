@@ -6,161 +6,157 @@
 //! `MinMaxObserver` this is a *moving average* (default `c = 0.01`); `c = 1.0` keeps the last
 //! batch only. `ClipObserver` (default `c = 1.0`) then clamps the stored state,
 //! `min ← max(min, xmin)`, `max ← min(max, xmax)`, after every batch, so the clamp feeds into
-//! the next average.
+//! the next average. dtype, range, round mode and power-of-two scales only enter
+//! `calculate_qparams`.
 
-use super::base::{self, MinMaxState, QuantConfig, Scheme};
+use super::base::{plot_state, MinMaxState};
+use super::channels::batch_min_max;
+use super::config::{ensure, BaseConfig, ClipBaseArgs, MinMaxBaseArgs};
+use super::scale_quanti;
 use crate::error::Result;
-use crate::observer::legacy::{Observer, Retune};
-use crate::observer::{ObserverState, QParams};
-use crate::params::Params;
+use crate::observer::{ObserverKind, ObserverState, QParams};
 use crate::tensor::Tensor;
 
-/// Horizon's `MinMaxObserver` (and, with limits, `ClipObserver`).
-#[derive(Debug, Clone)]
-pub struct MinMaxObserver {
-    params: Params,
-    scheme: Scheme,
-    quant: QuantConfig,
-    averaging_constant: f32,
-    /// `ClipObserver`'s `(xmin, xmax)`, as float32.
-    clip: Option<(f32, f32)>,
-    state: MinMaxState,
+crate::declare_params! {
+    /// Arguments of `ClipObserver`.
+    pub struct ClipArgs {
+        /// lower limit for the stored minimum
+        xmin: f64 = -1.0; float(-1.0e6, 1.0e6), Data;
+        /// upper limit for the stored maximum
+        xmax: f64 = 1.0; float(-1.0e6, 1.0e6), Data;
+    }
+    include { base: ClipBaseArgs }
 }
 
-impl MinMaxObserver {
-    /// `MinMaxObserver(averaging_constant=0.01, ch_axis=-1, dtype=qint8, qscheme=…)`.
-    pub fn new(params: &Params) -> Result<Self> {
-        let (scheme, quant, c) = base::base_from_params(params)?;
-        Ok(MinMaxObserver {
-            params: params.clone(),
-            scheme,
-            quant,
-            averaging_constant: c,
-            clip: None,
-            state: MinMaxState::default(),
-        })
+/// Horizon's `MinMaxObserver(averaging_constant=0.01, ch_axis=-1, dtype=qint8, qscheme=…)`.
+pub struct MinMax;
+
+impl ObserverKind for MinMax {
+    type Args = MinMaxBaseArgs;
+    type Config = BaseConfig;
+    type State = MinMaxState;
+
+    fn resolve(args: &MinMaxBaseArgs, _unknown: &[String]) -> Result<BaseConfig> {
+        BaseConfig::resolve(&args.base())
     }
 
-    /// `ClipObserver(xmin=-1.0, xmax=1.0, averaging_constant=1.0, …)`.
-    pub fn clip(params: &Params) -> Result<Self> {
-        let xmin = params.f64_or("xmin", -1.0)?;
-        let xmax = params.f64_or("xmax", 1.0)?;
-        base::ensure(xmin <= xmax, "xmin must less than or equal to xmax.")?;
-        let (scheme, quant, _) = base::base_from_params(params)?;
-        let c = params.f64_or("averaging_constant", 1.0)? as f32;
-        Ok(MinMaxObserver {
-            params: params.clone(),
-            scheme,
-            quant,
-            averaging_constant: c,
-            clip: Some((xmin as f32, xmax as f32)),
-            state: MinMaxState::default(),
-        })
+    fn init(_: &BaseConfig) -> MinMaxState {
+        MinMaxState::default()
     }
 
-    fn rebuild(&self, params: &Params) -> Result<Self> {
-        if self.clip.is_some() {
-            Self::clip(params)
-        } else {
-            Self::new(params)
-        }
-    }
-
-    fn axis(&self) -> Option<usize> {
-        match self.scheme {
-            Scheme::PerTensor => None,
-            Scheme::PerChannel(a) => Some(a),
-        }
-    }
-}
-
-impl Observer for MinMaxObserver {
-    fn observe(&mut self, batch: &Tensor) -> Result<()> {
-        // MinMaxObserver skips empty tensors; ClipObserver has no such check and its
-        // `aminmax` raises.
-        if batch.is_empty() && self.clip.is_none() {
+    /// Empty batches are skipped.
+    fn observe(state: &mut MinMaxState, cfg: &BaseConfig, batch: &Tensor) -> Result<()> {
+        if batch.is_empty() {
             return Ok(());
         }
-        let (lo, hi) = base::batch_min_max(batch, self.scheme)?;
-        self.state.update(lo, hi, self.averaging_constant)?;
-        if let Some((xmin, xmax)) = self.clip {
-            for v in &mut self.state.min_val {
-                if *v < xmin {
-                    *v = xmin;
-                }
+        let (lo, hi) = batch_min_max(batch, cfg.scheme)?;
+        state.update(lo, hi, cfg.averaging_constant)
+    }
+
+    fn qparams(state: &MinMaxState, cfg: &BaseConfig) -> Result<QParams> {
+        Ok(state.qparams(&cfg.quant, cfg.axis()))
+    }
+
+    fn fake_quantize(cfg: &BaseConfig, x: &Tensor, q: &QParams) -> Result<Tensor> {
+        scale_quanti::fake_quantize(x, q, cfg.quant.round_mode)
+    }
+
+    fn plot(state: &MinMaxState) -> ObserverState {
+        plot_state(state, None)
+    }
+}
+
+/// The configuration of a `ClipObserver`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ClipConfig {
+    pub base: BaseConfig,
+    /// `(xmin, xmax)` as float32.
+    pub limits: (f32, f32),
+}
+
+/// Horizon's `ClipObserver(xmin=-1.0, xmax=1.0, averaging_constant=1.0, …)`.
+pub struct Clip;
+
+impl ObserverKind for Clip {
+    type Args = ClipArgs;
+    type Config = ClipConfig;
+    type State = MinMaxState;
+
+    /// `xmin ≤ xmax` is asserted before `ObserverBase.__init__`.
+    fn resolve(args: &ClipArgs, _unknown: &[String]) -> Result<ClipConfig> {
+        ensure(
+            args.xmin <= args.xmax,
+            "xmin must less than or equal to xmax.",
+        )?;
+        Ok(ClipConfig {
+            base: BaseConfig::resolve(&args.base.base())?,
+            limits: (args.xmin as f32, args.xmax as f32),
+        })
+    }
+
+    fn init(_: &ClipConfig) -> MinMaxState {
+        MinMaxState::default()
+    }
+
+    /// No empty-batch check here: `aminmax` of an empty batch raises.
+    fn observe(state: &mut MinMaxState, cfg: &ClipConfig, batch: &Tensor) -> Result<()> {
+        let (lo, hi) = batch_min_max(batch, cfg.base.scheme)?;
+        state.update(lo, hi, cfg.base.averaging_constant)?;
+        let (xmin, xmax) = cfg.limits;
+        for v in &mut state.min_val {
+            if *v < xmin {
+                *v = xmin;
             }
-            for v in &mut self.state.max_val {
-                if *v > xmax {
-                    *v = xmax;
-                }
+        }
+        for v in &mut state.max_val {
+            if *v > xmax {
+                *v = xmax;
             }
         }
         Ok(())
     }
 
-    fn qparams(&self) -> Result<QParams> {
-        Ok(self.state.qparams(&self.quant, self.axis()))
+    fn qparams(state: &MinMaxState, cfg: &ClipConfig) -> Result<QParams> {
+        Ok(state.qparams(&cfg.base.quant, cfg.base.axis()))
     }
 
-    fn reset(&mut self) {
-        self.state = MinMaxState::default();
+    fn fake_quantize(cfg: &ClipConfig, x: &Tensor, q: &QParams) -> Result<Tensor> {
+        scale_quanti::fake_quantize(x, q, cfg.base.quant.round_mode)
     }
 
-    fn state(&self) -> ObserverState {
-        ObserverState {
-            min_val: self.state.min_val.clone(),
-            max_val: self.state.max_val.clone(),
-            histogram: None,
-        }
-    }
-
-    fn fake_quantize(&self, x: &Tensor, q: &QParams) -> Result<Tensor> {
-        base::fake_quantize(x, q, self.quant.round_mode)
-    }
-
-    /// dtype, range, round mode and power-of-two only enter `calculate_qparams`.
-    fn retune(&mut self, params: &Params) -> Result<Retune> {
-        let merged = self.params.merged(params);
-        let fresh = self.rebuild(&merged)?;
-        if fresh.scheme != self.scheme
-            || fresh.averaging_constant != self.averaging_constant
-            || fresh.clip != self.clip
-        {
-            return Ok(Retune::NeedsData);
-        }
-        self.quant = fresh.quant;
-        self.params = merged;
-        Ok(Retune::Applied)
+    fn plot(state: &MinMaxState) -> ObserverState {
+        plot_state(state, None)
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use super::super::testing::instance;
+    use crate::observers::horizon::base;
+    use crate::params::Params;
+    use crate::tensor::Tensor;
     use proptest::prelude::*;
-
-    fn p(json: &str) -> Params {
-        Params::from_json(json).unwrap()
-    }
 
     #[test]
     fn moving_average_of_batch_extrema() {
-        let mut o = MinMaxObserver::new(&p(r#"{"averaging_constant": 0.5}"#)).unwrap();
+        let mut o = instance("horizon.MinMaxObserver", r#"{"averaging_constant": 0.5}"#).unwrap();
+        assert_eq!(o.qparams().unwrap().scale, vec![1.0], "no statistics yet");
         o.observe(&Tensor::from_vec(vec![-1.0, 2.0])).unwrap();
+        o.observe(&Tensor::from_vec(vec![])).unwrap();
         o.observe(&Tensor::from_vec(vec![-3.0, 4.0])).unwrap();
         let q = o.qparams().unwrap();
         assert_eq!(q.min_val, vec![-2.0]);
         assert_eq!(q.max_val, vec![3.0]);
         assert_eq!(q.scale, vec![3.0f32 / 127.5]);
-        o.reset();
-        assert_eq!(o.qparams().unwrap().scale, vec![1.0]);
     }
 
     #[test]
     fn per_channel_uses_the_channel_axis() {
-        let mut o =
-            MinMaxObserver::new(&p(r#"{"qscheme": "per_channel_symmetric", "ch_axis": 1}"#))
-                .unwrap();
+        let mut o = instance(
+            "horizon.MinMaxObserver",
+            r#"{"qscheme": "per_channel_symmetric", "ch_axis": 1}"#,
+        )
+        .unwrap();
         let x = Tensor::new(vec![2, 2], vec![1.0, -8.0, -2.0, 4.0]).unwrap();
         o.observe(&x).unwrap();
         let q = o.qparams().unwrap();
@@ -173,26 +169,20 @@ mod tests {
 
     #[test]
     fn clip_clamps_the_stored_state() {
-        let mut o = MinMaxObserver::clip(&p(r#"{"xmin": -1.5, "xmax": 3.0}"#)).unwrap();
+        let mut o = instance("horizon.ClipObserver", r#"{"xmin": -1.5, "xmax": 3.0}"#).unwrap();
         o.observe(&Tensor::from_vec(vec![-4.0, 1.0])).unwrap();
         let q = o.qparams().unwrap();
         assert_eq!((q.min_val[0], q.max_val[0]), (-1.5, 1.0));
         assert!(o.observe(&Tensor::from_vec(vec![])).is_err());
-        assert!(MinMaxObserver::clip(&p(r#"{"xmin": 2, "xmax": 1}"#)).is_err());
-    }
-
-    #[test]
-    fn dtype_is_retuned_without_data_but_averaging_is_not() {
-        let mut o = MinMaxObserver::new(&Params::new()).unwrap();
-        o.observe(&Tensor::from_vec(vec![-1.0, 2.0])).unwrap();
+        let e = instance(
+            "horizon.ClipObserver",
+            r#"{"xmin": 2, "xmax": 1, "ch_axis": 0}"#,
+        )
+        .unwrap_err();
         assert_eq!(
-            o.retune(&p(r#"{"dtype": "qint16"}"#)).unwrap(),
-            Retune::Applied
-        );
-        assert_eq!(o.qparams().unwrap().scale, vec![2.0f32 / 32767.5]);
-        assert_eq!(
-            o.retune(&p(r#"{"averaging_constant": 0.5}"#)).unwrap(),
-            Retune::NeedsData
+            e.to_string(),
+            "AssertionError: xmin must less than or equal to xmax.",
+            "the limits are checked before ObserverBase"
         );
     }
 
@@ -202,7 +192,7 @@ mod tests {
             a in proptest::collection::vec(-1e3f32..1e3, 1..50),
             b in proptest::collection::vec(-1e3f32..1e3, 1..50),
         ) {
-            let mut o = MinMaxObserver::new(&p(r#"{"averaging_constant": 1.0}"#)).unwrap();
+            let mut o = instance("horizon.MinMaxObserver", r#"{"averaging_constant": 1.0}"#).unwrap();
             o.observe(&Tensor::from_vec(a.clone())).unwrap();
             o.observe(&Tensor::from_vec(b.clone())).unwrap();
             let q = o.qparams().unwrap();
@@ -225,7 +215,8 @@ mod tests {
             pow in any::<bool>(),
         ) {
             let params = Params::new().with("pow_quantization", pow);
-            let mut o = MinMaxObserver::new(&params).unwrap();
+            let spec = crate::registry::find("horizon.MinMaxObserver").unwrap();
+            let mut o = crate::observer::Instance::new(spec, &params).unwrap();
             o.observe(&Tensor::from_vec(a.clone())).unwrap();
             let s = o.qparams().unwrap().scale[0];
             prop_assert!(s >= base::EPS);

@@ -9,12 +9,12 @@
 //! the best only if strictly better, so the first one wins ties. Despite its docstring, Mix
 //! tries no MinMax, KL or MSE candidate.
 
-use super::base::{self, MinMaxState, QuantConfig};
+use super::base::{plot_state, MinMaxState, QuantConfig};
+use super::config::{BaseConfig, MixBaseArgs};
 use super::percentile::AbsHistogram;
+use super::scale_quanti::{self, l2_loss};
 use crate::error::{Error, Result, Stage};
-use crate::observer::legacy::{Observer, Retune};
-use crate::observer::{ObserverState, QParams};
-use crate::params::Params;
+use crate::observer::{ObserverKind, ObserverState, QParams};
 use crate::tensor::Tensor;
 use serde_json::json;
 
@@ -46,76 +46,81 @@ pub struct MixCandidate {
     pub l2_error: f32,
 }
 
-/// Horizon's `MixObserver`.
-#[derive(Debug, Clone)]
-pub struct MixObserver {
-    params: Params,
-    quant: QuantConfig,
-    averaging_constant: f32,
-    state: MinMaxState,
-    /// The last batch's candidates and the index of the winner.
-    last: Option<(Vec<MixCandidate>, usize)>,
-    last_hist: Option<AbsHistogram>,
+/// What the last batch's competition found.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MixRound {
+    /// The candidates in the order they were tried.
+    pub candidates: Vec<MixCandidate>,
+    /// Index of the winner.
+    pub winner: usize,
+    /// The batch's `|x|` histogram (for plotting).
+    pub hist: AbsHistogram,
 }
 
-impl MixObserver {
-    /// `MixObserver(averaging_constant=0.01, …)`.
-    pub fn new(params: &Params) -> Result<Self> {
-        let (scheme, quant, c) = base::base_from_params(params)?;
-        base::ensure(
-            scheme == base::Scheme::PerTensor,
-            "Mix observer only support per_tensor_symmetric qscheme.",
-        )?;
-        Ok(MixObserver {
-            params: params.clone(),
-            quant,
-            averaging_constant: c,
-            state: MinMaxState::default(),
-            last: None,
-            last_hist: None,
-        })
-    }
+/// The moving average, and the last batch's competition.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct MixState {
+    pub stats: MinMaxState,
+    pub last: Option<MixRound>,
+}
 
-    /// The candidates of one batch, in the order they are tried.
-    pub fn candidates(&self, data: &[f32]) -> (Vec<MixCandidate>, AbsHistogram) {
-        let hist = AbsHistogram::new(data, MIX_BINS);
-        let numel = data.len() as f32;
-        let mut found: Vec<(usize, Vec<f64>)> = Vec::new();
-        for (&p, &percent) in MIX_PERCENTILES.iter().zip(&MIX_PERCENTS) {
-            let bin = hist.search(p as f32 * numel);
-            match found.iter_mut().find(|(b, _)| *b == bin) {
-                Some((_, ps)) => ps.push(percent),
-                None => found.push((bin, vec![percent])),
-            }
+/// The candidates of one batch, in the order they are tried.
+pub fn candidates(data: &[f32], quant: &QuantConfig) -> (Vec<MixCandidate>, AbsHistogram) {
+    let hist = AbsHistogram::new(data, MIX_BINS);
+    let numel = data.len() as f32;
+    let mut found: Vec<(usize, Vec<f64>)> = Vec::new();
+    for (&p, &percent) in MIX_PERCENTILES.iter().zip(&MIX_PERCENTS) {
+        let bin = hist.search(p as f32 * numel);
+        match found.iter_mut().find(|(b, _)| *b == bin) {
+            Some((_, ps)) => ps.push(percent),
+            None => found.push((bin, vec![percent])),
         }
-        found.sort_by_key(|(b, _)| *b);
-        let candidates = found
-            .into_iter()
-            .map(|(bin, percentiles)| {
-                let clip = hist.clip_value(bin);
-                let (min, max) = hist.clipped(clip);
-                let scale = self.quant.scale(min, max);
-                MixCandidate {
-                    bin,
-                    percentiles,
-                    clip,
-                    min,
-                    max,
-                    scale,
-                    l2_error: base::l2_loss(data, &self.quant, scale),
-                }
-            })
-            .collect();
-        (candidates, hist)
     }
+    found.sort_by_key(|(b, _)| *b);
+    let candidates = found
+        .into_iter()
+        .map(|(bin, percentiles)| {
+            let clip = hist.clip_value(bin);
+            let (min, max) = hist.clipped(clip);
+            let scale = quant.scale(min, max);
+            MixCandidate {
+                bin,
+                percentiles,
+                clip,
+                min,
+                max,
+                scale,
+                l2_error: l2_loss(data, quant, scale),
+            }
+        })
+        .collect();
+    (candidates, hist)
 }
 
-impl Observer for MixObserver {
-    fn observe(&mut self, batch: &Tensor) -> Result<()> {
+/// Horizon's `MixObserver(averaging_constant=0.01, …)`.
+pub struct Mix;
+
+impl ObserverKind for Mix {
+    type Args = MixBaseArgs;
+    type Config = BaseConfig;
+    type State = MixState;
+
+    /// `ObserverBase.__init__`, then the per-tensor scheme.
+    fn resolve(args: &MixBaseArgs, _unknown: &[String]) -> Result<BaseConfig> {
+        let base = BaseConfig::resolve(&args.base())?;
+        base.require_per_tensor("Mix observer only support per_tensor_symmetric qscheme.")?;
+        Ok(base)
+    }
+
+    fn init(_: &BaseConfig) -> MixState {
+        MixState::default()
+    }
+
+    fn observe(state: &mut MixState, cfg: &BaseConfig, batch: &Tensor) -> Result<()> {
         if batch.is_empty() {
             return Ok(());
         }
-        let (candidates, hist) = self.candidates(&batch.data);
+        let (candidates, hist) = candidates(&batch.data, &cfg.quant);
         let mut best: Option<(usize, f32)> = None;
         for (k, c) in candidates.iter().enumerate() {
             let similarity = -c.l2_error;
@@ -123,7 +128,7 @@ impl Observer for MixObserver {
                 best = Some((k, similarity));
             }
         }
-        let Some((k, _)) = best else {
+        let Some((winner, _)) = best else {
             // Every similarity was NaN or −inf: Python never binds `best_min`.
             return Err(Error::framework(
                 "UnboundLocalError",
@@ -131,18 +136,23 @@ impl Observer for MixObserver {
                 Stage::Forward,
             ));
         };
-        let winner = &candidates[k];
-        self.state
-            .update(vec![winner.min], vec![winner.max], self.averaging_constant)?;
-        self.last = Some((candidates, k));
-        self.last_hist = Some(hist);
+        let best = &candidates[winner];
+        state
+            .stats
+            .update(vec![best.min], vec![best.max], cfg.averaging_constant)?;
+        state.last = Some(MixRound {
+            candidates,
+            winner,
+            hist,
+        });
         Ok(())
     }
 
-    fn qparams(&self) -> Result<QParams> {
-        let mut q = self.state.qparams(&self.quant, None);
-        if let Some((candidates, k)) = &self.last {
-            let list: Vec<_> = candidates
+    fn qparams(state: &MixState, cfg: &BaseConfig) -> Result<QParams> {
+        let mut q = state.stats.qparams(&cfg.quant, None);
+        if let Some(round) = &state.last {
+            let list: Vec<_> = round
+                .candidates
                 .iter()
                 .map(|c| {
                     json!({
@@ -157,38 +167,25 @@ impl Observer for MixObserver {
                 })
                 .collect();
             q.extra.insert("candidates".into(), json!(list));
-            q.extra.insert("selected_candidate".into(), json!(k));
+            q.extra
+                .insert("selected_candidate".into(), json!(round.winner));
         }
         Ok(q)
     }
 
-    fn reset(&mut self) {
-        self.state = MinMaxState::default();
-        self.last = None;
-        self.last_hist = None;
+    fn fake_quantize(cfg: &BaseConfig, x: &Tensor, q: &QParams) -> Result<Tensor> {
+        scale_quanti::fake_quantize(x, q, cfg.quant.round_mode)
     }
 
-    fn state(&self) -> ObserverState {
-        ObserverState {
-            min_val: self.state.min_val.clone(),
-            max_val: self.state.max_val.clone(),
-            histogram: self.last_hist.as_ref().map(AbsHistogram::plot_state),
-        }
-    }
-
-    fn fake_quantize(&self, x: &Tensor, q: &QParams) -> Result<Tensor> {
-        base::fake_quantize(x, q, self.quant.round_mode)
-    }
-
-    fn retune(&mut self, params: &Params) -> Result<Retune> {
-        // dtype, round mode and power-of-two all enter the per-batch competition.
-        Self::new(&self.params.merged(params))?;
-        Ok(Retune::NeedsData)
+    fn plot(state: &MixState) -> ObserverState {
+        let histogram = state.last.as_ref().map(|r| r.hist.plot_state());
+        plot_state(&state.stats, histogram)
     }
 }
 
 #[cfg(test)]
 mod tests {
+    use super::super::testing::{collect, instance};
     use super::*;
 
     fn heavy_tailed(n: usize) -> Tensor {
@@ -205,15 +202,13 @@ mod tests {
 
     #[test]
     fn candidates_are_unique_sorted_bins_and_the_best_wins() {
-        let o = MixObserver::new(&Params::new()).unwrap();
         let x = heavy_tailed(20000);
-        let (cands, _) = o.candidates(&x.data);
+        let (cfg, state) = collect::<Mix>("{}", std::slice::from_ref(&x)).unwrap();
+        let (cands, _) = candidates(&x.data, &cfg.quant);
         assert!(!cands.is_empty() && cands.len() <= 9);
         assert!(cands.windows(2).all(|w| w[0].bin < w[1].bin));
         assert_eq!(cands.iter().map(|c| c.percentiles.len()).sum::<usize>(), 9);
-        let mut o = o;
-        o.observe(&x).unwrap();
-        let q = o.qparams().unwrap();
+        let q = Mix::qparams(&state, &cfg).unwrap();
         let k = q.extra["selected_candidate"].as_u64().unwrap() as usize;
         let best = cands
             .iter()
@@ -226,20 +221,18 @@ mod tests {
 
     #[test]
     fn tiny_batches_collapse_to_one_candidate() {
-        let mut o = MixObserver::new(&Params::new()).unwrap();
-        o.observe(&heavy_tailed(100)).unwrap();
-        let (cands, k) = o.last.clone().unwrap();
-        assert_eq!(cands.len(), 1);
-        assert_eq!(k, 0);
-        assert_eq!(cands[0].bin, MIX_BINS - 1);
+        let (_, state) = collect::<Mix>("{}", &[heavy_tailed(100)]).unwrap();
+        let round = state.last.unwrap();
+        assert_eq!(round.candidates.len(), 1);
+        assert_eq!(round.winner, 0);
+        assert_eq!(round.candidates[0].bin, MIX_BINS - 1);
     }
 
     #[test]
     fn per_channel_is_refused() {
-        let e = MixObserver::new(
-            &Params::new()
-                .with("qscheme", "per_channel_symmetric")
-                .with("ch_axis", 0),
+        let e = instance(
+            "horizon.MixObserver",
+            r#"{"qscheme": "per_channel_symmetric", "ch_axis": 0}"#,
         )
         .unwrap_err();
         assert_eq!(

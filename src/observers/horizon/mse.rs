@@ -14,11 +14,12 @@
 //! applied 0.90). Even at stride 1 the applied float32 factor can be 1 ulp away from the
 //! evaluated one. The `.fixed` variant applies exactly the evaluated candidate.
 
-use super::base::{self, MinMaxState, QuantConfig, Scheme};
+use super::base::{self, plot_state, MinMaxState, Scheme};
+use super::channels::channel_rows;
+use super::config::{BaseConfig, MseBaseArgs};
+use super::scale_quanti::{self, l2_loss};
 use crate::error::{Error, Result, Stage};
-use crate::observer::legacy::{Observer, Retune};
-use crate::observer::{ObserverState, QParams};
-use crate::params::Params;
+use crate::observer::{ObserverKind, ObserverState, QParams};
 use crate::tensor::Tensor;
 use serde_json::{json, Value};
 use std::borrow::Cow;
@@ -39,65 +40,42 @@ pub struct MseSearch {
     pub applied: Vec<f32>,
 }
 
-/// Horizon's `MSEObserver` (faithful, or with the stride bug corrected).
-#[derive(Debug, Clone)]
-pub struct MseObserver {
-    params: Params,
-    scheme: Scheme,
-    quant: QuantConfig,
-    averaging_constant: f32,
-    stride: usize,
-    fixed: bool,
-    state: MinMaxState,
-    last: Option<MseSearch>,
+crate::declare_params! {
+    /// Arguments of `MSEObserver`.
+    pub struct MseArgs {
+        /// step through the 95 shrink factors 1.00, 0.99, … 0.06 (Horizon advises ≤ 20)
+        stride: i64 = 1; int(1, NUM_ITER as i64), Data;
+    }
+    include { base: MseBaseArgs }
 }
 
-impl MseObserver {
-    /// `MSEObserver(stride=1, averaging_constant=0.01, …)` as published.
-    pub fn new(params: &Params) -> Result<Self> {
-        Self::build(params, false)
-    }
+/// The configuration of an `MSEObserver`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct MseConfig {
+    pub base: BaseConfig,
+    pub stride: usize,
+    /// Apply the factor that won the search (the `.fixed` variant) instead of `1 − k·0.01`.
+    pub corrected: bool,
+}
 
-    /// The same search, applying the factor that was actually evaluated.
-    pub fn fixed(params: &Params) -> Result<Self> {
-        Self::build(params, true)
-    }
+/// The moving average, and what the last batch's search found.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct MseState {
+    pub stats: MinMaxState,
+    pub last: Option<MseSearch>,
+}
 
-    fn build(params: &Params, fixed: bool) -> Result<Self> {
-        let (scheme, quant, c) = base::base_from_params(params)?;
-        let stride = params.i64_or("stride", 1)?;
-        if stride == 0 {
-            // torch.arange(0, 95, 0) in the constructor.
-            return Err(Error::framework(
-                "RuntimeError",
-                "step must be nonzero",
-                Stage::Init,
-            ));
-        }
-        if stride < 0 {
-            return Err(Error::framework(
-                "RuntimeError",
-                "upper bound and larger bound inconsistent with step sign",
-                Stage::Init,
-            ));
-        }
-        Ok(MseObserver {
-            params: params.clone(),
-            scheme,
-            quant,
-            averaging_constant: c,
-            stride: stride as usize,
-            fixed,
-            state: MinMaxState::default(),
-            last: None,
-        })
-    }
+/// Horizon's `MSEObserver(stride=1, averaging_constant=0.01, …)`: as published
+/// (`CORRECTED = false`), or applying the factor that was actually evaluated.
+pub struct Mse<const CORRECTED: bool>;
 
+impl MseConfig {
     /// Run the search on one batch: `(cur_min, cur_max)` per channel.
     fn search(&self, batch: &Tensor) -> Result<(Vec<f32>, Vec<f32>, MseSearch)> {
-        let (rows, channels) = match self.scheme {
+        let quant = &self.base.quant;
+        let (rows, channels) = match self.base.scheme {
             Scheme::PerTensor => (Cow::Borrowed(&batch.data[..]), 1),
-            Scheme::PerChannel(axis) => base::channel_rows(batch, axis)?,
+            Scheme::PerChannel(axis) => channel_rows(batch, axis)?,
         };
         let row_len = rows.len() / channels.max(1);
         let row = |c: usize| &rows[c * row_len..(c + 1) * row_len];
@@ -108,8 +86,8 @@ impl MseObserver {
             let f = (1.0 - i as f64 * 0.01) as f32;
             let candidate: Vec<f32> = (0..channels)
                 .map(|c| {
-                    let scale = self.quant.scale(lo[c] * f, hi[c] * f);
-                    base::l2_loss(row(c), &self.quant, scale)
+                    let scale = quant.scale(lo[c] * f, hi[c] * f);
+                    l2_loss(row(c), quant, scale)
                 })
                 .collect();
             factors.push(f);
@@ -133,7 +111,7 @@ impl MseObserver {
         let applied: Vec<f32> = selected
             .iter()
             .map(|&k| {
-                if self.fixed {
+                if self.corrected {
                     factors[k]
                 } else {
                     1.0f32 - (k as f32 * 0.01f32)
@@ -154,9 +132,9 @@ impl MseObserver {
         ))
     }
 
-    fn extra(&self, q: &mut QParams) {
-        let Some(s) = &self.last else { return };
-        let per_tensor = self.scheme == Scheme::PerTensor;
+    /// The last search as report extras (one value per tensor, or a list per channel).
+    fn extra(&self, search: &MseSearch, q: &mut QParams) {
+        let per_tensor = self.base.scheme == Scheme::PerTensor;
         let pick = |v: Vec<Value>| {
             if per_tensor {
                 v.into_iter().next().unwrap_or(Value::Null)
@@ -164,24 +142,31 @@ impl MseObserver {
                 Value::Array(v)
             }
         };
-        q.extra.insert("candidate_factors".into(), json!(s.factors));
+        q.extra
+            .insert("candidate_factors".into(), json!(search.factors));
         if per_tensor {
-            let losses: Vec<f32> = s.losses.iter().map(|row| row[0]).collect();
+            let losses: Vec<f32> = search.losses.iter().map(|row| row[0]).collect();
             q.extra.insert("losses".into(), json!(losses));
         }
         q.extra.insert(
             "selected_candidate".into(),
-            pick(s.selected.iter().map(|&k| json!(k)).collect()),
+            pick(search.selected.iter().map(|&k| json!(k)).collect()),
         );
         q.extra.insert(
             "evaluated_factor".into(),
-            pick(s.selected.iter().map(|&k| json!(s.factors[k])).collect()),
+            pick(
+                search
+                    .selected
+                    .iter()
+                    .map(|&k| json!(search.factors[k]))
+                    .collect(),
+            ),
         );
         q.extra.insert(
             "applied_factor".into(),
-            pick(s.applied.iter().map(|&f| json!(f)).collect()),
+            pick(search.applied.iter().map(|&f| json!(f)).collect()),
         );
-        if !self.fixed && self.stride > 1 {
+        if !self.corrected && self.stride > 1 {
             q.notes.push(format!(
                 "Horizon's stride bug: the winning candidate index k is applied as factor 1 − k·0.01 \
                  instead of 1 − k·{stride}·0.01 (see horizon.MSEObserver.fixed).",
@@ -191,59 +176,67 @@ impl MseObserver {
     }
 }
 
-impl Observer for MseObserver {
-    fn observe(&mut self, batch: &Tensor) -> Result<()> {
+impl<const CORRECTED: bool> ObserverKind for Mse<CORRECTED> {
+    type Args = MseArgs;
+    type Config = MseConfig;
+    type State = MseState;
+
+    /// `ObserverBase.__init__`, then the constructor's `torch.arange(0, 95, stride)`, which
+    /// refuses a zero or negative step.
+    fn resolve(args: &MseArgs, _unknown: &[String]) -> Result<MseConfig> {
+        let base = BaseConfig::resolve(&args.base.base())?;
+        let stride = match args.stride {
+            0 => Err("step must be nonzero"),
+            s if s < 0 => Err("upper bound and larger bound inconsistent with step sign"),
+            s => Ok(s as usize),
+        }
+        .map_err(|message| Error::framework("RuntimeError", message, Stage::Init))?;
+        Ok(MseConfig {
+            base,
+            stride,
+            corrected: CORRECTED,
+        })
+    }
+
+    fn init(_: &MseConfig) -> MseState {
+        MseState::default()
+    }
+
+    fn observe(state: &mut MseState, cfg: &MseConfig, batch: &Tensor) -> Result<()> {
         if batch.is_empty() {
             return Ok(());
         }
-        let (lo, hi, search) = self.search(batch)?;
-        self.state.update(lo, hi, self.averaging_constant)?;
-        self.last = Some(search);
+        let (lo, hi, search) = cfg.search(batch)?;
+        state.stats.update(lo, hi, cfg.base.averaging_constant)?;
+        state.last = Some(search);
         Ok(())
     }
 
-    fn qparams(&self) -> Result<QParams> {
-        let axis = match self.scheme {
-            Scheme::PerTensor => None,
-            Scheme::PerChannel(a) => Some(a),
-        };
-        let mut q = self.state.qparams(&self.quant, axis);
-        self.extra(&mut q);
+    fn qparams(state: &MseState, cfg: &MseConfig) -> Result<QParams> {
+        let mut q = state.stats.qparams(&cfg.base.quant, cfg.base.axis());
+        if let Some(search) = &state.last {
+            cfg.extra(search, &mut q);
+        }
         Ok(q)
     }
 
-    fn reset(&mut self) {
-        self.state = MinMaxState::default();
-        self.last = None;
+    fn fake_quantize(cfg: &MseConfig, x: &Tensor, q: &QParams) -> Result<Tensor> {
+        scale_quanti::fake_quantize(x, q, cfg.base.quant.round_mode)
     }
 
-    fn state(&self) -> ObserverState {
-        ObserverState {
-            min_val: self.state.min_val.clone(),
-            max_val: self.state.max_val.clone(),
-            histogram: None,
-        }
-    }
-
-    fn fake_quantize(&self, x: &Tensor, q: &QParams) -> Result<Tensor> {
-        base::fake_quantize(x, q, self.quant.round_mode)
-    }
-
-    fn retune(&mut self, params: &Params) -> Result<Retune> {
-        // Every parameter enters the per-batch search; validate, then ask for the data.
-        Self::build(&self.params.merged(params), self.fixed)?;
-        Ok(Retune::NeedsData)
+    fn plot(state: &MseState) -> ObserverState {
+        plot_state(&state.stats, None)
     }
 }
 
 #[cfg(test)]
 mod tests {
+    use super::super::testing::collect;
     use super::*;
+    use crate::params::{ParamSet, Params};
     use proptest::prelude::*;
 
-    fn p(json: &str) -> Params {
-        Params::from_json(json).unwrap()
-    }
+    type Faithful = Mse<false>;
 
     fn laplace_like() -> Tensor {
         // A bulk in [-1, 1] with two large outliers: clipping pays off.
@@ -253,58 +246,58 @@ mod tests {
         Tensor::from_vec(v)
     }
 
+    /// The last search and the qparams after `batches`.
+    fn search<K: ObserverKind<Config = MseConfig, State = MseState>>(
+        json: &str,
+        batches: &[Tensor],
+    ) -> (MseSearch, QParams) {
+        let (cfg, state) = collect::<K>(json, batches).unwrap();
+        let q = K::qparams(&state, &cfg).unwrap();
+        (state.last.unwrap(), q)
+    }
+
     #[test]
     fn stride_one_applies_the_winning_factor_up_to_an_ulp() {
-        let mut o = MseObserver::new(&Params::new()).unwrap();
-        o.observe(&laplace_like()).unwrap();
-        let s = o.last.clone().unwrap();
+        let (s, q) = search::<Faithful>("{}", &[laplace_like()]);
         let k = s.selected[0];
         assert!(k > 0, "outliers make clipping win");
         assert!((s.applied[0] - s.factors[k]).abs() <= f32::EPSILON);
-        assert_eq!(o.qparams().unwrap().max_val, vec![30.0 * s.applied[0]]);
+        assert_eq!(q.max_val, vec![30.0 * s.applied[0]]);
+        assert_eq!(q.extra["selected_candidate"], json!(k));
     }
 
     #[test]
     fn stride_bug_is_reproduced_and_fixed() {
-        let x = laplace_like();
-        let mut faithful = MseObserver::new(&p(r#"{"stride": 5}"#)).unwrap();
-        let mut fixed = MseObserver::fixed(&p(r#"{"stride": 5}"#)).unwrap();
-        faithful.observe(&x).unwrap();
-        fixed.observe(&x).unwrap();
-        let k = faithful.last.as_ref().unwrap().selected[0];
-        assert_eq!(fixed.last.as_ref().unwrap().selected[0], k);
-        assert_eq!(
-            faithful.last.as_ref().unwrap().applied[0],
-            1.0 - k as f32 * 0.01
-        );
-        assert_eq!(
-            fixed.last.as_ref().unwrap().applied[0],
-            (1.0 - (5 * k) as f64 * 0.01) as f32
-        );
-        assert_eq!(faithful.last.as_ref().unwrap().factors.len(), 19);
+        let x = [laplace_like()];
+        let (faithful, q) = search::<Faithful>(r#"{"stride": 5}"#, &x);
+        let (fixed, q_fixed) = search::<Mse<true>>(r#"{"stride": 5}"#, &x);
+        let k = faithful.selected[0];
+        assert_eq!(fixed.selected[0], k);
+        assert_eq!(faithful.applied[0], 1.0 - k as f32 * 0.01);
+        assert_eq!(fixed.applied[0], (1.0 - (5 * k) as f64 * 0.01) as f32);
+        assert_eq!(faithful.factors.len(), 19);
+        assert!(q.notes.iter().any(|n| n.contains("stride bug")));
+        assert!(q_fixed.notes.is_empty());
     }
 
     #[test]
     fn all_zero_input_ties_select_the_last_candidate() {
-        let mut o = MseObserver::new(&Params::new()).unwrap();
-        o.observe(&Tensor::from_vec(vec![0.0; 64])).unwrap();
-        assert_eq!(o.last.as_ref().unwrap().selected, vec![94]);
-        assert_eq!(o.qparams().unwrap().scale, vec![base::EPS]);
+        let (s, q) = search::<Faithful>("{}", &[Tensor::from_vec(vec![0.0; 64])]);
+        assert_eq!(s.selected, vec![94]);
+        assert_eq!(q.scale, vec![base::EPS]);
     }
 
     #[test]
     fn per_channel_selects_per_channel() {
-        let mut o =
-            MseObserver::new(&p(r#"{"qscheme": "per_channel_symmetric", "ch_axis": 0}"#)).unwrap();
         let x = laplace_like();
         let mut rows = x.data.clone();
         rows.extend(x.data.iter().map(|v| v * 0.25));
-        o.observe(&Tensor::new(vec![2, 100_000], rows).unwrap())
-            .unwrap();
-        let q = o.qparams().unwrap();
+        let (s, q) = search::<Faithful>(
+            r#"{"qscheme": "per_channel_symmetric", "ch_axis": 0}"#,
+            &[Tensor::new(vec![2, 100_000], rows).unwrap()],
+        );
         assert_eq!(q.scale.len(), 2);
         assert_eq!(q.axis, Some(0));
-        let s = o.last.as_ref().unwrap();
         assert_eq!(
             s.selected[0], s.selected[1],
             "scaling a channel keeps its best factor"
@@ -313,9 +306,14 @@ mod tests {
 
     #[test]
     fn stride_zero_is_refused_like_torch_arange() {
-        let e = MseObserver::new(&p(r#"{"stride": 0}"#)).unwrap_err();
-        assert!(e.to_string().contains("step must be nonzero"));
+        let args = MseArgs {
+            stride: 0,
+            ..MseArgs::from_params(&Params::new()).unwrap()
+        };
+        let e = Faithful::resolve(&args, &[]).unwrap_err();
+        assert_eq!(e.to_string(), "RuntimeError: step must be nonzero");
     }
+
     proptest! {
         #[test]
         fn the_selected_candidate_has_the_smallest_loss(
@@ -323,12 +321,9 @@ mod tests {
             stride in 1i64..20,
             bpu in any::<bool>(),
         ) {
-            let params = Params::new()
-                .with("stride", stride)
-                .with("round_mode", if bpu { "bpu_round" } else { "half_to_even" });
-            let mut o = MseObserver::new(&params).unwrap();
-            o.observe(&Tensor::from_vec(data.clone())).unwrap();
-            let s = o.last.clone().unwrap();
+            let round = if bpu { "bpu_round" } else { "half_to_even" };
+            let json = format!(r#"{{"stride": {stride}, "round_mode": "{round}"}}"#);
+            let (s, q) = search::<Faithful>(&json, &[Tensor::from_vec(data.clone())]);
             let k = s.selected[0];
             let best = s.losses[k][0];
             prop_assert!(s.losses.iter().all(|row| row[0] >= best));
@@ -336,7 +331,6 @@ mod tests {
             prop_assert!(s.losses[k + 1..].iter().all(|row| row[0] > best));
             let applied = s.applied[0];
             prop_assert!(applied > 0.0 && applied <= 1.0);
-            let q = o.qparams().unwrap();
             let hi = data.iter().cloned().fold(f32::NEG_INFINITY, f32::max);
             prop_assert_eq!(q.max_val[0], hi * applied);
         }

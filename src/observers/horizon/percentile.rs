@@ -11,12 +11,12 @@
 //!
 //! The histogram is not kept between batches; quantscope keeps the last one for plotting.
 
-use super::base::{self, MinMaxState, QuantConfig};
+use super::base::{self, plot_state, MinMaxState};
+use super::config::{ensure, BaseConfig, PerTensorBaseArgs};
+use super::scale_quanti;
 use crate::error::Result;
 use crate::histogram::histc_accumulate;
-use crate::observer::legacy::{Observer, Retune};
-use crate::observer::{HistogramState, ObserverState, QParams};
-use crate::params::Params;
+use crate::observer::{HistogramState, ObserverKind, ObserverState, QParams};
 use crate::tensor::Tensor;
 
 /// The histogram of `|x|` over `[0, R]` that Percentile and Mix search.
@@ -102,122 +102,115 @@ impl AbsHistogram {
     }
 }
 
-/// Horizon's `PercentileObserver`.
-#[derive(Debug, Clone)]
-pub struct PercentileObserver {
-    params: Params,
-    quant: QuantConfig,
-    averaging_constant: f32,
-    /// `percentile / 100` (float64, as in Python).
-    threshold: f64,
-    bins: usize,
-    state: MinMaxState,
-    last: Option<AbsHistogram>,
-}
-
-impl PercentileObserver {
-    /// `PercentileObserver(percentile=99.99, bins=2048, averaging_constant=0.01, …)`.
-    pub fn new(params: &Params) -> Result<Self> {
-        let (scheme, quant, c) = base::base_from_params(params)?;
-        let percentile = params.f64_or("percentile", 99.99)?;
-        base::ensure(
-            (0.0..=100.0).contains(&percentile),
-            "Percentile must be in range [0, 100].",
-        )?;
-        base::ensure(
-            scheme == base::Scheme::PerTensor,
-            "Percentile observer only support per_tensor_symmetric qscheme.",
-        )?;
-        let bins = params.i64_or("bins", 2048)?;
-        if !(1..=MAX_BINS).contains(&bins) {
-            return Err(crate::Error::param(
-                "bins",
-                format!("the histogram needs 1..={MAX_BINS} bins, got {bins}"),
-            ));
-        }
-        Ok(PercentileObserver {
-            params: params.clone(),
-            quant,
-            averaging_constant: c,
-            threshold: percentile / 100.0,
-            bins: bins as usize,
-            state: MinMaxState::default(),
-            last: None,
-        })
+crate::declare_params! {
+    /// Arguments of `PercentileObserver`. Both act per batch, before the moving average.
+    pub struct PercentileArgs {
+        /// share of |x| (in %) kept inside the clip, per batch
+        percentile: f64 = 99.99; float(0.0, 100.0), Data;
+        /// histogram bins of |x| per batch (the clip lands on a bin centre)
+        bins: i64 = 2048; int(1, MAX_BINS), Data;
     }
+    include { base: PerTensorBaseArgs }
 }
 
 /// Largest histogram quantscope builds per batch.
 pub const MAX_BINS: i64 = 1 << 20;
 
-impl Observer for PercentileObserver {
-    fn observe(&mut self, batch: &Tensor) -> Result<()> {
+/// The configuration of a `PercentileObserver`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct PercentileConfig {
+    pub base: BaseConfig,
+    /// `percentile / 100` (float64, as in Python).
+    pub threshold: f64,
+    pub bins: usize,
+}
+
+/// The moving average, and the last batch's histogram (for plotting; Horizon keeps none).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct PercentileState {
+    pub stats: MinMaxState,
+    pub last: Option<AbsHistogram>,
+}
+
+/// Horizon's `PercentileObserver(percentile=99.99, bins=2048, averaging_constant=0.01, …)`.
+pub struct Percentile;
+
+impl ObserverKind for Percentile {
+    type Args = PercentileArgs;
+    type Config = PercentileConfig;
+    type State = PercentileState;
+
+    /// `ObserverBase.__init__`, then the percentile's range, then the per-tensor scheme.
+    fn resolve(args: &PercentileArgs, _unknown: &[String]) -> Result<PercentileConfig> {
+        let base = BaseConfig::resolve(&args.base.base())?;
+        ensure(
+            (0.0..=100.0).contains(&args.percentile),
+            "Percentile must be in range [0, 100].",
+        )?;
+        base.require_per_tensor("Percentile observer only support per_tensor_symmetric qscheme.")?;
+        if !(1..=MAX_BINS).contains(&args.bins) {
+            return Err(crate::Error::param(
+                "bins",
+                format!("the histogram needs 1..={MAX_BINS} bins, got {}", args.bins),
+            ));
+        }
+        Ok(PercentileConfig {
+            base,
+            threshold: args.percentile / 100.0,
+            bins: args.bins as usize,
+        })
+    }
+
+    fn init(_: &PercentileConfig) -> PercentileState {
+        PercentileState::default()
+    }
+
+    fn observe(state: &mut PercentileState, cfg: &PercentileConfig, batch: &Tensor) -> Result<()> {
         if batch.is_empty() {
             return Ok(());
         }
-        let hist = AbsHistogram::new(&batch.data, self.bins);
-        let target = (self.threshold * batch.len() as f64) as f32;
+        let hist = AbsHistogram::new(&batch.data, cfg.bins);
+        let target = (cfg.threshold * batch.len() as f64) as f32;
         let clip = hist.clip_value(hist.search(target));
         let (lo, hi) = hist.clipped(clip);
-        self.state
-            .update(vec![lo], vec![hi], self.averaging_constant)?;
-        self.last = Some(hist);
+        state
+            .stats
+            .update(vec![lo], vec![hi], cfg.base.averaging_constant)?;
+        state.last = Some(hist);
         Ok(())
     }
 
-    fn qparams(&self) -> Result<QParams> {
-        Ok(self.state.qparams(&self.quant, None))
+    fn qparams(state: &PercentileState, cfg: &PercentileConfig) -> Result<QParams> {
+        Ok(state.stats.qparams(&cfg.base.quant, None))
     }
 
-    fn reset(&mut self) {
-        self.state = MinMaxState::default();
-        self.last = None;
+    fn fake_quantize(cfg: &PercentileConfig, x: &Tensor, q: &QParams) -> Result<Tensor> {
+        scale_quanti::fake_quantize(x, q, cfg.base.quant.round_mode)
     }
 
-    fn state(&self) -> ObserverState {
-        ObserverState {
-            min_val: self.state.min_val.clone(),
-            max_val: self.state.max_val.clone(),
-            histogram: self.last.as_ref().map(AbsHistogram::plot_state),
-        }
-    }
-
-    fn fake_quantize(&self, x: &Tensor, q: &QParams) -> Result<Tensor> {
-        base::fake_quantize(x, q, self.quant.round_mode)
-    }
-
-    /// dtype, range, round mode and power-of-two only enter `calculate_qparams`; percentile
-    /// and bins act per batch before the moving average.
-    fn retune(&mut self, params: &Params) -> Result<Retune> {
-        let merged = self.params.merged(params);
-        let fresh = Self::new(&merged)?;
-        if fresh.threshold != self.threshold
-            || fresh.bins != self.bins
-            || fresh.averaging_constant != self.averaging_constant
-        {
-            return Ok(Retune::NeedsData);
-        }
-        self.quant = fresh.quant;
-        self.params = merged;
-        Ok(Retune::Applied)
+    fn plot(state: &PercentileState) -> ObserverState {
+        plot_state(
+            &state.stats,
+            state.last.as_ref().map(AbsHistogram::plot_state),
+        )
     }
 }
 
 #[cfg(test)]
 mod tests {
+    use super::super::testing::instance;
     use super::*;
+    use crate::params::Params;
     use proptest::prelude::*;
 
-    fn p(json: &str) -> Params {
-        Params::from_json(json).unwrap()
-    }
+    const ID: &str = "horizon.PercentileObserver";
 
     #[test]
     fn clips_at_the_centre_of_the_percentile_bin() {
         // 100 values 0.01..=1.00 and one outlier at -10: R = 10, bins of width 0.1.
         let mut data: Vec<f32> = (1..=100).map(|i| i as f32 / 100.0).collect();
         data.push(-10.0);
-        let mut o = PercentileObserver::new(&p(r#"{"percentile": 99.0, "bins": 100}"#)).unwrap();
+        let mut o = instance(ID, r#"{"percentile": 99.0, "bins": 100}"#).unwrap();
         o.observe(&Tensor::from_vec(data)).unwrap();
         // target f32(0.99·101) = 99.99: bins 0..=9 hold 0.01..0.99 (99 values), bin 10 holds
         // 1.0 → i = 10 → clip = 10.5·(10/100).
@@ -229,23 +222,21 @@ mod tests {
 
     #[test]
     fn all_zero_input_bins_over_minus_one_to_one() {
-        let mut o = PercentileObserver::new(&Params::new()).unwrap();
+        let mut o = instance(ID, "{}").unwrap();
         o.observe(&Tensor::from_vec(vec![0.0; 16])).unwrap();
         let q = o.qparams().unwrap();
         assert_eq!((q.min_val[0], q.max_val[0]), (0.0, 0.0));
         assert_eq!(q.scale, vec![base::EPS]);
-        let h = o.state().histogram.unwrap();
+        let h = o.plot().histogram.unwrap();
         assert_eq!(h.counts[1024], 16.0);
     }
 
     #[test]
     fn rejects_per_channel_and_bad_percentiles() {
-        let e =
-            PercentileObserver::new(&p(r#"{"qscheme": "per_channel_symmetric", "ch_axis": 0}"#))
-                .unwrap_err();
+        let e = instance(ID, r#"{"qscheme": "per_channel_symmetric", "ch_axis": 0}"#).unwrap_err();
         assert!(e.to_string().contains("only support per_tensor"), "{e}");
-        let e = PercentileObserver::new(&p(r#"{"percentile": 101}"#)).unwrap_err();
-        assert!(e.to_string().contains("[0, 100]"), "{e}");
+        let e = instance(ID, r#"{"percentile": 101}"#).unwrap_err();
+        assert!(e.to_string().contains("100"), "{e}");
     }
 
     #[test]
@@ -264,7 +255,7 @@ mod tests {
             bins in 1i64..600,
         ) {
             let params = Params::new().with("percentile", percentile).with("bins", bins);
-            let mut o = PercentileObserver::new(&params).unwrap();
+            let mut o = crate::observer::Instance::new(crate::registry::find(ID).unwrap(), &params).unwrap();
             o.observe(&Tensor::from_vec(data.clone())).unwrap();
             let q = o.qparams().unwrap();
             let lo = data.iter().cloned().fold(f32::INFINITY, f32::min);

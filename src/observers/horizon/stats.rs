@@ -8,77 +8,54 @@
 //!   batch therefore yields one range per column, so this "per-tensor" observer returns `cols`
 //!   scales — Horizon's behaviour, kept. The norm follows PyTorch's float32 kernels.
 
-use super::base::{self, MinMaxState, QuantConfig};
+use super::base::{self, plot_state, MinMaxState};
+use super::config::{ensure, BaseConfig, PerTensorBaseArgs};
+use super::scale_quanti;
 use super::torch_ops::sum_f32;
 use crate::error::Result;
-use crate::observer::legacy::{Observer, Retune};
-use crate::observer::{ObserverState, QParams};
-use crate::params::Params;
+use crate::observer::{ObserverKind, ObserverState, QParams};
 use crate::tensor::Tensor;
 
-/// What a [`MomentObserver`] computes per batch.
+crate::declare_params! {
+    /// Arguments of `ClipStdObserver`.
+    pub struct ClipStdArgs {
+        /// how many standard deviations around the mean to keep
+        std_scale: f64 = 3.0; float(0.0, 100.0), Data;
+    }
+    include { base: PerTensorBaseArgs }
+}
+
+crate::declare_params! {
+    /// Arguments of `NormObserver`.
+    pub struct NormArgs {
+        /// the order p of the norm
+        norm: f64 = 2.0; float(0.0, 100.0), Data;
+    }
+    include { base: PerTensorBaseArgs }
+}
+
+/// The configuration of a `ClipStdObserver`.
 #[derive(Debug, Clone, Copy, PartialEq)]
-enum Kind {
-    /// `ClipStdObserver(std_scale)`.
-    ClipStd(f32),
-    /// `NormObserver(norm)`.
-    Norm(f64),
+pub struct ClipStdConfig {
+    pub base: BaseConfig,
+    /// `std_scale` as float32 (it multiplies a float32 tensor).
+    pub std_scale: f32,
 }
 
-/// Horizon's `ClipStdObserver` or `NormObserver`.
-#[derive(Debug, Clone)]
-pub struct MomentObserver {
-    params: Params,
-    quant: QuantConfig,
-    averaging_constant: f32,
-    kind: Kind,
-    state: MinMaxState,
-    /// Shape of the last batch (Norm's scales follow its trailing dimensions).
-    last_shape: Vec<usize>,
+/// The configuration of a `NormObserver`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct NormConfig {
+    pub base: BaseConfig,
+    /// The order `p`.
+    pub norm: f64,
 }
 
-impl MomentObserver {
-    /// `ClipStdObserver(std_scale=3.0, averaging_constant=0.01, …)`.
-    pub fn clip_std(params: &Params) -> Result<Self> {
-        let (scheme, quant, c) = base::base_from_params(params)?;
-        let k = params.f64_or("std_scale", 3.0)?;
-        base::ensure(k > 0.0, "std_scale should be greated than 0.")?;
-        base::ensure(
-            scheme == base::Scheme::PerTensor,
-            "ClipStdObserver only support per_tensor_symmetric qscheme.",
-        )?;
-        Ok(Self::with(params, quant, c, Kind::ClipStd(k as f32)))
-    }
-
-    /// `NormObserver(norm=2.0, averaging_constant=0.01, …)`.
-    pub fn norm(params: &Params) -> Result<Self> {
-        let (scheme, quant, c) = base::base_from_params(params)?;
-        let p = params.f64_or("norm", 2.0)?;
-        base::ensure(p > 0.0, "norm should be greated than 0.")?;
-        base::ensure(
-            scheme == base::Scheme::PerTensor,
-            "Norm observer only support per_tensor_symmetric qscheme.",
-        )?;
-        Ok(Self::with(params, quant, c, Kind::Norm(p)))
-    }
-
-    fn with(params: &Params, quant: QuantConfig, c: f32, kind: Kind) -> Self {
-        MomentObserver {
-            params: params.clone(),
-            quant,
-            averaging_constant: c,
-            kind,
-            state: MinMaxState::default(),
-            last_shape: Vec::new(),
-        }
-    }
-
-    fn rebuild(&self, params: &Params) -> Result<Self> {
-        match self.kind {
-            Kind::ClipStd(_) => Self::clip_std(params),
-            Kind::Norm(_) => Self::norm(params),
-        }
-    }
+/// The moving average of a `NormObserver`, and the shape of the last batch (its scales follow
+/// that batch's trailing dimensions).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct NormState {
+    pub stats: MinMaxState,
+    pub last_shape: Vec<usize>,
 }
 
 /// `(max(mn, μ − k·σ), min(mx, μ + k·σ))` with PyTorch's `maximum`/`minimum` (NaN wins).
@@ -168,31 +145,89 @@ fn norm_dim0(x: &Tensor, p: f64) -> Vec<f32> {
         .collect()
 }
 
-impl Observer for MomentObserver {
-    fn observe(&mut self, batch: &Tensor) -> Result<()> {
+/// Horizon's `ClipStdObserver(std_scale=3.0, averaging_constant=0.01, …)`.
+pub struct ClipStd;
+
+impl ObserverKind for ClipStd {
+    type Args = ClipStdArgs;
+    type Config = ClipStdConfig;
+    type State = MinMaxState;
+
+    /// `ObserverBase.__init__`, then `std_scale > 0`, then the per-tensor scheme.
+    fn resolve(args: &ClipStdArgs, _unknown: &[String]) -> Result<ClipStdConfig> {
+        let base = BaseConfig::resolve(&args.base.base())?;
+        ensure(args.std_scale > 0.0, "std_scale should be greated than 0.")?;
+        base.require_per_tensor("ClipStdObserver only support per_tensor_symmetric qscheme.")?;
+        Ok(ClipStdConfig {
+            base,
+            std_scale: args.std_scale as f32,
+        })
+    }
+
+    fn init(_: &ClipStdConfig) -> MinMaxState {
+        MinMaxState::default()
+    }
+
+    fn observe(state: &mut MinMaxState, cfg: &ClipStdConfig, batch: &Tensor) -> Result<()> {
         if batch.is_empty() {
             return Ok(());
         }
-        let (lo, hi) = match self.kind {
-            Kind::ClipStd(k) => {
-                let (lo, hi) = clip_std_range(&batch.data, k);
-                (vec![lo], vec![hi])
-            }
-            Kind::Norm(p) => {
-                let hi = norm_dim0(batch, p);
-                (hi.iter().map(|v| -v).collect(), hi)
-            }
-        };
-        self.state.update(lo, hi, self.averaging_constant)?;
-        self.last_shape = batch.shape.clone();
+        let (lo, hi) = clip_std_range(&batch.data, cfg.std_scale);
+        state.update(vec![lo], vec![hi], cfg.base.averaging_constant)
+    }
+
+    fn qparams(state: &MinMaxState, cfg: &ClipStdConfig) -> Result<QParams> {
+        Ok(state.qparams(&cfg.base.quant, None))
+    }
+
+    fn fake_quantize(cfg: &ClipStdConfig, x: &Tensor, q: &QParams) -> Result<Tensor> {
+        scale_quanti::fake_quantize(x, q, cfg.base.quant.round_mode)
+    }
+
+    fn plot(state: &MinMaxState) -> ObserverState {
+        plot_state(state, None)
+    }
+}
+
+/// Horizon's `NormObserver(norm=2.0, averaging_constant=0.01, …)`.
+pub struct Norm;
+
+impl ObserverKind for Norm {
+    type Args = NormArgs;
+    type Config = NormConfig;
+    type State = NormState;
+
+    /// `ObserverBase.__init__`, then `norm > 0`, then the per-tensor scheme.
+    fn resolve(args: &NormArgs, _unknown: &[String]) -> Result<NormConfig> {
+        let base = BaseConfig::resolve(&args.base.base())?;
+        ensure(args.norm > 0.0, "norm should be greated than 0.")?;
+        base.require_per_tensor("Norm observer only support per_tensor_symmetric qscheme.")?;
+        Ok(NormConfig {
+            base,
+            norm: args.norm,
+        })
+    }
+
+    fn init(_: &NormConfig) -> NormState {
+        NormState::default()
+    }
+
+    fn observe(state: &mut NormState, cfg: &NormConfig, batch: &Tensor) -> Result<()> {
+        if batch.is_empty() {
+            return Ok(());
+        }
+        let hi = norm_dim0(batch, cfg.norm);
+        let lo = hi.iter().map(|v| -v).collect();
+        state.stats.update(lo, hi, cfg.base.averaging_constant)?;
+        state.last_shape = batch.shape.clone();
         Ok(())
     }
 
-    fn qparams(&self) -> Result<QParams> {
-        let mut q = self.state.qparams(&self.quant, None);
+    fn qparams(state: &NormState, cfg: &NormConfig) -> Result<QParams> {
+        let mut q = state.stats.qparams(&cfg.base.quant, None);
         if q.scale.len() > 1 {
-            // Norm's per-column scales: on a 2-d tensor they run along the last axis.
-            if self.last_shape.len() == 2 && self.last_shape[1] == q.scale.len() {
+            // Per-column scales: on a 2-d tensor they run along the last axis.
+            if state.last_shape.len() == 2 && state.last_shape[1] == q.scale.len() {
                 q.axis = Some(1);
             }
             q.notes.push(format!(
@@ -204,39 +239,19 @@ impl Observer for MomentObserver {
         Ok(q)
     }
 
-    fn reset(&mut self) {
-        self.state = MinMaxState::default();
-        self.last_shape.clear();
+    fn fake_quantize(cfg: &NormConfig, x: &Tensor, q: &QParams) -> Result<Tensor> {
+        scale_quanti::fake_quantize(x, q, cfg.base.quant.round_mode)
     }
 
-    fn state(&self) -> ObserverState {
-        ObserverState {
-            min_val: self.state.min_val.clone(),
-            max_val: self.state.max_val.clone(),
-            histogram: None,
-        }
-    }
-
-    fn fake_quantize(&self, x: &Tensor, q: &QParams) -> Result<Tensor> {
-        base::fake_quantize(x, q, self.quant.round_mode)
-    }
-
-    /// dtype, range, round mode and power-of-two only enter `calculate_qparams`.
-    fn retune(&mut self, params: &Params) -> Result<Retune> {
-        let merged = self.params.merged(params);
-        let fresh = self.rebuild(&merged)?;
-        if fresh.kind != self.kind || fresh.averaging_constant != self.averaging_constant {
-            return Ok(Retune::NeedsData);
-        }
-        self.quant = fresh.quant;
-        self.params = merged;
-        Ok(Retune::Applied)
+    fn plot(state: &NormState) -> ObserverState {
+        plot_state(&state.stats, None)
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use super::super::testing::instance;
+    use crate::tensor::Tensor;
 
     #[test]
     fn clip_std_clamps_outliers_to_k_sigma() {
@@ -245,7 +260,7 @@ mod tests {
             *x = if i % 2 == 0 { 1.0 } else { -1.0 };
         }
         v.push(50.0);
-        let mut o = MomentObserver::clip_std(&Params::new()).unwrap();
+        let mut o = instance("horizon.ClipStdObserver", "{}").unwrap();
         o.observe(&Tensor::from_vec(v.clone())).unwrap();
         let q = o.qparams().unwrap();
         let mean = v.iter().map(|&x| x as f64).sum::<f64>() / 100.0;
@@ -261,14 +276,14 @@ mod tests {
 
     #[test]
     fn single_element_std_is_nan() {
-        let mut o = MomentObserver::clip_std(&Params::new()).unwrap();
+        let mut o = instance("horizon.ClipStdObserver", "{}").unwrap();
         o.observe(&Tensor::from_vec(vec![2.0])).unwrap();
         assert!(o.qparams().unwrap().scale[0].is_nan());
     }
 
     #[test]
     fn norm_reduces_over_dim_zero_only() {
-        let mut o = MomentObserver::norm(&Params::new()).unwrap();
+        let mut o = instance("horizon.NormObserver", "{}").unwrap();
         let x = Tensor::new(vec![2, 3], vec![3.0, 0.0, -1.0, 4.0, 2.0, 0.0]).unwrap();
         o.observe(&x).unwrap();
         let q = o.qparams().unwrap();
@@ -278,15 +293,19 @@ mod tests {
         assert_eq!(q.axis, Some(1));
         let dq = o.fake_quantize(&x, &q).unwrap();
         assert_eq!(dq.data.len(), 6);
-        let mut l1 = MomentObserver::norm(&Params::new().with("norm", 1.0)).unwrap();
+        let mut l1 = instance("horizon.NormObserver", r#"{"norm": 1.0}"#).unwrap();
         l1.observe(&Tensor::from_vec(vec![1.0, -2.0, 3.0])).unwrap();
         assert_eq!(l1.qparams().unwrap().max_val, vec![6.0]);
     }
 
     #[test]
     fn non_positive_arguments_are_refused() {
-        assert!(MomentObserver::norm(&Params::new().with("norm", 0.0)).is_err());
-        let e = MomentObserver::clip_std(&Params::new().with("std_scale", 0.0)).unwrap_err();
+        let e = instance("horizon.NormObserver", r#"{"norm": 0.0}"#).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "AssertionError: norm should be greated than 0."
+        );
+        let e = instance("horizon.ClipStdObserver", r#"{"std_scale": 0.0}"#).unwrap_err();
         assert_eq!(
             e.to_string(),
             "AssertionError: std_scale should be greated than 0."
