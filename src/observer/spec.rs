@@ -170,8 +170,7 @@ impl ObserverSpec {
     /// the npm package pass them) into a configured observer. Keys that are not declared are
     /// refused.
     pub fn resolve(&self, params: &Params) -> Result<Box<dyn Resolved>> {
-        let unknown: Vec<String> = params
-            .keys()
+        let unknown: Vec<String> = given_keys(params)
             .filter(|k| self.param(k).is_none())
             .map(str::to_string)
             .collect();
@@ -182,12 +181,11 @@ impl ObserverSpec {
     /// after construction (`obs.upsample_rate = 128`). An attribute passed as a keyword is an
     /// unknown keyword, as it is to the framework.
     pub fn resolve_call(&self, kwargs: &Params, attributes: &Params) -> Result<Box<dyn Resolved>> {
-        let unknown: Vec<String> = kwargs
-            .keys()
+        let unknown: Vec<String> = given_keys(kwargs)
             .filter(|k| self.param(k).is_none_or(|p| p.attribute))
             .map(str::to_string)
             .collect();
-        for name in attributes.keys() {
+        for name in given_keys(attributes) {
             if !self.param(name).is_some_and(|p| p.attribute) {
                 return Err(Error::param(
                     name,
@@ -235,6 +233,12 @@ impl ObserverSpec {
         });
         Ok(all)
     }
+}
+
+/// The keys of `params` that carry a value: `null` means "not given" (a framework keyword left
+/// at its default, e.g. `factory_kwargs=None`), for undeclared keys too.
+fn given_keys(params: &Params) -> impl Iterator<Item = &str> {
+    params.keys().filter(|k| params.has(k))
 }
 
 /// A named configuration of an observer (e.g. PyTorch's `default_weight_observer`).

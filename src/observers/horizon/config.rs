@@ -77,7 +77,6 @@ pub struct BaseArgs {
     pub dtype: QDtype,
     pub quant_min: Option<i64>,
     pub quant_max: Option<i64>,
-    pub factory_kwargs: Option<String>,
     pub round_mode: RoundMode,
     pub pow_quantization: bool,
 }
@@ -92,8 +91,8 @@ pub struct BaseArgs {
 /// * `range` — `quant_min` and `quant_max`;
 /// * `rounding` — the globals `round_mode` and `pow_quantization`.
 ///
-/// `is_sync_quantize` and `factory_kwargs` are always search parameters: they do nothing in
-/// one process on float32 CPU buffers.
+/// `is_sync_quantize` is always a search parameter: it does nothing in one process.
+/// (`factory_kwargs=None` is accepted as any key given as `null` is: not given.)
 macro_rules! observer_base_args {
     (
         $(#[$meta:meta])*
@@ -124,9 +123,6 @@ macro_rules! observer_base_args {
                 /// all-reduce min/max across processes in calculate_qparams (only under
                 /// torch.distributed: no effect in one process)
                 is_sync_quantize: bool = false; boolean(), Search;
-                /// torch factory options (device, dtype) of the min/max buffers; only null
-                /// (float32 on the CPU) is supported
-                factory_kwargs: Option<String> = None; text(), Search;
                 /// rounding of the fake quantization: ties to even, or the BPU's floor(x + 0.5)
                 /// (Horizon's global QuantRoundMode)
                 round_mode: RoundMode = RoundMode::HalfToEven; choice(), $rounding;
@@ -146,7 +142,6 @@ macro_rules! observer_base_args {
                     dtype: self.dtype,
                     quant_min: self.quant_min,
                     quant_max: self.quant_max,
-                    factory_kwargs: self.factory_kwargs.clone(),
                     round_mode: self.round_mode,
                     pow_quantization: self.pow_quantization,
                 }
@@ -288,13 +283,6 @@ impl BaseConfig {
             // Horizon ignores a lone quant_min or quant_max.
             _ => (dmin, dmax),
         };
-        if args.factory_kwargs.is_some() {
-            return Err(Error::param(
-                "factory_kwargs",
-                "quantscope keeps the observer's buffers in float32 on the CPU; only null (the \
-                 default) is supported",
-            ));
-        }
         Ok(BaseConfig {
             scheme,
             quant: QuantConfig {
@@ -346,7 +334,16 @@ mod tests {
             resolve(r#"{"quant_min": -5}"#).unwrap().quant.quant_min,
             -128
         );
-        assert!(err(r#"{"factory_kwargs": "cuda"}"#).contains("only null"));
+        let spec = crate::registry::find("horizon.MinMaxObserver").unwrap();
+        let through_spec = |json: &str| spec.resolve(&Params::from_json(json).unwrap());
+        assert!(
+            through_spec(r#"{"factory_kwargs": null}"#).is_ok(),
+            "null means not given"
+        );
+        let refused = through_spec(r#"{"factory_kwargs": "cuda"}"#)
+            .unwrap_err()
+            .to_string();
+        assert!(refused.contains("factory_kwargs"), "{refused}");
     }
 
     #[test]
