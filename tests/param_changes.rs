@@ -155,7 +155,6 @@ fn explicit_defaults_equal_no_parameters() {
                 complete.0.contains_key(p.name)
                     || spec.id.starts_with("quark.")
                     || spec.id.starts_with("horizon.")
-                    || spec.id.starts_with("ort.")
                     || spec.id.starts_with("modelopt."),
                 "{}: {} has no resolved value",
                 spec.id,
