@@ -154,8 +154,7 @@ fn explicit_defaults_equal_no_parameters() {
             assert!(
                 complete.0.contains_key(p.name)
                     || spec.id.starts_with("quark.")
-                    || spec.id.starts_with("horizon.")
-                    || spec.id.starts_with("modelopt."),
+                    || spec.id.starts_with("horizon."),
                 "{}: {} has no resolved value",
                 spec.id,
                 p.name
