@@ -236,38 +236,18 @@ impl Method for Entropy {
     }
 }
 
-/// `_compute_amax_mse` ([`mse_amax`]) as ModelOpt 0.47 calls it, or as intended.
-fn mse(
-    call: MseCall,
-    counts: &[i64],
-    edges: &[f64],
-    args: &CandidateArgs,
-    quantizer: &QuantizerArgs,
-    extra: &mut Map<String, Value>,
-) -> Result<f32> {
-    let s = mse_amax(
-        counts,
-        edges,
-        quantizer.num_bits,
-        quantizer.unsigned,
-        args.stride as usize,
-        args.start_bin as usize,
-        call,
-    )?;
-    extra.insert("candidate_amax".into(), json!(s.candidates));
-    extra.insert("mse".into(), json!(s.mse));
-    extra.insert("best_candidate".into(), json!(s.best));
-    Ok(s.amax)
-}
+/// `_compute_amax_mse` ([`mse_amax`]): as ModelOpt 0.47 calls it (`num_bits` lands in
+/// `bias`), or with `FIXED` as intended (`fake_tensor_quant(centers, amax, None, num_bits,
+/// unsigned)`).
+pub struct Mse<const FIXED: bool>;
 
-/// `_compute_amax_mse` as ModelOpt 0.47 calls it (`num_bits` lands in `bias`).
-pub struct Mse;
-
-impl Method for Mse {
+impl<const FIXED: bool> Method for Mse<FIXED> {
     type Args = CandidateArgs;
-    const NOTE: Option<&'static str> = Some(
-        "ModelOpt 0.47's MSE search passes num_bits as the bias of fake_tensor_quant; the amax is usually the first candidate (see modelopt.HistogramCalibrator.mse.fixed)",
-    );
+    const NOTE: Option<&'static str> = if FIXED {
+        None
+    } else {
+        Some("ModelOpt 0.47's MSE search passes num_bits as the bias of fake_tensor_quant; the amax is usually the first candidate (see modelopt.HistogramCalibrator.mse.fixed)")
+    };
 
     fn amax(
         counts: &[i64],
@@ -276,25 +256,24 @@ impl Method for Mse {
         quantizer: &QuantizerArgs,
         extra: &mut Map<String, Value>,
     ) -> Result<f32> {
-        mse(MseCall::Faithful, counts, edges, args, quantizer, extra)
-    }
-}
-
-/// `_compute_amax_mse` with the intended `fake_tensor_quant(centers, amax, None, num_bits,
-/// unsigned)`.
-pub struct MseFixed;
-
-impl Method for MseFixed {
-    type Args = CandidateArgs;
-
-    fn amax(
-        counts: &[i64],
-        edges: &[f64],
-        args: &CandidateArgs,
-        quantizer: &QuantizerArgs,
-        extra: &mut Map<String, Value>,
-    ) -> Result<f32> {
-        mse(MseCall::Fixed, counts, edges, args, quantizer, extra)
+        let call = if FIXED {
+            MseCall::Fixed
+        } else {
+            MseCall::Faithful
+        };
+        let s = mse_amax(
+            counts,
+            edges,
+            quantizer.num_bits,
+            quantizer.unsigned,
+            args.stride as usize,
+            args.start_bin as usize,
+            call,
+        )?;
+        extra.insert("candidate_amax".into(), json!(s.candidates));
+        extra.insert("mse".into(), json!(s.mse));
+        extra.insert("best_candidate".into(), json!(s.best));
+        Ok(s.amax)
     }
 }
 

@@ -52,13 +52,13 @@ pub fn observers() -> Vec<ObserverSpec> {
         )
         .quirk("Picks the LAST of equal minima, and replaces the zero bin's count with its neighbour's")
         .quirk("With torch_hist the histogram starts at 0; with numpy it starts at min|x| of the first batch"),
-        spec::<HistogramCalibrator<histogram::Mse>>(
+        spec::<HistogramCalibrator<histogram::Mse<false>>>(
             "modelopt.HistogramCalibrator.mse",
             Granularity::PerTensor,
             "amax minimising the histogram-weighted MSE of fake-quantized bin centres — as broken in 0.47",
         )
         .quirk("ModelOpt 0.47 passes num_bits where fake_tensor_quant now expects `bias`: every quantized centre becomes ≈ amax + num_bits, so the search returns centres[start_bin] for data below num_bits; FP8 (num_bits=[4, 3]) raises TypeError"),
-        spec::<HistogramCalibrator<histogram::MseFixed>>(
+        spec::<HistogramCalibrator<histogram::Mse<true>>>(
             "modelopt.HistogramCalibrator.mse.fixed",
             Granularity::PerTensor,
             "amax minimising the histogram-weighted MSE of fake-quantized bin centres (the intended call)",

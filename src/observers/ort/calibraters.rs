@@ -11,7 +11,7 @@
 
 use super::collector::{Collected, HistKind};
 use super::entropy::entropy_threshold;
-use super::histogram::{Collection, Histogram};
+use super::histogram::{Collection, Histogram, ReaderArgs};
 use super::percentile::{distribution, percentile_range, Scenario};
 use super::qparams::{qparams_from_range, quantize_dequantize, QuantArgs, QuantOptions};
 use super::CollectMode;
@@ -34,11 +34,8 @@ crate::declare_params! {
         num_quantized_bins: i64 = 128; int(1, 1 << 20), Search;
         /// accepted but without effect: the entropy collector always histograms signed values
         symmetric: bool = false; boolean(), Search;
-        /// per_batch: one collect_data() call per batch (histograms merge between calls);
-        /// single_reader: every batch in one call (their concatenation is binned once)
-        collect_mode: CollectMode = CollectMode::PerBatch; choice(), Data;
     }
-    include { quant: QuantArgs }
+    include { reader: ReaderArgs, quant: QuantArgs }
 }
 
 crate::declare_params! {
@@ -52,11 +49,8 @@ crate::declare_params! {
         /// true: histogram of |x| (from min|x|), range ±percentile clamped to the data; false:
         /// signed histogram, (100−p)/2 % cut on each side
         symmetric: bool = true; boolean(), Data;
-        /// per_batch: one collect_data() call per batch (histograms merge between calls);
-        /// single_reader: every batch in one call (their concatenation is binned once)
-        collect_mode: CollectMode = CollectMode::PerBatch; choice(), Data;
     }
-    include { quant: QuantArgs }
+    include { reader: ReaderArgs, quant: QuantArgs }
 }
 
 crate::declare_params! {
@@ -67,11 +61,8 @@ crate::declare_params! {
         num_bins: i64 = 2048; int(1, 1 << 20), Data;
         /// same: mean/std of the values; p3: of sign(v)·|v|^(1/3) (float 8 ~ X³)
         scenario: Scenario = Scenario::Same; choice(), Search;
-        /// per_batch: one collect_data() call per batch (histograms merge between calls);
-        /// single_reader: every batch in one call (their concatenation is binned once)
-        collect_mode: CollectMode = CollectMode::PerBatch; choice(), Data;
     }
-    include { quant: QuantArgs }
+    include { reader: ReaderArgs, quant: QuantArgs }
 }
 
 /// One calibration method on the collector's entry.
@@ -171,7 +162,7 @@ impl Method for EntropyMethod {
 
     fn resolve(args: &EntropyArgs) -> (Collection, usize, QuantOptions) {
         (
-            collection(args.num_bins, HistKind::Value, args.collect_mode),
+            collection(args.num_bins, HistKind::Value, args.reader.collect_mode),
             args.num_quantized_bins as usize,
             QuantOptions::resolve(&args.quant),
         )
@@ -208,7 +199,7 @@ impl Method for PercentileMethod {
             HistKind::Value
         };
         (
-            collection(args.num_bins, kind, args.collect_mode),
+            collection(args.num_bins, kind, args.reader.collect_mode),
             args.percentile,
             QuantOptions::resolve(&args.quant),
         )
@@ -240,7 +231,7 @@ impl Method for DistributionMethod {
 
     fn resolve(args: &DistributionArgs) -> (Collection, Scenario, QuantOptions) {
         (
-            collection(args.num_bins, HistKind::Value, args.collect_mode),
+            collection(args.num_bins, HistKind::Value, args.reader.collect_mode),
             args.scenario,
             QuantOptions::resolve(&args.quant),
         )

@@ -14,6 +14,15 @@ use crate::error::{Error, Result, Stage};
 use crate::observer::{HistogramState, ObserverState};
 use crate::tensor::Tensor;
 
+crate::declare_params! {
+    /// How a histogram calibrater is fed.
+    pub struct ReaderArgs {
+        /// per_batch: one collect_data() call per batch (histograms merge between calls);
+        /// single_reader: every batch in one call (their concatenation is binned once)
+        collect_mode: CollectMode = CollectMode::PerBatch; choice(), Data;
+    }
+}
+
 /// What decides the collected histogram (every field comes from a `Data` parameter).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Collection {
