@@ -91,8 +91,12 @@ pub fn load_cases(family: &str) -> Vec<Case> {
         .map(|c| Case {
             id: c["id"].as_str().unwrap_or_default().to_string(),
             observer: c["observer"].as_str().unwrap_or_default().to_string(),
-            params: Params::from_value(c.get("params").cloned().unwrap_or(Value::Null))
-                .expect("params object"),
+            params: with_family_params(
+                family,
+                c["observer"].as_str().unwrap_or_default(),
+                Params::from_value(c.get("params").cloned().unwrap_or(Value::Null))
+                    .expect("params object"),
+            ),
             preset: c.get("preset").and_then(Value::as_str).map(str::to_string),
             batches: c["batches"]
                 .as_array()
@@ -111,6 +115,35 @@ pub fn load_cases(family: &str) -> Vec<Case> {
             raw: c.clone(),
         })
         .collect()
+}
+
+/// The observer's parameters of a case whose family records the framework's call in another
+/// form: an ONNX Runtime case records `create_calibrator(calibrate_method=…, extra_options={…})`
+/// (golden/FRAMEWORKS.md), with `collect_mode` and the quantizer's options beside it. The
+/// calibrater's parameters are the `extra_options` keys, given flat; `calibrate_method` is the
+/// observer id (`MinMax` → `ort.MinMaxCalibrater`), which the case names already.
+fn with_family_params(family: &str, observer: &str, params: Params) -> Params {
+    if family != "ort" {
+        return params;
+    }
+    let mut flat = Params::new();
+    for (key, value) in params.0 {
+        match (key.as_str(), value) {
+            ("calibrate_method", method) => assert_eq!(
+                Some(observer),
+                method
+                    .as_str()
+                    .map(|m| format!("ort.{m}Calibrater"))
+                    .as_deref(),
+                "calibrate_method does not name the case's observer"
+            ),
+            ("extra_options", Value::Object(options)) => flat.0.extend(options),
+            (_, value) => {
+                flat.0.insert(key, value);
+            }
+        }
+    }
+    flat
 }
 
 /// Tolerances a family's README states for all its cases rather than per case: Horizon's

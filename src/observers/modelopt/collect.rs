@@ -16,6 +16,20 @@ use crate::error::{Error, Result, Stage};
 use crate::histogram::histc;
 use crate::numpy;
 
+crate::declare_params! {
+    /// `HistogramCalibrator(num_bins, skip_zeros, torch_hist, axis)`: what is collected.
+    pub struct CollectArgs {
+        /// histogram bins of |x| (grows with the data)
+        num_bins: i64 = 2048; int(1, 1 << 20), Data;
+        /// leave exact zeros out of the histogram
+        skip_zeros: bool = false; boolean(), Data;
+        /// bin with torch.histc from 0 (true) or np.histogram from min|x| (false)
+        torch_hist: bool = true; boolean(), Data;
+        /// must stay null: histogram calibration is per tensor only (NotImplementedError)
+        axis: Option<i64> = None; int(-64, 63), Search;
+    }
+}
+
 /// The collected histogram.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Hist {

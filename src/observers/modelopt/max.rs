@@ -6,89 +6,79 @@
 //! NaN or inf in an amax is refused (AssertionError); a change of amax shape raises
 //! `RuntimeError("amax shape changed!")`.
 
-use super::quant::{fake_quantize, qparams_from_amax, QuantConfig};
-use super::{max_params, quant_config, validate};
+use super::quant::{fake_quantize, qparams_from_amax, QuantizerArgs};
 use crate::error::{Error, Result, Stage};
-use crate::observer::legacy::{Observer, Retune};
-use crate::observer::{ObserverState, QParams};
-use crate::params::Params;
+use crate::observer::{ObserverKind, ObserverState, QParams};
 use crate::quant::ChannelIndexer;
 use crate::tensor::Tensor;
 
-/// ModelOpt's `MaxCalibrator`.
-#[derive(Debug, Clone)]
-pub struct MaxCalibrator {
-    axis: Option<i64>,
-    cfg: QuantConfig,
-    /// Running amax and its (keepdim, possibly squeezed) shape.
-    amax: Option<(Vec<f32>, Vec<usize>)>,
+crate::declare_params! {
+    /// `MaxCalibrator(num_bits, axis, unsigned)` and the quantizer's attributes.
+    pub struct MaxArgs {
+        /// quantization axis (one amax per index along it); null = per tensor
+        axis: Option<i64> = None; int(-64, 63), Data;
+    }
+    include { quantizer: QuantizerArgs }
+}
+
+/// The running amax.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunningAmax {
+    /// The amax values and their (keepdim, possibly squeezed) shape; `None` before any data.
+    pub amax: Option<(Vec<f32>, Vec<usize>)>,
     /// The channel axis of the amax (resolved against the tensor), if it is per channel.
-    channel_axis: Option<usize>,
+    pub channel_axis: Option<usize>,
 }
 
-/// Registry constructor.
-pub fn build(p: &Params) -> Result<Box<dyn Observer>> {
-    let p = validate(p, &max_params())?;
-    Ok(Box::new(MaxCalibrator {
-        axis: p.opt_i64("axis")?,
-        cfg: quant_config(&p)?,
-        amax: None,
-        channel_axis: None,
-    }))
-}
-
-impl MaxCalibrator {
-    /// `(amax values, keepdim shape, channel axis)` of one batch.
-    fn local_amax(&self, x: &Tensor) -> Result<(Vec<f32>, Vec<usize>, Option<usize>)> {
-        let ndim = x.ndim() as i64;
-        let axis = self
-            .axis
-            .and_then(|a| (0..ndim).find(|&i| i == a || i - ndim == a))
-            .map(|a| a as usize);
-        let abs_max = |lo: f32, hi: f32| hi.abs().max(lo.abs());
-        match axis {
-            None => {
-                if x.is_empty() {
-                    return Err(Error::framework(
-                        "RuntimeError",
-                        "max(): Expected reduction dim to be specified for input.numel() == 0. Specify the reduction dim with the 'dim' argument.",
-                        Stage::Forward,
-                    ));
-                }
-                let (lo, hi) = x
-                    .data
-                    .iter()
-                    .fold((f32::INFINITY, f32::NEG_INFINITY), |(a, b), &v| {
-                        (torch_min(a, v), torch_max(b, v))
-                    });
-                // A full reduction is a 0-d (or squeezed one-element) amax.
-                Ok((vec![abs_max(lo, hi)], Vec::new(), None))
+/// `(amax values, keepdim shape, channel axis)` of one batch (`reduce_amax`).
+fn local_amax(axis: Option<i64>, x: &Tensor) -> Result<(Vec<f32>, Vec<usize>, Option<usize>)> {
+    let ndim = x.ndim() as i64;
+    let axis = axis
+        .and_then(|a| (0..ndim).find(|&i| i == a || i - ndim == a))
+        .map(|a| a as usize);
+    let abs_max = |lo: f32, hi: f32| hi.abs().max(lo.abs());
+    match axis {
+        None => {
+            if x.is_empty() {
+                return Err(Error::framework(
+                    "RuntimeError",
+                    "max(): Expected reduction dim to be specified for input.numel() == 0. Specify the reduction dim with the 'dim' argument.",
+                    Stage::Forward,
+                ));
             }
-            Some(axis) => {
-                let channels = x.shape[axis];
-                if x.is_empty() {
-                    return Err(Error::input(format!(
-                        "cannot take a per-channel amax of an empty tensor of shape {:?}",
-                        x.shape
-                    )));
-                }
-                let ix = ChannelIndexer::new(&x.shape, axis);
-                let mut lo = vec![f32::INFINITY; channels];
-                let mut hi = vec![f32::NEG_INFINITY; channels];
-                for (i, &v) in x.data.iter().enumerate() {
-                    let c = ix.channel(i);
-                    lo[c] = torch_min(lo[c], v);
-                    hi[c] = torch_max(hi[c], v);
-                }
-                let amax: Vec<f32> = lo.iter().zip(&hi).map(|(&a, &b)| abs_max(a, b)).collect();
-                if amax.len() == 1 {
-                    return Ok((amax, Vec::new(), None));
-                }
-                let shape: Vec<usize> = (0..x.ndim())
-                    .map(|d| if d == axis { channels } else { 1 })
-                    .collect();
-                Ok((amax, shape, Some(axis)))
+            let (lo, hi) = x
+                .data
+                .iter()
+                .fold((f32::INFINITY, f32::NEG_INFINITY), |(a, b), &v| {
+                    (torch_min(a, v), torch_max(b, v))
+                });
+            // A full reduction is a 0-d (or squeezed one-element) amax.
+            Ok((vec![abs_max(lo, hi)], Vec::new(), None))
+        }
+        Some(axis) => {
+            let channels = x.shape[axis];
+            if x.is_empty() {
+                return Err(Error::input(format!(
+                    "cannot take a per-channel amax of an empty tensor of shape {:?}",
+                    x.shape
+                )));
             }
+            let ix = ChannelIndexer::new(&x.shape, axis);
+            let mut lo = vec![f32::INFINITY; channels];
+            let mut hi = vec![f32::NEG_INFINITY; channels];
+            for (i, &v) in x.data.iter().enumerate() {
+                let c = ix.channel(i);
+                lo[c] = torch_min(lo[c], v);
+                hi[c] = torch_max(hi[c], v);
+            }
+            let amax: Vec<f32> = lo.iter().zip(&hi).map(|(&a, &b)| abs_max(a, b)).collect();
+            if amax.len() == 1 {
+                return Ok((amax, Vec::new(), None));
+            }
+            let shape: Vec<usize> = (0..x.ndim())
+                .map(|d| if d == axis { channels } else { 1 })
+                .collect();
+            Ok((amax, shape, Some(axis)))
         }
     }
 }
@@ -110,9 +100,27 @@ fn torch_min(a: f32, b: f32) -> f32 {
     }
 }
 
-impl Observer for MaxCalibrator {
-    fn observe(&mut self, batch: &Tensor) -> Result<()> {
-        let (local, shape, axis) = self.local_amax(batch)?;
+/// ModelOpt's `MaxCalibrator`.
+pub struct Max;
+
+impl ObserverKind for Max {
+    type Args = MaxArgs;
+    type Config = MaxArgs;
+    type State = RunningAmax;
+
+    fn resolve(args: &MaxArgs, _unknown: &[String]) -> Result<MaxArgs> {
+        Ok(args.clone())
+    }
+
+    fn init(_: &MaxArgs) -> RunningAmax {
+        RunningAmax {
+            amax: None,
+            channel_axis: None,
+        }
+    }
+
+    fn observe(state: &mut RunningAmax, cfg: &MaxArgs, batch: &Tensor) -> Result<()> {
+        let (local, shape, axis) = local_amax(cfg.axis, batch)?;
         if local.iter().any(|v| v.is_nan()) {
             return Err(Error::framework(
                 "AssertionError",
@@ -127,7 +135,7 @@ impl Observer for MaxCalibrator {
                 Stage::Forward,
             ));
         }
-        self.amax = Some(match self.amax.take() {
+        state.amax = Some(match state.amax.take() {
             None => (local, shape),
             Some((old, old_shape)) => {
                 if old_shape != shape || old.len() != local.len() {
@@ -146,16 +154,16 @@ impl Observer for MaxCalibrator {
                 )
             }
         });
-        self.channel_axis = axis;
+        state.channel_axis = axis;
         Ok(())
     }
 
-    fn qparams(&self) -> Result<QParams> {
-        let (amax, _) = self.amax.as_ref().ok_or_else(|| {
+    fn qparams(state: &RunningAmax, cfg: &MaxArgs) -> Result<QParams> {
+        let (amax, _) = state.amax.as_ref().ok_or_else(|| {
             Error::input("MaxCalibrator has not collected any data (compute_amax() returns None)")
         })?;
-        let mut q = qparams_from_amax(amax.clone(), self.channel_axis, &self.cfg)?;
-        if self.axis.is_some() && self.channel_axis.is_none() && amax.len() == 1 {
+        let mut q = qparams_from_amax(amax.clone(), state.channel_axis, &cfg.quantizer)?;
+        if cfg.axis.is_some() && state.channel_axis.is_none() && amax.len() == 1 {
             q.notes.push(
                 "the amax has one element and is squeezed to a scalar (reduce_amax), so it applies per tensor"
                     .into(),
@@ -164,13 +172,12 @@ impl Observer for MaxCalibrator {
         Ok(q)
     }
 
-    fn reset(&mut self) {
-        self.amax = None;
-        self.channel_axis = None;
+    fn fake_quantize(cfg: &MaxArgs, x: &Tensor, q: &QParams) -> Result<Tensor> {
+        fake_quantize(x, q, &cfg.quantizer)
     }
 
-    fn state(&self) -> ObserverState {
-        match &self.amax {
+    fn plot(state: &RunningAmax) -> ObserverState {
+        match &state.amax {
             Some((amax, _)) => ObserverState {
                 min_val: amax.iter().map(|a| -a).collect(),
                 max_val: amax.clone(),
@@ -179,27 +186,22 @@ impl Observer for MaxCalibrator {
             None => ObserverState::default(),
         }
     }
-
-    fn fake_quantize(&self, x: &Tensor, q: &QParams) -> Result<Tensor> {
-        fake_quantize(x, q, &self.cfg)
-    }
-
-    fn retune(&mut self, params: &Params) -> Result<Retune> {
-        let p = validate(params, &max_params())?;
-        if p.opt_i64("axis")? != self.axis {
-            return Ok(Retune::NeedsData);
-        }
-        self.cfg = quant_config(&p)?;
-        Ok(Retune::Applied)
-    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::observer::Instance;
+    use crate::params::Params;
+    use crate::registry;
+
+    fn instance(p: &str) -> Result<Instance> {
+        let spec = registry::find("modelopt.MaxCalibrator")?;
+        Instance::new(spec, &Params::from_json(p)?)
+    }
 
     fn observe(p: &str, batches: &[Tensor]) -> Result<QParams> {
-        let mut o = build(&Params::from_json(p).unwrap())?;
+        let mut o = instance(p)?;
         for b in batches {
             o.observe(b)?;
         }
@@ -238,7 +240,7 @@ mod tests {
     #[test]
     fn four_bit_fake_quant_uses_seven_levels() {
         let x = Tensor::from_vec(vec![-7.0, -3.4, 0.5, 3.5, 7.0]);
-        let mut o = build(&Params::from_json(r#"{"num_bits": 4}"#).unwrap()).unwrap();
+        let mut o = instance(r#"{"num_bits": 4}"#).unwrap();
         o.observe(&x).unwrap();
         let q = o.qparams().unwrap();
         assert_eq!(q.scale, vec![1.0]);

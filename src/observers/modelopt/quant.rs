@@ -17,12 +17,26 @@ use crate::tensor::Tensor;
 /// `1.0 / (1 << 24)`: amax at or below this quantizes everything to 0.
 pub const EPSILON: f32 = 1.0 / (1 << 24) as f32;
 
-/// The quantizer attributes that shape ModelOpt's grid.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct QuantConfig {
-    pub num_bits: Bits,
-    pub unsigned: bool,
-    pub narrow_range: bool,
+/// The float formats `num_bits = (E, M)` that ModelOpt 0.47's `QuantizerAttributeConfig`
+/// accepts without dynamic block quantization (which none of these calibrators do): FP8 E4M3 and
+/// FP4 E2M1 (`validate_num_bits`; E5M2, E3M2, E2M3, E1M2, E0M3 and E3M0 need `block_sizes`
+/// `type: dynamic`). Only E4M3 quantizes per tensor or per channel; E2M1 raises
+/// `NotImplementedError("Only support E=4 & M=3 for now.")` in `ScaledE4M3Function.forward`.
+pub const FLOAT_FORMATS: &[[i64; 2]] = &[[4, 3], [2, 1]];
+
+crate::declare_params! {
+    /// The quantizer attributes that shape ModelOpt's grid (`QuantizerAttributeConfig`). No
+    /// calibrator collects anything differently for them: they are search parameters.
+    pub struct QuantizerArgs {
+        /// integer bit width, or [4, 3] for FP8 E4M3 ([2, 1], FP4 E2M1, is accepted by the
+        /// configuration but not by the per-tensor quantizer)
+        num_bits: Bits = Bits::Int(8); bits(1, 16, FLOAT_FORMATS), Search;
+        /// unsigned grid 0..2^num_bits − 1
+        unsigned: bool = false; boolean(), Search;
+        /// signed grid −(2^(b−1) − 1)..2^(b−1) − 1 (otherwise down to −2^(b−1)); fake
+        /// quantization only
+        narrow_range: bool = true; boolean(), Search;
+    }
 }
 
 /// torch.clamp(x, lo, hi) = min(max(x, lo), hi), NaN propagating.
@@ -83,7 +97,7 @@ pub fn e4m3_value(x: f32, amax: f32) -> f32 {
 pub fn qparams_from_amax(
     amax: Vec<f32>,
     axis: Option<usize>,
-    cfg: &QuantConfig,
+    cfg: &QuantizerArgs,
 ) -> Result<QParams> {
     let (grid, maxbound) = match cfg.num_bits {
         Bits::Int(b) => {
@@ -135,7 +149,7 @@ pub fn qparams_from_amax(
 
 /// `fake_tensor_quant(x, amax, None, num_bits, unsigned, narrow_range)` or
 /// `scaled_e4m3(x, amax, None, 4, 3)` with the amax of `q`.
-pub fn fake_quantize(x: &Tensor, q: &QParams, cfg: &QuantConfig) -> Result<Tensor> {
+pub fn fake_quantize(x: &Tensor, q: &QParams, cfg: &QuantizerArgs) -> Result<Tensor> {
     let amax = q
         .amax
         .as_ref()
@@ -226,14 +240,14 @@ mod tests {
 
     #[test]
     fn scale_is_amax_over_maxbound() {
-        let cfg = QuantConfig {
+        let cfg = QuantizerArgs {
             num_bits: Bits::Int(8),
             unsigned: false,
             narrow_range: true,
         };
         let q = qparams_from_amax(vec![120.0], None, &cfg).unwrap();
         assert_eq!(q.scale[0] as f64, 0.9448819160461426);
-        let fp8 = QuantConfig {
+        let fp8 = QuantizerArgs {
             num_bits: Bits::Float {
                 exponent: 4,
                 mantissa: 3,
@@ -244,7 +258,7 @@ mod tests {
             qparams_from_amax(vec![448.0], None, &fp8).unwrap().scale,
             vec![1.0]
         );
-        let unsigned = QuantConfig {
+        let unsigned = QuantizerArgs {
             unsigned: true,
             ..cfg
         };

@@ -3,70 +3,56 @@
 //! minima/maxima: float32 pairwise sum divided in float64), made symmetric `±max(|min|, |max|)`
 //! when asked, then merged across calls by `merge_range`: min/max, or with `moving_average`
 //! `old + c·(new − old)` in float32 (`c` rounded to float32).
+//!
+//! The state is the sequence of per-batch `(ReduceMin, ReduceMax)` outputs — all any
+//! `collect_data` call ever sees of the data. `compute_data`/`merge_range` are a fold over that
+//! sequence (one call per batch with `per_batch`, one call over all of them with
+//! `single_reader`), so every parameter of this calibrater is a search parameter: the fold is
+//! redone, with the same float32 steps in the same order, whenever qparams are asked for.
 
-use super::qparams::{qparams_from_range, quantize_dequantize, QuantOptions};
-use super::{flatten, minmax_params, quant_options, CollectMode};
+use super::qparams::{qparams_from_range, quantize_dequantize, QuantArgs, QuantOptions};
+use super::CollectMode;
 use crate::error::{Error, Result, Stage};
 use crate::numpy;
-use crate::observer::legacy::{Observer, Retune};
-use crate::observer::{ObserverState, QParams};
-use crate::params::Params;
+use crate::observer::{ObserverKind, ObserverState, QParams};
 use crate::tensor::Tensor;
 use serde_json::json;
 
-#[derive(Debug, Clone, Copy, PartialEq)]
-struct Config {
-    symmetric: bool,
-    moving_average: bool,
-    averaging_constant: f32,
-    mode: CollectMode,
-}
-
-/// ORT's `MinMaxCalibrater` on one tensor.
-#[derive(Debug, Clone)]
-pub struct MinMaxCalibrater {
-    cfg: Config,
-    quant: QuantOptions,
-    notes: Vec<String>,
-    /// `per_batch`: the merged range after each call.
-    range: Option<(f32, f32)>,
-    /// `single_reader`: the per-batch ReduceMin/ReduceMax outputs of the one call.
-    batch_min: Vec<f32>,
-    batch_max: Vec<f32>,
-    /// Observed data min/max (for display).
-    data: Option<(f32, f32)>,
-}
-
-fn config(p: &Params) -> Result<(Config, QuantOptions, Vec<String>)> {
-    let (p, notes) = flatten(p, "MinMax", &minmax_params())?;
-    let cfg = Config {
-        symmetric: p.bool_or("symmetric", false)?,
-        moving_average: p.bool_or("moving_average", false)?,
-        averaging_constant: p.f64_or("averaging_constant", 0.01)? as f32,
-        mode: CollectMode::parse(&p)?,
-    };
-    if cfg.moving_average && !(0.0..=1.0).contains(&cfg.averaging_constant) {
-        return Err(Error::framework(
-            "ValueError",
-            "Invalid averaging constant, which should not be < 0 or > 1.",
-            Stage::Init,
-        ));
+crate::declare_params! {
+    /// `extra_options` of `create_calibrator(calibrate_method=MinMax)`, plus how batches are
+    /// collected and quantized.
+    pub struct MinMaxArgs {
+        /// make each collected range symmetric: (−max|·|, +max|·|)
+        symmetric: bool = false; boolean(), Search;
+        /// average the per-batch minima/maxima instead of taking the global min/max
+        moving_average: bool = false; boolean(), Search;
+        /// moving-average smoothing factor c between collect_data calls: v += c·(new − v)
+        averaging_constant: f64 = 0.01; float(0.0, 1.0), Search;
+        /// per_batch: one collect_data() call per batch (ranges merge between calls, moving
+        /// average is an EMA); single_reader: every batch in one call (moving average is a mean)
+        collect_mode: CollectMode = CollectMode::PerBatch; choice(), Search;
     }
-    Ok((cfg, quant_options(&p)?, notes))
+    include { quant: QuantArgs }
 }
 
-/// Registry constructor.
-pub fn build(p: &Params) -> Result<Box<dyn Observer>> {
-    let (cfg, quant, notes) = config(p)?;
-    Ok(Box::new(MinMaxCalibrater {
-        cfg,
-        quant,
-        notes,
-        range: None,
-        batch_min: Vec::new(),
-        batch_max: Vec::new(),
-        data: None,
-    }))
+/// The resolved `MinMaxCalibrater`. ORT's own check — `ValueError("Invalid averaging constant,
+/// which should not be < 0 or > 1.")` with `moving_average` — is the declared range of
+/// `averaging_constant`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct MinMaxConfig {
+    pub symmetric: bool,
+    pub moving_average: bool,
+    /// Float32, as it multiplies float32 ranges.
+    pub averaging_constant: f32,
+    pub mode: CollectMode,
+    pub quant: QuantOptions,
+}
+
+/// Every batch's `(ReduceMin, ReduceMax)`, in order.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Reductions {
+    pub min: Vec<f32>,
+    pub max: Vec<f32>,
 }
 
 /// `np.nanmax([|lo|, |hi|])`.
@@ -90,25 +76,30 @@ fn nanmean(v: &[f32]) -> f32 {
     (numpy::sum_f32(&clean) as f64 / count as f64) as f32
 }
 
-impl MinMaxCalibrater {
+/// `np.nanmin` / `np.nanmax` of float32 values (NaN when all are NaN).
+fn nan_extrema(mins: &[f32], maxs: &[f32]) -> (f32, f32) {
+    let lo = mins
+        .iter()
+        .copied()
+        .filter(|x| !x.is_nan())
+        .fold(f32::NAN, f32::min);
+    let hi = maxs
+        .iter()
+        .copied()
+        .filter(|x| !x.is_nan())
+        .fold(f32::NAN, f32::max);
+    (lo, hi)
+}
+
+impl MinMaxConfig {
     /// `compute_data` over the minima/maxima of one call.
     fn compute_call(&self, mins: &[f32], maxs: &[f32]) -> (f32, f32) {
-        let (lo, hi) = if self.cfg.moving_average {
+        let (lo, hi) = if self.moving_average {
             (nanmean(mins), nanmean(maxs))
         } else {
-            let nan_min = mins
-                .iter()
-                .copied()
-                .filter(|x| !x.is_nan())
-                .fold(f32::NAN, f32::min);
-            let nan_max = maxs
-                .iter()
-                .copied()
-                .filter(|x| !x.is_nan())
-                .fold(f32::NAN, f32::max);
-            (nan_min, nan_max)
+            nan_extrema(mins, maxs)
         };
-        if self.cfg.symmetric {
+        if self.symmetric {
             let m = abs_max(lo, hi);
             (-m, m)
         } else {
@@ -118,8 +109,8 @@ impl MinMaxCalibrater {
 
     /// `merge_range(old, new)`.
     fn merge(&self, old: (f32, f32), new: (f32, f32)) -> (f32, f32) {
-        if self.cfg.moving_average {
-            let c = self.cfg.averaging_constant;
+        if self.moving_average {
+            let c = self.averaging_constant;
             (old.0 + c * (new.0 - old.0), old.1 + c * (new.1 - old.1))
         } else {
             let lo = if new.0 < old.0 { new.0 } else { old.0 };
@@ -128,100 +119,103 @@ impl MinMaxCalibrater {
         }
     }
 
-    /// The calibrated `(lowest, highest)`.
-    fn calibrated(&self) -> Result<(f32, f32)> {
-        match self.cfg.mode {
-            CollectMode::PerBatch => self.range,
-            CollectMode::SingleReader => (!self.batch_min.is_empty())
-                .then(|| self.compute_call(&self.batch_min, &self.batch_max)),
-        }
-        .ok_or_else(|| {
-            Error::framework(
+    /// The calibrated `(lowest, highest)` after every `collect_data` call.
+    fn calibrated(&self, r: &Reductions) -> Result<(f32, f32)> {
+        if r.min.is_empty() {
+            return Err(Error::framework(
                 "ValueError",
                 "No data is collected.",
                 Stage::CalculateQparams,
-            )
+            ));
+        }
+        Ok(match self.mode {
+            CollectMode::PerBatch => r
+                .min
+                .iter()
+                .zip(&r.max)
+                .map(|(&lo, &hi)| self.compute_call(&[lo], &[hi]))
+                .reduce(|old, new| self.merge(old, new))
+                .unwrap_or((f32::NAN, f32::NAN)),
+            CollectMode::SingleReader => self.compute_call(&r.min, &r.max),
         })
     }
 }
 
-impl Observer for MinMaxCalibrater {
-    fn observe(&mut self, batch: &Tensor) -> Result<()> {
+/// ORT's `MinMaxCalibrater` on one tensor.
+pub struct MinMax;
+
+impl ObserverKind for MinMax {
+    type Args = MinMaxArgs;
+    type Config = MinMaxConfig;
+    type State = Reductions;
+
+    /// `extra_options` keys ORT does not know are ignored by `create_calibrator`; here they are
+    /// left to the driver's refusal of undeclared keys.
+    fn resolve(args: &MinMaxArgs, _unknown: &[String]) -> Result<MinMaxConfig> {
+        Ok(MinMaxConfig {
+            symmetric: args.symmetric,
+            moving_average: args.moving_average,
+            averaging_constant: args.averaging_constant as f32,
+            mode: args.collect_mode,
+            quant: QuantOptions::resolve(&args.quant),
+        })
+    }
+
+    fn init(_: &MinMaxConfig) -> Reductions {
+        Reductions::default()
+    }
+
+    fn observe(state: &mut Reductions, _: &MinMaxConfig, batch: &Tensor) -> Result<()> {
         let (lo, hi) = numpy::min_max_ignore_nan(&batch.data).ok_or_else(|| {
             Error::input("ReduceMin/ReduceMax need at least one value in the batch")
         })?;
-        self.data = Some(match self.data {
-            Some((a, b)) => (a.min(lo), b.max(hi)),
-            None => (lo, hi),
-        });
-        match self.cfg.mode {
-            CollectMode::PerBatch => {
-                let new = self.compute_call(&[lo], &[hi]);
-                self.range = Some(match self.range {
-                    Some(old) => self.merge(old, new),
-                    None => new,
-                });
-            }
-            CollectMode::SingleReader => {
-                self.batch_min.push(lo);
-                self.batch_max.push(hi);
-            }
-        }
+        state.min.push(lo);
+        state.max.push(hi);
         Ok(())
     }
 
-    fn qparams(&self) -> Result<QParams> {
-        let (lo, hi) = self.calibrated()?;
-        let mut q = qparams_from_range(lo, hi, &self.quant);
-        if let Some((a, b)) = self.data {
-            q.extra.insert("data_min".into(), json!(a));
-            q.extra.insert("data_max".into(), json!(b));
+    fn qparams(state: &Reductions, cfg: &MinMaxConfig) -> Result<QParams> {
+        let (lo, hi) = cfg.calibrated(state)?;
+        let mut q = qparams_from_range(lo, hi, &cfg.quant);
+        let (data_min, data_max) = nan_extrema(&state.min, &state.max);
+        q.extra.insert("data_min".into(), json!(data_min));
+        q.extra.insert("data_max".into(), json!(data_max));
+        if cfg.mode == CollectMode::SingleReader {
+            q.extra.insert("batch_min".into(), json!(state.min));
+            q.extra.insert("batch_max".into(), json!(state.max));
         }
-        if self.cfg.mode == CollectMode::SingleReader {
-            q.extra.insert("batch_min".into(), json!(self.batch_min));
-            q.extra.insert("batch_max".into(), json!(self.batch_max));
-        }
-        q.notes.extend(self.notes.iter().cloned());
         Ok(q)
     }
 
-    fn reset(&mut self) {
-        self.range = None;
-        self.batch_min.clear();
-        self.batch_max.clear();
-        self.data = None;
+    fn fake_quantize(_: &MinMaxConfig, x: &Tensor, q: &QParams) -> Result<Tensor> {
+        quantize_dequantize(x, q)
     }
 
-    fn state(&self) -> ObserverState {
-        let (lo, hi) = self.calibrated().unwrap_or((f32::NAN, f32::NAN));
+    /// The observed data range (the calibrated range depends on the search parameters and is in
+    /// the qparams).
+    fn plot(state: &Reductions) -> ObserverState {
+        if state.min.is_empty() {
+            return ObserverState::default();
+        }
+        let (lo, hi) = nan_extrema(&state.min, &state.max);
         ObserverState {
             min_val: vec![lo],
             max_val: vec![hi],
             histogram: None,
         }
     }
-
-    fn fake_quantize(&self, x: &Tensor, q: &QParams) -> Result<Tensor> {
-        quantize_dequantize(x, q)
-    }
-
-    fn retune(&mut self, params: &Params) -> Result<Retune> {
-        let (cfg, quant, notes) = config(params)?;
-        if cfg != self.cfg {
-            return Ok(Retune::NeedsData);
-        }
-        self.quant = quant;
-        self.notes = notes;
-        Ok(Retune::Applied)
-    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::observer::Instance;
+    use crate::params::Params;
+    use crate::registry;
 
     fn run(p: &str, batches: &[Vec<f32>]) -> (f32, f32) {
-        let mut o = build(&Params::from_json(p).unwrap()).unwrap();
+        let spec = registry::find("ort.MinMaxCalibrater").unwrap();
+        let mut o = Instance::new(spec, &Params::from_json(p).unwrap()).unwrap();
         for b in batches {
             o.observe(&Tensor::from_vec(b.clone())).unwrap();
         }
@@ -260,7 +254,8 @@ mod tests {
 
     #[test]
     fn no_data_is_orts_value_error() {
-        let o = build(&Params::new()).unwrap();
+        let spec = registry::find("ort.MinMaxCalibrater").unwrap();
+        let o = Instance::new(spec, &Params::new()).unwrap();
         assert_eq!(
             o.qparams().unwrap_err().to_string(),
             "ValueError: No data is collected."

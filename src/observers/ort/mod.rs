@@ -6,15 +6,23 @@
 //! the per-batch minima/maxima); ranges and histograms are merged only **between** calls. The
 //! `collect_mode` parameter chooses which of the two an observed batch is:
 //! `per_batch` = one `collect_data` call per batch, `single_reader` = every batch from one
-//! reader in a single call (the observer keeps what that call would hold — per-batch min/max
-//! for MinMax, the batches themselves for the histogram methods, as ORT does — and does the
-//! pooled computation when asked for qparams).
+//! reader in a single call (the histogram calibraters then keep the batches themselves, as ORT
+//! holds every output of the reader, and do the pooled computation when asked for qparams).
 //!
-//! Parameters use `create_calibrator`'s `extra_options` names and defaults; they may be given at
-//! the top level or nested in an `extra_options` object (as the golden cases record them).
-//! `quant_type`, `qdq_symmetric` and `min_real_range` choose how ORT's quantizer turns the range
-//! into scale and zero point (`get_qmin_qmax_for_qType`, `compute_scale_zp`).
+//! Parameters are `create_calibrator`'s `extra_options` keys, with its defaults, given flat
+//! (`{"num_bins": 2048}`); `collect_mode` and the quantizer's `quant_type`, `qdq_symmetric` and
+//! `min_real_range` (how the range becomes scale and zero point: `get_qmin_qmax_for_qType`,
+//! `compute_scale_zp`) sit beside them. A golden case records the call itself
+//! (`calibrate_method`, `extra_options`); the test harness spreads `extra_options` into them.
+//! Keys ORT would silently ignore are refused like any undeclared key.
+//!
+//! What is collected and what is searched: MinMax keeps every batch's ReduceMin/ReduceMax, so
+//! all its parameters only enter the fold over them (`minmax.rs`); the histogram calibraters keep
+//! the collector's histogram (or, for one reader, the batches), which `num_bins`, `collect_mode`
+//! and the Percentile calibrater's `symmetric` decide (`histogram.rs`); the search parameters of
+//! each method and the quantizer's are applied to it (`calibraters.rs`).
 
+mod calibraters;
 mod collector;
 mod entropy;
 mod histogram;
@@ -22,270 +30,51 @@ mod minmax;
 mod percentile;
 mod qparams;
 
-pub use collector::{Collected, HistKind};
-pub use entropy::{entropy_threshold, EntropySearch};
-pub use percentile::{distribution, percentile_range, Scenario};
-pub use qparams::{compute_scale_zp, QuantOptions, QuantType};
-
-use crate::error::{Error, Result};
-use crate::observer::{Family, Granularity, ObserverSpec, Preset};
-use crate::params::{ParamSpec, Params};
-use serde_json::Value;
+use crate::observer::{Family, Granularity, ObserverKind, ObserverSpec, Preset};
 
 /// The framework version reproduced.
 pub const VERSION: &str = "onnxruntime 1.31.1";
 
-/// How observed batches map to `collect_data` calls.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum CollectMode {
-    /// One `collect_data` call per batch.
-    PerBatch,
-    /// All batches in one `collect_data` call.
-    SingleReader,
-}
-
-impl CollectMode {
-    fn parse(p: &Params) -> Result<Self> {
-        match p.str_or("collect_mode", "per_batch")? {
-            "per_batch" => Ok(CollectMode::PerBatch),
-            "single_reader" => Ok(CollectMode::SingleReader),
-            other => Err(Error::param(
-                "collect_mode",
-                format!("expected per_batch or single_reader, got {other}"),
-            )),
-        }
+crate::choice_enum! {
+    /// How observed batches map to `collect_data` calls.
+    pub enum CollectMode {
+        /// One `collect_data` call per batch.
+        PerBatch = "per_batch",
+        /// All batches in one `collect_data` call.
+        SingleReader = "single_reader",
     }
 }
 
-/// The parameters every ORT calibrater takes (how batches are collected, how the range becomes
-/// qparams).
-fn common_params() -> Vec<ParamSpec> {
-    vec![
-        ParamSpec::choice(
-            "collect_mode",
-            &["per_batch", "single_reader"],
-            "per_batch",
-            "per_batch: one collect_data() call per batch (ranges/histograms merge between calls, moving average is an EMA); single_reader: every batch in one call (arrays concatenated)",
-        ),
-        ParamSpec::choice(
-            "quant_type",
-            &QuantType::NAMES,
-            "uint8",
-            "activation type the range is quantized to (ORT's default QUInt8)",
-        )
-        .search_only(),
-        ParamSpec::bool(
-            "qdq_symmetric",
-            false,
-            "ActivationSymmetric: symmetric compute_scale_zp (int8 then uses −127..127)",
-        )
-        .search_only(),
-        ParamSpec::float(
-            "min_real_range",
-            0.0,
-            1e30,
-            Value::Null,
-            "MinimumRealRange: enforce rmax − rmin ≥ this before computing the scale",
-        )
-        .search_only(),
-    ]
-}
-
-/// The quantization options of a (flattened) parameter set.
-fn quant_options(p: &Params) -> Result<QuantOptions> {
-    Ok(QuantOptions {
-        quant_type: QuantType::parse(p.str_or("quant_type", "uint8")?)?,
-        symmetric: p.bool_or("qdq_symmetric", false)?,
-        min_real_range: p.opt_f64("min_real_range")?.map(|v| v as f32),
-    })
-}
-
-/// Flatten `{"extra_options": {...}, ...}` into one parameter set, check `calibrate_method`,
-/// and validate every key this calibrater declares. Keys of `extra_options` that are not
-/// calibrater options are ignored (as ORT does) and reported in the returned notes.
-fn flatten(params: &Params, method: &str, specs: &[ParamSpec]) -> Result<(Params, Vec<String>)> {
-    let mut flat = Params::new();
-    let mut notes = Vec::new();
-    for (k, v) in &params.0 {
-        if k != "extra_options" && k != "calibrate_method" {
-            flat.0.insert(k.clone(), v.clone());
-        }
-    }
-    if let Some(m) = params.opt_str("calibrate_method")? {
-        if m != method {
-            return Err(Error::param(
-                "calibrate_method",
-                format!("this observer is the {method} calibrater, got {m}"),
-            ));
-        }
-    }
-    match params.get("extra_options") {
-        None => {}
-        Some(Value::Object(map)) => {
-            for (k, v) in map {
-                if specs.iter().any(|s| s.name == k) {
-                    flat.0.insert(k.clone(), v.clone());
-                } else {
-                    notes.push(format!(
-                        "extra_options key `{k}` is not an option of this calibrater and was ignored"
-                    ));
-                }
-            }
-        }
-        Some(other) => {
-            return Err(Error::param(
-                "extra_options",
-                format!("expected a JSON object, got {other}"),
-            ))
-        }
-    }
-    for (k, v) in &flat.0 {
-        if let Some(spec) = specs.iter().find(|s| s.name == k) {
-            spec.validate(v)?;
-        }
-    }
-    Ok((flat, notes))
-}
-
-fn minmax_params() -> Vec<ParamSpec> {
-    let mut p = vec![
-        ParamSpec::bool(
-            "symmetric",
-            false,
-            "make each collected range symmetric: (−max|·|, +max|·|)",
-        ),
-        ParamSpec::bool(
-            "moving_average",
-            false,
-            "average the per-batch minima/maxima instead of taking the global min/max",
-        ),
-        ParamSpec::float(
-            "averaging_constant",
-            0.0,
-            1.0,
-            0.01,
-            "moving-average smoothing factor c between collect_data calls: v += c·(new − v)",
-        ),
-    ];
-    p.extend(common_params());
-    p
-}
-
-fn entropy_params() -> Vec<ParamSpec> {
-    let mut p = vec![
-        ParamSpec::int(
-            "num_bins",
-            1,
-            1 << 20,
-            128,
-            "histogram bins (grows when later calls exceed the range)",
-        ),
-        ParamSpec::int(
-            "num_quantized_bins",
-            1,
-            1 << 20,
-            128,
-            "bins of the quantized distribution q; thresholds tried: num_quantized_bins/2 ..= num_bins/2 bins each side",
-        )
-        .search_only(),
-        ParamSpec::bool(
-            "symmetric",
-            false,
-            "accepted but without effect: the entropy collector always histograms signed values",
-        ),
-    ];
-    p.extend(common_params());
-    p
-}
-
-fn percentile_params() -> Vec<ParamSpec> {
-    let mut p = vec![
-        ParamSpec::int("num_bins", 1, 1 << 20, 2048, "histogram bins (grows with the data)"),
-        ParamSpec::float(
-            "percentile",
-            0.0,
-            100.0,
-            99.999,
-            "share of the data (in %) inside the range",
-        )
-        .search_only(),
-        ParamSpec::bool(
-            "symmetric",
-            true,
-            "true: histogram of |x| (from min|x|), range ±percentile clamped to the data; false: signed histogram, (100−p)/2 % cut on each side",
-        ),
-    ];
-    p.extend(common_params());
-    p
-}
-
-fn distribution_params() -> Vec<ParamSpec> {
-    let mut p = vec![
-        ParamSpec::int(
-            "num_bins",
-            1,
-            1 << 20,
-            2048,
-            "histogram bins; ORT refuses fewer than 512 (ValueError)",
-        ),
-        ParamSpec::choice(
-            "scenario",
-            &["same", "p3"],
-            "same",
-            "same: mean/std of the values; p3: of sign(v)·|v|^(1/3) (float 8 ~ X³)",
-        )
-        .search_only(),
-    ];
-    p.extend(common_params());
-    p
+fn spec<K: ObserverKind>(id: &'static str, summary: &'static str) -> ObserverSpec {
+    ObserverSpec::of::<K>(id, Family::Ort, VERSION, Granularity::PerTensor, summary)
 }
 
 /// The ORT calibraters.
 pub fn observers() -> Vec<ObserverSpec> {
     vec![
-        ObserverSpec::legacy(
+        spec::<minmax::MinMax>(
             "ort.MinMaxCalibrater",
-            Family::Ort,
-            VERSION,
-            Granularity::PerTensor,
             "Global min/max of the per-batch ReduceMin/ReduceMax (or their moving average), made symmetric on request; ORT's float64 scale",
-            minmax_params(),
-            minmax::build,
         )
         .quirk("Moving average depends on batching: an EMA across collect_data() calls, but a plain mean of the per-batch minima/maxima within one call (collect_mode=single_reader)")
         .quirk("int8 with qdq_symmetric uses −127..127 for the scale while quantization still clips at −128"),
-        ObserverSpec::legacy(
+        spec::<calibraters::Entropy>(
             "ort.EntropyCalibrater",
-            Family::Ort,
-            VERSION,
-            Granularity::PerTensor,
             "KL-divergence threshold search on a ±max|x| histogram (first minimum), clamped to the data range",
-            entropy_params(),
-            histogram::build_entropy,
         )
         .quirk("With the defaults (128 bins, 128 quantized bins) only one candidate exists, so the range is simply [min, max]")
         .quirk("The expanded q distribution is an int64 array: the per-bin share truncates")
         .quirk("Histograms merge only between collect_data() calls; one call bins the concatenation of its batches"),
-        ObserverSpec::legacy(
+        spec::<calibraters::Percentile>(
             "ort.PercentileCalibrater",
-            Family::Ort,
-            VERSION,
-            Granularity::PerTensor,
             "Percentile of the |x| histogram (symmetric) or both tails of the signed histogram, clamped to the observed min/max",
-            percentile_params(),
-            histogram::build_percentile,
         )
         .quirk("The |x| histogram starts at min|x| of the first call, not 0; later smaller values are dropped")
         .quirk("The symmetric threshold is clamped to the observed min/max, so the range is usually asymmetric")
         .quirk("TensorData.hist / .bins hold hist[:2] (the first two bin counts), not the histogram"),
-        ObserverSpec::legacy(
+        spec::<calibraters::Distribution>(
             "ort.DistributionCalibrater",
-            Family::Ort,
-            VERSION,
-            Granularity::PerTensor,
             "Mean and standard deviation of the signed histogram (for float 8); the range reported is ±max|x|",
-            distribution_params(),
-            histogram::build_distribution,
         )
         .quirk("Refuses num_bins < 512 (ValueError) only when the range is computed, after collecting")
         .quirk("The range reported is the histogram's ±threshold, symmetric even for one-sided data"),
@@ -301,23 +90,8 @@ pub fn presets() -> Vec<Preset> {
 mod tests {
     use super::*;
     use crate::engine::{self, NonFinitePolicy};
+    use crate::params::Params;
     use crate::tensor::Tensor;
-
-    #[test]
-    fn extra_options_are_flattened_and_validated() {
-        let p = Params::from_json(
-            r#"{"calibrate_method": "MinMax", "extra_options": {"symmetric": true, "ActivationSymmetric": true}, "collect_mode": "single_reader"}"#,
-        )
-        .unwrap();
-        let (flat, notes) = flatten(&p, "MinMax", &minmax_params()).unwrap();
-        assert!(flat.bool_or("symmetric", false).unwrap());
-        assert_eq!(flat.str_or("collect_mode", "").unwrap(), "single_reader");
-        assert_eq!(notes.len(), 1);
-        let wrong = Params::from_json(r#"{"calibrate_method": "Entropy"}"#).unwrap();
-        assert!(flatten(&wrong, "MinMax", &minmax_params()).is_err());
-        let bad = Params::from_json(r#"{"extra_options": {"averaging_constant": 2.0}}"#).unwrap();
-        assert!(flatten(&bad, "MinMax", &minmax_params()).is_err());
-    }
 
     #[test]
     fn every_calibrater_runs_through_the_engine() {
@@ -335,5 +109,23 @@ mod tests {
                 assert!(r.metrics.is_some());
             }
         }
+    }
+
+    #[test]
+    fn undeclared_keys_are_refused() {
+        let batches = vec![Tensor::from_vec(vec![-1.0, 2.0])];
+        let p = Params::from_json(r#"{"extra_options": {"symmetric": true}}"#).unwrap();
+        let r = engine::run(
+            "ort.MinMaxCalibrater",
+            &p,
+            &batches,
+            NonFinitePolicy::Exclude,
+        )
+        .unwrap();
+        let e = r.error.unwrap();
+        assert_eq!(
+            (e.kind.as_str(), e.param.as_deref()),
+            ("param", Some("extra_options"))
+        );
     }
 }

@@ -92,13 +92,14 @@ pub fn percentile_range(
     })
 }
 
-/// The `scenario` of the Distribution calibrater.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Scenario {
-    /// Weights and float 8 follow the same distribution.
-    Same,
-    /// float 8 ~ X³ for a Gaussian X: statistics of `sign(v)·|v|^(1/3)`.
-    P3,
+crate::choice_enum! {
+    /// The `scenario` of the Distribution calibrater.
+    pub enum Scenario {
+        /// Weights and float 8 follow the same distribution.
+        Same = "same",
+        /// float 8 ~ X³ for a Gaussian X: statistics of `sign(v)·|v|^(1/3)`.
+        P3 = "p3",
+    }
 }
 
 /// Result of `compute_distribution`.

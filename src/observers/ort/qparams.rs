@@ -18,39 +18,20 @@ use crate::quant::round_half_even;
 use crate::tensor::Tensor;
 use serde_json::json;
 
-/// An ONNX integer quantization type.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum QuantType {
-    UInt8,
-    Int8,
-    UInt16,
-    Int16,
-    UInt4,
-    Int4,
+crate::choice_enum! {
+    /// An ONNX integer quantization type (`QuantType`), spelled as the `quant_type` parameter
+    /// takes it.
+    pub enum QuantType {
+        UInt8 = "uint8",
+        Int8 = "int8",
+        UInt16 = "uint16",
+        Int16 = "int16",
+        UInt4 = "uint4",
+        Int4 = "int4",
+    }
 }
 
 impl QuantType {
-    /// The names accepted by the `quant_type` parameter.
-    pub const NAMES: [&'static str; 6] = ["uint8", "int8", "uint16", "int16", "uint4", "int4"];
-
-    /// Parse a `quant_type` value.
-    pub fn parse(name: &str) -> Result<Self> {
-        Ok(match name {
-            "uint8" => QuantType::UInt8,
-            "int8" => QuantType::Int8,
-            "uint16" => QuantType::UInt16,
-            "int16" => QuantType::Int16,
-            "uint4" => QuantType::UInt4,
-            "int4" => QuantType::Int4,
-            other => {
-                return Err(Error::param(
-                    "quant_type",
-                    format!("expected one of {}, got {other}", Self::NAMES.join(", ")),
-                ))
-            }
-        })
-    }
-
     /// `get_qmin_qmax_for_qType(qType, reduce_range=False, symmetric)`.
     pub fn qmin_qmax(self, symmetric: bool) -> (i64, i64) {
         match (self, symmetric) {
@@ -66,6 +47,20 @@ impl QuantType {
     }
 }
 
+crate::declare_params! {
+    /// How ORT's quantizer turns a calibrated range into scale and zero point
+    /// (`get_qmin_qmax_for_qType`, `compute_scale_zp`). The calibraters never read them: they
+    /// are search parameters of every ORT observer.
+    pub struct QuantArgs {
+        /// activation type the range is quantized to (ORT's default QUInt8)
+        quant_type: QuantType = QuantType::UInt8; choice(), Search;
+        /// ActivationSymmetric: symmetric compute_scale_zp (int8 then uses −127..127)
+        qdq_symmetric: bool = false; boolean(), Search;
+        /// MinimumRealRange: enforce rmax − rmin ≥ this before computing the scale
+        min_real_range: Option<f64> = None; float(0.0, 1e30), Search;
+    }
+}
+
 /// How the calibrated range becomes scale and zero point.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct QuantOptions {
@@ -73,8 +68,19 @@ pub struct QuantOptions {
     /// `ActivationSymmetric` / `WeightSymmetric`: the `symmetric` argument of `compute_scale_zp`
     /// and `get_qmin_qmax_for_qType`.
     pub symmetric: bool,
-    /// `MinimumRealRange`.
+    /// `MinimumRealRange` (float32, as ORT compares it with the float32 range).
     pub min_real_range: Option<f32>,
+}
+
+impl QuantOptions {
+    /// The options `args` select.
+    pub fn resolve(args: &QuantArgs) -> Self {
+        QuantOptions {
+            quant_type: args.quant_type,
+            symmetric: args.qdq_symmetric,
+            min_real_range: args.min_real_range.map(|r| r as f32),
+        }
+    }
 }
 
 /// `compute_scale_zp(rmin, rmax, qmin, qmax, symmetric, min_real_range)` → `(zero_point, scale)`.
@@ -170,6 +176,7 @@ pub fn quantize_dequantize(x: &Tensor, q: &QParams) -> Result<Tensor> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::params::Choice;
 
     #[test]
     fn scale_is_float64_then_float32_and_zero_point_rounds_half_even() {
@@ -223,7 +230,7 @@ mod tests {
             ty in 0usize..6,
             symmetric: bool,
         ) {
-            let qt = QuantType::parse(QuantType::NAMES[ty]).unwrap();
+            let qt = QuantType::from_name(QuantType::OPTIONS[ty]).unwrap();
             let (qmin, qmax) = qt.qmin_qmax(symmetric);
             let (zp, scale) = compute_scale_zp(lo, lo + span, qmin, qmax, symmetric, None);
             proptest::prop_assert!(scale > 0.0);
