@@ -22,6 +22,9 @@ pub enum ParamKind {
     /// `[exponent_bits, mantissa_bits]` (ModelOpt's `num_bits=(4, 3)` for FP8 E4M3), each
     /// `0..=15`.
     Bits { min: i64, max: i64 },
+    /// A vector of finite numbers given as a JSON array (e.g. ggml's per-column importance
+    /// matrix); no slider: the page and CLI supply it from a tensor or a `.npy`.
+    Floats,
 }
 
 /// The value of a [`ParamKind::Bits`] parameter.
@@ -181,6 +184,17 @@ impl ParamSpec {
         }
     }
 
+    /// A vector-of-numbers parameter (default null: none given).
+    pub fn floats(name: &'static str, doc: &'static str) -> Self {
+        ParamSpec {
+            name,
+            kind: ParamKind::Floats,
+            default: Value::Null,
+            doc,
+            affects: Affects::Data,
+        }
+    }
+
     /// Mark the parameter as affecting only the search on existing state.
     pub fn search_only(mut self) -> Self {
         self.affects = Affects::Search;
@@ -218,6 +232,13 @@ impl ParamSpec {
             (ParamKind::Choice { options }, v) => {
                 bad(format!("expected one of {}, got {v}", options.join(", ")))
             }
+            (ParamKind::Floats, Value::Array(items)) => {
+                match items.iter().position(|x| !x.as_f64().is_some_and(f64::is_finite)) {
+                    None => Ok(()),
+                    Some(i) => bad(format!("element {i} is not a finite number: {}", items[i])),
+                }
+            }
+            (ParamKind::Floats, v) => bad(format!("expected an array of numbers, got {v}")),
             (ParamKind::Bits { min, max }, v) => match Bits::from_value(v) {
                 Some(Bits::Int(i)) if i >= *min && i <= *max => Ok(()),
                 Some(Bits::Int(i)) => bad(format!("{i} is outside {min}..={max}")),
@@ -365,6 +386,26 @@ impl Params {
         }
     }
 
+    /// An optional vector of numbers (a JSON array), as float32.
+    pub fn opt_f32s(&self, key: &str) -> Result<Option<Vec<f32>>> {
+        match self.get(key) {
+            None => Ok(None),
+            Some(Value::Array(items)) => items
+                .iter()
+                .map(|x| {
+                    x.as_f64()
+                        .map(|f| f as f32)
+                        .ok_or_else(|| Error::param(key, format!("expected numbers, got {x}")))
+                })
+                .collect::<Result<Vec<_>>>()
+                .map(Some),
+            Some(v) => Err(Error::param(
+                key,
+                format!("expected an array of numbers, got {v}"),
+            )),
+        }
+    }
+
     /// A string with a default.
     pub fn str_or<'a>(&'a self, key: &str, default: &'a str) -> Result<&'a str> {
         Ok(self.opt_str(key)?.unwrap_or(default))
@@ -422,5 +463,13 @@ mod tests {
             })
         );
         assert_eq!(p.opt_bits("b").unwrap(), Some(Bits::Int(8)));
+        let floats = ParamSpec::floats("imatrix", "importance");
+        assert!(floats.validate(&serde_json::json!([1.0, 2, 0.5])).is_ok());
+        assert!(floats.validate(&Value::Null).is_ok());
+        assert!(floats.validate(&serde_json::json!([1.0, "x"])).is_err());
+        assert!(floats.validate(&Value::from("imatrix.npy")).is_err());
+        let p = Params::from_json(r#"{"imatrix": [1, 0.5]}"#).unwrap();
+        assert_eq!(p.opt_f32s("imatrix").unwrap(), Some(vec![1.0, 0.5]));
+        assert!(p.opt_f32s("missing").unwrap().is_none());
     }
 }

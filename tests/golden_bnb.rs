@@ -6,6 +6,8 @@ mod common;
 
 use common::{check_close, load_npy, Case};
 use quantscope::formats::bnb::{self, blockwise8, codes, double::DoubleQuant, QuantType};
+use quantscope::params::Params;
+use quantscope::quantizers::formats;
 use serde_json::Value;
 
 const FAMILY: &str = "bnb";
@@ -136,7 +138,8 @@ fn run_case(case: &Case) -> Result<(), String> {
             if let Some(d) = &q.double {
                 check_double(case, d)?;
             }
-            check_common(case, &x.data, &q.dequantize(last_dim_odd), &q.absmax)
+            check_common(case, &x.data, &q.dequantize(last_dim_odd), &q.absmax)?;
+            via_registry(case, &x)
         }
         "bnb.blockwise8" => {
             let nested = p.bool_or("nested", false).map_err(|e| e.to_string())?;
@@ -154,10 +157,50 @@ fn run_case(case: &Case) -> Result<(), String> {
             if let Some(d) = &q.double {
                 check_double(case, d)?;
             }
-            check_common(case, &x.data, &q.dequantize(), &q.absmax)
+            check_common(case, &x.data, &q.dequantize(), &q.absmax)?;
+            via_registry(case, &x)
         }
         other => Err(format!("unknown quantizer {other}")),
     }
+}
+
+/// Keys of the cases' `params` that describe the run rather than being arguments of
+/// `quantize_4bit`/`quantize_blockwise`: the input dtype and what the library does inside
+/// double quantization.
+const DESCRIPTIVE: [&str; 3] = ["dtype", "nested_code", "nested_blocksize"];
+
+/// The same case through the quantizer registry with the case's own (bitsandbytes) keys: the
+/// dequantized values within the case's tolerance, the metrics `evaluate` reports.
+fn via_registry(case: &Case, x: &quantscope::tensor::Tensor) -> Result<(), String> {
+    let mut params = Params::new();
+    for (k, v) in &case.params.0 {
+        if !DESCRIPTIVE.contains(&k.as_str()) {
+            params = params.with(k, v.clone());
+        }
+    }
+    let spec = formats::find(&case.observer).map_err(|e| e.to_string())?;
+    let quantizer = spec.build(&params, &x.shape).map_err(|e| e.to_string())?;
+    let out = quantizer.apply(x).map_err(|e| e.to_string())?;
+    let want = expected_npy(case, "dequantized")?;
+    check_close(
+        "registry dequantized",
+        &f64s(&out.values),
+        &f64s(&want.data),
+        case.field_tolerance("dequantized"),
+    )?;
+    let result = formats::evaluate(spec.id, &params, x).map_err(|e| e.to_string())?;
+    let tol = case.field_tolerance("metrics");
+    for (field, got) in [
+        ("mse", Some(result.metrics.mse)),
+        ("max_abs_err", Some(result.metrics.max_abs_err)),
+        ("sqnr_db", result.metrics.sqnr_db),
+    ] {
+        if let Some(w) = case.expected.get(field).and_then(Value::as_f64) {
+            let got = got.ok_or_else(|| format!("registry {field}: undefined"))?;
+            check_close(&format!("registry {field}"), &[got], &[w], tol)?;
+        }
+    }
+    Ok(())
 }
 
 #[test]

@@ -6,6 +6,8 @@ mod common;
 
 use common::{check_close, load_npy, Case};
 use quantscope::formats::ggml::{self, GgmlType};
+use quantscope::params::Params;
+use quantscope::quantizers::formats;
 use serde_json::Value;
 
 const FAMILY: &str = "ggml";
@@ -144,7 +146,49 @@ fn run_case(case: &Case) -> Result<(), String> {
             return Err(format!("negative_zero_count: got {got}, expected {n}"));
         }
     }
-    check_metrics(case, &x.data, &y, im.as_deref())
+    check_metrics(case, &x.data, &y, im.as_deref())?;
+    via_registry(case, &x, im, &want.data)
+}
+
+/// The same case through the quantizer registry (`ggml.<TYPE>` with `{"imatrix": [...]}`):
+/// the values bit for bit, the metrics `evaluate` reports within the case's tolerance.
+fn via_registry(
+    case: &Case,
+    x: &quantscope::tensor::Tensor,
+    im: Option<Vec<f32>>,
+    want: &[f32],
+) -> Result<(), String> {
+    let mut params = Params::new();
+    if let Some(im) = im {
+        params = params.with("imatrix", im);
+    }
+    let spec = formats::find(&case.observer).map_err(|e| e.to_string())?;
+    let quantizer = spec.build(&params, &x.shape).map_err(|e| e.to_string())?;
+    let out = quantizer.apply(x).map_err(|e| e.to_string())?;
+    check_close(
+        "registry dequantized",
+        &f64s(&out.values),
+        &f64s(want),
+        case.field_tolerance("dequantized"),
+    )?;
+    let result = formats::evaluate(spec.id, &params, x).map_err(|e| e.to_string())?;
+    let tol = case.field_tolerance("metrics");
+    let exp = &case.expected;
+    for (field, got) in [
+        ("mse", Some(result.metrics.mse)),
+        ("max_abs_err", Some(result.metrics.max_abs_err)),
+        ("sqnr_db", result.metrics.sqnr_db),
+    ] {
+        if let Some(w) = exp.get(field).and_then(Value::as_f64) {
+            let got = got.ok_or_else(|| format!("registry {field}: undefined"))?;
+            check_close(&format!("registry {field}"), &[got], &[w], tol)?;
+        }
+    }
+    let ty = GgmlType::from_name(&case.observer["ggml.".len()..]).unwrap_or(GgmlType::Q8_0);
+    if result.bits_per_value != ty.bits_per_value() {
+        return Err(format!("bits_per_value {}", result.bits_per_value));
+    }
+    Ok(())
 }
 
 #[test]

@@ -4,7 +4,9 @@
 //! AdaRound.
 
 pub mod adaround;
+pub mod bnb;
 pub mod formats;
+pub mod ggml;
 pub mod quark_onnx;
 
 use crate::params::ParamSpec;

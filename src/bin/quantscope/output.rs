@@ -76,6 +76,7 @@ fn param_range(kind: &ParamKind) -> String {
         ParamKind::Bool => "bool".to_string(),
         ParamKind::Choice { options } => options.join("|"),
         ParamKind::Bits { min, max } => format!("bits {min}..={max}|[E,M]"),
+        ParamKind::Floats => "[numbers]".to_string(),
     }
 }
 

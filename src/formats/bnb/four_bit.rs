@@ -7,7 +7,7 @@
 //! `s = clamp(x·(1/max(absmax, 1e-38)), −1, 1)` — a float32 reciprocal, then a multiply, not a
 //! division. A short last block (the tensor's size is not a multiple of `blocksize`) instead
 //! stores the **clamped** absmax and **divides**: `s = clamp(x/max(absmax, 1e-38), −1, 1)`
-//! (l. 250–253).
+//! (l. 247–249).
 //!
 //! The code is not an argmin: the 16 code values are sorted (`torch.argsort`), the float32
 //! midpoints of neighbours `(c[i] + c[i+1])/2` are the bucket bounds, and

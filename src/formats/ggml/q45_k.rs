@@ -15,8 +15,8 @@
 //!   `d = fp16(max_scale/63)`, `dmin = fp16(max_min/63)`.
 //! * imatrix path: `σ² = 2·Σx²/256`, weights `qw·√(σ² + x²)`, `qkx3` (`rmin −0.9`,
 //!   `rdelta 0.05`, 36 steps); the scales and mins by [`make_qp_quants`]`(8, 63, ·, sw)`.
-//!   Q5_K clamps those codes to 63 again, Q4_K does not (l. 1590 vs 1796; only a negative
-//!   least-squares scale, whose code wraps, could tell them apart).
+//!   Q5_K clamps those codes to 63 again (l. 1798), Q4_K does not (l. 1588–1590); only a
+//!   negative least-squares scale, whose code wraps, could tell them apart.
 //! * Both requantize by division with the fp16 scales: `q = clamp(nearest_int((x + dmin·mn)/
 //!   (d·sc)), 0, 15|31)`; a sub-block with `d·sc = 0` keeps the search's codes.
 

@@ -349,7 +349,9 @@ mod tests {
                 let d = d.as_f64().unwrap();
                 Value::from(if d + 0.5 <= *max { d + 0.5 } else { d / 2.0 })
             }
-            (ParamKind::Bits { .. }, _) => unreachable!("Horizon has no bit-width parameters"),
+            (ParamKind::Bits { .. } | ParamKind::Floats, _) => {
+                unreachable!("Horizon has no bit-width or vector parameters")
+            }
         }
     }
 
