@@ -4,6 +4,7 @@
 //! AdaRound.
 
 pub mod adaround;
+pub mod apply;
 pub mod bnb;
 pub mod formats;
 pub mod ggml;
