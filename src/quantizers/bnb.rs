@@ -27,13 +27,21 @@ pub enum BnbFormat {
     Blockwise8 { blocksize: usize, nested: bool },
 }
 
-/// Quirks the 4-bit formats reproduce, with their source.
-const QUIRKS_4BIT: &[&str] = &[
-    "scaled by x·(1/absmax) in float32 (reciprocal, then multiply), not x/absmax (backends/default/ops.py l. 245)",
-    "the code is torch.bucketize against float32 midpoints of the sorted code book, not an argmin: a value on a midpoint takes the lower code (ops.py l. 229, 252)",
-    "FP4: nibbles 0 (+0) and 8 share the value 0 and argsort keeps them in index order, so scaled values in (0, 0.0026] take nibble 8, which the CPU dequantizer reads as −0.0 (ops.py l. 229; csrc/cpu_ops.cpp fp4_lut)",
-    "a zero block stores absmax 0 and codes the zero value; a short last block divides by its absmax clamped to 1e-38 and stores the clamped value (ops.py l. 247–249)",
-    "compress_statistics: offset = torch's float32 mean of the absmax (its summation order), then 8-bit blocks of 256 whatever the outer blocksize (functional.py l. 939–940)",
+const RECIPROCAL: &str = "scaled by x·(1/absmax) in float32 (reciprocal, then multiply), not x/absmax (backends/default/ops.py l. 245)";
+const BUCKETIZE: &str = "the code is torch.bucketize against float32 midpoints of the sorted code book, not an argmin: a value on a midpoint takes the lower code (ops.py l. 229, 252)";
+const SHORT_BLOCK: &str = "a zero block stores absmax 0 and codes the zero value; a short last block divides by its absmax clamped to 1e-38 and stores the clamped value (ops.py l. 247–249)";
+const DOUBLE_QUANT: &str = "compress_statistics: offset = torch's float32 mean of the absmax (its summation order), then 8-bit blocks of 256 whatever the outer blocksize (functional.py l. 939–940)";
+
+/// Quirks NF4 reproduces, with their source.
+const QUIRKS_NF4: &[&str] = &[RECIPROCAL, BUCKETIZE, SHORT_BLOCK, DOUBLE_QUANT];
+
+/// Quirks FP4 reproduces, with their source.
+const QUIRKS_FP4: &[&str] = &[
+    RECIPROCAL,
+    BUCKETIZE,
+    "nibbles 0 (+0) and 8 share the value 0 and argsort keeps them in index order, so scaled values in (0, 0.0026] take nibble 8, which the CPU dequantizer reads as −0.0 (ops.py l. 229; csrc/cpu_ops.cpp fp4_lut)",
+    SHORT_BLOCK,
+    DOUBLE_QUANT,
 ];
 
 /// Quirks the 8-bit format reproduces, with their source.
@@ -104,7 +112,7 @@ pub fn specs() -> Vec<FormatSpec> {
             params: four_bit_params(QuantType::Nf4),
             build: |p, _| build_four_bit(QuantType::Nf4, p),
             framework: FRAMEWORK,
-            quirks: QUIRKS_4BIT,
+            quirks: QUIRKS_NF4,
         },
         FormatSpec {
             id: "bnb.fp4",
@@ -112,7 +120,7 @@ pub fn specs() -> Vec<FormatSpec> {
             params: four_bit_params(QuantType::Fp4),
             build: |p, _| build_four_bit(QuantType::Fp4, p),
             framework: FRAMEWORK,
-            quirks: QUIRKS_4BIT,
+            quirks: QUIRKS_FP4,
         },
         FormatSpec {
             id: "bnb.blockwise8",
