@@ -81,9 +81,9 @@ test('the formats view on the demo: the line-up, its chart, a format added from 
   const rows = await formatRows(page);
   const names = Object.keys(rows);
   // int8/uint8/int4/uint4, int8/int4 per channel, int4 per group, fp16, bf16, 5 small floats,
-  // 6 MX formats and BFP: 21 for a matrix.
-  assert.equal(names.length, 21, names.join(', '));
-  for (const name of ['int8', 'uint8', 'int4', 'uint4', 'int8 per channel', 'int4 per group of 32', 'float16', 'bfloat16', 'fp8_e4m3', 'fp8_e5m2', 'fp6_e2m3', 'fp6_e3m2', 'fp4_e2m1', 'mxfp4_e2m1', 'mxint8', 'bfp16 (block 8)']) {
+  // 6 MX formats, BFP, bitsandbytes NF4, llama.cpp Q4_K and MXFP4: 24 for the [560, 384] demo.
+  assert.equal(names.length, 24, names.join(', '));
+  for (const name of ['int8', 'uint8', 'int4', 'uint4', 'int8 per channel', 'int4 per group of 32', 'float16', 'bfloat16', 'fp8_e4m3', 'fp8_e5m2', 'fp6_e2m3', 'fp6_e3m2', 'fp4_e2m1', 'mxfp4_e2m1', 'mxint8', 'bfp16 (block 8)', 'bnb.nf4', 'ggml.Q4_K', 'ggml.MXFP4']) {
     assert.ok(rows[name], `${name} in ${names.join(', ')}`);
   }
   const demo = readNpyF32(path.join(WWW, 'demo', 'l0_layer_out.npy'));
@@ -110,7 +110,7 @@ test('the formats view on the demo: the line-up, its chart, a format added from 
   await page.click('#format-add');
   await page.waitForSelector('#format-add-error:not([hidden])');
   assert.match(await page.textContent('#format-add-error'), /Cannot add int: .*axis 5 is out of range for shape \[560, 384\]/);
-  assert.equal(Object.keys(await formatRows(page)).length, 22);
+  assert.equal(Object.keys(await formatRows(page)).length, 25);
   await page.hover('#formats-table tr[data-format="mxfp4_e2m1"]');
   await page.locator('#formats').screenshot({ path: path.join(RESULTS, 'formats-view.png') });
   assert.deepEqual(page.errors, []);

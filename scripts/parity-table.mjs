@@ -45,11 +45,20 @@ for (const spec of registry.observers) {
   const quirks = spec.quirks.length ? spec.quirks.map(escape).join('; ') : '';
   rows.push(`| \`${spec.id}\` | ${frameworks[spec.family] ?? spec.family} ${escape(spec.framework_version)} | ${cases} | ${parity} | ${quirks} |`);
 }
-// Reference cases whose observer id is not in the registry (framework functions checked directly).
+// Reference cases whose observer id is not in the registry: number formats of the quantizer
+// registry (with the library version and quirks they declare), then framework functions
+// checked directly.
+const formats = registry.quantizers?.formats ?? [];
 for (const [id, counts] of results) {
-  if (!registry.observers.some((s) => s.id === id)) {
+  if (registry.observers.some((s) => s.id === id)) continue;
+  const parity = counts.passed === counts.cases ? 'exact' : 'FAILING';
+  const format = formats.find((f) => f.id === id);
+  if (format) {
+    const quirks = (format.quirks ?? []).map(escape).join('; ');
+    rows.push(`| \`${id}\` | ${escape(format.framework)} | ${counts.passed}/${counts.cases} | ${parity} | (number format) ${quirks} |`);
+  } else {
     const family = id.split('.')[0];
-    rows.push(`| \`${id}\` | ${frameworks[family] ?? family} | ${counts.passed}/${counts.cases} | ${counts.passed === counts.cases ? 'exact' : 'FAILING'} | (function, not an observer) |`);
+    rows.push(`| \`${id}\` | ${frameworks[family] ?? family} | ${counts.passed}/${counts.cases} | ${parity} | (function, not an observer) |`);
   }
 }
 const table = `${START}\n${rows.join('\n')}\n${END}`;

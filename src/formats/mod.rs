@@ -9,7 +9,9 @@
 
 pub mod bfp;
 pub mod blocks;
+pub mod bnb;
 pub mod e8m0;
+pub mod ggml;
 pub mod half_cast;
 pub mod mx;
 

@@ -156,6 +156,26 @@ impl Params {
         }
     }
 
+    /// An optional vector of numbers (a JSON array), as float32.
+    pub fn opt_f32s(&self, key: &str) -> Result<Option<Vec<f32>>> {
+        match self.get(key) {
+            None => Ok(None),
+            Some(Value::Array(items)) => items
+                .iter()
+                .map(|x| {
+                    x.as_f64()
+                        .map(|f| f as f32)
+                        .ok_or_else(|| Error::param(key, format!("expected numbers, got {x}")))
+                })
+                .collect::<Result<Vec<_>>>()
+                .map(Some),
+            Some(v) => Err(Error::param(
+                key,
+                format!("expected an array of numbers, got {v}"),
+            )),
+        }
+    }
+
     /// A string with a default.
     pub fn str_or<'a>(&'a self, key: &str, default: &'a str) -> Result<&'a str> {
         Ok(self.opt_str(key)?.unwrap_or(default))

@@ -169,6 +169,11 @@ impl ParamSpec {
         Self::new(name, kind, default.into(), doc)
     }
 
+    /// A vector of numbers (default null: none given), e.g. an importance matrix.
+    pub fn vector(name: &'static str, doc: &'static str) -> Self {
+        Self::new(name, ParamKind::Vector, Value::Null, doc)
+    }
+
     /// A choice among strings.
     pub fn choice(
         name: &'static str,

@@ -1,5 +1,6 @@
 //! Every number format side by side: what a tensor loses as int8, int4, fp16, bf16, fp8, fp6,
-//! fp4, MX or BFP.
+//! fp4, MX or BFP — and in the formats LLM users run, bitsandbytes' NF4/FP4/8-bit blockwise
+//! ([`super::bnb`]) and llama.cpp's GGUF block types ([`super::ggml`]), reproduced bit for bit.
 //!
 //! A [`FormatSpec`] in the quantizer registry ([`formats`]) describes one family of formats and
 //! its parameters, exactly as an observer's spec does, so the page builds its controls and
@@ -74,6 +75,10 @@ pub enum FormatQuantizer {
         block: usize,
         axis: i64,
     },
+    /// bitsandbytes NF4 / FP4 / 8-bit blockwise (see [`super::bnb`]).
+    Bnb(super::bnb::BnbFormat),
+    /// llama.cpp / ggml block types (see [`super::ggml`]).
+    Ggml(super::ggml::GgmlFormat),
 }
 
 /// Result of quantize–dequantizing a tensor.
@@ -164,6 +169,8 @@ impl FormatQuantizer {
                 block,
                 ..
             } => format!("bfp{} (block {block})", mantissa_bits + 8),
+            FormatQuantizer::Bnb(f) => f.label(),
+            FormatQuantizer::Ggml(f) => f.label(),
         }
     }
 
@@ -203,6 +210,8 @@ impl FormatQuantizer {
                 block,
                 ..
             } => *mantissa_bits as f64 + 8.0 / *block as f64,
+            FormatQuantizer::Bnb(f) => f.bits_per_value(shape),
+            FormatQuantizer::Ggml(f) => f.bits_per_value(),
         }
     }
 
@@ -310,6 +319,8 @@ impl FormatQuantizer {
                 // The block adjustment guarantees every block's largest value fits its mantissas.
                 Ok(Qdq { values, clipped: 0 })
             }
+            FormatQuantizer::Bnb(ref f) => f.apply(t),
+            FormatQuantizer::Ggml(ref f) => f.apply(t),
         }
     }
 }
@@ -338,6 +349,10 @@ pub struct FormatSpec {
     pub params: Vec<ParamSpec>,
     #[serde(skip)]
     pub build: FormatBuildFn,
+    /// The library and version reproduced (empty for quantscope's own min-max formats).
+    pub framework: &'static str,
+    /// Library quirks reproduced, each with the source line it comes from.
+    pub quirks: &'static [&'static str],
 }
 
 impl std::fmt::Debug for FormatSpec {
@@ -483,12 +498,14 @@ pub fn formats() -> Vec<FormatSpec> {
             .into_iter()
             .filter(|p| p.name != "group_size" && p.name != "group_axis"),
     );
-    vec![
+    let mut all = vec![
         FormatSpec {
             id: "int",
             summary: "integers with min-max scales (Quark's formula), half-to-even rounding",
             params: int_params,
             build: build_int,
+            framework: "",
+            quirks: &[],
         },
         FormatSpec {
             id: "half",
@@ -500,12 +517,16 @@ pub fn formats() -> Vec<FormatSpec> {
                 "half type",
             )],
             build: build_half,
+            framework: "",
+            quirks: &[],
         },
         FormatSpec {
             id: "minifloat",
             summary: "fp8/fp6/fp4 elements with a float32 amax scale",
             params: element_params,
             build: build_element,
+            framework: "",
+            quirks: &[],
         },
         FormatSpec {
             id: "mx",
@@ -529,6 +550,8 @@ pub fn formats() -> Vec<FormatSpec> {
                 ),
             ],
             build: build_mx,
+            framework: "",
+            quirks: &[],
         },
         FormatSpec {
             id: "bfp",
@@ -540,8 +563,13 @@ pub fn formats() -> Vec<FormatSpec> {
                 ParamSpec::int("axis", -8, 7, -1, "axis along which blocks run"),
             ],
             build: build_bfp,
+            framework: "",
+            quirks: &[],
         },
-    ]
+    ];
+    all.extend(super::bnb::specs());
+    all.extend(super::ggml::specs());
+    all
 }
 
 /// Look up a format family by id.
@@ -590,6 +618,15 @@ pub fn lineup(shape: &[usize]) -> Vec<(&'static str, Params)> {
         all.push(("mx", p(json!({"element": element}))));
     }
     all.push(("bfp", Params::new()));
+    // What LLM users run: bitsandbytes NF4 (QLoRA) and llama.cpp's Q4_K and MXFP4 (ggml's
+    // blocks only when the tensor is a whole number of them).
+    all.push(("bnb.nf4", Params::new()));
+    let numel: usize = shape.iter().product();
+    for (id, block) in [("ggml.Q4_K", 256), ("ggml.MXFP4", 32)] {
+        if numel > 0 && numel % block == 0 {
+            all.push((id, Params::new()));
+        }
+    }
     all
 }
 

@@ -4,7 +4,10 @@
 //! AdaRound.
 
 pub mod adaround;
+pub mod apply;
+pub mod bnb;
 pub mod formats;
+pub mod ggml;
 pub mod quark_onnx;
 
 use crate::params::ParamSpec;

@@ -59,6 +59,19 @@ impl Case {
         }
     }
 
+    /// `(rtol, atol)` of a quantizer family's `tolerance[field]`: an object with `rtol`/`atol`,
+    /// or `"exact"`; other families' layouts fall back to [`Case::tolerance_for`].
+    pub fn field_tolerance(&self, field: &str) -> (f64, f64) {
+        match self.tolerance.get(field) {
+            Some(Value::String(s)) if s == "exact" => (0.0, 0.0),
+            Some(v @ Value::Object(_)) => (
+                v.get("rtol").and_then(Value::as_f64).unwrap_or(0.0),
+                v.get("atol").and_then(Value::as_f64).unwrap_or(0.0),
+            ),
+            _ => self.tolerance_for(field),
+        }
+    }
+
     /// The case's input batches, loaded with quantscope's own reader.
     pub fn load_batches(&self) -> Result<Vec<Tensor>, String> {
         self.batches
@@ -71,6 +84,14 @@ impl Case {
             })
             .collect()
     }
+}
+
+/// A `.npy` of `family`'s folder (path relative to it), read with quantscope's own reader.
+pub fn load_npy(family: &str, relative: &str) -> Result<Tensor, String> {
+    let path = golden_dir().join(family).join(relative);
+    let bytes = std::fs::read(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let mut tensors = read_tensors(&bytes, relative).map_err(|e| e.to_string())?;
+    Ok(tensors.remove(0).tensor)
 }
 
 /// Every case of `family` (the folder name under golden/).
@@ -90,7 +111,12 @@ pub fn load_cases(family: &str) -> Vec<Case> {
         .iter()
         .map(|c| Case {
             id: c["id"].as_str().unwrap_or_default().to_string(),
-            observer: c["observer"].as_str().unwrap_or_default().to_string(),
+            // Quantizer families (bnb, ggml) name the function in `quantizer`.
+            observer: c["observer"]
+                .as_str()
+                .or(c["quantizer"].as_str())
+                .unwrap_or_default()
+                .to_string(),
             params: with_family_params(
                 family,
                 c["observer"].as_str().unwrap_or_default(),
@@ -98,6 +124,7 @@ pub fn load_cases(family: &str) -> Vec<Case> {
                     .expect("params object"),
             ),
             preset: c.get("preset").and_then(Value::as_str).map(str::to_string),
+            // Quantizer families give their one tensor as `input`.
             batches: c["batches"]
                 .as_array()
                 .map(|b| {
@@ -106,6 +133,7 @@ pub fn load_cases(family: &str) -> Vec<Case> {
                         .map(|s| dir.join(s))
                         .collect()
                 })
+                .or_else(|| c["input"].as_str().map(|s| vec![dir.join(s)]))
                 .unwrap_or_default(),
             expected: c["expected"].clone(),
             tolerance: with_family_tolerances(

@@ -13,6 +13,7 @@ export type ParamSpec = {
   | { type: 'float'; min: number; max: number; log: boolean }
   | { type: 'bool' }
   | { type: 'choice'; options: string[] }
+  | { type: 'vector' }
 );
 
 export type Family = 'torch' | 'quark' | 'horizon' | 'ort' | 'modelopt';

@@ -61,6 +61,7 @@ export function buildControls(spec, values, onChange, { affects = true } = {}) {
   const box = h('div', { class: 'controls' });
   const safeId = spec.id.replace(/[^A-Za-z0-9_-]/g, '_');
   for (const p of spec.params) {
+    if (p.type === 'vector') continue; // vectors (ggml's imatrix) come from a tensor, not a control
     const inputId = `p-${safeId}-${p.name}`;
     const current = Object.prototype.hasOwnProperty.call(values, p.name) ? values[p.name] : p.default;
     const out = h('output', { class: 'value', for: inputId, text: show(current) });

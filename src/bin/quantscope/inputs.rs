@@ -1,8 +1,12 @@
-//! Reading the CLI's tensor arguments: `FILE` or `FILE:member` (`.npz`, `.safetensors`).
+//! Reading the CLI's tensor arguments (`FILE` or `FILE:member` of an `.npz`/`.safetensors`),
+//! loading vector parameters given as file names, and writing float32 `.npy` results.
 
+use npyz::WriterBuilder;
 use quantscope::engine::split_batches;
 use quantscope::error::{Error, Result};
+use quantscope::params::Params;
 use quantscope::tensor::{pick, read_tensors, split_spec, NamedTensor, Tensor};
+use serde_json::Value;
 
 /// Every tensor of a file (a `:member` suffix, if any, is ignored here).
 pub fn read_file(arg: &str) -> Result<Vec<NamedTensor>> {
@@ -39,4 +43,32 @@ pub fn read_batches(args: &[String], split_axis: Option<usize>) -> Result<Vec<Te
             Ok(batches)
         }
     }
+}
+
+/// Parameters that take a vector of numbers (`imatrix`) may name a tensor file instead
+/// (`"imatrix": "imatrix.npy"` or `"FILE.npz:member"`): load it, flattened, as the array.
+pub fn resolve_vector_files(params: Params) -> Result<Params> {
+    let mut map = params.0;
+    for key in ["imatrix"] {
+        if let Some(Value::String(spec)) = map.get(key).cloned() {
+            let t = read_tensor(&spec).map_err(|e| Error::param(key, e.to_string()))?;
+            map.insert(key.to_string(), Value::from(t.data));
+        }
+    }
+    Ok(Params(map))
+}
+
+/// Write `values` as a float32 little-endian `.npy` of `shape`.
+pub fn write_npy_f32(path: &str, shape: &[usize], values: &[f32]) -> Result<()> {
+    let fail = |e: std::io::Error| Error::load(path, format!("cannot write: {e}"));
+    let file = std::fs::File::create(path).map_err(fail)?;
+    let shape: Vec<u64> = shape.iter().map(|&d| d as u64).collect();
+    let mut writer = npyz::WriteOptions::new()
+        .default_dtype()
+        .shape(&shape)
+        .writer(std::io::BufWriter::new(file))
+        .begin_nd()
+        .map_err(fail)?;
+    writer.extend(values.iter().copied()).map_err(fail)?;
+    writer.finish().map_err(fail)
 }

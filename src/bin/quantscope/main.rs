@@ -6,6 +6,7 @@
 //! quantscope observe FILE... [--observer ID | --preset NAME] [--params JSON] [--set JSON] [--split-axis N] [--strict] [--json]
 //! quantscope adaround W X [--bits 4|8] [--scheme per_channel_symmetric|…] [--iters N] [--json]
 //! quantscope formats FILE [--json]
+//! quantscope quantize FILE --quantizer ID [--params JSON] [--out OUT.npy] [--json]
 //! ```
 //! Each FILE of `observe` is one calibration batch, in order; `file.npz:member` and
 //! `file.safetensors:tensor` pick one tensor of a container.
@@ -17,6 +18,7 @@ use clap::{Parser, Subcommand};
 use quantscope::engine::{NonFinitePolicy, Run};
 use quantscope::params::Params;
 use quantscope::quantizers::adaround::{self, AdaRoundConfig, WeightScheme};
+use quantscope::quantizers::apply as quantize;
 use quantscope::quantizers::formats;
 use quantscope::registry::{self, Granularity};
 use quantscope::Result;
@@ -81,6 +83,26 @@ enum Command {
         /// A tensor (`file.npz:member` picks one tensor of a container).
         file: String,
         /// Print JSON instead of a table.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Quantize one tensor with any registered quantizer or format (int, mx, bnb.nf4,
+    /// ggml.Q4_K, quark.INTQuantizer, …) and write the dequantized tensor.
+    Quantize {
+        /// A tensor (`file.npz:member` picks one tensor of a container).
+        file: String,
+        /// Quantizer id, e.g. `ggml.Q4_K`, `bnb.nf4`, `mx`, `quark.INTQuantizer` (see `list`).
+        #[arg(long)]
+        quantizer: String,
+        /// Parameters as a JSON object with the library's own keys, e.g.
+        /// '{"quant_type": "nf4", "blocksize": 64, "compress_statistics": true}';
+        /// `"imatrix": "FILE.npy"` loads the importance vector from a file.
+        #[arg(long, default_value = "{}")]
+        params: String,
+        /// Write the dequantized tensor here (float32 .npy, the input's shape).
+        #[arg(long)]
+        out: Option<String>,
+        /// Print JSON instead of text.
         #[arg(long)]
         json: bool,
     },
@@ -206,6 +228,26 @@ fn run(command: Command) -> Result<()> {
                 output::print_json(&output::formats_json(&results));
             } else {
                 print!("{}", output::formats_table(&file, &tensor, &results));
+            }
+            Ok(())
+        }
+        Command::Quantize {
+            file,
+            quantizer,
+            params,
+            out,
+            json,
+        } => {
+            let tensor = inputs::read_tensor(&file)?;
+            let params = inputs::resolve_vector_files(Params::from_json(&params)?)?;
+            let result = quantize::quantize(&quantizer, &params, &tensor)?;
+            if let Some(path) = &out {
+                inputs::write_npy_f32(path, &result.shape, &result.values)?;
+            }
+            if json {
+                output::print_json(&output::quantize_json(&result, out.as_deref()));
+            } else {
+                print!("{}", output::quantize_text(&file, &result, out.as_deref()));
             }
             Ok(())
         }

@@ -427,6 +427,40 @@ pub fn adaround_text(o: &quantscope::quantizers::adaround::AdaRoundOutcome) -> S
     out
 }
 
+/// `quantize --json`: the quantizer, its storage cost and error.
+pub fn quantize_json(q: &quantscope::quantizers::apply::Quantized, out: Option<&str>) -> Value {
+    let mut doc = serde_json::to_value(q).unwrap_or_default();
+    if let Some(map) = doc.as_object_mut() {
+        map.insert("out".into(), json!(out));
+    }
+    doc
+}
+
+/// `quantize`: the same as a few lines of text.
+pub fn quantize_text(
+    file: &str,
+    q: &quantscope::quantizers::apply::Quantized,
+    out: Option<&str>,
+) -> String {
+    let m = &q.metrics;
+    let mut s = String::new();
+    let _ = writeln!(s, "{file} {:?} → {} ({})", q.shape, q.format, q.quantizer);
+    let _ = writeln!(s, "  bits per value   {}", fmt_num(q.bits_per_value));
+    let _ = writeln!(s, "  mse              {}", fmt_num(m.mse));
+    let _ = writeln!(s, "  max |error|      {}", fmt_num(m.max_abs_err));
+    let _ = writeln!(
+        s,
+        "  sqnr             {}",
+        m.sqnr_db
+            .map_or("undefined".to_string(), |d| format!("{} dB", fmt_num(d)))
+    );
+    let _ = writeln!(s, "  clipped          {}", fmt_num(m.clipped_fraction));
+    if let Some(path) = out {
+        let _ = writeln!(s, "  written to       {path}");
+    }
+    s
+}
+
 #[cfg(test)]
 mod tests {
     use super::fmt_num;

@@ -1,0 +1,357 @@
+//! ggml's original 32-value block types: Q4_0, Q4_1, Q5_0, Q5_1 and Q8_0 (ggml-quants.c
+//! @ d99724f2).
+//!
+//! | type | block bytes | stored | value |
+//! |---|---|---|---|
+//! | Q4_0 | 18 | `d` fp16, 32 × 4-bit `q` | `(q − 8)·d` |
+//! | Q4_1 | 20 | `d`, `m` fp16, 32 × 4-bit `q` | `q·d + m` |
+//! | Q5_0 | 22 | `d` fp16, 32 × 5-bit `q` (high bits in `qh`) | `(q − 16)·d` |
+//! | Q5_1 | 24 | `d`, `m` fp16, `qh`, 32 × 5-bit `q` | `q·d + m` |
+//! | Q8_0 | 34 | `d` fp16, 32 × int8 `q` | `q·d` |
+//!
+//! Nibble layout: byte `j` of `qs` holds element `j` (low nibble) and element `j + 16` (high
+//! nibble); bit `j` of the little-endian `qh` word is the fifth bit of element `j`.
+//!
+//! **Reference paths** (`quantize_row_<type>_ref`, what `quantize_<type>` runs without an
+//! imatrix) — each uses its own rounding rule:
+//! * Q4_0/Q5_0 (l. 113, 187): `max` is the first element of largest `|x|` with its sign,
+//!   `d = max/−8` (`/−16`), `id = 1/d` from the **unrounded** float32 `d`, codes
+//!   `min(15, trunc(x·id + 8.5))` (`+16.5`, `min 31`) — round half up — while the block stores
+//!   `fp16(d)`: the codes are chosen for a scale that is not the stored one.
+//! * Q4_1/Q5_1 (l. 150, 231): `d = (max − min)/15` (`/31`), codes `trunc((x − min)·id + 0.5)`,
+//!   clamped to 15 for Q4_1 only; `m = fp16(min)`.
+//! * Q8_0 (l. 276): `d = amax/127`, codes `roundf(x·id)` — half away from zero.
+//!
+//! **imatrix paths** (`quantize_row_<type>_impl`, one row at a time; `w = qw·√(σ² + x²)` with
+//! `σ² = Σx²/n_per_row` over the **whole row**, so a block depends on the rest of its row):
+//! * Q4_0/Q5_0 (l. 2070, 2188): [`make_qx_quants`]`(32, 8|16, x, w)`, its codes packed as they are
+//!   and its least-squares scale stored as `d`.
+//! * Q4_1/Q5_1 (l. 2143, 2242): [`make_qkx_quants`] (`qkx3`, `nmax` 15|31, `rmin −0.9`,
+//!   `rdelta 0.05`, 36 steps, squared error), `m = fp16(−min)`.
+//! * Q8_0 ignores the imatrix (l. 2295).
+
+use super::fp16::{read_fp16, write_fp16};
+use super::search::{make_qkx_quants, make_qx_quants, Asymmetric, Grid, Weights};
+
+/// Elements per block.
+pub const QK: usize = 32;
+
+/// The imatrix paths' asymmetric search grid (Q4_1, Q5_1 and the k-quants' imatrix paths).
+pub const GRID_IMATRIX: Grid = Grid {
+    rmin: -0.9,
+    rdelta: 0.05,
+    nstep: 36,
+    use_mad: false,
+};
+
+/// One of the five legacy types.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Legacy {
+    Q4_0,
+    Q4_1,
+    Q5_0,
+    Q5_1,
+    Q8_0,
+}
+
+/// C's `(int8_t)f` / `(uint8_t)f` on x86-64: truncate toward zero to an int, keep the low byte.
+#[inline]
+fn trunc_byte(v: f32) -> i32 {
+    v as i32 & 0xFF
+}
+
+/// `(int8_t)f`.
+#[inline]
+fn trunc_i8(v: f32) -> i32 {
+    v as i32 as i8 as i32
+}
+
+impl Legacy {
+    /// Bytes per block.
+    pub fn block_bytes(self) -> usize {
+        match self {
+            Legacy::Q4_0 => 18,
+            Legacy::Q4_1 => 20,
+            Legacy::Q5_0 => 22,
+            Legacy::Q5_1 => 24,
+            Legacy::Q8_0 => 34,
+        }
+    }
+
+    /// Offset of the quants (`qs`) in a block.
+    fn qs_offset(self) -> usize {
+        match self {
+            Legacy::Q4_0 | Legacy::Q8_0 => 2,
+            Legacy::Q4_1 => 4,
+            Legacy::Q5_0 => 6,
+            Legacy::Q5_1 => 8,
+        }
+    }
+
+    /// Offset of the fifth bits (`qh`) of Q5_0/Q5_1.
+    fn qh_offset(self) -> usize {
+        match self {
+            Legacy::Q5_1 => 4,
+            _ => 2,
+        }
+    }
+
+    /// `quantize_row_<type>_ref` on one block of 32 values.
+    pub fn quantize_block_ref(self, x: &[f32], out: &mut [u8]) {
+        match self {
+            Legacy::Q4_0 | Legacy::Q5_0 => {
+                let (divisor, offset, top) = if self == Legacy::Q4_0 {
+                    (-8.0f32, 8.5f32, 15)
+                } else {
+                    (-16.0, 16.5, 31)
+                };
+                let (mut amax, mut max) = (0.0f32, 0.0f32);
+                for &v in x {
+                    if amax < v.abs() {
+                        amax = v.abs();
+                        max = v;
+                    }
+                }
+                let d = max / divisor;
+                let id = if d != 0.0 { 1.0 / d } else { 0.0 };
+                write_fp16(out, 0, d);
+                let codes: Vec<u8> = x
+                    .iter()
+                    .map(|&v| trunc_i8(v * id + offset).min(top) as u8)
+                    .collect();
+                self.pack(&codes, out);
+            }
+            Legacy::Q4_1 | Legacy::Q5_1 => {
+                let (mut min, mut max) = (f32::MAX, -f32::MAX);
+                for &v in x {
+                    if v < min {
+                        min = v;
+                    }
+                    if v > max {
+                        max = v;
+                    }
+                }
+                let levels = if self == Legacy::Q4_1 { 15.0f32 } else { 31.0 };
+                let d = (max - min) / levels;
+                let id = if d != 0.0 { 1.0 / d } else { 0.0 };
+                write_fp16(out, 0, d);
+                write_fp16(out, 2, min);
+                let codes: Vec<u8> = x
+                    .iter()
+                    .map(|&v| {
+                        let t = (v - min) * id + 0.5;
+                        if self == Legacy::Q4_1 {
+                            trunc_i8(t).min(15) as u8
+                        } else {
+                            trunc_byte(t) as u8
+                        }
+                    })
+                    .collect();
+                self.pack(&codes, out);
+            }
+            Legacy::Q8_0 => {
+                let mut amax = 0.0f32;
+                for &v in x {
+                    amax = if amax > v.abs() { amax } else { v.abs() };
+                }
+                let d = amax / 127.0;
+                let id = if d != 0.0 { 1.0 / d } else { 0.0 };
+                write_fp16(out, 0, d);
+                for (o, &v) in out[2..2 + QK].iter_mut().zip(x) {
+                    *o = trunc_byte((v * id).round()) as u8;
+                }
+            }
+        }
+    }
+
+    /// `quantize_row_<type>_impl` with an imatrix on one row (`row.len()` a multiple of 32,
+    /// `imatrix.len() == row.len()`); `out` holds the row's blocks.
+    pub fn quantize_row_imatrix(self, row: &[f32], imatrix: &[f32], out: &mut [u8]) {
+        if self == Legacy::Q8_0 {
+            for (x, b) in row.chunks(QK).zip(out.chunks_mut(self.block_bytes())) {
+                self.quantize_block_ref(x, b);
+            }
+            return;
+        }
+        let mut sum_x2 = 0.0f32;
+        for &v in row {
+            sum_x2 += v * v;
+        }
+        let sigma2 = sum_x2 / row.len() as f32;
+        let blocks = row
+            .chunks(QK)
+            .zip(imatrix.chunks(QK))
+            .zip(out.chunks_mut(self.block_bytes()));
+        for ((xb, qw), b) in blocks {
+            let weight: Vec<f32> = xb
+                .iter()
+                .zip(qw)
+                .map(|(&x, &q)| q * (sigma2 + x * x).sqrt())
+                .collect();
+            match self {
+                Legacy::Q4_0 | Legacy::Q5_0 => {
+                    let nmax = if self == Legacy::Q4_0 { 8 } else { 16 };
+                    let mut codes = [0i8; QK];
+                    let d = make_qx_quants(nmax, xb, &mut codes, Weights::Given(&weight));
+                    write_fp16(b, 0, d);
+                    let codes: Vec<u8> = codes.iter().map(|&c| c as u8).collect();
+                    self.pack(&codes, b);
+                }
+                _ => {
+                    let nmax = if self == Legacy::Q4_1 { 15 } else { 31 };
+                    let mut codes = [0u8; QK];
+                    let (d, min) = make_qkx_quants(
+                        Asymmetric::Qkx3,
+                        nmax,
+                        xb,
+                        &weight,
+                        &mut codes,
+                        GRID_IMATRIX,
+                    );
+                    write_fp16(b, 0, d);
+                    write_fp16(b, 2, -min);
+                    self.pack(&codes, b);
+                }
+            }
+        }
+    }
+
+    /// Store 32 codes: nibbles (element `j` low, `j + 16` high) and, for 5-bit types, the
+    /// fifth bits in `qh`.
+    fn pack(self, codes: &[u8], out: &mut [u8]) {
+        let qs = self.qs_offset();
+        let mut qh = 0u32;
+        for j in 0..QK / 2 {
+            let (c0, c1) = (codes[j], codes[j + QK / 2]);
+            out[qs + j] = (c0 & 0x0F) | ((c1 & 0x0F) << 4);
+            qh |= (((c0 & 0x10) >> 4) as u32) << j;
+            qh |= (((c1 & 0x10) >> 4) as u32) << (j + QK / 2);
+        }
+        if matches!(self, Legacy::Q5_0 | Legacy::Q5_1) {
+            let at = self.qh_offset();
+            out[at..at + 4].copy_from_slice(&qh.to_le_bytes());
+        }
+    }
+
+    /// The 32 integer codes of a block, as the dequantizer reads them (Q5: fifth bit added;
+    /// Q8_0: signed).
+    fn codes(self, b: &[u8]) -> [i32; QK] {
+        let mut q = [0i32; QK];
+        let qs = self.qs_offset();
+        if self == Legacy::Q8_0 {
+            for (o, &c) in q.iter_mut().zip(&b[qs..qs + QK]) {
+                *o = c as i8 as i32;
+            }
+            return q;
+        }
+        let qh = if matches!(self, Legacy::Q5_0 | Legacy::Q5_1) {
+            let at = self.qh_offset();
+            u32::from_le_bytes([b[at], b[at + 1], b[at + 2], b[at + 3]])
+        } else {
+            0
+        };
+        for j in 0..QK / 2 {
+            let byte = b[qs + j] as u32;
+            let xh0 = ((qh >> j) << 4) & 0x10;
+            let xh1 = (qh >> (j + 12)) & 0x10;
+            q[j] = ((byte & 0x0F) | xh0) as i32;
+            q[j + QK / 2] = ((byte >> 4) | xh1) as i32;
+        }
+        q
+    }
+
+    /// `(d, m)` of a block (`m = 0` for the symmetric types).
+    pub fn scales(self, b: &[u8]) -> (f32, f32) {
+        let d = read_fp16(b, 0);
+        match self {
+            Legacy::Q4_1 | Legacy::Q5_1 => (d, read_fp16(b, 2)),
+            _ => (d, 0.0),
+        }
+    }
+
+    /// The code offset of the symmetric types (`q − 8`, `q − 16`).
+    fn zero(self) -> i32 {
+        match self {
+            Legacy::Q4_0 => 8,
+            Legacy::Q5_0 => 16,
+            _ => 0,
+        }
+    }
+
+    /// `dequantize_row_<type>` on one block: `(q − zero)·d` or `q·d + m`.
+    pub fn dequantize_block(self, b: &[u8], y: &mut [f32]) {
+        let (d, m) = self.scales(b);
+        let q = self.codes(b);
+        for (o, &c) in y.iter_mut().zip(&q) {
+            *o = match self {
+                Legacy::Q4_1 | Legacy::Q5_1 => c as f32 * d + m,
+                _ => (c - self.zero()) as f32 * d,
+            };
+        }
+    }
+
+    /// The smallest and largest value the block can represent (the dequantized extreme codes).
+    pub fn block_range(self, b: &[u8]) -> (f32, f32) {
+        let (d, m) = self.scales(b);
+        let (lo_code, hi_code) = match self {
+            Legacy::Q4_0 | Legacy::Q4_1 => (0, 15),
+            Legacy::Q5_0 | Legacy::Q5_1 => (0, 31),
+            Legacy::Q8_0 => (-128, 127),
+        };
+        let value = |c: i32| match self {
+            Legacy::Q4_1 | Legacy::Q5_1 => c as f32 * d + m,
+            _ => (c - self.zero()) as f32 * d,
+        };
+        let (a, z) = (value(lo_code), value(hi_code));
+        (a.min(z), a.max(z))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn q4_0_scale_comes_from_the_signed_extreme() {
+        // The largest |x| is +2.0, so d = 2/−8 = −0.25 and x = 2.0 gets code 0 (−8·d), while
+        // x = −2.0 would need +8·d: it maps to 16 and is clamped to 15.
+        let mut x = [0.0f32; 32];
+        x[0] = 2.0;
+        x[1] = -2.0;
+        x[2] = 0.25;
+        let mut b = [0u8; 18];
+        Legacy::Q4_0.quantize_block_ref(&x, &mut b);
+        let mut y = [0.0f32; 32];
+        Legacy::Q4_0.dequantize_block(&b, &mut y);
+        assert_eq!(Legacy::Q4_0.scales(&b).0, -0.25);
+        assert_eq!(y[0], 2.0);
+        assert_eq!(y[1], -1.75);
+        assert_eq!(y[2], 0.25);
+        assert_eq!(Legacy::Q4_0.block_range(&b), (-1.75, 2.0));
+    }
+
+    #[test]
+    fn q8_0_rounds_half_away_from_zero() {
+        // amax 127 → d = 1, id = 1: 2.5 → 3 and −2.5 → −3 (roundf), not to even.
+        let mut x = [0.0f32; 32];
+        x[0] = 127.0;
+        x[1] = 2.5;
+        x[2] = -2.5;
+        let mut b = [0u8; 34];
+        Legacy::Q8_0.quantize_block_ref(&x, &mut b);
+        let mut y = [0.0f32; 32];
+        Legacy::Q8_0.dequantize_block(&b, &mut y);
+        assert_eq!(&y[..3], &[127.0, 3.0, -3.0]);
+    }
+
+    #[test]
+    fn q5_packs_the_fifth_bit() {
+        let x: Vec<f32> = (0..32).map(|i| i as f32).collect();
+        let mut b = [0u8; 24];
+        Legacy::Q5_1.quantize_block_ref(&x, &mut b);
+        let mut y = [0.0f32; 32];
+        Legacy::Q5_1.dequantize_block(&b, &mut y);
+        // d = 31/31 = 1, m = 0: every integer 0..31 is exact.
+        assert_eq!(y.to_vec(), x);
+    }
+}

@@ -1,0 +1,468 @@
+//! llama.cpp / ggml block quantization, bit for bit: the reference C quantizers of
+//! `ggml-quants.c` at ggml-org/ggml `d99724f2` (= llama.cpp `d3cf1f14`), which write the
+//! blocks of a GGUF file, and their dequantizers.
+//!
+//! A tensor is a sequence of rows of `n_per_row` values (ggml's `ne[0]`, the last axis of a
+//! row-major array); each row is cut into blocks of 32 ([`legacy`], [`nonlinear`]) or
+//! super-blocks of 256 values (the k-quants), each stored as a fixed number of bytes holding
+//! its fp16 scales ([`fp16`]) and packed integer codes. Bits per value count everything:
+//! `8·block_bytes/block_elems`.
+//!
+//! `quantize_<type>(src, dst, nrows, n_per_row, imatrix)` (what llama.cpp's
+//! `ggml_quantize_chunk` calls) runs one of two different algorithms:
+//! * without an importance matrix, `quantize_row_<type>_ref` over the whole matrix — every block
+//!   on its own, so the result depends only on the flattened values;
+//! * with one (`imatrix`: one non-negative weight per column, the same for every row),
+//!   `quantize_row_<type>_impl` row by row; the legacy types also use the row's `Σx²`, so a block
+//!   depends on its row. Q8_0 and MXFP4 ignore the imatrix.
+//!
+//! Float arithmetic is float32 with one rounding per operation, in the C evaluation order;
+//! nothing is fused (the golden data were built with `-ffp-contract=off`, as ggml-base is built
+//! by default on x86-64; an FMA-contracting build differs in a few blocks). Rounding follows
+//! three rules depending on the path (see [`legacy`] and [`search::nearest_int`]).
+
+pub mod fp16;
+pub mod legacy;
+pub mod nonlinear;
+pub mod q2_k;
+pub mod q3_k;
+pub mod q45_k;
+pub mod q6_k;
+pub mod search;
+
+use crate::error::{Error, Result};
+use legacy::Legacy;
+use q45_k::K45;
+use serde::Serialize;
+
+/// Values per k-quant super-block (`QK_K`).
+pub const QK_K: usize = 256;
+
+/// A ggml quantization type.
+#[allow(non_camel_case_types)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+pub enum GgmlType {
+    Q4_0,
+    Q4_1,
+    Q5_0,
+    Q5_1,
+    Q8_0,
+    Q2_K,
+    Q3_K,
+    Q4_K,
+    Q5_K,
+    Q6_K,
+    MXFP4,
+    IQ4_NL,
+}
+
+impl GgmlType {
+    /// Every supported type, in ggml's order of appearance.
+    pub const ALL: [GgmlType; 12] = [
+        GgmlType::Q4_0,
+        GgmlType::Q4_1,
+        GgmlType::Q5_0,
+        GgmlType::Q5_1,
+        GgmlType::Q8_0,
+        GgmlType::Q2_K,
+        GgmlType::Q3_K,
+        GgmlType::Q4_K,
+        GgmlType::Q5_K,
+        GgmlType::Q6_K,
+        GgmlType::MXFP4,
+        GgmlType::IQ4_NL,
+    ];
+
+    /// ggml's name (`Q4_0`, `Q4_K`, `MXFP4`, …).
+    pub fn name(self) -> &'static str {
+        match self {
+            GgmlType::Q4_0 => "Q4_0",
+            GgmlType::Q4_1 => "Q4_1",
+            GgmlType::Q5_0 => "Q5_0",
+            GgmlType::Q5_1 => "Q5_1",
+            GgmlType::Q8_0 => "Q8_0",
+            GgmlType::Q2_K => "Q2_K",
+            GgmlType::Q3_K => "Q3_K",
+            GgmlType::Q4_K => "Q4_K",
+            GgmlType::Q5_K => "Q5_K",
+            GgmlType::Q6_K => "Q6_K",
+            GgmlType::MXFP4 => "MXFP4",
+            GgmlType::IQ4_NL => "IQ4_NL",
+        }
+    }
+
+    /// Parse a name (case-insensitive).
+    pub fn from_name(name: &str) -> Option<Self> {
+        Self::ALL
+            .into_iter()
+            .find(|t| t.name().eq_ignore_ascii_case(name))
+    }
+
+    fn legacy(self) -> Option<Legacy> {
+        Some(match self {
+            GgmlType::Q4_0 => Legacy::Q4_0,
+            GgmlType::Q4_1 => Legacy::Q4_1,
+            GgmlType::Q5_0 => Legacy::Q5_0,
+            GgmlType::Q5_1 => Legacy::Q5_1,
+            GgmlType::Q8_0 => Legacy::Q8_0,
+            _ => return None,
+        })
+    }
+
+    /// Values per block.
+    pub fn block_elems(self) -> usize {
+        match self {
+            GgmlType::Q2_K | GgmlType::Q3_K | GgmlType::Q4_K | GgmlType::Q5_K | GgmlType::Q6_K => {
+                QK_K
+            }
+            _ => 32,
+        }
+    }
+
+    /// Bytes per block.
+    pub fn block_bytes(self) -> usize {
+        match self {
+            GgmlType::Q2_K => q2_k::BLOCK_BYTES,
+            GgmlType::Q3_K => q3_k::BLOCK_BYTES,
+            GgmlType::Q4_K => K45::Q4K.block_bytes(),
+            GgmlType::Q5_K => K45::Q5K.block_bytes(),
+            GgmlType::Q6_K => q6_k::BLOCK_BYTES,
+            GgmlType::MXFP4 => nonlinear::MXFP4_BYTES,
+            GgmlType::IQ4_NL => nonlinear::IQ4_NL_BYTES,
+            t => t.legacy().map_or(0, Legacy::block_bytes),
+        }
+    }
+
+    /// Storage per value, every scale included: `8·block_bytes/block_elems` (4.5 for Q4_0 and
+    /// Q4_K, 6.5625 for Q6_K, 4.25 for MXFP4).
+    pub fn bits_per_value(self) -> f64 {
+        (8 * self.block_bytes()) as f64 / self.block_elems() as f64
+    }
+
+    /// Whether `quantize_<type>` uses an importance matrix (Q8_0 and MXFP4 ignore it).
+    pub fn uses_imatrix(self) -> bool {
+        !matches!(self, GgmlType::Q8_0 | GgmlType::MXFP4)
+    }
+
+    /// Values sharing one set of scales (one representable range): a block, or a k-quant
+    /// sub-block.
+    pub fn range_group(self) -> usize {
+        match self {
+            GgmlType::Q2_K | GgmlType::Q3_K | GgmlType::Q6_K => 16,
+            _ => 32,
+        }
+    }
+
+    /// Quantize one block without an imatrix.
+    fn quantize_block(self, x: &[f32], out: &mut [u8]) {
+        match self {
+            GgmlType::Q2_K => q2_k::quantize_block_ref(x, out),
+            GgmlType::Q3_K => q3_k::quantize_block_ref(x, out),
+            GgmlType::Q4_K => K45::Q4K.quantize_block_ref(x, out),
+            GgmlType::Q5_K => K45::Q5K.quantize_block_ref(x, out),
+            GgmlType::Q6_K => q6_k::quantize_block(x, None, out),
+            GgmlType::MXFP4 => nonlinear::quantize_mxfp4_block(x, out),
+            GgmlType::IQ4_NL => nonlinear::quantize_iq4_nl_block(x, None, out),
+            t => {
+                if let Some(l) = t.legacy() {
+                    l.quantize_block_ref(x, out)
+                }
+            }
+        }
+    }
+
+    /// Quantize one row with an imatrix of the row's length.
+    fn quantize_row_imatrix(self, row: &[f32], imatrix: &[f32], out: &mut [u8]) {
+        if let Some(l) = self.legacy() {
+            return l.quantize_row_imatrix(row, imatrix, out);
+        }
+        let (n, bytes) = (self.block_elems(), self.block_bytes());
+        let blocks = row
+            .chunks(n)
+            .zip(imatrix.chunks(n))
+            .zip(out.chunks_mut(bytes));
+        for ((x, qw), b) in blocks {
+            match self {
+                GgmlType::Q2_K => q2_k::quantize_block_imatrix(x, qw, b),
+                GgmlType::Q3_K => q3_k::quantize_block_imatrix(x, qw, b),
+                GgmlType::Q4_K => K45::Q4K.quantize_block_imatrix(x, qw, b),
+                GgmlType::Q5_K => K45::Q5K.quantize_block_imatrix(x, qw, b),
+                GgmlType::Q6_K => q6_k::quantize_block(x, Some(qw), b),
+                GgmlType::IQ4_NL => nonlinear::quantize_iq4_nl_block(x, Some(qw), b),
+                _ => self.quantize_block(x, b),
+            }
+        }
+    }
+
+    /// Dequantize one block.
+    fn dequantize_block(self, b: &[u8], y: &mut [f32]) {
+        match self {
+            GgmlType::Q2_K => q2_k::dequantize_block(b, y),
+            GgmlType::Q3_K => q3_k::dequantize_block(b, y),
+            GgmlType::Q4_K => K45::Q4K.dequantize_block(b, y),
+            GgmlType::Q5_K => K45::Q5K.dequantize_block(b, y),
+            GgmlType::Q6_K => q6_k::dequantize_block(b, y),
+            GgmlType::MXFP4 => nonlinear::dequantize_mxfp4_block(b, y),
+            GgmlType::IQ4_NL => nonlinear::dequantize_iq4_nl_block(b, y),
+            t => {
+                if let Some(l) = t.legacy() {
+                    l.dequantize_block(b, y)
+                }
+            }
+        }
+    }
+
+    /// Append the representable range of each [`range_group`](Self::range_group) of a block.
+    fn block_ranges(self, b: &[u8], out: &mut Vec<(f32, f32)>) {
+        match self {
+            GgmlType::Q2_K => q2_k::ranges(b, out),
+            GgmlType::Q3_K => q3_k::ranges(b, out),
+            GgmlType::Q4_K => K45::Q4K.ranges(b, out),
+            GgmlType::Q5_K => K45::Q5K.ranges(b, out),
+            GgmlType::Q6_K => q6_k::ranges(b, out),
+            GgmlType::MXFP4 => out.push(nonlinear::mxfp4_range(b)),
+            GgmlType::IQ4_NL => out.push(nonlinear::iq4_nl_range(b)),
+            t => {
+                if let Some(l) = t.legacy() {
+                    out.push(l.block_range(b))
+                }
+            }
+        }
+    }
+}
+
+impl std::fmt::Display for GgmlType {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// Refuse what ggml cannot quantize: empty or non-finite input, a length that is not a whole
+/// number of blocks (of rows, with an imatrix), a bad imatrix.
+fn validate(ty: GgmlType, data: &[f32], imatrix: Option<&[f32]>) -> Result<()> {
+    if data.is_empty() {
+        return Err(Error::input(format!(
+            "ggml {ty} cannot quantize an empty tensor"
+        )));
+    }
+    let bad = data.iter().filter(|v| !v.is_finite()).count();
+    if bad > 0 {
+        return Err(Error::input(format!(
+            "ggml {ty}: the tensor has {bad} NaN/±Inf values; ggml's quantizers need finite input"
+        )));
+    }
+    let block = ty.block_elems();
+    match imatrix {
+        None if data.len() % block != 0 => Err(Error::input(format!(
+            "ggml {ty} quantizes blocks of {block} values; the tensor has {} values, not a multiple of {block}",
+            data.len()
+        ))),
+        None => Ok(()),
+        Some(im) => {
+            let n = im.len();
+            if n == 0 || n % block != 0 {
+                return Err(Error::param(
+                    "imatrix",
+                    format!("ggml {ty} needs rows that are a multiple of {block} values; the imatrix has {n} entries (one per column)"),
+                ));
+            }
+            if data.len() % n != 0 {
+                return Err(Error::param(
+                    "imatrix",
+                    format!("the imatrix has {n} entries (one per column) but the tensor's {} values are not whole rows of {n}", data.len()),
+                ));
+            }
+            if let Some(v) = im.iter().find(|v| !v.is_finite()) {
+                return Err(Error::param(
+                    "imatrix",
+                    format!("the importance values must be finite, got {v}"),
+                ));
+            }
+            Ok(())
+        }
+    }
+}
+
+/// `quantize_<type>(data, imatrix)`: the ggml blocks of `data` (row-major; with an imatrix the
+/// rows have `imatrix.len()` values).
+pub fn quantize(ty: GgmlType, data: &[f32], imatrix: Option<&[f32]>) -> Result<Vec<u8>> {
+    validate(ty, data, imatrix)?;
+    let (n, bytes) = (ty.block_elems(), ty.block_bytes());
+    let mut out = vec![0u8; data.len() / n * bytes];
+    match imatrix {
+        Some(im) if ty.uses_imatrix() => {
+            let row_bytes = im.len() / n * bytes;
+            for (row, b) in data.chunks(im.len()).zip(out.chunks_mut(row_bytes)) {
+                ty.quantize_row_imatrix(row, im, b);
+            }
+        }
+        _ => {
+            for (x, b) in data.chunks(n).zip(out.chunks_mut(bytes)) {
+                ty.quantize_block(x, b);
+            }
+        }
+    }
+    Ok(out)
+}
+
+fn check_blocks(ty: GgmlType, blocks: &[u8]) -> Result<()> {
+    if blocks.len() % ty.block_bytes() != 0 {
+        return Err(Error::input(format!(
+            "{} bytes are not whole {ty} blocks of {} bytes",
+            blocks.len(),
+            ty.block_bytes()
+        )));
+    }
+    Ok(())
+}
+
+/// `dequantize_row_<type>`: the values of whole blocks.
+pub fn dequantize(ty: GgmlType, blocks: &[u8]) -> Result<Vec<f32>> {
+    check_blocks(ty, blocks)?;
+    let n = ty.block_elems();
+    let mut y = vec![0.0f32; blocks.len() / ty.block_bytes() * n];
+    for (b, out) in blocks.chunks(ty.block_bytes()).zip(y.chunks_mut(n)) {
+        ty.dequantize_block(b, out);
+    }
+    Ok(y)
+}
+
+/// The representable `(min, max)` of every group of [`GgmlType::range_group`] values, in order.
+pub fn ranges(ty: GgmlType, blocks: &[u8]) -> Result<Vec<(f32, f32)>> {
+    check_blocks(ty, blocks)?;
+    let mut out = Vec::with_capacity(blocks.len() / ty.block_bytes() * 16);
+    for b in blocks.chunks(ty.block_bytes()) {
+        ty.block_ranges(b, &mut out);
+    }
+    Ok(out)
+}
+
+/// The scales stored in one block, decoded: what the golden data lists per block.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct BlockScales {
+    /// `d` (fp16 as f32); MXFP4: the E8M0 byte `e`.
+    pub d: f32,
+    /// `m` (Q4_1, Q5_1) or `dmin` (Q2_K, Q4_K, Q5_K).
+    pub min: Option<f32>,
+    /// k-quants: the integer sub-block scales (Q3_K signed, already − 32).
+    pub sub_scales: Vec<i32>,
+    /// Q2_K, Q4_K, Q5_K: the integer sub-block mins.
+    pub sub_mins: Vec<i32>,
+}
+
+/// Decode the scales of one block (`block.len() == ty.block_bytes()`).
+pub fn block_scales(ty: GgmlType, block: &[u8]) -> Result<BlockScales> {
+    if block.len() != ty.block_bytes() {
+        return Err(Error::input(format!(
+            "a {ty} block has {} bytes, got {}",
+            ty.block_bytes(),
+            block.len()
+        )));
+    }
+    let simple = |d: f32, min: Option<f32>| BlockScales {
+        d,
+        min,
+        sub_scales: Vec::new(),
+        sub_mins: Vec::new(),
+    };
+    Ok(match ty {
+        GgmlType::Q2_K => {
+            let (d, dmin, s, m) = q2_k::decode_scales(block);
+            BlockScales {
+                d,
+                min: Some(dmin),
+                sub_scales: s,
+                sub_mins: m,
+            }
+        }
+        GgmlType::Q4_K | GgmlType::Q5_K => {
+            let (d, dmin, s, m) = q45_k::decode_scales(block);
+            BlockScales {
+                d,
+                min: Some(dmin),
+                sub_scales: s,
+                sub_mins: m,
+            }
+        }
+        GgmlType::Q3_K => {
+            let (d, s) = q3_k::decode_scales(block);
+            BlockScales {
+                sub_scales: s,
+                ..simple(d, None)
+            }
+        }
+        GgmlType::Q6_K => {
+            let (d, s) = q6_k::decode_scales(block);
+            BlockScales {
+                sub_scales: s,
+                ..simple(d, None)
+            }
+        }
+        GgmlType::MXFP4 => simple(block[0] as f32, None),
+        GgmlType::IQ4_NL => simple(fp16::read_fp16(block, 0), None),
+        t => {
+            let l = t.legacy().unwrap_or(Legacy::Q8_0);
+            let (d, m) = l.scales(block);
+            let min = matches!(t, GgmlType::Q4_1 | GgmlType::Q5_1).then_some(m);
+            simple(d, min)
+        }
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bits_per_value_include_the_scales() {
+        let bits: Vec<(GgmlType, f64)> = GgmlType::ALL
+            .iter()
+            .map(|&t| (t, t.bits_per_value()))
+            .collect();
+        let want = [
+            4.5, 5.0, 5.5, 6.0, 8.5, 2.625, 3.4375, 4.5, 5.5, 6.5625, 4.25, 4.5,
+        ];
+        for ((t, got), w) in bits.iter().zip(want) {
+            assert_eq!(*got, w, "{t}");
+        }
+    }
+
+    #[test]
+    fn refuses_what_ggml_cannot_quantize() {
+        assert!(quantize(GgmlType::Q4_0, &[], None).is_err());
+        assert!(quantize(GgmlType::Q4_0, &[1.0; 33], None).is_err());
+        assert!(quantize(GgmlType::Q4_K, &[1.0; 128], None).is_err());
+        let mut x = vec![0.5f32; 256];
+        x[3] = f32::NAN;
+        assert!(quantize(GgmlType::Q4_K, &x, None).is_err());
+        let x = vec![0.5f32; 512];
+        assert!(quantize(GgmlType::Q4_K, &x, Some(&[1.0; 128])).is_err());
+        assert!(quantize(GgmlType::Q4_K, &x, Some(&[1.0; 384])).is_err());
+        assert!(quantize(GgmlType::Q4_0, &x, Some(&[1.0; 96])).is_err());
+        let mut im = vec![1.0f32; 256];
+        im[0] = f32::INFINITY;
+        assert!(quantize(GgmlType::Q4_K, &x, Some(&im)).is_err());
+        assert!(dequantize(GgmlType::Q4_K, &[0u8; 100]).is_err());
+    }
+
+    #[test]
+    fn every_type_round_trips_a_ramp_closely() {
+        let x: Vec<f32> = (0..512)
+            .map(|i| ((i * 37 % 101) as f32 - 50.0) / 25.0)
+            .collect();
+        for t in GgmlType::ALL {
+            let blocks = quantize(t, &x, None).unwrap();
+            assert_eq!(blocks.len(), 512 / t.block_elems() * t.block_bytes());
+            let y = dequantize(t, &blocks).unwrap();
+            let mse: f64 = x
+                .iter()
+                .zip(&y)
+                .map(|(a, b)| ((a - b) as f64).powi(2))
+                .sum::<f64>()
+                / 512.0;
+            // Two bits of uniform noise on a ±2 range is ~0.1; every type does better.
+            assert!(mse < 0.12, "{t}: mse {mse}");
+            assert_eq!(ranges(t, &blocks).unwrap().len(), 512 / t.range_group());
+        }
+    }
+}

@@ -1,0 +1,260 @@
+//! ggml's 4-bit table formats on blocks of 32: MXFP4 (17 bytes, 4.25 bits per value) and
+//! IQ4_NL (18 bytes, 4.5 bits per value). Both store 32 nibbles indexing a 16-entry int8 table,
+//! element `j` in the low and `j + 16` in the high nibble of byte `j`.
+//!
+//! **MXFP4** (ggml-quants.c l. 337, 350; tables in ggml-common.h): the table `kvalues_mxfp4` is
+//! E2M1 doubled, `{0, 1, 2, 3, 4, 6, 8, 12, 0, −1, −2, −3, −4, −6, −8, −12}`, and the scale is
+//! half the E8M0 value: `e = (uint8)(⌊log2f(amax)⌋ − 2 + 127)` (0 for an all-zero block),
+//! `d = 2^(e − 128)` (`GGML_E8M0_TO_FP32_HALF`, ggml-impl.h l. 489). Each value takes the
+//! **first** table index with the smallest `|k·d − x|` (strict `<`): a tie goes to the smaller
+//! magnitude (1.5 → 1, 0.5 → 0, −2.5 → −2), not to OCP's round-half-to-even, and `−0` (index 8)
+//! is never chosen. `log2f` is rounded to float32 before the floor, so an `amax` a hair below
+//! `2^k` (|k| ≥ 2) counts as `2^k`.
+//!
+//! **IQ4_NL** (`quantize_iq4_nl` → `quantize_row_iq4_nl_impl` with `ntry = 7`, l. 4937/5048):
+//! the non-uniform table `kvalues_iq4nl = {−127, −104, −83, −65, −49, −35, −22, −10, 1, 13, 25,
+//! 38, 53, 69, 89, 113}`. Per block: weights `x²` (or `qw·√(σ² + x²)` with an imatrix,
+//! `σ² = Σx²·(2/32)`); `d = −max/−127` from the signed extreme, codes by `best_index_int8`
+//! (binary search, a tie goes to the **upper** entry), least-squares `d = Σw·q·x / Σw·q²`, then
+//! 15 candidates `id = (itry − 127)/max`, `itry = −7…7`, kept when `(Σw·q·x)² > best·Σw·q²`.
+//! The codes are finally re-chosen with `1/d` of the float32 `d`, while the block stores
+//! `fp16(d)`. A block with `amax < 1e-15` stores `d = 0` (all codes 8, value 0).
+//! (`quantize_row_iq4_nl_ref`, with `ntry = −1`, is not what llama.cpp runs.)
+
+use super::fp16::{read_fp16, write_fp16};
+use super::search::GROUP_MAX_EPS;
+
+/// Elements per block.
+pub const QK: usize = 32;
+
+/// `kvalues_mxfp4`: E2M1 values doubled.
+pub const KVALUES_MXFP4: [i8; 16] = [0, 1, 2, 3, 4, 6, 8, 12, 0, -1, -2, -3, -4, -6, -8, -12];
+
+/// `kvalues_iq4nl`.
+pub const KVALUES_IQ4NL: [i8; 16] = [
+    -127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113,
+];
+
+/// MXFP4 block bytes.
+pub const MXFP4_BYTES: usize = 17;
+/// IQ4_NL block bytes.
+pub const IQ4_NL_BYTES: usize = 18;
+
+/// `GGML_E8M0_TO_FP32_HALF(e)`: `2^(e − 128)`, subnormal for `e < 2`.
+pub fn e8m0_to_fp32_half(e: u8) -> f32 {
+    let bits = if e < 2 {
+        0x0020_0000u32 << e
+    } else {
+        ((e - 1) as u32) << 23
+    };
+    f32::from_bits(bits)
+}
+
+/// `log2f` as glibc returns it: the exact logarithm rounded to float32.
+fn log2f(x: f32) -> f32 {
+    (x as f64).log2() as f32
+}
+
+/// `best_index_mxfp4(x, d)`: the first index with the smallest `|k·d − x|`.
+fn best_index_mxfp4(x: f32, d: f32) -> u8 {
+    let mut best = 0u8;
+    let mut best_err = (KVALUES_MXFP4[0] as f32 * d - x).abs();
+    for (i, &k) in KVALUES_MXFP4.iter().enumerate().skip(1) {
+        let err = (k as f32 * d - x).abs();
+        if err < best_err {
+            best = i as u8;
+            best_err = err;
+        }
+    }
+    best
+}
+
+/// Pack 32 nibbles: element `j` low, `j + 16` high.
+fn pack_nibbles(codes: &[u8], out: &mut [u8]) {
+    for j in 0..QK / 2 {
+        out[j] = codes[j] | (codes[j + QK / 2] << 4);
+    }
+}
+
+/// The nibble of element `i` in `qs`.
+fn nibble(qs: &[u8], i: usize) -> usize {
+    if i < QK / 2 {
+        (qs[i] & 0xF) as usize
+    } else {
+        (qs[i - QK / 2] >> 4) as usize
+    }
+}
+
+/// `quantize_row_mxfp4_ref` on one block.
+pub fn quantize_mxfp4_block(x: &[f32], out: &mut [u8]) {
+    let mut amax = 0.0f32;
+    for &v in x {
+        if amax < v.abs() {
+            amax = v.abs();
+        }
+    }
+    let e = if amax > 0.0 {
+        // (uint8_t) of a float: truncation to int, then the low byte.
+        ((log2f(amax).floor() - 2.0 + 127.0) as i32 & 0xFF) as u8
+    } else {
+        0
+    };
+    let d = e8m0_to_fp32_half(e);
+    out[0] = e;
+    let codes: Vec<u8> = x.iter().map(|&v| best_index_mxfp4(v, d)).collect();
+    pack_nibbles(&codes, &mut out[1..]);
+}
+
+/// `dequantize_row_mxfp4` on one block: `k·d`.
+pub fn dequantize_mxfp4_block(b: &[u8], y: &mut [f32]) {
+    let d = e8m0_to_fp32_half(b[0]);
+    for (i, o) in y.iter_mut().enumerate().take(QK) {
+        *o = KVALUES_MXFP4[nibble(&b[1..], i)] as f32 * d;
+    }
+}
+
+/// The representable range of an MXFP4 block, `±12·d`.
+pub fn mxfp4_range(b: &[u8]) -> (f32, f32) {
+    let d = e8m0_to_fp32_half(b[0]);
+    (-12.0 * d, 12.0 * d)
+}
+
+/// `best_index_int8(16, values, x)`: binary search; a value exactly between two entries goes
+/// to the upper one.
+fn best_index_int8(values: &[i8; 16], x: f32) -> u8 {
+    if x <= values[0] as f32 {
+        return 0;
+    }
+    if x >= values[15] as f32 {
+        return 15;
+    }
+    let (mut ml, mut mu) = (0usize, 15usize);
+    while mu - ml > 1 {
+        let mav = (ml + mu) / 2;
+        if x < values[mav] as f32 {
+            mu = mav;
+        } else {
+            ml = mav;
+        }
+    }
+    if x - (values[mu - 1] as f32) < (values[mu] as f32) - x {
+        (mu - 1) as u8
+    } else {
+        mu as u8
+    }
+}
+
+/// `quantize_row_iq4_nl_impl(32, 32, x, …, qw, ntry = 7)` on one block (`qw`: the block's 32
+/// imatrix entries).
+pub fn quantize_iq4_nl_block(x: &[f32], qw: Option<&[f32]>, out: &mut [u8]) {
+    const NTRY: i32 = 7;
+    let values = &KVALUES_IQ4NL;
+    let mut sigma2 = 0.0f32;
+    for &v in x {
+        sigma2 += v * v;
+    }
+    sigma2 *= 2.0f32 / QK as f32;
+    let weight: Vec<f32> = match qw {
+        Some(q) => x
+            .iter()
+            .zip(q)
+            .map(|(&v, &w)| w * (sigma2 + v * v).sqrt())
+            .collect(),
+        None => x.iter().map(|&v| v * v).collect(),
+    };
+    let (mut amax, mut max) = (0.0f32, 0.0f32);
+    for &v in x {
+        if v.abs() > amax {
+            amax = v.abs();
+            max = v;
+        }
+    }
+    let scale = if amax < GROUP_MAX_EPS {
+        0.0
+    } else {
+        let v0 = values[0] as f32;
+        let mut d = -max / v0;
+        let id = 1.0 / d;
+        let (mut sumqx, mut sumq2) = (0.0f32, 0.0f32);
+        for (j, &v) in x.iter().enumerate() {
+            let q = values[best_index_int8(values, id * v) as usize] as f32;
+            let w = weight[j];
+            sumqx += w * q * v;
+            sumq2 += w * q * q;
+        }
+        d = if sumq2 > 0.0 { sumqx / sumq2 } else { 0.0 };
+        let mut best = d * sumqx;
+        for itry in -NTRY..=NTRY {
+            let id = (itry + values[0] as i32) as f32 / max;
+            let (mut sumqx, mut sumq2) = (0.0f32, 0.0f32);
+            for (j, &v) in x.iter().enumerate() {
+                let q = values[best_index_int8(values, id * v) as usize] as f32;
+                let w = weight[j];
+                sumqx += w * q * v;
+                sumq2 += w * q * q;
+            }
+            if sumq2 > 0.0 && sumqx * sumqx > best * sumq2 {
+                d = sumqx / sumq2;
+                best = d * sumqx;
+            }
+        }
+        d
+    };
+    write_fp16(out, 0, scale);
+    let id = if scale != 0.0 { 1.0 / scale } else { 0.0 };
+    let codes: Vec<u8> = x.iter().map(|&v| best_index_int8(values, id * v)).collect();
+    pack_nibbles(&codes, &mut out[2..]);
+}
+
+/// `dequantize_row_iq4_nl` on one block: `d·k`.
+pub fn dequantize_iq4_nl_block(b: &[u8], y: &mut [f32]) {
+    let d = read_fp16(b, 0);
+    for (i, o) in y.iter_mut().enumerate().take(QK) {
+        *o = d * KVALUES_IQ4NL[nibble(&b[2..], i)] as f32;
+    }
+}
+
+/// The representable range of an IQ4_NL block, `d·[−127, 113]`.
+pub fn iq4_nl_range(b: &[u8]) -> (f32, f32) {
+    let d = read_fp16(b, 0);
+    let (a, z) = (d * -127.0, d * 113.0);
+    (a.min(z), a.max(z))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn mxfp4_ties_go_to_the_smaller_magnitude() {
+        // amax 6 → e = ⌊log2 6⌋ − 2 + 127 = 127, d = 2^−1: the grid is E2M1 itself.
+        let mut x = [0.0f32; 32];
+        x[0] = 6.0;
+        x[1] = 1.25; // halfway between 1.0 and 1.5 → the first index, 1.0
+        x[2] = -2.5; // between −2 and −3 → −2
+        x[3] = 0.25; // between 0 and 0.5 → 0
+        let mut b = [0u8; MXFP4_BYTES];
+        quantize_mxfp4_block(&x, &mut b);
+        assert_eq!(b[0], 127);
+        let mut y = [0.0f32; 32];
+        dequantize_mxfp4_block(&b, &mut y);
+        assert_eq!(&y[..4], &[6.0, 1.0, -2.0, 0.0]);
+    }
+
+    #[test]
+    fn e8m0_half_scales() {
+        assert_eq!(e8m0_to_fp32_half(127), 0.5);
+        assert_eq!(e8m0_to_fp32_half(128), 1.0);
+        assert_eq!(e8m0_to_fp32_half(1), 2f32.powi(-127));
+        assert_eq!(e8m0_to_fp32_half(0), 2f32.powi(-128));
+    }
+
+    #[test]
+    fn iq4_nl_best_index_sends_ties_up() {
+        // Halfway between −10 and 1 is −4.5: the upper entry (1, index 8).
+        assert_eq!(best_index_int8(&KVALUES_IQ4NL, -4.5), 8);
+        assert_eq!(best_index_int8(&KVALUES_IQ4NL, -4.6), 7);
+        assert_eq!(best_index_int8(&KVALUES_IQ4NL, 0.0), 8);
+        assert_eq!(best_index_int8(&KVALUES_IQ4NL, 500.0), 15);
+    }
+}

@@ -1,0 +1,428 @@
+//! The scale searches of ggml's k-quants and imatrix paths (ggml-quants.c @ d99724f2), in
+//! float32 with one rounding per operation and the C evaluation order (`a·b·c` is `(a·b)·c`,
+//! sums accumulate left to right, no fused multiply-add).
+//!
+//! Notation: `x` the values of a sub-block, `w` their weights, `L` the integer codes, `nmax`
+//! the largest code. Rounding is [`nearest_int`] (half to even) everywhere.
+//!
+//! * [`make_qx_quants`] (l. 628) — symmetric codes `l ∈ [−nmax, nmax − 1]`. Start from
+//!   `iscale = −nmax/max` where `max` is the *signed* value of largest magnitude, then try
+//!   `iscale = −(nmax + 0.1·is)/max` for `is = −9…9, is ≠ 0`; each candidate's least-squares
+//!   scale `Σw·x·l / Σw·l²` is kept when `(Σw·x·l)² > best·Σw·l²` (strict). Returns that
+//!   least-squares scale (not `1/iscale`); codes are stored as `l + nmax`.
+//! * [`make_q3_quants`] (l. 697) — the same start with weights `x²`, then up to 5 passes of
+//!   per-element coordinate descent: `new_l = nearest_int(x·Σl²'/Σxl')` with the element's own
+//!   term removed, accepted when it raises `(Σw·x·l)²/Σw·l²`.
+//! * [`make_qkx2_quants`] (l. 799) / [`make_qkx3_quants`] (l. 993) — asymmetric codes
+//!   `l ∈ [0, nmax]` with a min `m ≤ 0`: `x ≈ scale·l + m`. Start from
+//!   `iscale = nmax/(max − min)` (min clamped to ≤ 0), then for `is = 0…nstep` try
+//!   `iscale = (rmin + rdelta·is + nmax)/(max − min)` and solve the weighted least squares
+//!   `D = Σw·Σw·l² − (Σw·l)²`, `scale = (Σw·Σw·l·x − Σw·x·Σw·l)/D`,
+//!   `min = (Σw·l²·Σw·x − Σw·l·Σw·l·x)/D` (a positive min is replaced by 0 and
+//!   `scale = Σw·l·x/Σw·l²`); a candidate replaces the best only when its weighted error
+//!   (absolute with `use_mad`, squared otherwise) is strictly smaller. Returns `(scale, −min)`.
+//!   `qkx3` differs only in refusing `max ≤ min` rather than `max == min`.
+//! * [`make_qp_quants`] (l. 1076) — non-negative codes `l ∈ [0, nmax]` for the sub-block
+//!   scales themselves (`x ≥ 0`): `iscale = nmax/max`, 8 more candidates
+//!   `(0.1·is + nmax)/max`, `is = −4…4`, chosen by weighted squared error (strict `<`), then
+//!   5 passes of coordinate descent; returns `Σw·x·l / Σw·l²`.
+
+/// Values of magnitude below this are "all zero" (`GROUP_MAX_EPS`, l. 20).
+pub const GROUP_MAX_EPS: f32 = 1e-15;
+
+/// `nearest_int` (l. 621): adds `1.5·2²³` and reads the low mantissa bits, i.e. float32
+/// round-half-to-even for `|x| ≤ 4194303` (ggml asserts that range; outside it the bits are
+/// returned as they fall, as a build without asserts does).
+#[inline]
+pub fn nearest_int(x: f32) -> i32 {
+    let val = x + 12_582_912.0;
+    ((val.to_bits() & 0x007F_FFFF) as i32) - 0x0040_0000
+}
+
+/// The weights a search uses: `x²` of the values themselves (`rmse_type == 1` without
+/// quant weights) or given ones.
+#[derive(Debug, Clone, Copy)]
+pub enum Weights<'a> {
+    Squares,
+    Given(&'a [f32]),
+}
+
+impl Weights<'_> {
+    #[inline]
+    fn at(&self, x: &[f32], i: usize) -> f32 {
+        match self {
+            Weights::Squares => x[i] * x[i],
+            Weights::Given(w) => w[i],
+        }
+    }
+}
+
+/// The signed value of largest magnitude (the first one on ties) and that magnitude.
+fn signed_max(x: &[f32]) -> (f32, f32) {
+    let (mut max, mut amax) = (0.0f32, 0.0f32);
+    for &v in x {
+        let ax = v.abs();
+        if ax > amax {
+            amax = ax;
+            max = v;
+        }
+    }
+    (max, amax)
+}
+
+/// `make_qx_quants(n, nmax, x, L, rmse_type = 1, qw)`; `codes` receives `l + nmax`.
+pub fn make_qx_quants(nmax: i32, x: &[f32], codes: &mut [i8], weights: Weights) -> f32 {
+    let n = x.len();
+    let (max, amax) = signed_max(x);
+    if amax < GROUP_MAX_EPS {
+        codes[..n].fill(0);
+        return 0.0;
+    }
+    let nmax_f = nmax as f32;
+    let clamp = |l: i32| l.clamp(-nmax, nmax - 1);
+    let mut iscale = -nmax_f / max;
+    let mut sumlx = 0.0f32;
+    let mut suml2 = 0.0f32;
+    for i in 0..n {
+        let l = clamp(nearest_int(iscale * x[i]));
+        codes[i] = (l + nmax) as i8;
+        let w = weights.at(x, i);
+        let lf = l as f32;
+        sumlx += w * x[i] * lf;
+        suml2 += w * lf * lf;
+    }
+    let mut scale = if suml2 != 0.0 { sumlx / suml2 } else { 0.0 };
+    let mut best = scale * sumlx;
+    for is in -9..=9 {
+        if is == 0 {
+            continue;
+        }
+        iscale = -(nmax_f + 0.1f32 * is as f32) / max;
+        sumlx = 0.0;
+        suml2 = 0.0;
+        for i in 0..n {
+            let l = clamp(nearest_int(iscale * x[i])) as f32;
+            let w = weights.at(x, i);
+            sumlx += w * x[i] * l;
+            suml2 += w * l * l;
+        }
+        if suml2 > 0.0 && sumlx * sumlx > best * suml2 {
+            for i in 0..n {
+                codes[i] = (clamp(nearest_int(iscale * x[i])) + nmax) as i8;
+            }
+            scale = sumlx / suml2;
+            best = scale * sumlx;
+        }
+    }
+    scale
+}
+
+/// `make_q3_quants(n, nmax, x, L, do_rmse = true)`; `codes` receives `l + nmax`.
+pub fn make_q3_quants(nmax: i32, x: &[f32], codes: &mut [i8]) -> f32 {
+    let n = x.len();
+    let (max, amax) = signed_max(x);
+    if amax < GROUP_MAX_EPS {
+        codes[..n].fill(0);
+        return 0.0;
+    }
+    let clamp = |l: i32| l.clamp(-nmax, nmax - 1);
+    let iscale = -(nmax as f32) / max;
+    let mut sumlx = 0.0f32;
+    let mut suml2 = 0.0f32;
+    for i in 0..n {
+        let l = clamp(nearest_int(iscale * x[i]));
+        codes[i] = l as i8;
+        let w = x[i] * x[i];
+        let lf = l as f32;
+        sumlx += w * x[i] * lf;
+        suml2 += w * lf * lf;
+    }
+    for _ in 0..5 {
+        let mut changed = 0;
+        for i in 0..n {
+            let w = x[i] * x[i];
+            let li = codes[i] as f32;
+            let mut slx = sumlx - w * x[i] * li;
+            if slx > 0.0 {
+                let mut sl2 = suml2 - w * li * li;
+                let new_l = clamp(nearest_int(x[i] * sl2 / slx));
+                if new_l != codes[i] as i32 {
+                    let nl = new_l as f32;
+                    slx += w * x[i] * nl;
+                    sl2 += w * nl * nl;
+                    if sl2 > 0.0 && slx * slx * suml2 > sumlx * sumlx * sl2 {
+                        codes[i] = new_l as i8;
+                        sumlx = slx;
+                        suml2 = sl2;
+                        changed += 1;
+                    }
+                }
+            }
+        }
+        if changed == 0 {
+            break;
+        }
+    }
+    for c in codes[..n].iter_mut() {
+        *c += nmax as i8;
+    }
+    if suml2 > 0.0 {
+        sumlx / suml2
+    } else {
+        0.0
+    }
+}
+
+/// Which of the two asymmetric searches runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Asymmetric {
+    /// `make_qkx2_quants`: refuses `max == min`.
+    Qkx2,
+    /// `make_qkx3_quants`: refuses `max ≤ min`.
+    Qkx3,
+}
+
+/// The candidate grid of an asymmetric search: `iscale = (rmin + rdelta·is + nmax)/(max − min)`
+/// for `is = 0…nstep`.
+#[derive(Debug, Clone, Copy)]
+pub struct Grid {
+    pub rmin: f32,
+    pub rdelta: f32,
+    pub nstep: i32,
+    /// Absolute (true) or squared (false) error.
+    pub use_mad: bool,
+}
+
+/// `make_qkx2_quants` / `make_qkx3_quants(n, nmax, x, w, L, &the_min, Laux, rmin, rdelta,
+/// nstep, use_mad)`: returns `(scale, the_min)` with `the_min = −min ≥ 0` (or `−0.0`).
+pub fn make_qkx_quants(
+    kind: Asymmetric,
+    nmax: i32,
+    x: &[f32],
+    weights: &[f32],
+    codes: &mut [u8],
+    grid: Grid,
+) -> (f32, f32) {
+    let n = x.len();
+    let mut min = x[0];
+    let mut max = x[0];
+    let mut sum_w = weights[0];
+    let mut sum_x = sum_w * x[0];
+    for i in 1..n {
+        if x[i] < min {
+            min = x[i];
+        }
+        if x[i] > max {
+            max = x[i];
+        }
+        let w = weights[i];
+        sum_w += w;
+        sum_x += w * x[i];
+    }
+    if min > 0.0 {
+        min = 0.0;
+    }
+    let degenerate = match kind {
+        Asymmetric::Qkx2 => max == min,
+        Asymmetric::Qkx3 => max <= min,
+    };
+    if degenerate {
+        codes[..n].fill(0);
+        return (0.0, -min);
+    }
+    let nmax_f = nmax as f32;
+    let err = |d: f32| if grid.use_mad { d.abs() } else { d * d };
+    let mut iscale = nmax_f / (max - min);
+    let mut scale = 1.0 / iscale;
+    let mut best_error = 0.0f32;
+    for i in 0..n {
+        let l = nearest_int(iscale * (x[i] - min)).clamp(0, nmax);
+        codes[i] = l as u8;
+        let diff = scale * codes[i] as f32 + min - x[i];
+        best_error += weights[i] * err(diff);
+    }
+    if grid.nstep < 1 {
+        return (scale, -min);
+    }
+    let mut aux = [0u8; 256];
+    for is in 0..=grid.nstep {
+        iscale = (grid.rmin + grid.rdelta * is as f32 + nmax_f) / (max - min);
+        let (mut sum_l, mut sum_l2, mut sum_xl) = (0.0f32, 0.0f32, 0.0f32);
+        for i in 0..n {
+            let l = nearest_int(iscale * (x[i] - min)).clamp(0, nmax);
+            aux[i] = l as u8;
+            let w = weights[i];
+            let lf = l as f32;
+            sum_l += w * lf;
+            sum_l2 += w * lf * lf;
+            sum_xl += w * lf * x[i];
+        }
+        let d = sum_w * sum_l2 - sum_l * sum_l;
+        if d > 0.0 {
+            let mut this_scale = (sum_w * sum_xl - sum_x * sum_l) / d;
+            let mut this_min = (sum_l2 * sum_x - sum_l * sum_xl) / d;
+            if this_min > 0.0 {
+                this_min = 0.0;
+                this_scale = sum_xl / sum_l2;
+            }
+            let mut cur_error = 0.0f32;
+            for i in 0..n {
+                let diff = this_scale * aux[i] as f32 + this_min - x[i];
+                cur_error += weights[i] * err(diff);
+            }
+            if cur_error < best_error {
+                codes[..n].copy_from_slice(&aux[..n]);
+                best_error = cur_error;
+                scale = this_scale;
+                min = this_min;
+            }
+        }
+    }
+    (scale, -min)
+}
+
+/// `make_qp_quants(n, nmax, x, L, quant_weights)` for non-negative `x` (sub-block scales or
+/// mins); codes are stored as `u8` exactly as C stores its `int` codes (wrapping).
+pub fn make_qp_quants(nmax: i32, x: &[f32], codes: &mut [u8], weights: &[f32]) -> f32 {
+    let n = x.len();
+    let mut max = 0.0f32;
+    for &v in x {
+        max = if max > v { max } else { v }; // MAX(max, x[i])
+    }
+    if max < GROUP_MAX_EPS {
+        codes[..n].fill(0);
+        return 0.0;
+    }
+    let nmax_f = nmax as f32;
+    let mut iscale = nmax_f / max;
+    for i in 0..n {
+        codes[i] = nearest_int(iscale * x[i]) as u8;
+    }
+    let scale = 1.0 / iscale;
+    let mut best_mse = 0.0f32;
+    for i in 0..n {
+        let diff = x[i] - scale * codes[i] as f32;
+        best_mse += weights[i] * diff * diff;
+    }
+    for is in -4..=4 {
+        if is == 0 {
+            continue;
+        }
+        let iscale_is = (0.1f32 * is as f32 + nmax_f) / max;
+        let scale_is = 1.0 / iscale_is;
+        let mut mse = 0.0f32;
+        for i in 0..n {
+            let l = nearest_int(iscale_is * x[i]).min(nmax);
+            let diff = x[i] - scale_is * l as f32;
+            mse += weights[i] * diff * diff;
+        }
+        if mse < best_mse {
+            best_mse = mse;
+            iscale = iscale_is;
+        }
+    }
+    let mut sumlx = 0.0f32;
+    let mut suml2 = 0.0f32;
+    for i in 0..n {
+        let l = nearest_int(iscale * x[i]).min(nmax);
+        codes[i] = l as u8;
+        let w = weights[i];
+        let lf = l as f32; // the int, not the stored byte
+        sumlx += w * x[i] * lf;
+        suml2 += w * lf * lf;
+    }
+    for _ in 0..5 {
+        let mut changed = 0;
+        for i in 0..n {
+            let w = weights[i];
+            let li = codes[i] as f32;
+            let mut slx = sumlx - w * x[i] * li;
+            let mut sl2 = suml2 - w * li * li;
+            if slx > 0.0 && sl2 > 0.0 {
+                let new_l = nearest_int(x[i] * sl2 / slx).min(nmax);
+                if new_l != codes[i] as i32 {
+                    let nl = new_l as f32;
+                    slx += w * x[i] * nl;
+                    sl2 += w * nl * nl;
+                    if slx * slx * suml2 > sumlx * sumlx * sl2 {
+                        codes[i] = new_l as u8;
+                        sumlx = slx;
+                        suml2 = sl2;
+                        changed += 1;
+                    }
+                }
+            }
+        }
+        if changed == 0 {
+            break;
+        }
+    }
+    if suml2 > 0.0 {
+        sumlx / suml2
+    } else {
+        0.0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn nearest_int_rounds_half_to_even() {
+        let cases = [
+            (0.5f32, 0),
+            (1.5, 2),
+            (2.5, 2),
+            (-0.5, 0),
+            (-1.5, -2),
+            (-2.5, -2),
+            (2.4999998, 2),
+            (-7.6, -8),
+            (4_194_303.0, 4_194_303),
+            (-4_194_303.0, -4_194_303),
+        ];
+        for (x, want) in cases {
+            assert_eq!(nearest_int(x), want, "{x}");
+        }
+    }
+
+    #[test]
+    fn qx_quants_recovers_an_exact_grid() {
+        // Values on a grid of step 0.25 with the negative extreme first: the least-squares
+        // scale is the grid step with a sign (codes are l + nmax).
+        let x: Vec<f32> = (0..16).map(|i| (i as f32 - 8.0) * 0.25).collect();
+        let mut codes = [0i8; 16];
+        let scale = make_qx_quants(8, &x, &mut codes, Weights::Squares);
+        let back: Vec<f32> = codes.iter().map(|&c| (c as f32 - 8.0) * scale).collect();
+        for (a, b) in x.iter().zip(&back) {
+            assert!((a - b).abs() < 1e-6, "{x:?} → {back:?}");
+        }
+    }
+
+    #[test]
+    fn qkx_quants_handles_constant_and_positive_blocks() {
+        let mut codes = [7u8; 8];
+        let x = [0.0f32; 8];
+        let w = [1.0f32; 8];
+        let grid = Grid {
+            rmin: -1.0,
+            rdelta: 0.1,
+            nstep: 20,
+            use_mad: false,
+        };
+        assert_eq!(
+            make_qkx_quants(Asymmetric::Qkx2, 15, &x, &w, &mut codes, grid),
+            (0.0, -0.0)
+        );
+        assert_eq!(codes, [0; 8]);
+        // All positive: the starting min is clamped to 0; the least-squares min may go below
+        // it (the_min ≥ 0) but never above, and the reconstruction stays within half a step.
+        let x: Vec<f32> = (1..=8).map(|i| i as f32).collect();
+        let (scale, the_min) = make_qkx_quants(Asymmetric::Qkx3, 15, &x, &w, &mut codes, grid);
+        assert!(scale > 0.0 && the_min >= 0.0, "{scale} {the_min}");
+        for (&c, &v) in codes.iter().zip(&x) {
+            assert!((scale * c as f32 - the_min - v).abs() <= scale / 2.0 + 1e-6);
+        }
+    }
+}

@@ -1,0 +1,226 @@
+//! One tensor through one quantizer, by id: any format family of the registry (`int`, `half`,
+//! `minifloat`, `mx`, `bfp`, `bnb.*`, `ggml.*`) or one of Quark's ONNX fine-tuning quantizers
+//! (`quark.INTQuantizer`, `quark.FPQuantizer`, `quark.AdaroundINTQuantizer`, see
+//! [`super::quark_onnx`]) — what `quantscope quantize` runs.
+//!
+//! The result is the dequantized tensor (the input's shape, float32) with its storage cost and
+//! error: `mse`, `max_abs_err`, `sqnr_db = 10·log10(Σx²/Σ(x̂ − x)²)` and the share of values
+//! beyond what their scale can represent (`clipped_fraction`), over the finite input values.
+//!
+//! Quark's quantizers take their parameters as given (they do not observe the tensor):
+//! `scale` and `zero_point` (a number, or one per index of `ch_axis`), `min_q`, `max_q`
+//! (`quark.FPQuantizer` defaults to `±finfo(quant_type).max`), `ch_axis` (default 0), and
+//! `quant_type` (`float16`/`bfloat16`) for the float one, `use_soft_rounding` for AdaRound's
+//! (a fresh quantizer: `α` initialised from the tensor itself). Their bits per value: the integer
+//! width `⌈log2(max_q − min_q + 1)⌉` (16 for the float one) plus a float32 scale and a zero point
+//! of that width per scale; a value is clipped when `round(x/s) + zp` lies outside
+//! `[min_q, max_q]`.
+
+use super::formats;
+use super::quark_onnx::{AdaroundIntQuantizer, FpQuantizer, IntQuantizer, QuantParams};
+use crate::error::{Error, Result};
+use crate::formats::half_cast::HalfType;
+use crate::params::Params;
+use crate::quant::{MetricsAccumulator, QdqMetrics};
+use crate::tensor::Tensor;
+use serde::Serialize;
+use serde_json::Value;
+
+/// Ids of the Quark quantizers [`quantize`] accepts besides the format families.
+pub const QUARK_QUANTIZERS: [&str; 3] = [
+    "quark.INTQuantizer",
+    "quark.FPQuantizer",
+    "quark.AdaroundINTQuantizer",
+];
+
+/// A quantize–dequantized tensor and what it cost.
+#[derive(Debug, Clone, Serialize)]
+pub struct Quantized {
+    /// The quantizer id.
+    pub quantizer: String,
+    /// A readable label (`ggml.Q4_K (imatrix)`, `int4 per channel`, …).
+    pub format: String,
+    /// Storage per value, every stored scale included.
+    pub bits_per_value: f64,
+    #[serde(flatten)]
+    pub metrics: QdqMetrics,
+    /// The input's shape.
+    pub shape: Vec<usize>,
+    /// The dequantized values, row-major.
+    #[serde(skip)]
+    pub values: Vec<f32>,
+}
+
+/// Quantize–dequantize `t` with quantizer `id` and its parameters (the library's own keys).
+pub fn quantize(id: &str, params: &Params, t: &Tensor) -> Result<Quantized> {
+    if t.is_empty() {
+        return Err(Error::input(format!("`{id}`: the tensor is empty")));
+    }
+    let (format, bits_per_value, values, clipped) = if QUARK_QUANTIZERS.contains(&id) {
+        quark(id, params, t)?
+    } else {
+        let spec = formats::find(id).map_err(|_| Error::Unknown {
+            what: "quantizer",
+            name: id.to_string(),
+            hint: format!(
+                " (known: {}, {})",
+                formats::formats()
+                    .iter()
+                    .map(|f| f.id)
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                QUARK_QUANTIZERS.join(", ")
+            ),
+        })?;
+        let q = spec.build(params, &t.shape)?;
+        let out = q.apply(t)?;
+        (
+            q.label(),
+            q.bits_per_value(&t.shape),
+            out.values,
+            out.clipped,
+        )
+    };
+    let mut acc = MetricsAccumulator::default();
+    acc.add(&t.data, &values, |_| None);
+    let mut metrics = acc.finish();
+    metrics.clipped_fraction = clipped as f64 / metrics.count.max(1) as f64;
+    Ok(Quantized {
+        quantizer: id.to_string(),
+        format,
+        bits_per_value,
+        metrics,
+        shape: t.shape.clone(),
+        values,
+    })
+}
+
+/// A number or a list of numbers (`scale`, `zero_point`).
+fn numbers(params: &Params, key: &str) -> Result<Option<Vec<f32>>> {
+    match params.get(key) {
+        None => Ok(None),
+        Some(Value::Array(_)) => params.opt_f32s(key),
+        Some(_) => params.opt_f64(key).map(|v| v.map(|x| vec![x as f32])),
+    }
+}
+
+fn quark(id: &str, params: &Params, t: &Tensor) -> Result<(String, f64, Vec<f32>, usize)> {
+    let float = id == "quark.FPQuantizer";
+    let mut known = vec!["scale", "zero_point", "min_q", "max_q", "ch_axis"];
+    if float {
+        known.push("quant_type");
+    }
+    if id == "quark.AdaroundINTQuantizer" {
+        known.push("use_soft_rounding");
+    }
+    if let Some(key) = params.keys().find(|k| !known.contains(k)) {
+        return Err(Error::param(
+            key,
+            format!(
+                "`{id}` has no parameter `{key}` (it takes {})",
+                known.join(", ")
+            ),
+        ));
+    }
+    let half = if float {
+        let name = params.str_or("quant_type", "float16")?;
+        Some(
+            HalfType::from_name(name)
+                .ok_or_else(|| Error::param("quant_type", format!("unknown `{name}`")))?,
+        )
+    } else {
+        None
+    };
+    let scale = numbers(params, "scale")?
+        .ok_or_else(|| Error::param("scale", format!("`{id}` needs a scale")))?;
+    if let Some(s) = scale.iter().find(|s| !(s.is_finite() && **s > 0.0)) {
+        return Err(Error::param(
+            "scale",
+            format!("must be positive and finite, got {s}"),
+        ));
+    }
+    let zero_point = numbers(params, "zero_point")?.unwrap_or_else(|| vec![0.0]);
+    let (min_q, max_q) = match half {
+        Some(h) => (
+            params.f64_or("min_q", -h.max() as f64)? as f32,
+            params.f64_or("max_q", h.max() as f64)? as f32,
+        ),
+        None => (
+            params.f64_or("min_q", -128.0)? as f32,
+            params.f64_or("max_q", 127.0)? as f32,
+        ),
+    };
+    let ch_axis = params.i64_or("ch_axis", 0)?;
+    let qp = QuantParams::new(scale, zero_point, min_q, max_q, ch_axis)?;
+    let slices = qp.scale.len().max(qp.zero_point.len()) as f64;
+    let n = t.len() as f64;
+    let (label, element_bits, values) = match half {
+        Some(h) => {
+            let q = FpQuantizer::new(qp.clone(), h);
+            (
+                format!("quark {} (scaled)", h.name()),
+                16.0,
+                q.quantize_dequantize(t)?.data,
+            )
+        }
+        None => {
+            let bits = ((max_q - min_q) as f64 + 1.0).log2().ceil().max(1.0);
+            let values = if id == "quark.AdaroundINTQuantizer" {
+                let mut q = AdaroundIntQuantizer::new(qp.clone());
+                q.use_soft_rounding = params.bool_or("use_soft_rounding", true)?;
+                q.quantize_dequantize(t)?.data
+            } else {
+                IntQuantizer::new(qp.clone()).quantize_dequantize(t)?.data
+            };
+            (format!("quark int{bits} [{min_q}, {max_q}]"), bits, values)
+        }
+    };
+    // Clipped: the unclamped code round(x/s) + zp falls outside [min_q, max_q].
+    let unclamped = IntQuantizer::new(QuantParams::new(
+        qp.scale.clone(),
+        qp.zero_point.clone(),
+        f32::NEG_INFINITY,
+        f32::INFINITY,
+        qp.ch_axis,
+    )?);
+    let clipped = unclamped
+        .quantize(t)?
+        .data
+        .iter()
+        .zip(&t.data)
+        .filter(|(q, x)| x.is_finite() && (**q < min_q || **q > max_q))
+        .count();
+    let bits = element_bits + (32.0 + element_bits) * slices / n;
+    Ok((label, bits, values, clipped))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn quark_int_quantizer_counts_clipping_and_scale_storage() {
+        // scale 0.5, int4-like range −8..7: 5.0 → code 10 (clipped to 7 → 3.5), −1.2 → −2 → −1.0.
+        let t = Tensor::from_vec(vec![5.0, -1.2, 0.26, -4.0]);
+        let p = Params::from_json(r#"{"scale": 0.5, "min_q": -8, "max_q": 7}"#).unwrap();
+        let q = quantize("quark.INTQuantizer", &p, &t).unwrap();
+        assert_eq!(q.values, vec![3.5, -1.0, 0.5, -4.0]);
+        assert_eq!(q.metrics.clipped_fraction, 0.25);
+        // 4 bits + (32-bit scale + 4-bit zero point) over 4 values.
+        assert_eq!(q.bits_per_value, 4.0 + 36.0 / 4.0);
+        assert_eq!(q.format, "quark int4 [-8, 7]");
+    }
+
+    #[test]
+    fn formats_and_errors_by_id() {
+        let t = Tensor::new(vec![2, 32], (0..64).map(|i| i as f32 / 8.0 - 4.0).collect()).unwrap();
+        let q = quantize("ggml.Q8_0", &Params::new(), &t).unwrap();
+        assert_eq!(q.shape, vec![2, 32]);
+        assert_eq!(q.bits_per_value, 8.5);
+        assert!(q.metrics.mse < 1e-4);
+        assert!(quantize("nope", &Params::new(), &t).is_err());
+        assert!(quantize("quark.FPQuantizer", &Params::new(), &t).is_err());
+        let empty = Tensor::new(vec![0], vec![]).unwrap();
+        assert!(quantize("int", &Params::new(), &empty).is_err());
+    }
+}

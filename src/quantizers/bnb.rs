@@ -1,0 +1,293 @@
+//! bitsandbytes formats in the quantizer registry: `bnb.nf4`, `bnb.fp4` and `bnb.blockwise8`,
+//! with bitsandbytes' own argument names (`quant_type`, `blocksize`, `compress_statistics`,
+//! `quant_storage` of `quantize_4bit`; `blocksize`, `nested`, `code` of `quantize_blockwise`).
+//! The kernels are [`crate::formats::bnb`].
+
+use super::formats::{FormatQuantizer, FormatSpec, Qdq};
+use crate::error::{Error, Result};
+use crate::formats::bnb::{self, four_bit::BLOCKSIZES, Blockwise8, FourBit, QuantType};
+use crate::params::{ParamSpec, Params};
+use crate::tensor::Tensor;
+use serde::Serialize;
+
+/// The version reproduced.
+pub const FRAMEWORK: &str = "bitsandbytes 0.50.2 (CPU)";
+
+/// A configured bitsandbytes format.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "format", rename_all = "snake_case")]
+pub enum BnbFormat {
+    /// `quantize_4bit` → `dequantize_4bit`.
+    FourBit {
+        quant_type: QuantType,
+        blocksize: usize,
+        compress_statistics: bool,
+    },
+    /// `quantize_blockwise` → `dequantize_blockwise` with the dynamic map.
+    Blockwise8 { blocksize: usize, nested: bool },
+}
+
+const RECIPROCAL: &str = "scaled by x·(1/absmax) in float32 (reciprocal, then multiply), not x/absmax (backends/default/ops.py l. 245)";
+const BUCKETIZE: &str = "the code is torch.bucketize against float32 midpoints of the sorted code book, not an argmin: a value on a midpoint takes the lower code (ops.py l. 229, 252)";
+const SHORT_BLOCK: &str = "a zero block stores absmax 0 and codes the zero value; a short last block divides by its absmax clamped to 1e-38 and stores the clamped value (ops.py l. 247–249)";
+const DOUBLE_QUANT: &str = "compress_statistics: offset = torch's float32 mean of the absmax (its summation order), then 8-bit blocks of 256 whatever the outer blocksize (functional.py l. 939–940)";
+
+/// Quirks NF4 reproduces, with their source.
+const QUIRKS_NF4: &[&str] = &[RECIPROCAL, BUCKETIZE, SHORT_BLOCK, DOUBLE_QUANT];
+
+/// Quirks FP4 reproduces, with their source.
+const QUIRKS_FP4: &[&str] = &[
+    RECIPROCAL,
+    BUCKETIZE,
+    "nibbles 0 (+0) and 8 share the value 0 and argsort keeps them in index order, so scaled values in (0, 0.0026] take nibble 8, which the CPU dequantizer reads as −0.0 (ops.py l. 229; csrc/cpu_ops.cpp fp4_lut)",
+    SHORT_BLOCK,
+    DOUBLE_QUANT,
+];
+
+/// Quirks the 8-bit format reproduces, with their source.
+const QUIRKS_8BIT: &[&str] = &[
+    "the CPU kernel looks codes up in a 65536-entry table instead of searching the code book: exact zeros come back as 2.125e-5·absmax (code 131), and a few codes per 16k differ from the nearest (csrc/cpu_ops.cpp build_quantize_lut / quantize_cpu_impl)",
+    "an all-zero block gets code 0, the most negative code, and dequantizes to −0.0 (csrc/cpu_ops.cpp quantize_cpu_impl)",
+    "the dynamic map runs from −0.99297 to +1: a block's most negative value is clipped (functional.py l. 296 create_dynamic_map)",
+    "the dynamic map's torch.linspace points are fused multiply-adds (one rounding), as torch's AVX2 build computes them (functional.py l. 325)",
+    "nested: the absmax is double-quantized with the outer blocksize (functional.py l. 664–667)",
+];
+
+fn four_bit_params(quant_type: QuantType) -> Vec<ParamSpec> {
+    let (options, default): (&[&'static str], &'static str) = match quant_type {
+        QuantType::Nf4 => (&["nf4"], "nf4"),
+        QuantType::Fp4 => (&["fp4"], "fp4"),
+    };
+    vec![
+        ParamSpec::choice("quant_type", options, default, "4-bit data type"),
+        ParamSpec::int(
+            "blocksize",
+            32,
+            4096,
+            64,
+            "values per absmax: 32, 64, …, 4096 (powers of two)",
+        ),
+        ParamSpec::bool(
+            "compress_statistics",
+            false,
+            "double quantization: the absmax values themselves in 8 bits (QLoRA's DQ)",
+        ),
+        ParamSpec::choice(
+            "quant_storage",
+            &["uint8", "int8", "float16", "bfloat16", "float32"],
+            "uint8",
+            "dtype the packed bytes are stored as (a reinterpretation: values unchanged)",
+        ),
+    ]
+}
+
+fn build_four_bit(quant_type: QuantType, p: &Params) -> Result<FormatQuantizer> {
+    let blocksize = p.i64_or("blocksize", 64)? as usize;
+    if !BLOCKSIZES.contains(&blocksize) {
+        return Err(Error::param(
+            "blocksize",
+            format!("quantize_4bit accepts 32, 64, 128, 256, 512, 1024, 2048 or 4096 (bitsandbytes raises ValueError: invalid blocksize {blocksize})"),
+        ));
+    }
+    Ok(FormatQuantizer::Bnb(BnbFormat::FourBit {
+        quant_type,
+        blocksize,
+        compress_statistics: p.bool_or("compress_statistics", false)?,
+    }))
+}
+
+fn build_blockwise8(p: &Params, _: &[usize]) -> Result<FormatQuantizer> {
+    Ok(FormatQuantizer::Bnb(BnbFormat::Blockwise8 {
+        blocksize: p.i64_or("blocksize", 4096)? as usize,
+        nested: p.bool_or("nested", false)?,
+    }))
+}
+
+/// The bitsandbytes entries of the quantizer registry.
+pub fn specs() -> Vec<FormatSpec> {
+    vec![
+        FormatSpec {
+            id: "bnb.nf4",
+            summary: "bitsandbytes NF4: 4-bit normal-float code book, float32 absmax per block",
+            params: four_bit_params(QuantType::Nf4),
+            build: |p, _| build_four_bit(QuantType::Nf4, p),
+            framework: FRAMEWORK,
+            quirks: QUIRKS_NF4,
+        },
+        FormatSpec {
+            id: "bnb.fp4",
+            summary: "bitsandbytes FP4: 4-bit float (bias 2) code book, float32 absmax per block",
+            params: four_bit_params(QuantType::Fp4),
+            build: |p, _| build_four_bit(QuantType::Fp4, p),
+            framework: FRAMEWORK,
+            quirks: QUIRKS_FP4,
+        },
+        FormatSpec {
+            id: "bnb.blockwise8",
+            summary: "bitsandbytes 8-bit dynamic blockwise (the 8-bit optimizers' and LLM.int8 state format)",
+            params: vec![
+                ParamSpec::int("blocksize", 1, 65536, 4096, "values per absmax"),
+                ParamSpec::bool(
+                    "nested",
+                    false,
+                    "double-quantize the absmax values (blocks of the same size)",
+                ),
+                ParamSpec::choice("code", &["dynamic"], "dynamic", "the code book"),
+            ],
+            build: build_blockwise8,
+            framework: FRAMEWORK,
+            quirks: QUIRKS_8BIT,
+        },
+    ]
+}
+
+/// Elements outside the representable range of their block.
+fn clipped(x: &[f32], blocksize: usize, ranges: &[(f32, f32)]) -> usize {
+    x.chunks(blocksize)
+        .zip(ranges)
+        .map(|(block, &(lo, hi))| block.iter().filter(|&&v| v < lo || v > hi).count())
+        .sum()
+}
+
+impl BnbFormat {
+    /// `bnb.nf4`, `bnb.fp4 (block 128, double quant)`, `bnb.blockwise8 (block 4096)`, ….
+    pub fn label(&self) -> String {
+        match *self {
+            BnbFormat::FourBit {
+                quant_type,
+                blocksize,
+                compress_statistics,
+            } => {
+                let mut extra = Vec::new();
+                if blocksize != 64 {
+                    extra.push(format!("block {blocksize}"));
+                }
+                if compress_statistics {
+                    extra.push("double quant".to_string());
+                }
+                let name = format!("bnb.{}", quant_type.name());
+                if extra.is_empty() {
+                    name
+                } else {
+                    format!("{name} ({})", extra.join(", "))
+                }
+            }
+            BnbFormat::Blockwise8 { blocksize, nested } => format!(
+                "bnb.blockwise8 (block {blocksize}{})",
+                if nested { ", nested" } else { "" }
+            ),
+        }
+    }
+
+    /// Bits per value with every stored statistic.
+    pub fn bits_per_value(&self, shape: &[usize]) -> f64 {
+        let numel = shape.iter().product::<usize>();
+        match *self {
+            BnbFormat::FourBit {
+                blocksize,
+                compress_statistics,
+                ..
+            } => FourBit::bits_per_value(numel, blocksize, compress_statistics),
+            BnbFormat::Blockwise8 { blocksize, nested } => {
+                Blockwise8::bits_per_value(numel, blocksize, nested)
+            }
+        }
+    }
+
+    /// Quantize–dequantize `t` (flattened, as bitsandbytes does).
+    pub fn apply(&self, t: &Tensor) -> Result<Qdq> {
+        match *self {
+            BnbFormat::FourBit {
+                quant_type,
+                blocksize,
+                compress_statistics,
+            } => {
+                let q = bnb::quantize_4bit(&t.data, quant_type, blocksize, compress_statistics)?;
+                let last_dim_odd = t.shape.last().is_some_and(|d| d % 2 == 1);
+                Ok(Qdq {
+                    values: q.dequantize(last_dim_odd),
+                    clipped: clipped(&t.data, blocksize, &q.ranges()),
+                })
+            }
+            BnbFormat::Blockwise8 { blocksize, nested } => {
+                let q = bnb::quantize_blockwise(&t.data, blocksize, nested)?;
+                Ok(Qdq {
+                    values: q.dequantize(),
+                    clipped: clipped(&t.data, blocksize, &q.ranges()),
+                })
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::formats::{evaluate, find};
+    use super::*;
+
+    fn ramp(n: usize) -> Tensor {
+        Tensor::new(
+            vec![n / 64, 64],
+            (0..n)
+                .map(|i| ((i * 37 % 101) as f32 - 50.0) / 10.0)
+                .collect(),
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn bits_per_value_count_every_statistic() {
+        let t = ramp(1 << 14);
+        let bits = |id: &'static str, p: serde_json::Value| {
+            evaluate(id, &Params::from_value(p).unwrap(), &t)
+                .unwrap()
+                .bits_per_value
+        };
+        // NF4 at block 64: 4 bits + a float32 absmax per 64 values.
+        assert_eq!(bits("bnb.nf4", serde_json::json!({})), 4.5);
+        // Double quantization: 8/64 + 32/(64·256) + 32/16384 bits of statistics.
+        let dq = bits("bnb.nf4", serde_json::json!({"compress_statistics": true}));
+        assert_eq!(dq, 4.0 + (8.0 * 256.0 + 32.0 + 32.0) / 16384.0);
+        assert!(dq < 4.13);
+        assert_eq!(
+            bits("bnb.blockwise8", serde_json::json!({"blocksize": 256})),
+            8.125
+        );
+    }
+
+    #[test]
+    fn library_keys_and_errors() {
+        let spec = find("bnb.nf4").unwrap();
+        let p = Params::from_json(
+            r#"{"quant_type": "nf4", "blocksize": 128, "compress_statistics": true}"#,
+        )
+        .unwrap();
+        let q = spec.build(&p, &[4, 64]).unwrap();
+        assert_eq!(q.label(), "bnb.nf4 (block 128, double quant)");
+        let bad = Params::from_json(r#"{"blocksize": 100}"#).unwrap();
+        let e = spec.build(&bad, &[4, 64]).unwrap_err().to_string();
+        assert!(e.contains("invalid blocksize 100"), "{e}");
+        let wrong_type = Params::from_json(r#"{"quant_type": "fp4"}"#).unwrap();
+        assert!(spec.build(&wrong_type, &[4, 64]).is_err());
+        let nan = Tensor::from_vec(vec![1.0, f32::NAN]);
+        assert!(spec
+            .build(&Params::new(), &[2])
+            .unwrap()
+            .apply(&nan)
+            .is_err());
+    }
+
+    #[test]
+    fn the_8bit_map_clips_a_negative_extreme() {
+        // The block's absmax is the negative −2.0; the map's floor is −0.99297·2.
+        let t = Tensor::from_vec(vec![-2.0, 1.0, 0.5, 0.25]);
+        let q = find("bnb.blockwise8")
+            .unwrap()
+            .build(&Params::new().with("blocksize", 4), &[4])
+            .unwrap()
+            .apply(&t)
+            .unwrap();
+        assert_eq!(q.clipped, 1);
+        assert!(q.values[0] > -2.0);
+    }
+}
