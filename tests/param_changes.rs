@@ -153,7 +153,6 @@ fn explicit_defaults_equal_no_parameters() {
         for p in &spec.params {
             assert!(
                 complete.0.contains_key(p.name)
-                    || spec.id.starts_with("quark.")
                     || spec.id.starts_with("horizon.")
                     || spec.id.starts_with("ort.")
                     || spec.id.starts_with("modelopt."),

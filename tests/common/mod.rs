@@ -91,8 +91,12 @@ pub fn load_cases(family: &str) -> Vec<Case> {
         .map(|c| Case {
             id: c["id"].as_str().unwrap_or_default().to_string(),
             observer: c["observer"].as_str().unwrap_or_default().to_string(),
-            params: Params::from_value(c.get("params").cloned().unwrap_or(Value::Null))
-                .expect("params object"),
+            params: with_family_params(
+                family,
+                c["observer"].as_str().unwrap_or_default(),
+                Params::from_value(c.get("params").cloned().unwrap_or(Value::Null))
+                    .expect("params object"),
+            ),
             preset: c.get("preset").and_then(Value::as_str).map(str::to_string),
             batches: c["batches"]
                 .as_array()
@@ -111,6 +115,31 @@ pub fn load_cases(family: &str) -> Vec<Case> {
             raw: c.clone(),
         })
         .collect()
+}
+
+/// The parameters of a case as a call of the observer. Quark's generator records the whole
+/// `QTensorConfig` of an observer case and a few informative keys, while the observer class is
+/// constructed from the fields it reads:
+/// * `eps` is the generator's record of `torch.finfo(torch.float32).eps`, the fixed `eps` of
+///   Quark's `UniformScalingObserver` (not a `QTensorConfig` field); when it is that value it is
+///   not passed (any other value is, and is refused);
+/// * `percentile_set_via` says how the generator set the `percentile` attribute;
+/// * fields left at `None` that the class does not read (`ch_axis` of a per-tensor spec) are
+///   not passed.
+fn with_family_params(family: &str, observer: &str, mut params: Params) -> Params {
+    let Ok(spec) = quantscope::registry::find(observer) else {
+        return params;
+    };
+    if family == "quark" {
+        if params.0.get("eps").and_then(Value::as_f64) == Some(f32::EPSILON as f64) {
+            params.0.remove("eps");
+        }
+        params.0.remove("percentile_set_via");
+        params
+            .0
+            .retain(|key, value| !(value.is_null() && spec.param(key).is_none()));
+    }
+    params
 }
 
 /// Tolerances a family's README states for all its cases rather than per case: Horizon's
