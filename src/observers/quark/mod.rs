@@ -289,6 +289,15 @@ mod tests {
     }
 
     #[test]
+    fn every_preset_resolves() {
+        for p in presets() {
+            let spec = crate::registry::find(p.observer).unwrap();
+            spec.resolve(&p.params)
+                .unwrap_or_else(|e| panic!("{}: {e}", p.name));
+        }
+    }
+
+    #[test]
     fn out_of_range_parameters_are_refused_with_their_name() {
         let refused = |id: &str, params: Params, word: &str| {
             let spec = crate::registry::find(id).unwrap();
