@@ -152,7 +152,7 @@ fn explicit_defaults_equal_no_parameters() {
         let complete = spec.complete(&Params::new()).unwrap();
         for p in &spec.params {
             assert!(
-                complete.0.contains_key(p.name) || spec.id.starts_with("quark."),
+                complete.0.contains_key(p.name),
                 "{}: {} has no resolved value",
                 spec.id,
                 p.name

@@ -22,7 +22,6 @@
 //! The registry stores kinds type-erased ([`Resolved`] and [`Collected`], built by
 //! [`ObserverSpec::of`]).
 
-pub mod legacy;
 pub mod spec;
 
 pub use crate::qparams::{Grid, QParams, ZeroPoint};

@@ -88,9 +88,6 @@ pub struct ObserverSpec {
     resolve: ResolveFn,
     #[serde(skip)]
     complete: CompleteFn,
-    /// Set for stateful observers (see [`super::legacy`]).
-    #[serde(skip)]
-    pub(crate) legacy_build: Option<super::legacy::BuildFn>,
 }
 
 impl std::fmt::Debug for ObserverSpec {
@@ -124,7 +121,7 @@ impl ObserverSpec {
 
     /// An entry from its parts.
     #[allow(clippy::too_many_arguments)]
-    pub(crate) fn from_parts(
+    fn from_parts(
         id: &'static str,
         family: Family,
         framework_version: &'static str,
@@ -145,7 +142,6 @@ impl ObserverSpec {
             corrects: None,
             resolve,
             complete,
-            legacy_build: None,
         }
     }
 
@@ -200,14 +196,6 @@ impl ObserverSpec {
     }
 
     fn resolve_with(&self, params: &Params, unknown: &[String]) -> Result<Box<dyn Resolved>> {
-        if let Some(build) = self.legacy_build {
-            for (key, value) in &params.0 {
-                if let Some(spec) = self.param(key) {
-                    spec.validate(value)?;
-                }
-            }
-            return Ok(Box::new(super::legacy::LegacyResolved::new(params, build)?));
-        }
         let resolved = (self.resolve)(params, unknown)?;
         match unknown.first() {
             Some(key) => Err(Error::param(

@@ -6,127 +6,139 @@
 //! the block's (running) `amax` is **doubled** — in every batch where it happens
 //! ([`crate::formats::bfp`]). qparams recompute the step from the adjusted `amax`; zero points
 //! are int32 zeros. Quantize–dequantize: int8 per group (−128..127).
+//!
+//! The overflow check runs in `forward` with the scale cast to `scale_type`, so `scale_type` is
+//! a data parameter, with `ch_axis`, `group_size` and `is_dynamic`.
 
 use super::build_qparams;
-use super::kernels::{forward_block_layout, scaled_fake_quantize};
+use super::config::quark_params;
+use super::dtype::BfpDtype;
+use super::kernels::{forward_block_layout, require_block_size, scaled_fake_quantize};
 use super::qparams::nan_max;
-use super::spec::{QuarkSpec, SpecDefaults};
+use super::spec::{PerGroupScheme, QuarkSpec};
 use crate::error::{Error, Result, Stage};
 use crate::formats::bfp::BFP16;
-use crate::observer::legacy::Observer;
-use crate::observer::{ObserverState, QParams, ZeroPoint};
-use crate::params::Params;
+use crate::observer::{ObserverKind, ObserverState, QParams, ZeroPoint};
 use crate::tensor::Tensor;
 
+quark_params! {
+    /// The configuration `PerBlockBFPObserver` reads (blocks of 8 along the last axis).
+    pub struct PerBlockBfpArgs {
+        dtype: BfpDtype = BfpDtype::Int8, Search;
+        qscheme: PerGroupScheme = PerGroupScheme::PerGroup;
+        symmetric: Some(true), Search;
+        ch_axis: -1, Data;
+        group_size: 8, Data;
+        scale_type: Data;
+        is_dynamic: false, Data;
+        scale_format: None;
+    }
+}
+
+/// What `PerBlockBFPObserver` collects.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct BfpState {
+    /// Per-block `max|x|`, doubled in every batch in which the block overflows.
+    pub amax: Vec<f32>,
+    /// `(axis, block size)` of the last batch.
+    pub layout: Option<(usize, usize)>,
+    /// How many times a block's `amax` was doubled.
+    pub adjusted_blocks: usize,
+}
+
+/// The shared step of a block with `amax` (`2^(⌊log2 amax⌋ − 6)`, ε for 0), cast to the scale
+/// type.
+fn scale_of(spec: &QuarkSpec, amax: f32) -> f32 {
+    spec.scale_type.cast(BFP16.scale(amax))
+}
+
 /// `PerBlockBFPObserver`.
-#[derive(Debug, Clone)]
-pub struct PerBlockBfp {
-    spec: QuarkSpec,
-    amax: Vec<f32>,
-    layout: Option<(usize, usize)>,
-    adjusted_blocks: usize,
-}
+pub struct PerBlockBfp;
 
-impl PerBlockBfp {
-    /// Build from parameters.
-    pub fn new(defaults: &SpecDefaults, params: &Params) -> Result<Self> {
-        let spec = defaults.parse(params)?;
-        if spec.group_size.is_none_or(|g| g < 1) {
-            return Err(Error::param(
-                "group_size",
-                "PerBlockBFPObserver needs a positive block size",
-            ));
-        }
-        Ok(PerBlockBfp {
-            spec,
-            amax: Vec::new(),
-            layout: None,
-            adjusted_blocks: 0,
-        })
+impl ObserverKind for PerBlockBfp {
+    type Args = PerBlockBfpArgs;
+    type Config = QuarkSpec;
+    type State = BfpState;
+
+    fn resolve(args: &PerBlockBfpArgs, _: &[String]) -> Result<QuarkSpec> {
+        require_block_size("PerBlockBFPObserver", args.group_size)?;
+        args.quark_spec()
     }
 
-    fn scale_of(&self, amax: f32) -> f32 {
-        self.spec.scale_type.cast(BFP16.scale(amax))
+    fn init(_: &QuarkSpec) -> BfpState {
+        BfpState::default()
     }
-}
 
-impl Observer for PerBlockBfp {
-    fn observe(&mut self, batch: &Tensor) -> Result<()> {
-        let layout = forward_block_layout(&self.spec, batch)?;
+    fn observe(state: &mut BfpState, spec: &QuarkSpec, batch: &Tensor) -> Result<()> {
+        let layout = forward_block_layout(spec, batch)?;
         let clean: Vec<f32> = batch
             .data
             .iter()
             .map(|&v| if v.is_finite() { v } else { 0.0 })
             .collect();
         let amax = layout.block_amax(&clean);
-        if self.spec.is_dynamic || self.amax.is_empty() {
-            self.amax = amax;
-        } else if self.amax.len() != amax.len() {
+        if spec.is_dynamic || state.amax.is_empty() {
+            state.amax = amax;
+        } else if state.amax.len() != amax.len() {
             return Err(Error::framework(
                 "RuntimeError",
                 format!(
                     "The size of tensor a ({}) must match the size of tensor b ({}) at non-singleton dimension 1",
-                    self.amax.len(),
+                    state.amax.len(),
                     amax.len()
                 ),
                 Stage::Forward,
             ));
         } else {
-            for (a, b) in self.amax.iter_mut().zip(amax) {
+            for (a, b) in state.amax.iter_mut().zip(amax) {
                 *a = nan_max(*a, b);
             }
         }
-        let scales: Vec<f32> = self.amax.iter().map(|&a| self.scale_of(a)).collect();
-        for (a, over) in self
+        let scales: Vec<f32> = state.amax.iter().map(|&a| scale_of(spec, a)).collect();
+        for (a, over) in state
             .amax
             .iter_mut()
             .zip(BFP16.block_overflows(&layout, &clean, &scales))
         {
             if over {
                 *a *= 2.0;
-                self.adjusted_blocks += 1;
+                state.adjusted_blocks += 1;
             }
         }
-        self.layout = Some((layout.axis(), layout.block_size()));
+        state.layout = Some((layout.axis(), layout.block_size()));
         Ok(())
     }
 
-    fn qparams(&self) -> Result<QParams> {
-        let amax = if self.amax.is_empty() {
+    fn qparams(state: &BfpState, spec: &QuarkSpec) -> Result<QParams> {
+        let amax = if state.amax.is_empty() {
             vec![0.0]
         } else {
-            self.amax.clone()
+            state.amax.clone()
         };
-        let scale: Vec<f32> = amax.iter().map(|&a| self.scale_of(a)).collect();
+        let scale: Vec<f32> = amax.iter().map(|&a| scale_of(spec, a)).collect();
         let n = scale.len();
         let mut q = build_qparams(
-            &self.spec,
+            spec,
             (scale, ZeroPoint::Int(vec![0; n])),
             Vec::new(),
             Vec::new(),
         );
         q.amax = Some(amax);
-        if let Some((axis, block)) = self.layout {
+        if let Some((axis, block)) = state.layout {
             q.extra.insert("block_axis".into(), axis.into());
             q.extra.insert("block_size".into(), block.into());
         }
         q.extra
-            .insert("adjusted_blocks".into(), self.adjusted_blocks.into());
+            .insert("adjusted_blocks".into(), state.adjusted_blocks.into());
         Ok(q)
     }
 
-    fn reset(&mut self) {
-        self.amax.clear();
-        self.layout = None;
-        self.adjusted_blocks = 0;
+    fn fake_quantize(spec: &QuarkSpec, x: &Tensor, q: &QParams) -> Result<Tensor> {
+        scaled_fake_quantize(spec, x, &q.scale, &q.zero_point)
     }
 
-    fn state(&self) -> ObserverState {
+    fn plot(_: &BfpState) -> ObserverState {
         ObserverState::default()
-    }
-
-    fn fake_quantize(&self, x: &Tensor, q: &QParams) -> Result<Tensor> {
-        scaled_fake_quantize(&self.spec, x, &q.scale, &q.zero_point)
     }
 }
 
@@ -134,21 +146,14 @@ impl Observer for PerBlockBfp {
 mod tests {
     use super::*;
     use crate::formats::pow2;
+    use crate::observer::Instance;
+    use crate::params::Params;
+    use crate::registry;
 
     #[test]
     fn overflowing_blocks_double_their_running_amax() {
-        let d = SpecDefaults {
-            dtypes: super::super::spec::BFP_DTYPES,
-            dtype: "int8",
-            qschemes: &["per_group"],
-            qscheme: "per_group",
-            symmetric: Some(true),
-            ch_axis: Some(-1),
-            group_size: Some(2),
-            is_dynamic: false,
-            scale_format: None,
-        };
-        let mut o = PerBlockBfp::new(&d, &Params::new()).unwrap();
+        let spec = registry::find("quark.PerBlockBFPObserver").unwrap();
+        let mut o = Instance::new(spec, &Params::new().with("group_size", 2)).unwrap();
         // Block 0: 1.995 rounds to mantissa 128 with step 2^-6 → amax doubled to 3.99.
         o.observe(&Tensor::new(vec![1, 4], vec![1.995, 0.1, 1.0, f32::NAN]).unwrap())
             .unwrap();

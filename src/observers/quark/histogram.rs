@@ -10,39 +10,76 @@
 //! add the **old counts left-aligned** (`hist[:old] += old`) — misplaced whenever the range grew
 //! to the left. `PerTensorHistogramObserver` itself **never sets min/max**, so its qparams are
 //! Quark's defaults (scale 1.0, zp 0; for fp8 `ε`).
+//!
+//! What is collected depends on `bins`, `skip_zeros` and `symmetric` only ([`Binning`]); the
+//! other parameters enter the search.
 
 use super::build_qparams;
+use super::config::quark_params;
+use super::dtype::UniformDtype;
 use super::kernels::scaled_fake_quantize;
 use super::qparams::{self, ScaleZp};
-use super::spec::{QuarkSpec, SpecDefaults};
+use super::spec::{PerTensorScheme, QuarkSpec};
 use super::torch_ops::{arange_f32, linspace_f32};
 use crate::error::{Error, Result, Stage};
 use crate::histogram::histc;
-use crate::observer::legacy::Observer;
-use crate::observer::{HistogramState, ObserverState, QParams};
-use crate::params::{ParamSpec, Params};
+use crate::observer::{HistogramState, ObserverKind, ObserverState, QParams};
 use crate::tensor::Tensor;
 
 /// Largest histogram Quark's merging is allowed to grow to here (it grows with the ratio of the
 /// final range to the first batch's bin width).
 pub const MAX_BINS: usize = 1 << 24;
 
+quark_params! {
+    /// The configuration `PerTensorHistogramObserver` reads (and its `_num_bins`/`_skip_zeros`
+    /// attributes).
+    pub struct PerTensorHistogramArgs {
+        dtype: UniformDtype = UniformDtype::Int8, Search;
+        qscheme: PerTensorScheme = PerTensorScheme::PerTensor;
+        symmetric: Some(true), Data;
+        scale_type: Search;
+        is_dynamic: false, Search;
+        scale_format: None;
+        histogram: bins 2048, skip_zeros false;
+    }
+}
+
+/// How a Quark histogram observer bins its batches: the part of its configuration that decides
+/// what is collected.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Binning {
+    /// Initial `_num_bins`.
+    pub bins: usize,
+    /// `_skip_zeros`.
+    pub skip_zeros: bool,
+    /// `symmetric` of the spec (`None` counts as symmetric: `|x|` over `[0, max|x|]`).
+    pub symmetric: Option<bool>,
+    /// Corrected merging (for the `.fixed` observers): extend the edges by whole bins of the
+    /// old width on either side and add the old counts at their own offset.
+    pub aligned: bool,
+}
+
+impl Binning {
+    /// From the declared `bins` (already checked to be in `1..=2^20`).
+    pub fn new(bins: i64, skip_zeros: bool, symmetric: Option<bool>, aligned: bool) -> Self {
+        Binning {
+            bins: bins.max(1) as usize,
+            skip_zeros,
+            symmetric,
+            aligned,
+        }
+    }
+}
+
 /// The histogram state of Quark's histogram observers.
 #[derive(Debug, Clone, PartialEq)]
 pub struct QuarkHistogram {
     /// `_num_bins` (grows as the range grows).
     pub num_bins: usize,
-    /// `_skip_zeros`.
-    pub skip_zeros: bool,
-    /// `symmetric` of the spec (`None` counts as symmetric).
-    pub symmetric: Option<bool>,
     /// `calib_hist`.
     pub hist: Vec<f32>,
     /// `calib_bin_edges` (normally `hist.len() + 1` values, not always).
     pub edges: Vec<f32>,
-    /// Corrected merging (for the `.fixed` observers): extend the edges by whole bins of the
-    /// old width on either side and add the old counts at their own offset.
-    pub aligned: bool,
 }
 
 fn forward_error(message: impl Into<String>) -> Error {
@@ -50,22 +87,13 @@ fn forward_error(message: impl Into<String>) -> Error {
 }
 
 impl QuarkHistogram {
-    /// An empty histogram that will start with `bins` bins.
-    pub fn new(bins: usize, skip_zeros: bool, symmetric: Option<bool>) -> Self {
+    /// The empty histogram of `binning`.
+    pub fn new(binning: &Binning) -> Self {
         QuarkHistogram {
-            num_bins: bins,
-            skip_zeros,
-            symmetric,
+            num_bins: binning.bins,
             hist: Vec::new(),
             edges: Vec::new(),
-            aligned: false,
         }
-    }
-
-    /// The same histogram with corrected (aligned) merging.
-    pub fn with_aligned_merging(mut self) -> Self {
-        self.aligned = true;
-        self
     }
 
     /// True before the first batch.
@@ -74,8 +102,8 @@ impl QuarkHistogram {
     }
 
     /// `forward(x)`.
-    pub fn observe(&mut self, data: &[f32]) -> Result<()> {
-        let mut x: Vec<f32> = if self.skip_zeros {
+    pub fn observe(&mut self, binning: &Binning, data: &[f32]) -> Result<()> {
+        let mut x: Vec<f32> = if binning.skip_zeros {
             data.iter().copied().filter(|&v| v != 0.0).collect()
         } else {
             data.to_vec()
@@ -98,7 +126,7 @@ impl QuarkHistogram {
                 })
             })
         };
-        let (x_min, mut x_max): (f64, f64) = if self.symmetric == Some(false) {
+        let (x_min, mut x_max): (f64, f64) = if binning.symmetric == Some(false) {
             (
                 safe_min(&x).map_or(0.0, f64::from),
                 safe_max(&x).map_or(0.0, f64::from),
@@ -132,7 +160,7 @@ impl QuarkHistogram {
                 Stage::Forward,
             ));
         }
-        if self.aligned {
+        if binning.aligned {
             return self.merge_aligned(&x, x_min as f32, x_max as f32);
         }
         let last = |e: &[f32]| e[e.len() - 1];
@@ -216,82 +244,27 @@ impl QuarkHistogram {
         Ok(())
     }
 
-    /// The histogram for plotting: the counts, and edges consistent with them (Quark's own
-    /// edges when their count fits, else `linspace` over the binned range).
-    pub fn state(&self) -> Option<HistogramState> {
-        if self.hist.is_empty() {
-            return None;
+    /// A snapshot for plotting: no min/max buffers (Quark's histogram observers never set them
+    /// during collection), the counts, and edges consistent with them (Quark's own edges when
+    /// their count fits, else `linspace` over the binned range).
+    pub fn plot(&self) -> ObserverState {
+        let histogram = (!self.hist.is_empty()).then(|| {
+            let edges = if self.edges.len() == self.hist.len() + 1 {
+                self.edges.clone()
+            } else {
+                let (lo, hi) = (self.edges[0], self.edges[self.edges.len() - 1]);
+                linspace_f32(lo as f64, hi as f64, self.hist.len() + 1)
+            };
+            HistogramState {
+                counts: self.hist.clone(),
+                edges,
+            }
+        });
+        ObserverState {
+            min_val: Vec::new(),
+            max_val: Vec::new(),
+            histogram,
         }
-        let edges = if self.edges.len() == self.hist.len() + 1 {
-            self.edges.clone()
-        } else {
-            let (lo, hi) = (self.edges[0], self.edges[self.edges.len() - 1]);
-            linspace_f32(lo as f64, hi as f64, self.hist.len() + 1)
-        };
-        Some(HistogramState {
-            counts: self.hist.clone(),
-            edges,
-        })
-    }
-}
-
-/// `bins`, `skip_zeros` parameter declarations with the given defaults.
-pub fn histogram_params(bins: i64, skip_zeros: bool) -> Vec<ParamSpec> {
-    vec![
-        ParamSpec::int(
-            "bins",
-            1,
-            1 << 20,
-            bins,
-            "initial number of bins (Quark's _num_bins instance attribute; grows with the range)",
-        ),
-        ParamSpec::bool(
-            "skip_zeros",
-            skip_zeros,
-            "drop exact zeros before binning (Quark's _skip_zeros instance attribute)",
-        ),
-    ]
-}
-
-/// Parse `bins`/`skip_zeros`.
-pub fn parse_histogram(
-    params: &Params,
-    spec: &QuarkSpec,
-    bins: i64,
-    skip_zeros: bool,
-) -> Result<QuarkHistogram> {
-    let bins = params.i64_or("bins", bins)?;
-    if !(1..=1 << 20).contains(&bins) {
-        return Err(Error::param(
-            "bins",
-            format!("{bins} is outside 1..=1048576"),
-        ));
-    }
-    Ok(QuarkHistogram::new(
-        bins as usize,
-        params.bool_or("skip_zeros", skip_zeros)?,
-        spec.symmetric,
-    ))
-}
-
-/// Quark's `PerTensorHistogramObserver` (collection only; qparams are the defaults).
-#[derive(Debug, Clone)]
-pub struct PerTensorHistogram {
-    spec: QuarkSpec,
-    hist: QuarkHistogram,
-    initial: QuarkHistogram,
-}
-
-impl PerTensorHistogram {
-    /// Build from parameters.
-    pub fn new(defaults: &SpecDefaults, params: &Params) -> Result<Self> {
-        let spec = defaults.parse(params)?;
-        let hist = parse_histogram(params, &spec, 2048, false)?;
-        Ok(PerTensorHistogram {
-            spec,
-            initial: hist.clone(),
-            hist,
-        })
     }
 }
 
@@ -301,16 +274,40 @@ pub fn histogram_qparams(spec: &QuarkSpec, min: f32, max: f32) -> Result<ScaleZp
     qparams::calculate_qparams(spec, &[min], &[max], true)
 }
 
-impl Observer for PerTensorHistogram {
-    fn observe(&mut self, batch: &Tensor) -> Result<()> {
-        self.hist.observe(&batch.data)
+/// The configuration of `PerTensorHistogramObserver`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct HistogramConfig {
+    pub spec: QuarkSpec,
+    pub binning: Binning,
+}
+
+/// Quark's `PerTensorHistogramObserver` (collection only; qparams are the defaults).
+pub struct PerTensorHistogram;
+
+impl ObserverKind for PerTensorHistogram {
+    type Args = PerTensorHistogramArgs;
+    type Config = HistogramConfig;
+    type State = QuarkHistogram;
+
+    fn resolve(args: &PerTensorHistogramArgs, _: &[String]) -> Result<HistogramConfig> {
+        let spec = args.quark_spec()?;
+        let binning = Binning::new(args.bins, args.skip_zeros, spec.symmetric, false);
+        Ok(HistogramConfig { spec, binning })
     }
 
-    fn qparams(&self) -> Result<QParams> {
-        let sz = histogram_qparams(&self.spec, f32::INFINITY, f32::NEG_INFINITY)?;
-        let mut q = build_qparams(&self.spec, sz, Vec::new(), Vec::new());
+    fn init(cfg: &HistogramConfig) -> QuarkHistogram {
+        QuarkHistogram::new(&cfg.binning)
+    }
+
+    fn observe(state: &mut QuarkHistogram, cfg: &HistogramConfig, batch: &Tensor) -> Result<()> {
+        state.observe(&cfg.binning, &batch.data)
+    }
+
+    fn qparams(state: &QuarkHistogram, cfg: &HistogramConfig) -> Result<QParams> {
+        let sz = histogram_qparams(&cfg.spec, f32::INFINITY, f32::NEG_INFINITY)?;
+        let mut q = build_qparams(&cfg.spec, sz, Vec::new(), Vec::new());
         q.extra
-            .insert("num_bins_final".into(), self.hist.num_bins.into());
+            .insert("num_bins_final".into(), state.num_bins.into());
         q.notes.push(
             "Quark's PerTensorHistogramObserver never sets min_val/max_val: these are its default qparams"
                 .to_string(),
@@ -318,20 +315,12 @@ impl Observer for PerTensorHistogram {
         Ok(q)
     }
 
-    fn reset(&mut self) {
-        self.hist = self.initial.clone();
+    fn fake_quantize(cfg: &HistogramConfig, x: &Tensor, q: &QParams) -> Result<Tensor> {
+        scaled_fake_quantize(&cfg.spec, x, &q.scale, &q.zero_point)
     }
 
-    fn state(&self) -> ObserverState {
-        ObserverState {
-            min_val: Vec::new(),
-            max_val: Vec::new(),
-            histogram: self.hist.state(),
-        }
-    }
-
-    fn fake_quantize(&self, x: &Tensor, q: &QParams) -> Result<Tensor> {
-        scaled_fake_quantize(&self.spec, x, &q.scale, &q.zero_point)
+    fn plot(state: &QuarkHistogram) -> ObserverState {
+        state.plot()
     }
 }
 
@@ -339,26 +328,41 @@ impl Observer for PerTensorHistogram {
 mod tests {
     use super::*;
 
+    fn binning(bins: usize, skip_zeros: bool, symmetric: bool, aligned: bool) -> Binning {
+        Binning::new(bins as i64, skip_zeros, Some(symmetric), aligned)
+    }
+
+    /// A histogram of `b` fed `batches`.
+    fn fed(b: Binning, batches: &[&[f32]]) -> QuarkHistogram {
+        let mut h = QuarkHistogram::new(&b);
+        for x in batches {
+            h.observe(&b, x).unwrap();
+        }
+        h
+    }
+
     #[test]
     fn first_batch_is_histc_with_linspace_edges() {
-        let mut h = QuarkHistogram::new(4, false, Some(false));
-        h.observe(&[0.0, 1.0, 2.0, 3.0, 4.0]).unwrap();
+        let h = fed(
+            binning(4, false, false, false),
+            &[&[0.0, 1.0, 2.0, 3.0, 4.0]],
+        );
         assert_eq!(h.hist, vec![1.0, 1.0, 1.0, 2.0]);
         assert_eq!(h.edges, vec![0.0, 1.0, 2.0, 3.0, 4.0]);
         // Symmetric: |x| over [0, max|x|].
-        let mut s = QuarkHistogram::new(2, false, Some(true));
-        s.observe(&[-4.0, 1.0, 3.0]).unwrap();
+        let s = fed(binning(2, false, true, false), &[&[-4.0, 1.0, 3.0]]);
         assert_eq!(s.hist, vec![1.0, 2.0]);
         assert_eq!(s.edges, vec![0.0, 2.0, 4.0]);
     }
 
     #[test]
     fn growing_left_adds_old_counts_left_aligned() {
-        let mut h = QuarkHistogram::new(4, false, Some(false));
-        h.observe(&[0.0, 1.0, 2.0, 3.0, 4.0]).unwrap();
         // New min −2: two more bins on the left; edges from arange(−3, 4, 1) = −3..3 (the old
         // last edge 4 is dropped by arange's open end).
-        h.observe(&[-2.0]).unwrap();
+        let h = fed(
+            binning(4, false, false, false),
+            &[&[0.0, 1.0, 2.0, 3.0, 4.0], &[-2.0]],
+        );
         assert_eq!(h.num_bins, 6);
         assert_eq!(h.edges, vec![-3.0, -2.0, -1.0, 0.0, 1.0, 2.0, 3.0]);
         // −2 lands in bin 1 of histc(6 bins over [−3, 3]); old counts are added at 0..4.
@@ -367,9 +371,10 @@ mod tests {
 
     #[test]
     fn aligned_merging_keeps_old_counts_in_place() {
-        let mut h = QuarkHistogram::new(4, false, Some(false)).with_aligned_merging();
-        h.observe(&[0.0, 1.0, 2.0, 3.0, 4.0]).unwrap();
-        h.observe(&[-2.0, 5.5]).unwrap();
+        let h = fed(
+            binning(4, false, false, true),
+            &[&[0.0, 1.0, 2.0, 3.0, 4.0], &[-2.0, 5.5]],
+        );
         assert_eq!(h.num_bins, 8);
         assert_eq!(h.edges, vec![-2.0, -1.0, 0.0, 1.0, 2.0, 3.0, 4.0, 5.0, 6.0]);
         assert_eq!(h.hist, vec![1.0, 0.0, 1.0, 1.0, 1.0, 2.0, 0.0, 1.0]);
@@ -377,12 +382,10 @@ mod tests {
 
     #[test]
     fn constant_batches_widen_the_range() {
-        let mut h = QuarkHistogram::new(2048, true, Some(true));
-        h.observe(&[0.0, 0.0]).unwrap();
+        let h = fed(binning(2048, true, true, false), &[&[0.0, 0.0]]);
         assert_eq!(h.hist.iter().sum::<f32>(), 0.0);
         assert_eq!(h.edges[2048], 2048.0 * f32::EPSILON);
-        let mut c = QuarkHistogram::new(2048, false, Some(false));
-        c.observe(&[0.75; 10]).unwrap();
+        let c = fed(binning(2048, false, false, false), &[&[0.75; 10]]);
         assert_eq!(c.hist[0], 10.0);
         assert_eq!(c.edges[2048], 0.75 + 2048.0 * f32::EPSILON);
     }

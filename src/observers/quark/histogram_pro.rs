@@ -1,99 +1,119 @@
 //! Quark's `PerTensorHistogramObserverPro`: a wrapper around PyTorch's `HistogramObserver`.
 //!
 //! Quark maps its config onto torch's: int8 → `qint8`, uint8 → `quint8`, uint4 → `quint4x2`,
-//! with Quark's ranges (int8 −128..127), `per_tensor_symmetric` when symmetric else
-//! `per_tensor_affine`, `bins` (256) and `reduce_range` (false). Its `upsample_rate` argument is
-//! dropped (torch ≥ 2.5 no longer takes it). qparams are torch's `_non_linear_param_search` and
+//! with Quark's ranges (int8 −128..127) passed as `quant_min`/`quant_max`,
+//! `per_tensor_symmetric` when symmetric else `per_tensor_affine`, `bins` (256) and
+//! `reduce_range` (false). Its `upsample_rate` argument is dropped (torch ≥ 2.5 no longer takes
+//! it), so torch's default rate applies. qparams are torch's `_non_linear_param_search` and
 //! `_calculate_qparams`; here `min_val`/`max_val` are the searched range (what Quark computes
-//! qparams from) and `observed_min`/`observed_max` the running data range. The torch observer
-//! itself is [`crate::observers::torch`]'s, looked up in the registry.
+//! qparams from) and `observed_min`/`observed_max` the running data range.
+//!
+//! The torch observer is [`crate::observers::torch::histogram::Histogram`] itself: its state
+//! is what is collected (it depends on `bins` only), and every other parameter enters torch's
+//! search.
 
-use super::spec::{QuarkDtype, QuarkSpec, SpecDefaults};
-use crate::error::{Error, Result, Stage};
-use crate::observer::legacy::Observer;
-use crate::observer::{ObserverState, QParams};
-use crate::params::{ParamSpec, Params};
+use super::config::quark_params;
+use super::dtype::HistogramProDtype;
+use super::spec::{PerTensorScheme, QuarkSpec};
+use crate::error::Result;
+use crate::observer::{ObserverKind, ObserverState, QParams};
+use crate::observers::torch::config::{QDtype, QScheme as TorchQScheme, UniformArgs};
+use crate::observers::torch::histogram::{
+    Histogram, HistogramArgs, HistogramConfig, HistogramObserverState,
+};
+use crate::params::{ParamSet, Params};
 use crate::tensor::Tensor;
 use serde_json::Value;
 
-/// Registry id of the wrapped torch observer.
-pub const TORCH_HISTOGRAM: &str = "torch.HistogramObserver";
+quark_params! {
+    /// The configuration `PerTensorHistogramObserverPro` reads, and its own arguments.
+    pub struct HistogramProArgs {
+        dtype: HistogramProDtype = HistogramProDtype::Int8, Search;
+        qscheme: PerTensorScheme = PerTensorScheme::PerTensor;
+        symmetric: Some(true), Search;
+        scale_type: Search;
+        is_dynamic: false, Search;
+        scale_format: None;
+        extra {
+            /// histogram bins of torch's HistogramObserver
+            bins: i64 = 256; int(1, 1 << 16), Data;
+            /// torch's reduce_range
+            reduce_range: bool = false; boolean(), Search;
+            /// Quark's argument, ignored: torch ≥ 2.5 removed it (torch upsamples by its own
+            /// fixed rate)
+            upsample_rate: i64 = 384; int(1, 1 << 12), Search;
+        }
+    }
+}
 
-/// Extra parameter declarations (`bins`, `reduce_range`, `upsample_rate`).
-pub fn pro_params() -> Vec<ParamSpec> {
-    vec![
-        ParamSpec::int("bins", 1, 1 << 16, 256, "histogram bins of torch's HistogramObserver"),
-        ParamSpec::bool("reduce_range", false, "torch's reduce_range"),
-        ParamSpec::int(
-            "upsample_rate",
-            1,
-            1 << 12,
-            384,
-            "Quark's argument, ignored: torch ≥ 2.5 removed it (torch upsamples by its own fixed rate)",
-        ),
-    ]
+/// The Quark configuration and the torch observer it builds.
+#[derive(Debug, Clone, PartialEq)]
+pub struct HistogramProConfig {
+    pub spec: QuarkSpec,
+    pub torch: HistogramConfig,
+}
+
+/// The torch dtype Quark maps `dtype` onto.
+fn torch_dtype(dtype: HistogramProDtype) -> QDtype {
+    match dtype {
+        HistogramProDtype::Int8 => QDtype::QInt8,
+        HistogramProDtype::Uint8 => QDtype::QUInt8,
+        HistogramProDtype::Uint4 => QDtype::QUInt4x2,
+    }
 }
 
 /// `PerTensorHistogramObserverPro`.
-pub struct PerTensorHistogramPro {
-    spec: QuarkSpec,
-    inner: crate::observer::Instance,
-}
+pub struct PerTensorHistogramPro;
 
-impl PerTensorHistogramPro {
-    /// Build from parameters.
-    pub fn new(defaults: &SpecDefaults, params: &Params) -> Result<Self> {
-        let spec = defaults.parse(params)?;
-        let torch_dtype = match spec.dtype {
-            QuarkDtype::Int8 => "qint8",
-            QuarkDtype::Uint8 => "quint8",
-            QuarkDtype::Uint4 => "quint4x2",
-            _ => {
-                return Err(Error::framework(
-                    "ValueError",
-                    "PerTensorHistogramObserverPro only supports 4bit and 8bit",
-                    Stage::Init,
-                ))
-            }
-        };
+impl ObserverKind for PerTensorHistogramPro {
+    type Args = HistogramProArgs;
+    type Config = HistogramProConfig;
+    type State = HistogramObserverState;
+
+    /// `HistogramObserver(qscheme, dtype, bins, quant_min, quant_max, reduce_range)`, torch's
+    /// other arguments at their defaults.
+    fn resolve(args: &HistogramProArgs, _: &[String]) -> Result<HistogramProConfig> {
+        let spec = args.quark_spec()?;
         let (qmin, qmax) = spec.qrange();
-        let qscheme = if spec.symmetric == Some(true) {
-            "per_tensor_symmetric"
-        } else {
-            "per_tensor_affine"
+        let defaults = HistogramArgs::from_params(&Params::new())?;
+        let torch_args = HistogramArgs {
+            bins: args.bins,
+            qscheme: if spec.symmetric == Some(true) {
+                TorchQScheme::PerTensorSymmetric
+            } else {
+                TorchQScheme::PerTensorAffine
+            },
+            uniform: UniformArgs {
+                dtype: torch_dtype(args.dtype),
+                reduce_range: args.reduce_range,
+                quant_min: Some(qmin as i64),
+                quant_max: Some(qmax as i64),
+                ..defaults.uniform.clone()
+            },
+            ..defaults
         };
-        let torch_params = Params::new()
-            .with("dtype", torch_dtype)
-            .with("qscheme", qscheme)
-            .with("bins", params.i64_or("bins", 256)?)
-            .with("quant_min", qmin as i64)
-            .with("quant_max", qmax as i64)
-            .with("reduce_range", params.bool_or("reduce_range", false)?);
-        let torch_spec = crate::registry::find(TORCH_HISTOGRAM).map_err(|_| {
-            Error::input(format!(
-                "PerTensorHistogramObserverPro wraps {TORCH_HISTOGRAM}, which this build does not include"
-            ))
-        })?;
-        let inner = crate::observer::Instance::new(torch_spec, &torch_params)?;
-        Ok(PerTensorHistogramPro { spec, inner })
+        Ok(HistogramProConfig {
+            torch: Histogram::resolve(&torch_args, &[])?,
+            spec,
+        })
     }
 
-    /// The configuration.
-    pub fn spec(&self) -> &QuarkSpec {
-        &self.spec
-    }
-}
-
-impl Observer for PerTensorHistogramPro {
-    fn observe(&mut self, batch: &Tensor) -> Result<()> {
-        self.inner.observe(batch)
+    fn init(cfg: &HistogramProConfig) -> HistogramObserverState {
+        Histogram::init(&cfg.torch)
     }
 
-    fn qparams(&self) -> Result<QParams> {
-        let mut q = self.inner.qparams()?;
+    fn observe(
+        state: &mut HistogramObserverState,
+        cfg: &HistogramProConfig,
+        batch: &Tensor,
+    ) -> Result<()> {
+        Histogram::observe(state, &cfg.torch, batch)
+    }
+
+    fn qparams(state: &HistogramObserverState, cfg: &HistogramProConfig) -> Result<QParams> {
+        let mut q = Histogram::qparams(state, &cfg.torch)?;
         let searched = |key: &str| -> Option<Vec<f32>> {
-            let v = q.extra.get(key)?;
-            match v {
+            match q.extra.get(key)? {
                 Value::Array(a) => a.iter().map(|x| x.as_f64().map(|f| f as f32)).collect(),
                 other => other.as_f64().map(|f| vec![f as f32]),
             }
@@ -115,15 +135,48 @@ impl Observer for PerTensorHistogramPro {
         Ok(q)
     }
 
-    fn reset(&mut self) {
-        self.inner.state = self.inner.resolved.new_state();
+    /// torch's `fake_quantize_per_tensor_affine`, as the torch observer's qparams are applied.
+    fn fake_quantize(cfg: &HistogramProConfig, x: &Tensor, q: &QParams) -> Result<Tensor> {
+        Histogram::fake_quantize(&cfg.torch, x, q)
     }
 
-    fn state(&self) -> ObserverState {
-        self.inner.plot()
+    fn plot(state: &HistogramObserverState) -> ObserverState {
+        Histogram::plot(state)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn config(p: Value) -> HistogramProConfig {
+        let args = HistogramProArgs::from_params(&Params::from_value(p).unwrap()).unwrap();
+        PerTensorHistogramPro::resolve(&args, &[]).unwrap()
     }
 
-    fn fake_quantize(&self, x: &Tensor, q: &QParams) -> Result<Tensor> {
-        self.inner.fake_quantize(x, q)
+    #[test]
+    fn quark_config_maps_onto_torch() {
+        let c = config(json!({}));
+        assert_eq!(c.torch.uniform.dtype, QDtype::QInt8);
+        assert_eq!(c.torch.uniform.qscheme, TorchQScheme::PerTensorSymmetric);
+        assert_eq!(
+            (c.torch.uniform.quant_min, c.torch.uniform.quant_max),
+            (-128, 127)
+        );
+        assert_eq!((c.torch.bins, c.torch.upsample_rate), (256, 16));
+        let c = config(
+            json!({"dtype": "uint4", "symmetric": false, "reduce_range": true, "upsample_rate": 7}),
+        );
+        assert_eq!(c.torch.uniform.dtype, QDtype::QUInt4x2);
+        assert_eq!(c.torch.uniform.qscheme, TorchQScheme::PerTensorAffine);
+        assert_eq!(
+            (c.torch.uniform.quant_min, c.torch.uniform.quant_max),
+            (0, 7)
+        );
+        assert_eq!(
+            c.torch.upsample_rate, 16,
+            "Quark's upsample_rate is dropped"
+        );
     }
 }

@@ -102,6 +102,17 @@ pub fn group_layout(spec: &QuarkSpec, shape: &[usize]) -> Result<BlockLayout> {
     BlockLayout::new(shape, axis as i64, gs)
 }
 
+/// The refusal of a per-block observer `class` without a positive block size.
+pub fn require_block_size(class: &str, group_size: i64) -> Result<()> {
+    if group_size < 1 {
+        return Err(Error::param(
+            "group_size",
+            format!("{class} needs a positive block size"),
+        ));
+    }
+    Ok(())
+}
+
 /// The block layout a per-block observer's `forward` uses for `batch` (a 0-d tensor counts as
 /// `[1]`); an axis beyond the tensor's dimensions raises Quark's `IndexError`.
 pub fn forward_block_layout(spec: &QuarkSpec, batch: &Tensor) -> Result<BlockLayout> {
@@ -242,19 +253,17 @@ pub fn scaled_fake_quantize(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::observers::quark::spec::SpecDefaults;
-    use crate::params::Params;
+    use crate::observers::quark::dtype::QuarkDtype;
+    use crate::observers::quark::spec::ScaleFormat;
 
     #[test]
     fn per_group_and_per_channel_layouts() {
-        let defaults = SpecDefaults {
-            qschemes: &["per_group"],
-            qscheme: "per_group",
+        let spec = QuarkSpec {
+            qscheme: QScheme::PerGroup,
             ch_axis: Some(1),
             group_size: Some(2),
-            ..SpecDefaults::per_tensor(&super::super::spec::DTYPE_NAMES)
+            ..QuarkSpec::for_tests(QuarkDtype::Int8)
         };
-        let spec = defaults.parse(&Params::new()).unwrap();
         let x = Tensor::new(vec![2, 4], vec![1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0]).unwrap();
         let y = scaled_fake_quantize(
             &spec,
@@ -268,7 +277,10 @@ mod tests {
         assert_eq!(y.data[4], 1.0);
         assert_eq!(y.data[6], 0.4f32 * 2.0);
         assert!(scaled_fake_quantize(&spec, &x, &[0.5], &ZeroPoint::Int(vec![0])).is_err());
-        let fp4 = defaults.parse(&Params::new().with("dtype", "fp4")).unwrap();
+        let fp4 = QuarkSpec {
+            dtype: QuarkDtype::Fp4,
+            ..spec.clone()
+        };
         let y = scaled_fake_quantize(
             &fp4,
             &x,
@@ -281,13 +293,10 @@ mod tests {
         assert_eq!(y.data[2], 1.0);
         // 1/0.4 = 2.5 is a tie between 2 and 3: even mantissa → 2.
         assert_eq!(y.data[4], 2.0 * 0.4f32);
-        let per_tensor = SpecDefaults::per_tensor(&super::super::spec::DTYPE_NAMES)
-            .parse(
-                &Params::new()
-                    .with("dtype", "fp4")
-                    .with("scale_format", "e8m0"),
-            )
-            .unwrap();
+        let per_tensor = QuarkSpec {
+            scale_format: Some(ScaleFormat::E8m0),
+            ..QuarkSpec::for_tests(QuarkDtype::Fp4)
+        };
         let err = scaled_fake_quantize(&per_tensor, &x, &[1.0], &ZeroPoint::Float(vec![0.0]))
             .unwrap_err()
             .to_string();

@@ -1,6 +1,7 @@
 //! Quark's min/max observers: `PerTensorMinMaxObserver`, `PerChannelMinMaxObserver`,
 //! `PerGroupMinMaxObserver`.
 //!
+//! State:
 //! * Per tensor: running `min`/`max` (`torch.aminmax`, NaN propagates); `is_dynamic` keeps only
 //!   the last batch.
 //! * Per channel: `ch_axis` moved to the front, the rest flattened (a 1-d input is one value per
@@ -8,111 +9,156 @@
 //!   with a different count silently restarts the statistics.
 //! * Per group: `ch_axis` swapped with the last axis, rows cut into groups of `group_size`
 //!   (`dim[ch_axis] % group_size` must be 0, `−1` = the whole axis); **every batch overwrites**
-//!   the statistics (it is a weight observer). Int or fp8 qparams per group.
+//!   the statistics (it is a weight observer), so `is_dynamic` changes nothing.
 //!
-//! qparams: [`super::qparams::calculate_qparams`].
+//! The search: [`super::qparams::calculate_qparams`] on that state (per group: int or fp8
+//! qparams per group). Only `ch_axis`, `group_size` and `is_dynamic` decide what is collected.
 
+use super::config::quark_params;
+use super::dtype::{PerChannelDtype, UniformDtype};
 use super::kernels::{group_layout, scaled_fake_quantize};
 use super::qparams::{self, nan_max, nan_min};
-use super::spec::{QuarkSpec, SpecDefaults};
+use super::spec::{PerChannelScheme, PerGroupScheme, PerTensorScheme, QuarkSpec};
 use super::{aminmax, build_qparams};
 use crate::error::{Error, Result, Stage};
-use crate::observer::legacy::Observer;
-use crate::observer::{ObserverState, QParams};
-use crate::params::Params;
+use crate::observer::{ObserverKind, ObserverState, QParams};
 use crate::tensor::Tensor;
 
-/// `PerTensorMinMaxObserver`.
-#[derive(Debug, Clone)]
-pub struct PerTensorMinMax {
-    spec: QuarkSpec,
-    min: f32,
-    max: f32,
+quark_params! {
+    /// The configuration `PerTensorMinMaxObserver` reads.
+    pub struct PerTensorMinMaxArgs {
+        dtype: UniformDtype = UniformDtype::Int8, Search;
+        qscheme: PerTensorScheme = PerTensorScheme::PerTensor;
+        symmetric: Some(true), Search;
+        scale_type: Search;
+        is_dynamic: false, Data;
+        scale_format: None;
+    }
 }
 
-impl PerTensorMinMax {
-    /// Build from parameters (see [`SpecDefaults::params`]).
-    pub fn new(defaults: &SpecDefaults, params: &Params) -> Result<Self> {
-        Ok(Self::from_spec(defaults.parse(params)?))
+quark_params! {
+    /// The configuration `PerChannelMinMaxObserver` reads (`Int8PerChannelSpec`: asymmetric).
+    pub struct PerChannelMinMaxArgs {
+        dtype: PerChannelDtype = PerChannelDtype::Int8, Search;
+        qscheme: PerChannelScheme = PerChannelScheme::PerChannel;
+        symmetric: Some(false), Search;
+        ch_axis: 0, Data;
+        scale_type: Search;
+        is_dynamic: false, Data;
+        scale_format: None;
     }
+}
 
-    /// Build from a parsed spec.
-    pub fn from_spec(spec: QuarkSpec) -> Self {
-        PerTensorMinMax {
-            spec,
+quark_params! {
+    /// The configuration `PerGroupMinMaxObserver` reads (`Int4PerGroupSpec`'s layout:
+    /// `ch_axis=1`, `group_size=128`).
+    pub struct PerGroupMinMaxArgs {
+        dtype: UniformDtype = UniformDtype::Int8, Search;
+        qscheme: PerGroupScheme = PerGroupScheme::PerGroup;
+        symmetric: Some(true), Search;
+        ch_axis: 1, Data;
+        group_size: 128, Data;
+        scale_type: Search;
+        is_dynamic: false, Search;
+        scale_format: None;
+    }
+}
+
+/// Running per-tensor `min`/`max` (`+inf`/`−inf` before any data), as
+/// `PerTensorMinMaxObserver.forward` keeps them.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct RunningMinMax {
+    pub min: f32,
+    pub max: f32,
+}
+
+impl Default for RunningMinMax {
+    fn default() -> Self {
+        RunningMinMax {
             min: f32::INFINITY,
             max: f32::NEG_INFINITY,
         }
     }
+}
 
-    /// The configuration.
-    pub fn spec(&self) -> &QuarkSpec {
-        &self.spec
-    }
-
-    /// Running (min, max); `(+inf, −inf)` before any data.
-    pub fn min_max(&self) -> (f32, f32) {
-        (self.min, self.max)
-    }
-
+impl RunningMinMax {
     /// True once a non-empty batch was seen.
     pub fn observed(&self) -> bool {
         !(self.min == f32::INFINITY && self.max == f32::NEG_INFINITY)
     }
-}
 
-impl Observer for PerTensorMinMax {
-    fn observe(&mut self, batch: &Tensor) -> Result<()> {
-        if batch.is_empty() {
-            return Ok(());
+    /// `forward(x)`: `aminmax(x)`, merged with the running values unless `dynamic`.
+    pub fn observe(&mut self, data: &[f32], dynamic: bool) {
+        if data.is_empty() {
+            return;
         }
-        let (lo, hi) = aminmax(&batch.data);
-        if self.spec.is_dynamic {
+        let (lo, hi) = aminmax(data);
+        if dynamic {
             (self.min, self.max) = (lo, hi);
         } else {
             self.min = nan_min(lo, self.min);
             self.max = nan_max(hi, self.max);
         }
-        Ok(())
     }
 
-    fn qparams(&self) -> Result<QParams> {
-        let sz = qparams::calculate_qparams(&self.spec, &[self.min], &[self.max], true)?;
-        let (min_val, max_val) = if self.observed() {
+    /// The `min_val`/`max_val` buffers to report: empty before any data.
+    pub fn buffers(&self) -> (Vec<f32>, Vec<f32>) {
+        if self.observed() {
             (vec![self.min], vec![self.max])
         } else {
             (Vec::new(), Vec::new())
-        };
-        let mut q = build_qparams(&self.spec, sz, min_val, max_val);
-        if !self.observed() {
+        }
+    }
+
+    /// A snapshot for plotting.
+    pub fn plot(&self) -> ObserverState {
+        let (min_val, max_val) = self.buffers();
+        ObserverState {
+            min_val,
+            max_val,
+            histogram: None,
+        }
+    }
+}
+
+/// `PerTensorMinMaxObserver`.
+pub struct PerTensorMinMax;
+
+impl ObserverKind for PerTensorMinMax {
+    type Args = PerTensorMinMaxArgs;
+    type Config = QuarkSpec;
+    type State = RunningMinMax;
+
+    fn resolve(args: &PerTensorMinMaxArgs, _: &[String]) -> Result<QuarkSpec> {
+        args.quark_spec()
+    }
+
+    fn init(_: &QuarkSpec) -> RunningMinMax {
+        RunningMinMax::default()
+    }
+
+    fn observe(state: &mut RunningMinMax, spec: &QuarkSpec, batch: &Tensor) -> Result<()> {
+        state.observe(&batch.data, spec.is_dynamic);
+        Ok(())
+    }
+
+    fn qparams(state: &RunningMinMax, spec: &QuarkSpec) -> Result<QParams> {
+        let sz = qparams::calculate_qparams(spec, &[state.min], &[state.max], true)?;
+        let (min_val, max_val) = state.buffers();
+        let mut q = build_qparams(spec, sz, min_val, max_val);
+        if !state.observed() {
             q.notes
                 .push("no data observed: Quark returns its default qparams".to_string());
         }
         Ok(q)
     }
 
-    fn reset(&mut self) {
-        (self.min, self.max) = (f32::INFINITY, f32::NEG_INFINITY);
+    fn fake_quantize(spec: &QuarkSpec, x: &Tensor, q: &QParams) -> Result<Tensor> {
+        scaled_fake_quantize(spec, x, &q.scale, &q.zero_point)
     }
 
-    fn state(&self) -> ObserverState {
-        ObserverState {
-            min_val: if self.observed() {
-                vec![self.min]
-            } else {
-                Vec::new()
-            },
-            max_val: if self.observed() {
-                vec![self.max]
-            } else {
-                Vec::new()
-            },
-            histogram: None,
-        }
-    }
-
-    fn fake_quantize(&self, x: &Tensor, q: &QParams) -> Result<Tensor> {
-        scaled_fake_quantize(&self.spec, x, &q.scale, &q.zero_point)
+    fn plot(state: &RunningMinMax) -> ObserverState {
+        state.plot()
     }
 }
 
@@ -128,142 +174,139 @@ fn row_min_max(data: &[f32], rows: usize, row_of: impl Fn(usize) -> usize) -> (V
     (lo, hi)
 }
 
-/// `PerChannelMinMaxObserver`.
-#[derive(Debug, Clone)]
-pub struct PerChannelMinMax {
-    spec: QuarkSpec,
-    min: Vec<f32>,
-    max: Vec<f32>,
-    axis: Option<usize>,
-    notes: Vec<String>,
-}
-
-impl PerChannelMinMax {
-    /// Build from parameters.
-    pub fn new(defaults: &SpecDefaults, params: &Params) -> Result<Self> {
-        Ok(PerChannelMinMax {
-            spec: defaults.parse(params)?,
-            min: Vec::new(),
-            max: Vec::new(),
-            axis: None,
-            notes: Vec::new(),
-        })
+/// A batch's shape as the per-channel and per-group observers see it (a 0-d tensor is `[1]`).
+fn shape_of(batch: &Tensor) -> Vec<usize> {
+    if batch.shape.is_empty() {
+        vec![1]
+    } else {
+        batch.shape.clone()
     }
 }
 
-impl Observer for PerChannelMinMax {
-    fn observe(&mut self, batch: &Tensor) -> Result<()> {
+/// What `PerChannelMinMaxObserver` collects.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct PerChannelState {
+    pub min: Vec<f32>,
+    pub max: Vec<f32>,
+    /// `ch_axis` normalised against the last batch's rank.
+    pub axis: Option<usize>,
+    /// Restarts of the statistics, for the report.
+    pub notes: Vec<String>,
+}
+
+/// `PerChannelMinMaxObserver`.
+pub struct PerChannelMinMax;
+
+impl ObserverKind for PerChannelMinMax {
+    type Args = PerChannelMinMaxArgs;
+    type Config = QuarkSpec;
+    type State = PerChannelState;
+
+    fn resolve(args: &PerChannelMinMaxArgs, _: &[String]) -> Result<QuarkSpec> {
+        args.quark_spec()
+    }
+
+    fn init(_: &QuarkSpec) -> PerChannelState {
+        PerChannelState::default()
+    }
+
+    fn observe(state: &mut PerChannelState, spec: &QuarkSpec, batch: &Tensor) -> Result<()> {
         if batch.is_empty() {
             return Ok(());
         }
-        let shape = if batch.shape.is_empty() {
-            vec![1]
-        } else {
-            batch.shape.clone()
-        };
-        let axis = self.spec.axis_for(shape.len())?;
+        let shape = shape_of(batch);
+        let axis = spec.axis_for(shape.len())?;
         let channels = shape[axis];
         let ix = crate::quant::ChannelIndexer::new(&shape, axis);
         let (lo, hi) = row_min_max(&batch.data, channels, |i| ix.channel(i));
-        if !self.spec.is_dynamic && self.min.len() == channels {
+        if !spec.is_dynamic && state.min.len() == channels {
             for c in 0..channels {
-                self.min[c] = nan_min(self.min[c], lo[c]);
-                self.max[c] = nan_max(self.max[c], hi[c]);
+                state.min[c] = nan_min(state.min[c], lo[c]);
+                state.max[c] = nan_max(state.max[c], hi[c]);
             }
         } else {
-            if !self.min.is_empty() && !self.spec.is_dynamic {
-                self.notes.push(format!(
+            if !state.min.is_empty() && !spec.is_dynamic {
+                state.notes.push(format!(
                     "the channel count changed from {} to {channels}: Quark restarted the statistics",
-                    self.min.len()
+                    state.min.len()
                 ));
             }
-            (self.min, self.max) = (lo, hi);
+            (state.min, state.max) = (lo, hi);
         }
-        self.axis = Some(axis);
+        state.axis = Some(axis);
         Ok(())
     }
 
-    fn qparams(&self) -> Result<QParams> {
-        let observed = !self.min.is_empty();
+    fn qparams(state: &PerChannelState, spec: &QuarkSpec) -> Result<QParams> {
+        let observed = !state.min.is_empty();
         let sz = if observed {
-            qparams::calculate_qparams(&self.spec, &self.min, &self.max, false)?
+            qparams::calculate_qparams(spec, &state.min, &state.max, false)?
         } else {
-            qparams::calculate_qparams(&self.spec, &[f32::INFINITY], &[f32::NEG_INFINITY], true)?
+            qparams::calculate_qparams(spec, &[f32::INFINITY], &[f32::NEG_INFINITY], true)?
         };
-        let mut q = build_qparams(&self.spec, sz, self.min.clone(), self.max.clone());
-        q.axis = if observed { self.axis } else { None };
-        q.notes.extend(self.notes.iter().cloned());
+        let mut q = build_qparams(spec, sz, state.min.clone(), state.max.clone());
+        q.axis = if observed { state.axis } else { None };
+        q.notes.extend(state.notes.iter().cloned());
         Ok(q)
     }
 
-    fn reset(&mut self) {
-        self.min.clear();
-        self.max.clear();
-        self.axis = None;
-        self.notes.clear();
+    /// Per channel; the default qparams of an observer without data (no axis) are one scale
+    /// for everything.
+    fn fake_quantize(spec: &QuarkSpec, x: &Tensor, q: &QParams) -> Result<Tensor> {
+        match q.axis {
+            Some(_) => scaled_fake_quantize(spec, x, &q.scale, &q.zero_point),
+            None => scaled_fake_quantize(&spec.per_tensor(), x, &q.scale, &q.zero_point),
+        }
     }
 
-    fn state(&self) -> ObserverState {
+    fn plot(state: &PerChannelState) -> ObserverState {
         ObserverState {
-            min_val: self.min.clone(),
-            max_val: self.max.clone(),
+            min_val: state.min.clone(),
+            max_val: state.max.clone(),
             histogram: None,
         }
     }
+}
 
-    fn fake_quantize(&self, x: &Tensor, q: &QParams) -> Result<Tensor> {
-        if q.axis.is_none() {
-            // Default qparams of an observer without data: one scale for everything.
-            let spec = QuarkSpec {
-                qscheme: super::spec::QScheme::PerTensor,
-                ..self.spec.clone()
-            };
-            return scaled_fake_quantize(&spec, x, &q.scale, &q.zero_point);
-        }
-        scaled_fake_quantize(&self.spec, x, &q.scale, &q.zero_point)
-    }
+/// What `PerGroupMinMaxObserver` keeps of the last batch.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct PerGroupState {
+    pub min: Vec<f32>,
+    pub max: Vec<f32>,
+    /// `(axis, group size)` of the last batch.
+    pub layout: Option<(usize, usize)>,
 }
 
 /// `PerGroupMinMaxObserver`.
-#[derive(Debug, Clone)]
-pub struct PerGroupMinMax {
-    spec: QuarkSpec,
-    min: Vec<f32>,
-    max: Vec<f32>,
-    layout: Option<(usize, usize, usize)>,
-}
+pub struct PerGroupMinMax;
 
-impl PerGroupMinMax {
-    /// Build from parameters.
-    pub fn new(defaults: &SpecDefaults, params: &Params) -> Result<Self> {
-        Ok(PerGroupMinMax {
-            spec: defaults.parse(params)?,
-            min: Vec::new(),
-            max: Vec::new(),
-            layout: None,
-        })
+impl ObserverKind for PerGroupMinMax {
+    type Args = PerGroupMinMaxArgs;
+    type Config = QuarkSpec;
+    type State = PerGroupState;
+
+    fn resolve(args: &PerGroupMinMaxArgs, _: &[String]) -> Result<QuarkSpec> {
+        args.quark_spec()
     }
-}
 
-impl Observer for PerGroupMinMax {
-    fn observe(&mut self, batch: &Tensor) -> Result<()> {
+    fn init(_: &QuarkSpec) -> PerGroupState {
+        PerGroupState::default()
+    }
+
+    fn observe(state: &mut PerGroupState, spec: &QuarkSpec, batch: &Tensor) -> Result<()> {
         if batch.is_empty() {
             return Ok(());
         }
-        let shape = if batch.shape.is_empty() {
-            vec![1]
-        } else {
-            batch.shape.clone()
-        };
-        let axis = self.spec.axis_for(shape.len())?;
+        let shape = shape_of(batch);
+        let axis = spec.axis_for(shape.len())?;
         let len = shape[axis];
-        let group_size = self.spec.group_size.unwrap_or(-1);
+        let group_size = spec.group_size.unwrap_or(-1);
         if group_size > 0 && len % group_size as usize != 0 {
             return Err(Error::framework(
                 "ValueError",
                 format!(
                     "The number of element per dimension ch_axis={} is {len} which is not divisible by group_size={group_size}. The `group_size` used should be updated in the QTensorConfig.",
-                    self.spec.ch_axis.unwrap_or(0)
+                    spec.ch_axis.unwrap_or(0)
                 ),
                 Stage::Forward,
             ));
@@ -275,77 +318,73 @@ impl Observer for PerGroupMinMax {
                 Stage::Forward,
             ));
         }
-        let layout = group_layout(&self.spec, &shape)?;
-        let (lo, hi) = row_min_max(&batch.data, layout.num_blocks(), |i| layout.block_of(i));
-        (self.min, self.max) = (lo, hi);
-        self.layout = Some((axis, layout.block_size(), layout.num_blocks()));
+        let layout = group_layout(spec, &shape)?;
+        (state.min, state.max) =
+            row_min_max(&batch.data, layout.num_blocks(), |i| layout.block_of(i));
+        state.layout = Some((axis, layout.block_size()));
         Ok(())
     }
 
-    fn qparams(&self) -> Result<QParams> {
-        let Some((axis, block, _)) = self.layout else {
-            let sz =
-                qparams::int_qparams(&self.spec, &[f32::INFINITY], &[f32::NEG_INFINITY], true)?;
-            return Ok(build_qparams(&self.spec, sz, Vec::new(), Vec::new()));
+    fn qparams(state: &PerGroupState, spec: &QuarkSpec) -> Result<QParams> {
+        let Some((axis, block)) = state.layout else {
+            let sz = qparams::int_qparams(spec, &[f32::INFINITY], &[f32::NEG_INFINITY], true)?;
+            return Ok(build_qparams(spec, sz, Vec::new(), Vec::new()));
         };
-        let sz = if self.spec.dtype.is_fp8() {
-            qparams::fp8_qparams(&self.spec, &self.min, &self.max, qparams::EPS)
+        let sz = if spec.dtype.is_fp8() {
+            qparams::fp8_qparams(spec, &state.min, &state.max, qparams::EPS)
         } else {
-            qparams::int_qparams(&self.spec, &self.min, &self.max, false)?
+            qparams::int_qparams(spec, &state.min, &state.max, false)?
         };
-        let mut q = build_qparams(&self.spec, sz, self.min.clone(), self.max.clone());
+        let mut q = build_qparams(spec, sz, state.min.clone(), state.max.clone());
         q.extra.insert("block_axis".into(), axis.into());
         q.extra.insert("block_size".into(), block.into());
         Ok(q)
     }
 
-    fn reset(&mut self) {
-        self.min.clear();
-        self.max.clear();
-        self.layout = None;
+    /// Per group; the default qparams of an observer without data (no min/max) are one scale
+    /// for everything.
+    fn fake_quantize(spec: &QuarkSpec, x: &Tensor, q: &QParams) -> Result<Tensor> {
+        if q.min_val.is_empty() {
+            return scaled_fake_quantize(&spec.per_tensor(), x, &q.scale, &q.zero_point);
+        }
+        scaled_fake_quantize(spec, x, &q.scale, &q.zero_point)
     }
 
-    fn state(&self) -> ObserverState {
+    fn plot(state: &PerGroupState) -> ObserverState {
         ObserverState {
-            min_val: self.min.clone(),
-            max_val: self.max.clone(),
+            min_val: state.min.clone(),
+            max_val: state.max.clone(),
             histogram: None,
         }
-    }
-
-    fn fake_quantize(&self, x: &Tensor, q: &QParams) -> Result<Tensor> {
-        if self.layout.is_none() {
-            let spec = QuarkSpec {
-                qscheme: super::spec::QScheme::PerTensor,
-                ..self.spec.clone()
-            };
-            return scaled_fake_quantize(&spec, x, &q.scale, &q.zero_point);
-        }
-        scaled_fake_quantize(&self.spec, x, &q.scale, &q.zero_point)
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use super::*;
-    use crate::observer::ZeroPoint;
-    use crate::observers::quark::spec::{PER_CHANNEL_DTYPES, UNIFORM_DTYPES};
+    use crate::observer::{Instance, ZeroPoint};
+    use crate::params::Params;
+    use crate::registry;
+    use crate::tensor::Tensor;
+    use serde_json::{json, Value};
 
     fn t(shape: &[usize], data: &[f32]) -> Tensor {
         Tensor::new(shape.to_vec(), data.to_vec()).unwrap()
     }
 
+    fn instance(id: &str, p: Value) -> Instance {
+        Instance::new(registry::find(id).unwrap(), &Params::from_value(p).unwrap()).unwrap()
+    }
+
     #[test]
     fn per_tensor_running_and_dynamic() {
-        let d = SpecDefaults::per_tensor(UNIFORM_DTYPES);
-        let mut o = PerTensorMinMax::new(&d, &Params::new()).unwrap();
+        let id = "quark.PerTensorMinMaxObserver";
+        let mut o = instance(id, json!({}));
         let q = o.qparams().unwrap();
         assert_eq!((q.scale.clone(), q.min_val.len()), (vec![1.0], 0));
         o.observe(&t(&[2], &[-1.0, 2.0])).unwrap();
         o.observe(&t(&[2], &[0.5, 0.25])).unwrap();
         assert_eq!(o.qparams().unwrap().max_val, vec![2.0]);
-        let mut dynamic =
-            PerTensorMinMax::new(&d, &Params::new().with("is_dynamic", true)).unwrap();
+        let mut dynamic = instance(id, json!({"is_dynamic": true}));
         dynamic.observe(&t(&[2], &[-1.0, 2.0])).unwrap();
         dynamic.observe(&t(&[2], &[0.5, 0.25])).unwrap();
         let q = dynamic.qparams().unwrap();
@@ -354,14 +393,8 @@ mod tests {
 
     #[test]
     fn per_channel_restarts_when_the_channel_count_changes() {
-        let d = SpecDefaults {
-            qschemes: &["per_channel"],
-            qscheme: "per_channel",
-            symmetric: Some(false),
-            ch_axis: Some(0),
-            ..SpecDefaults::per_tensor(PER_CHANNEL_DTYPES)
-        };
-        let mut o = PerChannelMinMax::new(&d, &Params::new().with("dtype", "uint8")).unwrap();
+        let id = "quark.PerChannelMinMaxObserver";
+        let mut o = instance(id, json!({"dtype": "uint8"}));
         o.observe(&t(&[2, 2], &[1.0, 2.0, -3.0, 4.0])).unwrap();
         o.observe(&t(&[2, 1], &[5.0, -6.0])).unwrap();
         let q = o.qparams().unwrap();
@@ -375,27 +408,22 @@ mod tests {
         assert_eq!(q.min_val, vec![1.0, 2.0, 3.0]);
         assert!(q.notes.iter().any(|n| n.contains("restarted")));
         // Negative axes count from the end.
-        let mut last = PerChannelMinMax::new(&d, &Params::new().with("ch_axis", -1)).unwrap();
+        let mut last = instance(id, json!({"ch_axis": -1}));
         last.observe(&t(&[2, 3], &[1.0, 2.0, 3.0, 4.0, 5.0, 6.0]))
             .unwrap();
         assert_eq!(last.qparams().unwrap().max_val, vec![4.0, 5.0, 6.0]);
-        let err = last.observe(&t(&[2], &[1.0, 2.0])).and(Ok(()));
-        assert!(err.is_ok(), "-1 is valid on 1-d");
-        let mut bad = PerChannelMinMax::new(&d, &Params::new().with("ch_axis", 2)).unwrap();
+        assert!(
+            last.observe(&t(&[2], &[1.0, 2.0])).is_ok(),
+            "-1 is valid on 1-d"
+        );
+        let mut bad = instance(id, json!({"ch_axis": 2}));
         let err = bad.observe(&t(&[2, 2], &[0.0; 4])).unwrap_err().to_string();
         assert!(err.starts_with("IndexError"), "{err}");
     }
 
     #[test]
     fn per_group_overwrites_and_checks_divisibility() {
-        let d = SpecDefaults {
-            qschemes: &["per_group"],
-            qscheme: "per_group",
-            ch_axis: Some(1),
-            group_size: Some(2),
-            ..SpecDefaults::per_tensor(UNIFORM_DTYPES)
-        };
-        let mut o = PerGroupMinMax::new(&d, &Params::new()).unwrap();
+        let mut o = instance("quark.PerGroupMinMaxObserver", json!({"group_size": 2}));
         o.observe(&t(&[2, 4], &[1.0, -2.0, 3.0, 4.0, 5.0, 6.0, -7.0, 8.0]))
             .unwrap();
         o.observe(&t(&[2, 4], &[0.0, 1.0, 0.0, 1.0, 0.0, 1.0, 0.0, 2.55]))
@@ -405,11 +433,27 @@ mod tests {
         assert_eq!(q.scale[3], 2.55f32 / 127.5);
         assert_eq!(q.zero_point, ZeroPoint::Int(vec![0; 4]));
         assert_eq!(q.extra["block_size"], 2);
-        let err = o.observe(&t(&[1, 3], &[0.0; 3])).unwrap_err().to_string();
-        assert!(err.contains("not divisible by group_size=2"), "{err}");
         let y = o
             .fake_quantize(&t(&[2, 4], &[0.0, 1.0, 0.0, 1.0, 0.0, 1.0, 0.0, 3.0]), &q)
             .unwrap();
         assert_eq!(y.data[7], 127.0 * (2.55f32 / 127.5));
+        let err = o.observe(&t(&[1, 3], &[0.0; 3])).unwrap_err().to_string();
+        assert!(err.contains("not divisible by group_size=2"), "{err}");
+    }
+
+    #[test]
+    fn observers_without_data_quantize_per_tensor_with_the_defaults() {
+        for id in [
+            "quark.PerChannelMinMaxObserver",
+            "quark.PerGroupMinMaxObserver",
+        ] {
+            let o = instance(id, json!({"dtype": "int8", "symmetric": true}));
+            let q = o.qparams().unwrap();
+            assert_eq!(q.scale, vec![1.0], "{id}");
+            let y = o
+                .fake_quantize(&t(&[2, 2], &[0.4, 1.6, -3.0, 200.0]), &q)
+                .unwrap();
+            assert_eq!(y.data, vec![0.0, 2.0, -3.0, 127.0], "{id}");
+        }
     }
 }

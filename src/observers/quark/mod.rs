@@ -1,12 +1,16 @@
 //! AMD Quark 0.13 observers (`quark.torch.quantization.observer`), with Quark's own
 //! quantize–dequantize kernels.
 //!
-//! Ids are `quark.<Class>`; parameters are the fields of Quark's `QTensorConfig` ([`spec`]) plus
-//! the instance attributes some observers keep (`bins`, `percentile`, …). Quark bugs are
+//! Ids are `quark.<Class>`; parameters are the fields of Quark's `QTensorConfig` each class
+//! reads ([`spec`]), plus the instance attributes some observers keep (`bins`, `percentile`, …),
+//! declared once per class with [`config::quark_params!`](config). Each observer is an
+//! [`ObserverKind`]: state collected from the data and a pure search over it. Quark bugs are
 //! reproduced and listed as quirks; `.fixed` variants correct the percentile tail swap and the
 //! MSE search (with aligned histogram merging).
 
 pub mod bfp;
+pub mod config;
+pub mod dtype;
 pub mod histogram;
 pub mod histogram_pro;
 pub mod kernels;
@@ -20,12 +24,10 @@ pub mod qparams;
 pub mod spec;
 pub mod torch_ops;
 
-use crate::observer::legacy::Observer;
-use crate::observer::QParams;
-use crate::observer::{Family, Granularity, ObserverSpec, Preset};
-use crate::params::{ParamSpec, Params};
+use crate::observer::{Family, Granularity, ObserverKind, ObserverSpec, Preset, QParams};
+use crate::params::Params;
 use qparams::ScaleZp;
-use spec::{QuarkSpec, SpecDefaults};
+use spec::QuarkSpec;
 
 /// The Quark version reproduced.
 pub const VERSION: &str = "0.13";
@@ -85,211 +87,108 @@ const SYMMETRIC_127_5: &str =
 const LEFT_ALIGNED_MERGE: &str =
     "histogram merging adds the old counts left-aligned (hist[:old] += old) even when the range grew to the left, and rebuilds the edges with arange (which can drop the old last edge)";
 
-const PER_TENSOR: SpecDefaults = SpecDefaults::per_tensor(spec::UNIFORM_DTYPES);
-const PER_TENSOR_MSE: SpecDefaults = SpecDefaults::per_tensor(spec::MSE_DTYPES);
-const PER_TENSOR_POW2: SpecDefaults = SpecDefaults::per_tensor(spec::POW2_DTYPES);
-const PER_TENSOR_PRO: SpecDefaults = SpecDefaults::per_tensor(spec::HISTOGRAM_PRO_DTYPES);
-const PER_CHANNEL: SpecDefaults = SpecDefaults {
-    dtypes: spec::PER_CHANNEL_DTYPES,
-    qschemes: &["per_channel"],
-    qscheme: "per_channel",
-    symmetric: Some(false),
-    ch_axis: Some(0),
-    ..SpecDefaults::per_tensor(spec::PER_CHANNEL_DTYPES)
-};
-const PER_GROUP: SpecDefaults = SpecDefaults {
-    qschemes: &["per_group"],
-    qscheme: "per_group",
-    symmetric: Some(true),
-    ch_axis: Some(1),
-    group_size: Some(128),
-    ..SpecDefaults::per_tensor(spec::UNIFORM_DTYPES)
-};
-const MX: SpecDefaults = SpecDefaults {
-    dtypes: spec::MX_DTYPES,
-    dtype: "fp4",
-    qschemes: &["per_group"],
-    qscheme: "per_group",
-    symmetric: None,
-    ch_axis: Some(-1),
-    group_size: Some(32),
-    is_dynamic: true,
-    scale_format: Some("e8m0"),
-};
-const BFP: SpecDefaults = SpecDefaults {
-    dtypes: spec::BFP_DTYPES,
-    dtype: "int8",
-    qschemes: &["per_group"],
-    qscheme: "per_group",
-    symmetric: Some(true),
-    ch_axis: Some(-1),
-    group_size: Some(8),
-    is_dynamic: false,
-    scale_format: None,
-};
-const PLACEHOLDER: SpecDefaults = SpecDefaults {
-    dtypes: spec::HALF_DTYPES,
-    dtype: "float16",
-    symmetric: None,
-    ..SpecDefaults::per_tensor(spec::HALF_DTYPES)
-};
-
-fn with(mut base: Vec<ParamSpec>, extra: Vec<ParamSpec>) -> Vec<ParamSpec> {
-    base.extend(extra);
-    base
-}
-
-fn boxed<O: Observer + 'static>(
-    o: crate::error::Result<O>,
-) -> crate::error::Result<Box<dyn Observer>> {
-    Ok(Box::new(o?))
+fn spec<K: ObserverKind>(
+    id: &'static str,
+    granularity: Granularity,
+    summary: &'static str,
+) -> ObserverSpec {
+    ObserverSpec::of::<K>(id, Family::Quark, VERSION, granularity, summary)
 }
 
 /// The Quark observers.
 pub fn observers() -> Vec<ObserverSpec> {
     use Granularity::*;
-    let q = |id, granularity, summary, params, build| {
-        ObserverSpec::legacy(
-            id,
-            Family::Quark,
-            VERSION,
-            granularity,
-            summary,
-            params,
-            build,
-        )
-    };
     vec![
-        q(
+        spec::<minmax::PerTensorMinMax>(
             "quark.PerTensorMinMaxObserver",
             PerTensor,
             "running min/max of the whole tensor → int, fp8 or fp4 scale (symmetric int: amax/127.5)",
-            PER_TENSOR.params(),
-            |p| boxed(minmax::PerTensorMinMax::new(&PER_TENSOR, p)),
         )
         .quirk(SYMMETRIC_127_5),
-        q(
+        spec::<minmax::PerChannelMinMax>(
             "quark.PerChannelMinMaxObserver",
             PerChannel,
             "running min/max per channel along ch_axis",
-            PER_CHANNEL.params(),
-            |p| boxed(minmax::PerChannelMinMax::new(&PER_CHANNEL, p)),
         )
         .quirk(SYMMETRIC_127_5)
         .quirk("a batch with a different number of channels silently restarts the statistics"),
-        q(
+        spec::<minmax::PerGroupMinMax>(
             "quark.PerGroupMinMaxObserver",
             PerGroup,
             "min/max per group of group_size elements along ch_axis (weights)",
-            PER_GROUP.params(),
-            |p| boxed(minmax::PerGroupMinMax::new(&PER_GROUP, p)),
         )
         .quirk(SYMMETRIC_127_5)
         .quirk("no accumulation over batches: every batch overwrites min/max (the last batch wins)"),
-        q(
+        spec::<histogram::PerTensorHistogram>(
             "quark.PerTensorHistogramObserver",
             PerTensor,
             "collects a 2048-bin histogram (|x| when symmetric); its qparams are Quark's defaults",
-            with(PER_TENSOR.params(), histogram::histogram_params(2048, false)),
-            |p| boxed(histogram::PerTensorHistogram::new(&PER_TENSOR, p)),
         )
         .quirk("never sets min_val/max_val, so calculate_qparams returns the defaults scale 1.0, zero point 0 (fp8: eps)")
         .quirk(LEFT_ALIGNED_MERGE),
-        q(
+        spec::<percentile::PerTensorPercentile<false>>(
             "quark.PerTensorPercentileObserver",
             PerTensor,
             "4200-bin histogram without zeros; range at the percentile of the cdf (left bin edge)",
-            with(
-                with(PER_TENSOR.params(), histogram::histogram_params(4200, true)),
-                vec![percentile::percentile_param()],
-            ),
-            |p| boxed(percentile::PerTensorPercentile::new(&PER_TENSOR, p, false)),
         )
         .quirk("asymmetric: the quantiles are swapped — max is taken where the cdf first reaches (100 − p)/200 (the low tail) and min where it is ≤ 1 − that (bin 0)")
         .quirk("percentile is an instance attribute (default 99.99999999), not part of Quark's configuration")
         .quirk(LEFT_ALIGNED_MERGE),
-        q(
+        spec::<percentile::PerTensorPercentile<true>>(
             "quark.PerTensorPercentileObserver.fixed",
             PerTensor,
             "percentile observer with the asymmetric tails the right way round and aligned histogram merging",
-            with(
-                with(PER_TENSOR.params(), histogram::histogram_params(4200, true)),
-                vec![percentile::percentile_param()],
-            ),
-            |p| boxed(percentile::PerTensorPercentile::new(&PER_TENSOR, p, true)),
         )
         .corrects("quark.PerTensorPercentileObserver"),
-        q(
+        spec::<mse::QuarkMse>(
             "quark.PerTensorMSEObserver",
             PerTensor,
             "2048-bin histogram; amax = the bin centre with the least fake-quantization MSE, min 0",
-            with(
-                with(PER_TENSOR_MSE.params(), histogram::histogram_params(2048, false)),
-                mse::search_params(mse::START_BIN),
-            ),
-            |p| boxed(mse::PerTensorMse::new(&PER_TENSOR_MSE, p, false)),
         )
         .quirk("start_bin defaults to 2045: with 2048 bins only the last 3 bin centres are tried")
         .quirk("min is forced to 0, also for asymmetric configurations")
         .quirk("fp8: the int64 zero min turns eps into 0, so an all-zero tensor gets scale 0")
         .quirk(LEFT_ALIGNED_MERGE),
-        q(
+        spec::<mse::FixedMse>(
             "quark.PerTensorMSEObserver.fixed",
             PerTensor,
             "MSE observer searching from bin 128 (as the calibrator it follows) with aligned histogram merging",
-            with(
-                with(PER_TENSOR_MSE.params(), histogram::histogram_params(2048, false)),
-                mse::search_params(mse::FIXED_START_BIN),
-            ),
-            |p| boxed(mse::PerTensorMse::new(&PER_TENSOR_MSE, p, true)),
         )
         .corrects("quark.PerTensorMSEObserver"),
-        q(
+        spec::<histogram_pro::PerTensorHistogramPro>(
             "quark.PerTensorHistogramObserverPro",
             PerTensor,
             "PyTorch's HistogramObserver (256 bins, L2 search) with Quark's dtype ranges",
-            with(PER_TENSOR_PRO.params(), histogram_pro::pro_params()),
-            |p| boxed(histogram_pro::PerTensorHistogramPro::new(&PER_TENSOR_PRO, p)),
         )
         .quirk("upsample_rate is accepted but ignored (torch ≥ 2.5 removed the argument)"),
-        q(
+        spec::<pow2::PowOf2MinMax>(
             "quark.PerTensorPowOf2MinMaxObserver",
             PerTensor,
             "min/max range → power-of-two scale 2^−round(−log2 s); most common (scale, zp) of the calls",
-            with(PER_TENSOR_POW2.params(), vec![pow2::every_batch_param()]),
-            |p| boxed(pow2::PerTensorPowOf2::new(&PER_TENSOR_POW2, p, false)),
         )
         .quirk("returns the most common of every (scale, zero point) ever computed, so the result depends on how often qparams were asked for"),
-        q(
+        spec::<pow2::PowOf2MinMse>(
             "quark.PerTensorPowOf2MinMSEObserver",
             PerTensor,
             "power-of-two scale: the best of 2^−(pos−2..pos+2) by squared error on the last batch",
-            with(PER_TENSOR_POW2.params(), vec![pow2::every_batch_param()]),
-            |p| boxed(pow2::PerTensorPowOf2::new(&PER_TENSOR_POW2, p, true)),
         )
         .quirk("the squared-error search sees only the last batch, and keeps the zero point of the min/max scale for every candidate")
         .quirk("returns the most common of every (scale, zero point) ever computed"),
-        q(
+        spec::<mx::PerBlockMx>(
             "quark.PerBlockMXObserver",
             PerBlock,
             "OCP MX: one E8M0 power-of-two scale per block of 32 (even/floor/ceil), fp8/fp6/fp4 elements",
-            MX.params(),
-            |p| boxed(mx::PerBlockMx::new(&MX, p)),
         ),
-        q(
+        spec::<bfp::PerBlockBfp>(
             "quark.PerBlockBFPObserver",
             PerBlock,
             "block floating point: shared exponent per block, int8 mantissas, exponent raised when a mantissa would reach 128",
-            BFP.params(),
-            |p| boxed(bfp::PerBlockBfp::new(&BFP, p)),
         )
         .quirk("the running amax of a block is doubled in every batch in which one of its values overflows"),
-        q(
+        spec::<placeholder::Placeholder>(
             "quark.PlaceholderObserver",
             PassThrough,
             "no statistics and no qparams: float16/bfloat16 is a cast there and back",
-            PLACEHOLDER.params(),
-            |p| boxed(placeholder::Placeholder::new(&PLACEHOLDER, p)),
         ),
     ]
 }
@@ -382,16 +281,20 @@ mod tests {
     #[test]
     fn every_observer_builds_with_its_defaults() {
         for spec in observers() {
-            if spec.id == "quark.PerTensorHistogramObserverPro"
-                && crate::registry::find(histogram_pro::TORCH_HISTOGRAM).is_err()
-            {
-                continue;
-            }
             let built = spec.resolve(&Params::new());
             assert!(built.is_ok(), "{}: {:?}", spec.id, built.err());
         }
         assert_eq!(aminmax(&[1.0, -2.0, 3.0]), (-2.0, 3.0));
         assert!(aminmax(&[1.0, f32::NAN]).0.is_nan());
+    }
+
+    #[test]
+    fn every_preset_resolves() {
+        for p in presets() {
+            let spec = crate::registry::find(p.observer).unwrap();
+            spec.resolve(&p.params)
+                .unwrap_or_else(|e| panic!("{}: {e}", p.name));
+        }
     }
 
     #[test]

@@ -9,88 +9,94 @@
 //! is `min = 0` (also for asymmetric configurations), `max = amax`, then the common qparams.
 //!
 //! The `.fixed` variant starts at bin 128 (the start of the calibrator this code follows) and
-//! merges histograms aligned.
+//! merges histograms aligned. `start_bin` and `stride` only enter the search; what is collected
+//! is the histogram of [`super::histogram::Binning`].
 
 use super::build_qparams;
-use super::histogram::{parse_histogram, QuarkHistogram};
+use super::config::quark_params;
+use super::dtype::MseDtype;
+use super::histogram::{Binning, QuarkHistogram};
 use super::kernels::{int_affine, scaled_fake_quantize};
 use super::qparams;
-use super::spec::{QuarkSpec, SpecDefaults};
+use super::spec::{PerTensorScheme, QuarkSpec};
 use crate::error::{Error, Result, Stage};
-use crate::observer::legacy::{Observer, Retune};
-use crate::observer::{ObserverState, QParams};
-use crate::params::{ParamSpec, Params};
+use crate::observer::{ObserverKind, ObserverState, QParams};
+use crate::params::{Choice, ParamSet};
 use crate::tensor::Tensor;
+use std::marker::PhantomData;
 
-/// Quark's `start_bin` default.
-pub const START_BIN: i64 = 2045;
-/// `start_bin` of the `.fixed` variant.
-pub const FIXED_START_BIN: i64 = 128;
-
-/// `start_bin`/`stride` parameter declarations.
-pub fn search_params(start_bin: i64) -> Vec<ParamSpec> {
-    vec![
-        ParamSpec::int(
-            "start_bin",
-            0,
-            1 << 24,
-            start_bin,
-            "first bin centre tried as amax (default of get_min_max_by_mse)",
-        )
-        .search_only(),
-        ParamSpec::int("stride", 1, 1 << 20, 1, "step between tried bins").search_only(),
-    ]
+/// The configuration of an MSE observer.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MseConfig {
+    pub spec: QuarkSpec,
+    pub binning: Binning,
+    /// First bin centre tried (clamped to the last one).
+    pub start_bin: usize,
+    /// Step between tried centres (≥ 1).
+    pub stride: usize,
 }
 
-/// `PerTensorMSEObserver`.
-#[derive(Debug, Clone)]
-pub struct PerTensorMse {
-    spec: QuarkSpec,
-    hist: QuarkHistogram,
-    initial: QuarkHistogram,
-    start_bin: usize,
-    stride: usize,
+/// The arguments of one variant of the MSE observer.
+pub trait MseVariant: ParamSet {
+    /// The resolved configuration.
+    fn config(&self) -> Result<MseConfig>;
 }
 
-impl PerTensorMse {
-    /// Build from parameters (`fixed`: start at bin 128, aligned merging).
-    pub fn new(defaults: &SpecDefaults, params: &Params, fixed: bool) -> Result<Self> {
-        let spec = defaults.parse(params)?;
-        let mut hist = parse_histogram(params, &spec, 2048, false)?;
-        if fixed {
-            hist = hist.with_aligned_merging();
+/// The arguments of an MSE variant: the configuration `PerTensorMSEObserver` reads, its
+/// attributes and `get_min_max_by_mse`'s search arguments, searching from `$start` by default;
+/// `$aligned` selects the corrected histogram merging.
+macro_rules! mse_variant {
+    ($(#[$meta:meta])* $name:ident, start_bin $start:expr, aligned $aligned:expr) => {
+        quark_params! {
+            $(#[$meta])*
+            pub struct $name {
+                dtype: MseDtype = MseDtype::Int8, Search;
+                qscheme: PerTensorScheme = PerTensorScheme::PerTensor;
+                symmetric: Some(true), Data;
+                scale_type: Search;
+                is_dynamic: false, Search;
+                scale_format: None;
+                histogram: bins 2048, skip_zeros false;
+                mse_search: start_bin $start;
+            }
         }
-        let mut observer = PerTensorMse {
-            spec,
-            initial: hist.clone(),
-            hist,
-            start_bin: 0,
-            stride: 1,
-        };
-        observer.set_search(params, if fixed { FIXED_START_BIN } else { START_BIN })?;
-        Ok(observer)
-    }
 
-    fn set_search(&mut self, params: &Params, default_start: i64) -> Result<()> {
-        let start = params.i64_or("start_bin", default_start)?;
-        let stride = params.i64_or("stride", 1)?;
-        if start < 0 {
-            return Err(Error::param(
-                "start_bin",
-                format!("must be ≥ 0, got {start}"),
-            ));
+        impl MseVariant for $name {
+            fn config(&self) -> Result<MseConfig> {
+                let spec = self.quark_spec()?;
+                Ok(MseConfig {
+                    binning: Binning::new(self.bins, self.skip_zeros, spec.symmetric, $aligned),
+                    spec,
+                    start_bin: self.start_bin.max(0) as usize,
+                    stride: self.stride.max(1) as usize,
+                })
+            }
         }
-        if stride < 1 {
-            return Err(Error::param("stride", format!("must be ≥ 1, got {stride}")));
-        }
-        self.start_bin = start as usize;
-        self.stride = stride as usize;
-        Ok(())
-    }
+    };
+}
 
+mse_variant!(
+    /// The arguments of Quark's `PerTensorMSEObserver`.
+    PerTensorMseArgs, start_bin 2045, aligned false
+);
+mse_variant!(
+    /// The arguments of the corrected variant: the search starts at bin 128, histograms merge
+    /// aligned.
+    FixedMseArgs, start_bin 128, aligned true
+);
+
+/// `PerTensorMSEObserver` with the arguments `A` of a variant.
+pub struct PerTensorMse<A>(PhantomData<fn() -> A>);
+
+/// Quark's `PerTensorMSEObserver`.
+pub type QuarkMse = PerTensorMse<PerTensorMseArgs>;
+/// The corrected variant (search from bin 128, aligned merging).
+pub type FixedMse = PerTensorMse<FixedMseArgs>;
+
+impl MseConfig {
     /// `(0, amax)` minimising the histogram MSE.
-    pub fn min_max(&self) -> Result<(f32, f32)> {
-        let edges = &self.hist.edges;
+    pub fn min_max(&self, hist: &QuarkHistogram) -> Result<(f32, f32)> {
+        let edges = &hist.edges;
         if edges.len() < 2 {
             return Err(Error::framework(
                 "ValueError",
@@ -102,7 +108,7 @@ impl PerTensorMse {
             ));
         }
         let centers: Vec<f32> = edges.windows(2).map(|w| (w[1] + w[0]) / 2.0).collect();
-        let counts = &self.hist.hist;
+        let counts = &hist.hist;
         if counts.len() != centers.len() {
             return Err(Error::framework(
                 "RuntimeError",
@@ -128,10 +134,11 @@ impl PerTensorMse {
 
     /// `mean((q(c) − c)² · count)` for one candidate `amax`.
     fn candidate_mse(&self, centers: &[f32], counts: &[f32], amax: f32) -> Result<f32> {
+        let spec = &self.spec;
         let n = centers.len() as f64;
-        let sum = if self.spec.dtype.is_int() {
-            let (scale, zp) = qparams::int_qparams(&self.spec, &[0.0], &[amax], true)?;
-            let (qmin, qmax) = self.spec.qrange();
+        let sum = if spec.dtype.is_int() {
+            let (scale, zp) = qparams::int_qparams(spec, &[0.0], &[amax], true)?;
+            let (qmin, qmax) = spec.qrange();
             let (s, z) = (scale[0], zp.get_f64(0) as f32);
             centers
                 .iter()
@@ -141,7 +148,7 @@ impl PerTensorMse {
                     (d * d * k) as f64
                 })
                 .sum::<f64>()
-        } else if let (true, Some(format)) = (self.spec.dtype.is_fp8(), self.spec.dtype.element()) {
+        } else if let (true, Some(format)) = (spec.dtype.is_fp8(), spec.dtype.element()) {
             let scale = amax / format.max();
             centers
                 .iter()
@@ -156,98 +163,118 @@ impl PerTensorMse {
                 "ValueError",
                 format!(
                     "Invalid dtype Dtype.{}. dtype must be a positive integer, fp8_e4m3 or fp8_e5m2.",
-                    self.spec.dtype.name()
+                    spec.dtype.name()
                 ),
                 Stage::CalculateQparams,
             ));
         };
         Ok((sum / n) as f32)
     }
+
+    /// How many bin centres the search tries on `hist`.
+    fn candidates(&self, hist: &QuarkHistogram) -> usize {
+        let bins = hist.hist.len();
+        bins.saturating_sub(self.start_bin.min(bins.saturating_sub(1)))
+            .div_ceil(self.stride)
+    }
 }
 
-impl Observer for PerTensorMse {
-    fn observe(&mut self, batch: &Tensor) -> Result<()> {
-        self.hist.observe(&batch.data)
+impl<A: MseVariant> ObserverKind for PerTensorMse<A> {
+    type Args = A;
+    type Config = MseConfig;
+    type State = QuarkHistogram;
+
+    fn resolve(args: &A, _: &[String]) -> Result<MseConfig> {
+        args.config()
     }
 
-    fn qparams(&self) -> Result<QParams> {
-        let (lo, hi) = self.min_max()?;
-        let sz = if self.spec.dtype.is_fp8() {
+    fn init(cfg: &MseConfig) -> QuarkHistogram {
+        QuarkHistogram::new(&cfg.binning)
+    }
+
+    fn observe(state: &mut QuarkHistogram, cfg: &MseConfig, batch: &Tensor) -> Result<()> {
+        state.observe(&cfg.binning, &batch.data)
+    }
+
+    fn qparams(state: &QuarkHistogram, cfg: &MseConfig) -> Result<QParams> {
+        let (lo, hi) = cfg.min_max(state)?;
+        let sz = if cfg.spec.dtype.is_fp8() {
             // The int64 zero `min` turns Quark's float32 eps into an int64 0 on this path.
-            qparams::fp8_qparams(&self.spec, &[lo], &[hi], 0.0)
+            qparams::fp8_qparams(&cfg.spec, &[lo], &[hi], 0.0)
         } else {
-            qparams::calculate_qparams(&self.spec, &[lo], &[hi], true)?
+            qparams::calculate_qparams(&cfg.spec, &[lo], &[hi], true)?
         };
-        let mut q = build_qparams(&self.spec, sz, vec![lo], vec![hi]);
+        let mut q = build_qparams(&cfg.spec, sz, vec![lo], vec![hi]);
         q.clip_range = Some((vec![lo], vec![hi]));
         q.extra
-            .insert("num_bins_final".into(), self.hist.num_bins.into());
-        let tried = self
-            .hist
-            .hist
-            .len()
-            .saturating_sub(self.start_bin.min(self.hist.hist.len().saturating_sub(1)))
-            .div_ceil(self.stride);
-        q.extra.insert("candidates".into(), tried.into());
+            .insert("num_bins_final".into(), state.num_bins.into());
+        q.extra
+            .insert("candidates".into(), cfg.candidates(state).into());
         Ok(q)
     }
 
-    fn reset(&mut self) {
-        self.hist = self.initial.clone();
+    fn fake_quantize(cfg: &MseConfig, x: &Tensor, q: &QParams) -> Result<Tensor> {
+        scaled_fake_quantize(&cfg.spec, x, &q.scale, &q.zero_point)
     }
 
-    fn state(&self) -> ObserverState {
-        ObserverState {
-            min_val: Vec::new(),
-            max_val: Vec::new(),
-            histogram: self.hist.state(),
-        }
-    }
-
-    fn fake_quantize(&self, x: &Tensor, q: &QParams) -> Result<Tensor> {
-        scaled_fake_quantize(&self.spec, x, &q.scale, &q.zero_point)
-    }
-
-    fn retune(&mut self, params: &Params) -> Result<Retune> {
-        if !params.keys().all(|k| k == "start_bin" || k == "stride") {
-            return Ok(Retune::NeedsData);
-        }
-        let default_start = self.start_bin as i64;
-        self.set_search(params, default_start)?;
-        Ok(Retune::Applied)
+    fn plot(state: &QuarkHistogram) -> ObserverState {
+        state.plot()
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::params::Params;
 
-    fn observer(dtype: &str, fixed: bool) -> PerTensorMse {
-        let defaults = SpecDefaults::per_tensor(super::super::spec::MSE_DTYPES);
+    fn config(dtype: &str) -> MseConfig {
         let p = Params::new()
             .with("dtype", dtype)
             .with("bins", 16)
             .with("start_bin", 0);
-        let mut o = PerTensorMse::new(&defaults, &p, fixed).unwrap();
-        o.hist.hist = vec![
-            1000.0, 500.0, 200.0, 50.0, 10.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0,
-        ];
-        o.hist.edges = (0..=16).map(|i| i as f32 / 4.0).collect();
-        o
+        PerTensorMseArgs::from_params(&p).unwrap().config().unwrap()
+    }
+
+    fn histogram() -> QuarkHistogram {
+        QuarkHistogram {
+            num_bins: 16,
+            hist: vec![
+                1000.0, 500.0, 200.0, 50.0, 10.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0,
+                1.0,
+            ],
+            edges: (0..=16).map(|i| i as f32 / 4.0).collect(),
+        }
     }
 
     #[test]
     fn searches_bin_centres_and_keeps_min_at_zero() {
-        let o = observer("int4", false);
-        let (lo, hi) = o.min_max().unwrap();
+        let cfg = config("int4");
+        let (lo, hi) = cfg.min_max(&histogram()).unwrap();
         assert_eq!(lo, 0.0);
         // With 16 int4 levels the single outlier in the last bin is not worth the resolution.
         assert!(hi < 3.875, "{hi}");
         assert_eq!((hi * 8.0).fract(), 0.0, "a bin centre: {hi}");
-        let mut only_last = o.clone();
-        only_last.start_bin = 15;
-        assert_eq!(only_last.min_max().unwrap(), (0.0, 3.875));
-        let fp8 = observer("fp8_e4m3", false);
-        assert_eq!(fp8.min_max().unwrap().0, 0.0);
+        let only_last = MseConfig {
+            start_bin: 15,
+            ..cfg.clone()
+        };
+        assert_eq!(only_last.min_max(&histogram()).unwrap(), (0.0, 3.875));
+        assert_eq!(only_last.candidates(&histogram()), 1);
+        assert_eq!(cfg.candidates(&histogram()), 16);
+        assert_eq!(config("fp8_e4m3").min_max(&histogram()).unwrap().0, 0.0);
+    }
+
+    #[test]
+    fn variants_differ_in_start_bin_and_merging() {
+        let quark = PerTensorMseArgs::from_params(&Params::new())
+            .unwrap()
+            .config()
+            .unwrap();
+        let fixed = FixedMseArgs::from_params(&Params::new())
+            .unwrap()
+            .config()
+            .unwrap();
+        assert_eq!((quark.start_bin, fixed.start_bin), (2045, 128));
+        assert!(!quark.binning.aligned && fixed.binning.aligned);
     }
 }

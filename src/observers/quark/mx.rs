@@ -5,58 +5,50 @@
 //! dynamic: last batch. Scale (`get_scale`, `scale_format="e8m0"`): `even`/`floor`/`ceil` of
 //! [`crate::formats::e8m0`] with the element's mantissa bits and `emax` (floor/ceil zero blocks
 //! get ε); `scale_format="float32"`: `amax / element max` (ε where 0). Zero points are 0.
-//! Quantize–dequantize: `q(x / s)·s` per block, [`super::kernels`].
+//! Quantize–dequantize: `q(x / s)·s` per block, [`super::kernels`]. What is collected depends
+//! on `ch_axis`, `group_size` and `is_dynamic`; the scale is the search.
 
 use super::build_qparams;
-use super::kernels::{forward_block_layout, scaled_fake_quantize};
+use super::config::quark_params;
+use super::dtype::MxDtype;
+use super::kernels::{forward_block_layout, require_block_size, scaled_fake_quantize};
 use super::qparams::{nan_max, EPS};
-use super::spec::{QuarkSpec, ScaleFormat, SpecDefaults};
-use crate::error::{Error, Result, Stage};
+use super::spec::{PerGroupScheme, QuarkSpec, ScaleFormat};
+use crate::error::Result;
 use crate::formats::e8m0;
 use crate::formats::ElementFormat;
-use crate::observer::legacy::Observer;
-use crate::observer::{ObserverState, QParams, ZeroPoint};
-use crate::params::Params;
+use crate::observer::{ObserverKind, ObserverState, QParams, ZeroPoint};
 use crate::tensor::Tensor;
 
-/// `PerBlockMXObserver`.
-#[derive(Debug, Clone)]
-pub struct PerBlockMx {
-    spec: QuarkSpec,
-    element: ElementFormat,
-    amax: Vec<f32>,
-    /// (axis, block size) of the last batch.
-    layout: Option<(usize, usize)>,
+quark_params! {
+    /// The configuration `PerBlockMXObserver` reads (`OCP_MXFP4Spec`'s defaults).
+    pub struct PerBlockMxArgs {
+        dtype: MxDtype = MxDtype::Fp4, Search;
+        qscheme: PerGroupScheme = PerGroupScheme::PerGroup;
+        symmetric: None, Search;
+        ch_axis: -1, Data;
+        group_size: 32, Data;
+        scale_type: Search;
+        is_dynamic: true, Data;
+        scale_format: Some(ScaleFormat::E8m0);
+    }
 }
 
-impl PerBlockMx {
-    /// Build from parameters.
-    pub fn new(defaults: &SpecDefaults, params: &Params) -> Result<Self> {
-        let spec = defaults.parse(params)?;
-        let element = spec
-            .dtype
-            .element()
-            .ok_or_else(|| Error::framework("AssertionError", "", Stage::Init))?;
-        if spec.group_size.is_none_or(|g| g < 1) {
-            return Err(Error::param(
-                "group_size",
-                "PerBlockMXObserver needs a positive block size",
-            ));
-        }
-        Ok(PerBlockMx {
-            spec,
-            element,
-            amax: Vec::new(),
-            layout: None,
-        })
-    }
+/// The configuration of an MX observer.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MxConfig {
+    pub spec: QuarkSpec,
+    pub element: ElementFormat,
+}
 
+impl MxConfig {
     /// Scale of a block with `amax` under the spec's `scale_format` and rounding mode.
     fn scale_of(&self, amax: f32) -> f32 {
-        let s = match self.spec.scale_format {
+        let spec = &self.spec;
+        let s = match spec.scale_format {
             Some(ScaleFormat::Float32) | None => {
-                let a = self.spec.scale_type.cast(amax);
-                let s = self.spec.scale_type.cast(a / self.element.max());
+                let a = spec.scale_type.cast(amax);
+                let s = spec.scale_type.cast(a / self.element.max());
                 if s == 0.0 {
                     EPS
                 } else {
@@ -68,74 +60,97 @@ impl PerBlockMx {
                     amax,
                     self.element.mantissa_bits(),
                     self.element.emax(),
-                    self.spec.scale_calculation_mode,
+                    spec.scale_calculation_mode,
                 );
-                if s == 0.0 && self.spec.scale_calculation_mode != e8m0::ScaleRounding::Even {
+                if s == 0.0 && spec.scale_calculation_mode != e8m0::ScaleRounding::Even {
                     EPS
                 } else {
                     s
                 }
             }
         };
-        self.spec.scale_type.cast(s)
+        spec.scale_type.cast(s)
     }
 }
 
-impl Observer for PerBlockMx {
-    fn observe(&mut self, batch: &Tensor) -> Result<()> {
-        let layout = forward_block_layout(&self.spec, batch)?;
+/// What `PerBlockMXObserver` collects.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct MxState {
+    /// Per-block `max|x|` (running unless dynamic; a change of block count restarts it).
+    pub amax: Vec<f32>,
+    /// `(axis, block size)` of the last batch.
+    pub layout: Option<(usize, usize)>,
+}
+
+/// `PerBlockMXObserver`.
+pub struct PerBlockMx;
+
+impl ObserverKind for PerBlockMx {
+    type Args = PerBlockMxArgs;
+    type Config = MxConfig;
+    type State = MxState;
+
+    fn resolve(args: &PerBlockMxArgs, _: &[String]) -> Result<MxConfig> {
+        require_block_size("PerBlockMXObserver", args.group_size)?;
+        Ok(MxConfig {
+            spec: args.quark_spec()?,
+            element: args.dtype.element(),
+        })
+    }
+
+    fn init(_: &MxConfig) -> MxState {
+        MxState::default()
+    }
+
+    fn observe(state: &mut MxState, cfg: &MxConfig, batch: &Tensor) -> Result<()> {
+        let layout = forward_block_layout(&cfg.spec, batch)?;
         let amax = layout.block_amax(&batch.data);
-        if self.spec.is_dynamic || self.amax.len() != amax.len() {
-            self.amax = amax;
+        if cfg.spec.is_dynamic || state.amax.len() != amax.len() {
+            state.amax = amax;
         } else {
-            for (a, b) in self.amax.iter_mut().zip(amax) {
+            for (a, b) in state.amax.iter_mut().zip(amax) {
                 *a = nan_max(*a, b);
             }
         }
-        self.layout = Some((layout.axis(), layout.block_size()));
+        state.layout = Some((layout.axis(), layout.block_size()));
         Ok(())
     }
 
-    fn qparams(&self) -> Result<QParams> {
-        let (amax, layout) = match self.layout {
-            Some(l) => (self.amax.clone(), Some(l)),
-            None => (vec![0.0], None),
+    fn qparams(state: &MxState, cfg: &MxConfig) -> Result<QParams> {
+        let amax = match state.layout {
+            Some(_) => state.amax.clone(),
+            None => vec![0.0],
         };
-        let scale: Vec<f32> = amax.iter().map(|&a| self.scale_of(a)).collect();
+        let scale: Vec<f32> = amax.iter().map(|&a| cfg.scale_of(a)).collect();
         let n = scale.len();
         let mut q = build_qparams(
-            &self.spec,
+            &cfg.spec,
             (scale, ZeroPoint::Float(vec![0.0; n])),
             Vec::new(),
             Vec::new(),
         );
         q.amax = Some(amax);
         q.grid = crate::observer::Grid::Float {
-            format: format!("mx{}", self.element.name()),
-            max: self.element.max() as f64,
+            format: format!("mx{}", cfg.element.name()),
+            max: cfg.element.max() as f64,
         };
-        if let Some((axis, block)) = layout {
+        if let Some((axis, block)) = state.layout {
             q.extra.insert("block_axis".into(), axis.into());
             q.extra.insert("block_size".into(), block.into());
         }
         q.extra.insert(
             "scale_calculation_mode".into(),
-            self.spec.scale_calculation_mode.name().into(),
+            cfg.spec.scale_calculation_mode.name().into(),
         );
         Ok(q)
     }
 
-    fn reset(&mut self) {
-        self.amax.clear();
-        self.layout = None;
+    fn fake_quantize(cfg: &MxConfig, x: &Tensor, q: &QParams) -> Result<Tensor> {
+        scaled_fake_quantize(&cfg.spec, x, &q.scale, &q.zero_point)
     }
 
-    fn state(&self) -> ObserverState {
+    fn plot(_: &MxState) -> ObserverState {
         ObserverState::default()
-    }
-
-    fn fake_quantize(&self, x: &Tensor, q: &QParams) -> Result<Tensor> {
-        scaled_fake_quantize(&self.spec, x, &q.scale, &q.zero_point)
     }
 }
 
@@ -143,24 +158,24 @@ impl Observer for PerBlockMx {
 mod tests {
     use super::*;
     use crate::formats::pow2;
+    use crate::observer::Instance;
+    use crate::params::{ParamSet, Params};
+    use crate::registry;
+    use serde_json::{json, Value};
 
-    fn defaults() -> SpecDefaults {
-        SpecDefaults {
-            dtypes: super::super::spec::MX_DTYPES,
-            dtype: "fp4",
-            qschemes: &["per_group"],
-            qscheme: "per_group",
-            symmetric: None,
-            ch_axis: Some(-1),
-            group_size: Some(2),
-            is_dynamic: false,
-            scale_format: Some("e8m0"),
-        }
+    fn instance(p: Value) -> Instance {
+        let spec = registry::find("quark.PerBlockMXObserver").unwrap();
+        Instance::new(spec, &Params::from_value(p).unwrap()).unwrap()
+    }
+
+    fn config(p: Value) -> MxConfig {
+        let args = PerBlockMxArgs::from_params(&Params::from_value(p).unwrap()).unwrap();
+        PerBlockMx::resolve(&args, &[]).unwrap()
     }
 
     #[test]
     fn static_amax_runs_and_scales_follow_the_mode() {
-        let mut o = PerBlockMx::new(&defaults(), &Params::new()).unwrap();
+        let mut o = instance(json!({"group_size": 2, "is_dynamic": false}));
         o.observe(&Tensor::new(vec![1, 4], vec![1.0, -3.0, 0.0, 0.0]).unwrap())
             .unwrap();
         o.observe(&Tensor::new(vec![1, 4], vec![0.5, 0.5, 7.0, 0.0]).unwrap())
@@ -170,15 +185,10 @@ mod tests {
         // even: 3 = 1.5·2 stays → 2^(1−2); 7 = 1.75·4 carries → 2^(3−2).
         assert_eq!(q.scale, vec![0.5, 2.0]);
         assert_eq!(q.extra["block_size"], 2);
-        let ceil = PerBlockMx::new(
-            &defaults(),
-            &Params::new().with("scale_calculation_mode", "ceil"),
-        )
-        .unwrap();
+        let ceil = config(json!({"scale_calculation_mode": "ceil"}));
         assert_eq!(ceil.scale_of(3.0), 1.0);
         assert_eq!(ceil.scale_of(0.0), EPS);
-        let even_zero = PerBlockMx::new(&defaults(), &Params::new()).unwrap();
-        assert_eq!(even_zero.scale_of(0.0), pow2(-127));
+        assert_eq!(config(json!({})).scale_of(0.0), pow2(-127));
         let y = o
             .fake_quantize(
                 &Tensor::new(vec![1, 4], vec![1.3, -3.0, 5.0, 9.0]).unwrap(),
@@ -186,5 +196,12 @@ mod tests {
             )
             .unwrap();
         assert_eq!(y.data, vec![1.5, -3.0, 4.0, 8.0]);
+    }
+
+    #[test]
+    fn blocks_must_have_a_size() {
+        let args = PerBlockMxArgs::from_params(&Params::new().with("group_size", -1)).unwrap();
+        let err = PerBlockMx::resolve(&args, &[]).unwrap_err().to_string();
+        assert!(err.contains("group_size"), "{err}");
     }
 }

@@ -11,71 +11,95 @@
 //!   `min`: the range collapses onto the lower tail. The `.fixed` variant takes `min` at the `t`
 //!   quantile and `max` at the `1 − t` quantile instead.
 //!
-//! An empty histogram gives `min = max = 0`. Then the common qparams.
+//! An empty histogram gives `min = max = 0`. Then the common qparams. `percentile` only enters
+//! the search; what is collected is the histogram of [`super::histogram::Binning`].
 
 use super::build_qparams;
-use super::histogram::{histogram_qparams, parse_histogram, QuarkHistogram};
+use super::config::quark_params;
+use super::dtype::UniformDtype;
+use super::histogram::{histogram_qparams, Binning, QuarkHistogram};
 use super::kernels::scaled_fake_quantize;
-use super::spec::{QuarkSpec, SpecDefaults};
+use super::spec::{PerTensorScheme, QuarkSpec};
 use crate::error::{Error, Result, Stage};
-use crate::observer::legacy::{Observer, Retune};
-use crate::observer::{ObserverState, QParams};
-use crate::params::{ParamSpec, Params};
+use crate::observer::{ObserverKind, ObserverState, QParams};
 use crate::tensor::Tensor;
 
-/// Quark's default `percentile` attribute.
-pub const DEFAULT_PERCENTILE: f64 = 99.99999999;
-
-/// `percentile` parameter declaration.
-pub fn percentile_param() -> ParamSpec {
-    ParamSpec::float(
-        "percentile",
-        0.0,
-        100.0,
-        DEFAULT_PERCENTILE,
-        "percentile kept (Quark's .percentile instance attribute, not in its config)",
-    )
-    .search_only()
-}
-
-/// `PerTensorPercentileObserver` (faithful or with the asymmetric tails put right).
-#[derive(Debug, Clone)]
-pub struct PerTensorPercentile {
-    spec: QuarkSpec,
-    hist: QuarkHistogram,
-    initial: QuarkHistogram,
-    percentile: f64,
-    fixed: bool,
-}
-
-impl PerTensorPercentile {
-    /// Build from parameters; `fixed` swaps the asymmetric tails back.
-    pub fn new(defaults: &SpecDefaults, params: &Params, fixed: bool) -> Result<Self> {
-        let spec = defaults.parse(params)?;
-        let mut hist = parse_histogram(params, &spec, 4200, true)?;
-        if fixed {
-            hist = hist.with_aligned_merging();
+quark_params! {
+    /// The configuration `PerTensorPercentileObserver` reads, and its instance attributes.
+    pub struct PerTensorPercentileArgs {
+        dtype: UniformDtype = UniformDtype::Int8, Search;
+        qscheme: PerTensorScheme = PerTensorScheme::PerTensor;
+        symmetric: Some(true), Data;
+        scale_type: Search;
+        is_dynamic: false, Search;
+        scale_format: None;
+        histogram: bins 4200, skip_zeros true;
+        extra {
+            /// percentile kept (Quark's .percentile instance attribute, not in its config)
+            percentile: f64 = 99.99999999; float(0.0, 100.0), Search;
         }
-        Ok(PerTensorPercentile {
+    }
+}
+
+/// The configuration of a percentile observer.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PercentileConfig {
+    pub spec: QuarkSpec,
+    pub binning: Binning,
+    pub percentile: f64,
+    /// Asymmetric tails the right way round (and aligned merging).
+    pub fixed: bool,
+}
+
+/// `PerTensorPercentileObserver`; `FIXED` puts the asymmetric tails the right way round and
+/// merges histograms aligned.
+pub struct PerTensorPercentile<const FIXED: bool>;
+
+impl<const FIXED: bool> ObserverKind for PerTensorPercentile<FIXED> {
+    type Args = PerTensorPercentileArgs;
+    type Config = PercentileConfig;
+    type State = QuarkHistogram;
+
+    fn resolve(args: &PerTensorPercentileArgs, _: &[String]) -> Result<PercentileConfig> {
+        let spec = args.quark_spec()?;
+        Ok(PercentileConfig {
+            binning: Binning::new(args.bins, args.skip_zeros, spec.symmetric, FIXED),
             spec,
-            initial: hist.clone(),
-            hist,
-            percentile: params.f64_or("percentile", DEFAULT_PERCENTILE)?,
-            fixed,
+            percentile: args.percentile,
+            fixed: FIXED,
         })
     }
 
-    /// `(min, max)` by percentile.
-    pub fn min_max(&self) -> Result<(f32, f32)> {
-        let p = self.percentile;
-        if !(0.0..=100.0).contains(&p) {
-            return Err(Error::framework(
-                "ValueError",
-                "Percentile value must be between 0 and 100.",
-                Stage::CalculateQparams,
-            ));
+    fn init(cfg: &PercentileConfig) -> QuarkHistogram {
+        QuarkHistogram::new(&cfg.binning)
+    }
+
+    fn observe(state: &mut QuarkHistogram, cfg: &PercentileConfig, batch: &Tensor) -> Result<()> {
+        state.observe(&cfg.binning, &batch.data)
+    }
+
+    fn qparams(state: &QuarkHistogram, cfg: &PercentileConfig) -> Result<QParams> {
+        let (lo, hi) = percentile_min_max(state, cfg.percentile, cfg.spec.symmetric, cfg.fixed)?;
+        let sz = histogram_qparams(&cfg.spec, lo, hi)?;
+        let mut q = build_qparams(&cfg.spec, sz, vec![lo], vec![hi]);
+        q.clip_range = Some((vec![lo], vec![hi]));
+        q.extra
+            .insert("num_bins_final".into(), state.num_bins.into());
+        if cfg.spec.symmetric == Some(false) && !cfg.fixed {
+            q.notes.push(
+                "Quark's asymmetric percentile swaps the tails: max is taken at the lower quantile"
+                    .to_string(),
+            );
         }
-        percentile_min_max(&self.hist, p, self.spec.symmetric, self.fixed)
+        Ok(q)
+    }
+
+    fn fake_quantize(cfg: &PercentileConfig, x: &Tensor, q: &QParams) -> Result<Tensor> {
+        scaled_fake_quantize(&cfg.spec, x, &q.scale, &q.zero_point)
+    }
+
+    fn plot(state: &QuarkHistogram) -> ObserverState {
+        state.plot()
     }
 }
 
@@ -136,62 +160,16 @@ pub fn percentile_min_max(
     }
 }
 
-impl Observer for PerTensorPercentile {
-    fn observe(&mut self, batch: &Tensor) -> Result<()> {
-        self.hist.observe(&batch.data)
-    }
-
-    fn qparams(&self) -> Result<QParams> {
-        let (lo, hi) = self.min_max()?;
-        let sz = histogram_qparams(&self.spec, lo, hi)?;
-        let mut q = build_qparams(&self.spec, sz, vec![lo], vec![hi]);
-        q.clip_range = Some((vec![lo], vec![hi]));
-        q.extra
-            .insert("num_bins_final".into(), self.hist.num_bins.into());
-        if self.spec.symmetric == Some(false) && !self.fixed {
-            q.notes.push(
-                "Quark's asymmetric percentile swaps the tails: max is taken at the lower quantile"
-                    .to_string(),
-            );
-        }
-        Ok(q)
-    }
-
-    fn reset(&mut self) {
-        self.hist = self.initial.clone();
-    }
-
-    fn state(&self) -> ObserverState {
-        ObserverState {
-            min_val: Vec::new(),
-            max_val: Vec::new(),
-            histogram: self.hist.state(),
-        }
-    }
-
-    fn fake_quantize(&self, x: &Tensor, q: &QParams) -> Result<Tensor> {
-        scaled_fake_quantize(&self.spec, x, &q.scale, &q.zero_point)
-    }
-
-    fn retune(&mut self, params: &Params) -> Result<Retune> {
-        let only_percentile = params.keys().all(|k| k == "percentile");
-        if !only_percentile {
-            return Ok(Retune::NeedsData);
-        }
-        self.percentile = params.f64_or("percentile", self.percentile)?;
-        Ok(Retune::Applied)
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     fn hist(counts: &[f32]) -> QuarkHistogram {
-        let mut h = QuarkHistogram::new(counts.len(), false, Some(false));
-        h.hist = counts.to_vec();
-        h.edges = (0..=counts.len()).map(|i| i as f32).collect();
-        h
+        QuarkHistogram {
+            num_bins: counts.len(),
+            hist: counts.to_vec(),
+            edges: (0..=counts.len()).map(|i| i as f32).collect(),
+        }
     }
 
     #[test]

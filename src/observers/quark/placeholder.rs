@@ -1,36 +1,49 @@
 //! Quark's `PlaceholderObserver`: no statistics, no qparams (`_calculate_qparams` returns
 //! `None`). It stands in front of float16/bfloat16 "quantization", which is a cast there and
-//! back, so that is what [`Observer::fake_quantize`] does here.
+//! back, so that is what its `fake_quantize` does here. Nothing is collected, so every
+//! parameter is a search parameter.
 
-use super::spec::{QuarkSpec, SpecDefaults};
+use super::config::quark_params;
+use super::dtype::HalfDtype;
+use super::kernels::scaled_fake_quantize;
+use super::spec::{PerTensorScheme, QuarkSpec};
 use crate::error::Result;
-use crate::observer::legacy::Observer;
-use crate::observer::{Grid, ObserverState, QParams, ZeroPoint};
-use crate::params::Params;
+use crate::observer::{Grid, ObserverKind, ObserverState, QParams, ZeroPoint};
+use crate::params::Choice;
 use crate::tensor::Tensor;
 
-/// `PlaceholderObserver`.
-#[derive(Debug, Clone)]
-pub struct Placeholder {
-    spec: QuarkSpec,
-}
-
-impl Placeholder {
-    /// Build from parameters (`dtype` float16 or bfloat16).
-    pub fn new(defaults: &SpecDefaults, params: &Params) -> Result<Self> {
-        Ok(Placeholder {
-            spec: defaults.parse(params)?,
-        })
+quark_params! {
+    /// The configuration `PlaceholderObserver` carries (dtype float16 or bfloat16).
+    pub struct PlaceholderArgs {
+        dtype: HalfDtype = HalfDtype::Float16, Search;
+        qscheme: PerTensorScheme = PerTensorScheme::PerTensor;
+        symmetric: None, Search;
+        scale_type: Search;
+        is_dynamic: false, Search;
+        scale_format: None;
     }
 }
 
-impl Observer for Placeholder {
-    fn observe(&mut self, _batch: &Tensor) -> Result<()> {
+/// `PlaceholderObserver`.
+pub struct Placeholder;
+
+impl ObserverKind for Placeholder {
+    type Args = PlaceholderArgs;
+    type Config = QuarkSpec;
+    type State = ();
+
+    fn resolve(args: &PlaceholderArgs, _: &[String]) -> Result<QuarkSpec> {
+        args.quark_spec()
+    }
+
+    fn init(_: &QuarkSpec) {}
+
+    fn observe(_: &mut (), _: &QuarkSpec, _: &Tensor) -> Result<()> {
         Ok(())
     }
 
-    fn qparams(&self) -> Result<QParams> {
-        let half = self.spec.dtype.half();
+    fn qparams(_: &(), spec: &QuarkSpec) -> Result<QParams> {
+        let half = spec.dtype.half();
         let mut q = QParams::int(
             Vec::new(),
             ZeroPoint::Float(Vec::new()),
@@ -40,7 +53,7 @@ impl Observer for Placeholder {
             Vec::new(),
         );
         q.grid = Grid::Float {
-            format: self.spec.dtype.name().to_string(),
+            format: spec.dtype.name().to_string(),
             max: half.map_or(0.0, |h| h.max() as f64),
         };
         q.notes.push(
@@ -50,13 +63,12 @@ impl Observer for Placeholder {
         Ok(q)
     }
 
-    fn reset(&mut self) {}
-
-    fn state(&self) -> ObserverState {
-        ObserverState::default()
+    /// A cast to the dtype and back.
+    fn fake_quantize(spec: &QuarkSpec, x: &Tensor, _: &QParams) -> Result<Tensor> {
+        scaled_fake_quantize(spec, x, &[], &ZeroPoint::Float(Vec::new()))
     }
 
-    fn fake_quantize(&self, x: &Tensor, _q: &QParams) -> Result<Tensor> {
-        super::kernels::scaled_fake_quantize(&self.spec, x, &[], &ZeroPoint::Float(Vec::new()))
+    fn plot(_: &()) -> ObserverState {
+        ObserverState::default()
     }
 }

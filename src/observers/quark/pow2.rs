@@ -13,36 +13,59 @@
 //! (the first seen among ties). Its calibration loop (`ScaledFakeQuantize`) computes qparams after
 //! every batch; set `qparams_every_batch` to reproduce that, otherwise (as when the observer is
 //! called directly) they are computed once at the end.
+//!
+//! State: the running min/max (`is_dynamic`: of the last batch). MinMax also keeps the running
+//! min/max after every batch, so its record is recomputed by the search and every parameter but
+//! `is_dynamic` stays a search parameter. MinMSE's record needs each batch's data at the time,
+//! so with `qparams_every_batch` the search runs during the data pass: its `dtype`,
+//! `symmetric`, `scale_type` and `qparams_every_batch` are data parameters.
 
 use super::build_qparams;
+use super::config::quark_params;
+use super::dtype::PowOf2Dtype;
 use super::kernels::scaled_fake_quantize;
-use super::minmax::PerTensorMinMax;
-use super::spec::{QuarkDtype, SpecDefaults};
+use super::minmax::RunningMinMax;
+use super::spec::{PerTensorScheme, QuarkSpec};
 use crate::error::{Error, Result, Stage};
 use crate::formats::e8m0::{exp2_f32, log2_f32};
-use crate::observer::legacy::Observer;
-use crate::observer::{ObserverState, QParams, ZeroPoint};
-use crate::params::{ParamSpec, Params};
+use crate::observer::{ObserverKind, ObserverState, QParams, ZeroPoint};
 use crate::quant::round_half_even;
 use crate::tensor::Tensor;
 
-/// `qparams_every_batch` parameter declaration.
-pub fn every_batch_param() -> ParamSpec {
-    ParamSpec::bool(
-        "qparams_every_batch",
-        false,
-        "compute qparams after every batch as Quark's calibration loop does (the most common result wins)",
-    )
+quark_params! {
+    /// The configuration `PerTensorPowOf2MinMaxObserver` reads.
+    pub struct PowOf2MinMaxArgs {
+        dtype: PowOf2Dtype = PowOf2Dtype::Int8, Search;
+        qscheme: PerTensorScheme = PerTensorScheme::PerTensor;
+        symmetric: Some(true), Search;
+        scale_type: Search;
+        is_dynamic: false, Data;
+        scale_format: None;
+        qparams_every_batch: Search;
+    }
 }
 
-/// The power-of-two observers.
-#[derive(Debug, Clone)]
-pub struct PerTensorPowOf2 {
-    minmax: PerTensorMinMax,
-    mse: bool,
-    every_batch: bool,
-    last_batch: Option<Vec<f32>>,
-    record: Vec<(f32, i64)>,
+quark_params! {
+    /// The configuration `PerTensorPowOf2MinMSEObserver` reads. With `qparams_every_batch` the
+    /// qparams of every batch are computed in the data pass (from that batch's data), so what
+    /// enters them is declared `Data`.
+    pub struct PowOf2MinMseArgs {
+        dtype: PowOf2Dtype = PowOf2Dtype::Int8, Data;
+        qscheme: PerTensorScheme = PerTensorScheme::PerTensor;
+        symmetric: Some(true), Data;
+        scale_type: Data;
+        is_dynamic: false, Data;
+        scale_format: None;
+        qparams_every_batch: Data;
+    }
+}
+
+/// The configuration of a power-of-two observer.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PowOf2Config {
+    pub spec: QuarkSpec,
+    /// Compute qparams after every batch (Quark's calibration loop).
+    pub every_batch: bool,
 }
 
 /// `_scale2pos`: `round_half_even(−log2(clamp(scale, 2^−127, 2^127)))` in float32.
@@ -56,217 +79,288 @@ pub fn pos_to_scale(pos: f32) -> f32 {
     exp2_f32(-pos)
 }
 
-impl PerTensorPowOf2 {
-    /// Build from parameters; `mse` selects the MinMSE variant.
-    pub fn new(defaults: &SpecDefaults, params: &Params, mse: bool) -> Result<Self> {
-        let minmax = PerTensorMinMax::new(defaults, params)?;
-        if !matches!(minmax.spec().dtype, QuarkDtype::Int8 | QuarkDtype::Uint8) {
-            return Err(Error::framework(
-                "ValueError",
-                format!(
-                    "PerTensorPowOf2MinMaxObserver only supports int8, uint8, and int32 dtypes, got Dtype.{}.",
-                    minmax.spec().dtype.name()
-                ),
-                Stage::Init,
-            ));
+/// `_calculate_one_batch_quant_param` of the MinMax variant on the running `range`.
+fn pow2_minmax(spec: &QuarkSpec, range: &RunningMinMax) -> Result<(f32, i64)> {
+    if !range.observed() {
+        return Ok((1.0, 0));
+    }
+    let (min, max) = (range.min, range.max);
+    if min.is_nan() || max.is_nan() || min > max {
+        return Err(Error::framework(
+            "AssertionError",
+            format!("min {min} should be less than max {max}"),
+            Stage::CalculateQparams,
+        ));
+    }
+    let (qmin, qmax) = spec.qrange();
+    let (qmin, qmax) = (qmin as f32, qmax as f32);
+    let mut min_neg = min.min(0.0);
+    let mut max_pos = max.max(0.0);
+    let symmetric = spec.symmetric == Some(true);
+    if symmetric {
+        let amax = min_neg.abs().max(max_pos.abs());
+        (min_neg, max_pos) = (-amax, amax);
+    }
+    let dr = max_pos - min_neg;
+    let scale = if dr != 0.0 { dr / (qmax - qmin) } else { 1.0 };
+    if scale.is_nan() || scale <= 0.0 {
+        return Err(Error::framework(
+            "AssertionError",
+            "scale should larger than 0, please check",
+            Stage::CalculateQparams,
+        ));
+    }
+    let zero_point = (qmin - min_neg / scale).trunc();
+    let pof2 = pos_to_scale(scale_to_pos(scale));
+    let new_rmin = ((qmin - zero_point) * pof2).min(0.0);
+    let mut new_zp = (qmin - new_rmin / pof2).round_ties_even() as i64;
+    if symmetric && spec.dtype == super::dtype::QuarkDtype::Uint8 && new_zp == 127 {
+        new_zp = 128;
+    }
+    Ok((spec.scale_type.cast(pof2), new_zp))
+}
+
+/// `_calculate_one_batch_quant_param` of the MinMSE variant: the MinMax result, then the best
+/// of `2^−(pos−2) … 2^−(pos+2)` by squared error on `data` (the last batch), keeping its zero
+/// point.
+fn pow2_min_mse(
+    spec: &QuarkSpec,
+    range: &RunningMinMax,
+    data: Option<&[f32]>,
+) -> Result<(f32, i64)> {
+    let (scale, zp) = pow2_minmax(spec, range)?;
+    if !range.observed() {
+        return Ok((scale, zp));
+    }
+    let Some(data) = data else {
+        return Err(Error::framework(
+            "AssertionError",
+            "",
+            Stage::CalculateQparams,
+        ));
+    };
+    let (qmin, qmax) = spec.qrange();
+    let (qmin, qmax) = (qmin as f32, qmax as f32);
+    let z = zp as f32;
+    let pos = scale_to_pos(scale);
+    let mut best = (f64::INFINITY, scale);
+    for i in 0..5 {
+        let s = pos_to_scale(pos + i as f32 - 2.0);
+        let diff: f64 = data
+            .iter()
+            .map(|&x| {
+                let q = (round_half_even(x / s) + z).clamp(qmin, qmax);
+                let d = (q - z) * s - x;
+                (d * d) as f64
+            })
+            .sum::<f64>();
+        let diff = diff as f32 as f64;
+        if diff < best.0 {
+            best = (diff, s);
         }
-        Ok(PerTensorPowOf2 {
-            minmax,
-            mse,
-            every_batch: params.bool_or("qparams_every_batch", false)?,
-            last_batch: None,
-            record: Vec::new(),
+    }
+    Ok((best.1, zp))
+}
+
+/// The most common entry of `record` (first seen among ties), as `Counter.most_common(1)`.
+fn most_common(record: &[(f32, i64)]) -> Option<(f32, i64)> {
+    let mut best: Option<((f32, i64), usize)> = None;
+    for (i, entry) in record.iter().enumerate() {
+        if record[..i].contains(entry) {
+            continue;
+        }
+        let count = record.iter().filter(|e| *e == entry).count();
+        if best.is_none_or(|(_, c)| count > c) {
+            best = Some((*entry, count));
+        }
+    }
+    best.map(|(e, _)| e)
+}
+
+/// The report of `(scale, zp)` chosen from `range`; `recorded` is the record's length when
+/// qparams were computed every batch.
+fn pow2_qparams(
+    spec: &QuarkSpec,
+    (scale, zp): (f32, i64),
+    range: &RunningMinMax,
+    recorded: Option<usize>,
+) -> QParams {
+    let (min_val, max_val) = range.buffers();
+    let mut q = build_qparams(
+        spec,
+        (vec![scale], ZeroPoint::Int(vec![zp])),
+        min_val,
+        max_val,
+    );
+    q.extra
+        .insert("pos".into(), (scale_to_pos(scale) as i64).into());
+    if let Some(n) = recorded {
+        q.extra.insert("recorded_qparams".into(), n.into());
+    }
+    q
+}
+
+/// What `PerTensorPowOf2MinMaxObserver` collects: the running range, and the running range
+/// after every batch (from which the every-batch record is computed).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct PowOf2MinMaxState {
+    pub range: RunningMinMax,
+    pub history: Vec<RunningMinMax>,
+}
+
+/// `PerTensorPowOf2MinMaxObserver`.
+pub struct PowOf2MinMax;
+
+impl ObserverKind for PowOf2MinMax {
+    type Args = PowOf2MinMaxArgs;
+    type Config = PowOf2Config;
+    type State = PowOf2MinMaxState;
+
+    fn resolve(args: &PowOf2MinMaxArgs, _: &[String]) -> Result<PowOf2Config> {
+        Ok(PowOf2Config {
+            spec: args.quark_spec()?,
+            every_batch: args.qparams_every_batch,
         })
     }
 
-    /// `_calculate_one_batch_quant_param` of the MinMax variant.
-    fn pow2_minmax(&self, min: f32, max: f32) -> Result<(f32, i64)> {
-        if !self.minmax.observed() {
-            return Ok((1.0, 0));
-        }
-        if min.is_nan() || max.is_nan() || min > max {
-            return Err(Error::framework(
-                "AssertionError",
-                format!("min {min} should be less than max {max}"),
-                Stage::CalculateQparams,
-            ));
-        }
-        let spec = self.minmax.spec();
-        let (qmin, qmax) = spec.qrange();
-        let (qmin, qmax) = (qmin as f32, qmax as f32);
-        let mut min_neg = min.min(0.0);
-        let mut max_pos = max.max(0.0);
-        let symmetric = spec.symmetric == Some(true);
-        if symmetric {
-            let amax = min_neg.abs().max(max_pos.abs());
-            (min_neg, max_pos) = (-amax, amax);
-        }
-        let dr = max_pos - min_neg;
-        let scale = if dr != 0.0 { dr / (qmax - qmin) } else { 1.0 };
-        if scale.is_nan() || scale <= 0.0 {
-            return Err(Error::framework(
-                "AssertionError",
-                "scale should larger than 0, please check",
-                Stage::CalculateQparams,
-            ));
-        }
-        let zero_point = (qmin - min_neg / scale).trunc();
-        let pof2 = pos_to_scale(scale_to_pos(scale));
-        let new_rmin = ((qmin - zero_point) * pof2).min(0.0);
-        let mut new_zp = (qmin - new_rmin / pof2).round_ties_even() as i64;
-        if symmetric && spec.dtype == QuarkDtype::Uint8 && new_zp == 127 {
-            new_zp = 128;
-        }
-        Ok((spec.scale_type.cast(pof2), new_zp))
+    fn init(_: &PowOf2Config) -> PowOf2MinMaxState {
+        PowOf2MinMaxState::default()
     }
 
-    /// One `(scale, zp)` as `_calculate_one_batch_quant_param` computes it now.
-    fn one_batch(&self) -> Result<(f32, i64)> {
-        let (min, max) = self.minmax.min_max();
-        let (scale, zp) = self.pow2_minmax(min, max)?;
-        if !self.mse || !self.minmax.observed() {
-            return Ok((scale, zp));
-        }
-        let Some(data) = &self.last_batch else {
-            return Err(Error::framework(
-                "AssertionError",
-                "",
-                Stage::CalculateQparams,
-            ));
-        };
-        let (qmin, qmax) = self.minmax.spec().qrange();
-        let (qmin, qmax) = (qmin as f32, qmax as f32);
-        let z = zp as f32;
-        let pos = scale_to_pos(scale);
-        let mut best = (f64::INFINITY, scale);
-        for i in 0..5 {
-            let s = pos_to_scale(pos + i as f32 - 2.0);
-            let diff: f64 = data
-                .iter()
-                .map(|&x| {
-                    let q = (round_half_even(x / s) + z).clamp(qmin, qmax);
-                    let d = (q - z) * s - x;
-                    (d * d) as f64
-                })
-                .sum::<f64>();
-            let diff = diff as f32 as f64;
-            if diff < best.0 {
-                best = (diff, s);
-            }
-        }
-        Ok((best.1, zp))
-    }
-
-    /// The most common entry of `record` (first seen among ties).
-    fn most_common(record: &[(f32, i64)]) -> Option<(f32, i64)> {
-        let mut best: Option<((f32, i64), usize)> = None;
-        for (i, entry) in record.iter().enumerate() {
-            if record[..i].contains(entry) {
-                continue;
-            }
-            let count = record.iter().filter(|e| *e == entry).count();
-            if best.is_none_or(|(_, c)| count > c) {
-                best = Some((*entry, count));
-            }
-        }
-        best.map(|(e, _)| e)
-    }
-}
-
-impl Observer for PerTensorPowOf2 {
-    fn observe(&mut self, batch: &Tensor) -> Result<()> {
+    fn observe(state: &mut PowOf2MinMaxState, cfg: &PowOf2Config, batch: &Tensor) -> Result<()> {
         if batch.is_empty() {
             return Ok(());
         }
-        self.minmax.observe(batch)?;
-        if self.mse {
-            self.last_batch = Some(batch.data.clone());
+        state.range.observe(&batch.data, cfg.spec.is_dynamic);
+        state.history.push(state.range);
+        Ok(())
+    }
+
+    fn qparams(state: &PowOf2MinMaxState, cfg: &PowOf2Config) -> Result<QParams> {
+        if cfg.every_batch && !state.history.is_empty() {
+            let record = state
+                .history
+                .iter()
+                .map(|range| pow2_minmax(&cfg.spec, range))
+                .collect::<Result<Vec<_>>>()?;
+            let chosen = most_common(&record).unwrap_or((1.0, 0));
+            return Ok(pow2_qparams(
+                &cfg.spec,
+                chosen,
+                &state.range,
+                Some(record.len()),
+            ));
         }
-        if self.every_batch {
-            let entry = self.one_batch()?;
-            self.record.push(entry);
+        let chosen = pow2_minmax(&cfg.spec, &state.range)?;
+        let recorded = cfg.every_batch.then_some(0);
+        Ok(pow2_qparams(&cfg.spec, chosen, &state.range, recorded))
+    }
+
+    fn fake_quantize(cfg: &PowOf2Config, x: &Tensor, q: &QParams) -> Result<Tensor> {
+        scaled_fake_quantize(&cfg.spec, x, &q.scale, &q.zero_point)
+    }
+
+    fn plot(state: &PowOf2MinMaxState) -> ObserverState {
+        state.range.plot()
+    }
+}
+
+/// What `PerTensorPowOf2MinMSEObserver` collects: the running range, the last batch, and (with
+/// `qparams_every_batch`) the `(scale, zp)` computed after every batch.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct PowOf2MinMseState {
+    pub range: RunningMinMax,
+    pub last_batch: Option<Vec<f32>>,
+    pub record: Vec<(f32, i64)>,
+}
+
+/// `PerTensorPowOf2MinMSEObserver`.
+pub struct PowOf2MinMse;
+
+impl ObserverKind for PowOf2MinMse {
+    type Args = PowOf2MinMseArgs;
+    type Config = PowOf2Config;
+    type State = PowOf2MinMseState;
+
+    fn resolve(args: &PowOf2MinMseArgs, _: &[String]) -> Result<PowOf2Config> {
+        Ok(PowOf2Config {
+            spec: args.quark_spec()?,
+            every_batch: args.qparams_every_batch,
+        })
+    }
+
+    fn init(_: &PowOf2Config) -> PowOf2MinMseState {
+        PowOf2MinMseState::default()
+    }
+
+    fn observe(state: &mut PowOf2MinMseState, cfg: &PowOf2Config, batch: &Tensor) -> Result<()> {
+        if batch.is_empty() {
+            return Ok(());
+        }
+        state.range.observe(&batch.data, cfg.spec.is_dynamic);
+        state.last_batch = Some(batch.data.clone());
+        if cfg.every_batch {
+            let entry = pow2_min_mse(&cfg.spec, &state.range, state.last_batch.as_deref())?;
+            state.record.push(entry);
         }
         Ok(())
     }
 
-    fn qparams(&self) -> Result<QParams> {
-        let (scale, zp) = if self.every_batch && !self.record.is_empty() {
-            Self::most_common(&self.record).unwrap_or((1.0, 0))
+    fn qparams(state: &PowOf2MinMseState, cfg: &PowOf2Config) -> Result<QParams> {
+        let chosen = if cfg.every_batch && !state.record.is_empty() {
+            most_common(&state.record).unwrap_or((1.0, 0))
         } else {
-            self.one_batch()?
+            pow2_min_mse(&cfg.spec, &state.range, state.last_batch.as_deref())?
         };
-        let (min, max) = self.minmax.min_max();
-        let observed = self.minmax.observed();
-        let mut q = build_qparams(
-            self.minmax.spec(),
-            (vec![scale], ZeroPoint::Int(vec![zp])),
-            if observed { vec![min] } else { Vec::new() },
-            if observed { vec![max] } else { Vec::new() },
-        );
-        q.extra
-            .insert("pos".into(), (scale_to_pos(scale) as i64).into());
-        if self.every_batch {
-            q.extra
-                .insert("recorded_qparams".into(), self.record.len().into());
-        }
-        Ok(q)
+        let recorded = cfg.every_batch.then_some(state.record.len());
+        Ok(pow2_qparams(&cfg.spec, chosen, &state.range, recorded))
     }
 
-    fn reset(&mut self) {
-        self.minmax.reset();
-        self.last_batch = None;
-        self.record.clear();
+    fn fake_quantize(cfg: &PowOf2Config, x: &Tensor, q: &QParams) -> Result<Tensor> {
+        scaled_fake_quantize(&cfg.spec, x, &q.scale, &q.zero_point)
     }
 
-    fn state(&self) -> ObserverState {
-        self.minmax.state()
-    }
-
-    fn fake_quantize(&self, x: &Tensor, q: &QParams) -> Result<Tensor> {
-        scaled_fake_quantize(self.minmax.spec(), x, &q.scale, &q.zero_point)
+    fn plot(state: &PowOf2MinMseState) -> ObserverState {
+        state.range.plot()
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::observers::quark::spec::POW2_DTYPES;
+    use crate::observer::Instance;
+    use crate::params::Params;
+    use crate::registry;
+    use serde_json::{json, Value};
 
-    fn run(mse: bool, params: Params, batches: &[Vec<f32>]) -> QParams {
-        let d = SpecDefaults::per_tensor(POW2_DTYPES);
-        let mut o = PerTensorPowOf2::new(&d, &params, mse).unwrap();
+    fn run(id: &str, params: Value, batches: &[Vec<f32>]) -> QParams {
+        let spec = registry::find(id).unwrap();
+        let mut o = Instance::new(spec, &Params::from_value(params).unwrap()).unwrap();
         for b in batches {
             o.observe(&Tensor::from_vec(b.clone())).unwrap();
         }
         o.qparams().unwrap()
     }
 
+    const MIN_MAX: &str = "quark.PerTensorPowOf2MinMaxObserver";
+    const MIN_MSE: &str = "quark.PerTensorPowOf2MinMSEObserver";
+
     #[test]
     fn power_of_two_scale_and_zero_point() {
         assert_eq!(scale_to_pos(4.0 / 127.5), 5.0);
         assert_eq!(pos_to_scale(5.0), 1.0 / 32.0);
-        let q = run(false, Params::new(), &[vec![-4.02, 3.9]]);
+        let q = run(MIN_MAX, json!({}), &[vec![-4.02, 3.9]]);
         assert_eq!(q.scale, vec![1.0 / 32.0]);
         assert_eq!(q.zero_point, ZeroPoint::Int(vec![0]));
         // Asymmetric uint8 on [−1, 3]: scale 4/255 → 2^−6, zp = trunc(0 + 63.75) = 63, then
         // round(0 + 63·2^−6 / 2^−6) = 63.
-        let u = Params::new()
-            .with("dtype", "uint8")
-            .with("symmetric", false);
-        let q = run(false, u, &[vec![-1.0, 3.0]]);
+        let q = run(
+            MIN_MAX,
+            json!({"dtype": "uint8", "symmetric": false}),
+            &[vec![-1.0, 3.0]],
+        );
         assert_eq!(q.scale, vec![1.0 / 64.0]);
         assert_eq!(q.zero_point, ZeroPoint::Int(vec![63]));
-        let err = PerTensorPowOf2::new(
-            &SpecDefaults::per_tensor(&["int4"]),
-            &Params::new().with("dtype", "int4"),
-            false,
-        )
-        .unwrap_err()
-        .to_string();
-        assert!(
-            err.starts_with("ValueError: PerTensorPowOf2MinMaxObserver only supports"),
-            "{err}"
-        );
     }
 
     #[test]
@@ -274,16 +368,31 @@ mod tests {
         // 120 with a bulk near ±1: the min/max scale 2^0 is best (clipping 120 costs more).
         let mut data = vec![120.0f32];
         data.extend((0..200).map(|i| (i as f32 / 100.0) - 1.0));
-        let q = run(true, Params::new(), &[data]);
+        let q = run(MIN_MSE, json!({}), &[data]);
         assert_eq!(q.scale, vec![1.0]);
-        // Most common over batches when computed every batch.
-        let p = Params::new().with("qparams_every_batch", true);
-        let q = run(
-            false,
-            p,
-            &[vec![-1.0, 1.0], vec![-1.0, 1.0], vec![-4.0, 4.0]],
+    }
+
+    #[test]
+    fn every_batch_returns_the_most_common_qparams() {
+        let batches = [vec![-1.0, 1.0], vec![-1.0, 1.0], vec![-4.0, 4.0]];
+        let every = json!({"qparams_every_batch": true});
+        // MinMax: 2/255 → 2^−7 twice, 8/255 → 2^−5 once.
+        let q = run(MIN_MAX, every.clone(), &batches);
+        assert_eq!(
+            (q.scale.clone(), q.extra["recorded_qparams"].clone()),
+            (vec![pos_to_scale(7.0)], json!(3))
         );
-        assert_eq!(q.scale, vec![pos_to_scale(scale_to_pos(2.0 / 255.0))]);
-        assert_eq!(q.extra["recorded_qparams"], 3);
+        // Computed once at the end, the running range [−4, 4] decides.
+        assert_eq!(
+            run(MIN_MAX, json!({}), &batches).scale,
+            vec![pos_to_scale(5.0)]
+        );
+        // MinMSE: ±1 is exact from 2^−5 on (the first of equal errors wins), ±4 from 2^−3.
+        let q = run(MIN_MSE, every, &batches);
+        assert_eq!(q.scale, vec![pos_to_scale(5.0)]);
+        assert_eq!(
+            run(MIN_MSE, json!({}), &batches).scale,
+            vec![pos_to_scale(3.0)]
+        );
     }
 }

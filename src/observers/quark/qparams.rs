@@ -14,7 +14,8 @@
 //! Quark's defaults `scale = [1.0]`, `zp = [0]` on the int path. fp6 dtypes reach the int path
 //! with float ranges and fail Quark's `assert isinstance(quant_min, int)`.
 
-use super::spec::{QuarkDtype, QuarkSpec, ScaleFormat};
+use super::dtype::QuarkDtype;
+use super::spec::{QuarkSpec, ScaleFormat};
 use crate::error::{Error, Result, Stage};
 use crate::formats::e8m0;
 use crate::observer::ZeroPoint;
@@ -213,20 +214,27 @@ fn fp4_qparams(spec: &QuarkSpec, min: &[f32], max: &[f32]) -> Result<ScaleZp> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::observers::quark::spec::{SpecDefaults, DTYPE_NAMES};
-    use crate::params::Params;
+    use crate::observers::quark::spec::{ScaleType, ZeroPointType};
 
-    fn spec(p: Params) -> QuarkSpec {
-        SpecDefaults::per_tensor(&DTYPE_NAMES).parse(&p).unwrap()
+    fn spec(dtype: QuarkDtype) -> QuarkSpec {
+        QuarkSpec::for_tests(dtype)
+    }
+
+    fn asymmetric(dtype: QuarkDtype, zero_point: ZeroPointType) -> QuarkSpec {
+        QuarkSpec {
+            symmetric: Some(false),
+            float_zero_point: zero_point == ZeroPointType::Float32,
+            ..spec(dtype)
+        }
     }
 
     #[test]
     fn symmetric_int8_divides_by_127_5_and_uint8_keeps_zp_0() {
-        let s = spec(Params::new());
+        let s = spec(QuarkDtype::Int8);
         let (scale, zp) = calculate_qparams(&s, &[-45.0], &[120.0], true).unwrap();
         assert_eq!(scale, vec![120.0f32 / 127.5]);
         assert_eq!(zp, ZeroPoint::Int(vec![0]));
-        let u = spec(Params::new().with("dtype", "uint8"));
+        let u = spec(QuarkDtype::Uint8);
         let (scale, zp) = calculate_qparams(&u, &[-1.0], &[2.0], true).unwrap();
         assert_eq!(scale, vec![2.0f32 / 127.5]);
         assert_eq!(zp, ZeroPoint::Int(vec![0]));
@@ -234,11 +242,7 @@ mod tests {
 
     #[test]
     fn asymmetric_and_defaults() {
-        let u = spec(
-            Params::new()
-                .with("dtype", "uint8")
-                .with("symmetric", false),
-        );
+        let u = asymmetric(QuarkDtype::Uint8, ZeroPointType::Int32);
         let (scale, zp) = calculate_qparams(&u, &[-45.0], &[120.0], true).unwrap();
         assert_eq!(scale, vec![165.0f32 / 255.0]);
         assert_eq!(zp, ZeroPoint::Int(vec![70]));
@@ -251,18 +255,13 @@ mod tests {
             calculate_qparams(&u, &[f32::INFINITY], &[f32::NEG_INFINITY], true).unwrap();
         assert_eq!((scale, zp), default_qparams());
         // All zeros → eps.
-        let s = spec(Params::new());
+        let s = spec(QuarkDtype::Int8);
         assert_eq!(
             calculate_qparams(&s, &[0.0], &[0.0], true).unwrap().0,
             vec![EPS]
         );
         // Float zero point: raw range.
-        let f = spec(
-            Params::new()
-                .with("dtype", "uint8")
-                .with("symmetric", false)
-                .with("zero_point_type", "float32"),
-        );
+        let f = asymmetric(QuarkDtype::Uint8, ZeroPointType::Float32);
         let (scale, zp) = calculate_qparams(&f, &[1.0], &[3.55], false).unwrap();
         let want = (3.55f32 - 1.0) / 255.0;
         assert_eq!(scale, vec![want]);
@@ -278,7 +277,7 @@ mod tests {
 
     #[test]
     fn float_dtypes() {
-        let f8 = spec(Params::new().with("dtype", "fp8_e4m3"));
+        let f8 = spec(QuarkDtype::Fp8E4m3);
         let (scale, zp) = calculate_qparams(&f8, &[-45.0], &[120.0], true).unwrap();
         assert_eq!(scale, vec![120.0f32 / 448.0]);
         assert_eq!(zp, ZeroPoint::Float(vec![0.0]));
@@ -286,23 +285,25 @@ mod tests {
             calculate_qparams(&f8, &[0.0], &[0.0], true).unwrap().0,
             vec![EPS]
         );
-        let f4 = spec(Params::new().with("dtype", "fp4"));
+        let f4 = spec(QuarkDtype::Fp4);
         assert!(calculate_qparams(&f4, &[-1.0], &[1.0], true).is_err());
-        let f4 = spec(
-            Params::new()
-                .with("dtype", "fp4")
-                .with("scale_format", "e8m0"),
-        );
+        let f4 = QuarkSpec {
+            scale_format: Some(ScaleFormat::E8m0),
+            ..spec(QuarkDtype::Fp4)
+        };
         assert_eq!(
             calculate_qparams(&f4, &[-1.0], &[7.0], true).unwrap().0,
             vec![2.0]
         );
-        let f6 = spec(Params::new().with("dtype", "fp6_e2m3"));
+        let f6 = spec(QuarkDtype::Fp6E2m3);
         let err = calculate_qparams(&f6, &[-1.0], &[1.0], true)
             .unwrap_err()
             .to_string();
         assert!(err.starts_with("AssertionError"), "{err}");
-        let half = spec(Params::new().with("scale_type", "float16"));
+        let half = QuarkSpec {
+            scale_type: ScaleType::Float16,
+            ..spec(QuarkDtype::Int8)
+        };
         let (scale, _) = calculate_qparams(&half, &[-1.0], &[1.0], true).unwrap();
         assert_eq!(scale, vec![half::f16::from_f32(1.0 / 127.5).to_f32()]);
     }
