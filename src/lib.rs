@@ -14,12 +14,14 @@
 //! # }
 //! ```
 
+pub mod checkpoint;
 pub mod curve;
 pub mod engine;
 pub mod error;
 pub mod explorer;
 pub mod formats;
 pub mod histogram;
+pub mod model;
 pub mod numpy;
 pub mod observer;
 pub mod observers;

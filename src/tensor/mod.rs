@@ -4,15 +4,15 @@
 //! its dtype to f32 (as PyTorch does after `.to(float32)`) and keeps the original dtype in
 //! [`Tensor::dtype`].
 
-mod decode;
-mod npy;
+pub(crate) mod decode;
+pub(crate) mod npy;
 mod npz;
 mod safetensors_file;
 
 use crate::error::{Error, Result};
 use serde::Serialize;
 
-pub use decode::{f8_e4m3_to_f32, f8_e5m2_to_f32};
+pub use decode::{f8_e4m3_to_f32, f8_e5m2_to_f32, ByteOrder};
 pub use npy::read_npy;
 pub use npz::read_npz;
 pub use safetensors_file::read_safetensors;
