@@ -346,3 +346,93 @@ fn skipped_tensors_and_nonfinite_values_in_a_ranking() {
     assert!(reason("z").contains("zero-element"));
     assert!(reason("q").contains("unsupported dtype F4"));
 }
+
+#[test]
+fn cli_model_on_gguf_and_an_npy_folder_equals_observe() {
+    let dir = tempfile::tempdir().unwrap();
+    let weights = common::shared_dir().join("samples/minilm/weights");
+    let q = read_tensors(
+        &std::fs::read(weights.join("l0_attn_query_weight.npy")).unwrap(),
+        "q.npy",
+    )
+    .unwrap()
+    .remove(0)
+    .tensor;
+    let f32s: Vec<u8> = q.data.iter().flat_map(|v| v.to_le_bytes()).collect();
+    let bf16s: Vec<u8> = q
+        .data
+        .iter()
+        .flat_map(|&v| half::bf16::from_f32(v).to_le_bytes())
+        .collect();
+    let gguf = quantscope::checkpoint::gguf::write(&[
+        ("blk.0.attn_q.weight", 0, &[384, 384], &f32s),
+        ("blk.0.attn_q_bf16.weight", 30, &[384, 384], &bf16s),
+        ("blk.0.ffn_down.weight", 8, &[32, 1], &[0u8; 34]),
+    ]);
+    let file = dir.path().join("m.gguf");
+    std::fs::write(&file, gguf).unwrap();
+    let npys = common::shared_dir().join("samples/minilm/activations");
+    for (path, names) in [
+        (
+            file.clone(),
+            vec!["blk.0.attn_q.weight", "blk.0.attn_q_bf16.weight"],
+        ),
+        (
+            npys.clone(),
+            vec!["l0_ffn_dense_out", "l5_attn_dense_out_b3"],
+        ),
+    ] {
+        let ranked = quantscope(&[
+            "model",
+            path.to_str().unwrap(),
+            "--observers",
+            "torch.HistogramObserver",
+            "--json",
+        ]);
+        let tensors = ranked["tensors"].as_array().unwrap();
+        for name in names {
+            let row = tensors.iter().find(|t| t["name"] == name).unwrap();
+            let spec = if path.is_dir() {
+                let file = if name.contains("_b") {
+                    format!("batches/{name}.npy")
+                } else {
+                    format!("{name}.npy")
+                };
+                path.join(file).to_string_lossy().into_owned()
+            } else {
+                format!("{}:{name}", path.display())
+            };
+            let want = quantscope(&[
+                "observe",
+                &spec,
+                "--observer",
+                "torch.HistogramObserver",
+                "--json",
+            ]);
+            assert_eq!(
+                row["results"][0]["sqnr_db"], want["qdq"]["sqnr_db"],
+                "{name}"
+            );
+            assert_eq!(row["results"][0]["mse"], want["qdq"]["mse"], "{name}");
+            assert_eq!(
+                row["results"][0]["clipped_fraction"], want["qdq"]["clipped_fraction"],
+                "{name}"
+            );
+        }
+    }
+    let ranked = quantscope(&["model", file.to_str().unwrap(), "--json"]);
+    let q8 = ranked["tensors"]
+        .as_array()
+        .unwrap()
+        .last()
+        .unwrap()
+        .clone();
+    assert_eq!(
+        (q8["name"].as_str(), q8["dtype"].as_str()),
+        (Some("blk.0.ffn_down.weight"), Some("Q8_0"))
+    );
+    assert!(q8["error"]
+        .as_str()
+        .unwrap()
+        .contains("quantized GGML type Q8_0"));
+}

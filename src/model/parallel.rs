@@ -33,22 +33,21 @@ pub fn rank_checkpoint(
     let rows: Mutex<Vec<TensorRow>> = Mutex::new(Vec::with_capacity(entries.len()));
     pool.scope(|scope| {
         for _ in 0..jobs {
-            scope.spawn(|_| loop {
-                let Some(&i) = queue.get(next.fetch_add(1, Ordering::Relaxed)) else {
-                    break;
-                };
-                let entry = &entries[i];
-                let row = rank_tensor(
-                    entry,
-                    i,
-                    catalog.file_name(entry),
-                    checkpoint.read(entry),
-                    methods,
-                );
-                if let Ok(mut rows) = rows.lock() {
-                    rows.push(row);
+            scope.spawn(|_| {
+                while let Some(&i) = queue.get(next.fetch_add(1, Ordering::Relaxed)) {
+                    let entry = &entries[i];
+                    let row = rank_tensor(
+                        entry,
+                        i,
+                        catalog.file_name(entry),
+                        checkpoint.read(entry),
+                        methods,
+                    );
+                    if let Ok(mut rows) = rows.lock() {
+                        rows.push(row);
+                    }
+                    progress(done.fetch_add(1, Ordering::Relaxed) + 1, entries.len());
                 }
-                progress(done.fetch_add(1, Ordering::Relaxed) + 1, entries.len());
             });
         }
     });
