@@ -31,6 +31,8 @@ pub mod npy;
 pub mod npz;
 mod read;
 pub mod safetensors;
+#[doc(hidden)]
+pub mod selfcheck;
 mod source;
 mod validate;
 
