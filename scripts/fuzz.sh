@@ -11,6 +11,7 @@ targets=(npy npz safetensors index_json gguf)
 if ! cargo +nightly fuzz --version >/dev/null 2>&1; then
   cargo install cargo-fuzz --locked
 fi
+cargo +nightly fuzz build >/dev/null
 summary=()
 for t in "${targets[@]}"; do
   mkdir -p "fuzz/corpus/$t" "fuzz/artifacts/$t"

@@ -32,7 +32,9 @@ fn inputs(dir: &Path) -> Vec<(String, Vec<u8>)> {
 fn run(root: &str) -> usize {
     let mut count = 0;
     for (target, name) in TARGETS {
-        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join(root).join(target);
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join(root)
+            .join(target);
         for (path, bytes) in inputs(&dir) {
             eprintln!("{path}");
             if target == "index_json" {

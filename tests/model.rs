@@ -436,3 +436,101 @@ fn cli_model_on_gguf_and_an_npy_folder_equals_observe() {
         .unwrap()
         .contains("quantized GGML type Q8_0"));
 }
+
+/// A synthetic 1.5 GiB checkpoint (16 F32 and 16 BF16 tensors of 4096 × 4096, values roughly
+/// normal with sparse outliers) ranked by the CLI under `/usr/bin/time -v`: peak resident
+/// memory must stay under 512 MiB. Long (writes 1.5 GiB), so run on demand:
+/// `cargo test --release --test model -- --ignored --nocapture large_checkpoint`.
+#[test]
+#[ignore]
+fn large_checkpoint_peak_memory() {
+    use std::io::Write;
+    const SIDE: usize = 4096;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("large.safetensors");
+    let names: Vec<(String, &str, usize)> = (0..32)
+        .map(|i| {
+            let (dtype, size) = if i % 2 == 0 { ("F32", 4) } else { ("BF16", 2) };
+            (
+                format!("model.layers.{}.mlp.proj_{}.weight", i / 2, i % 2),
+                dtype,
+                size,
+            )
+        })
+        .collect();
+    let mut fields = Vec::new();
+    let mut offset = 0;
+    for (name, dtype, size) in &names {
+        let len = SIDE * SIDE * size;
+        fields.push(format!(
+            "\"{name}\":{{\"dtype\":\"{dtype}\",\"shape\":[{SIDE},{SIDE}],\"data_offsets\":[{offset},{}]}}",
+            offset + len
+        ));
+        offset += len;
+    }
+    let header = format!("{{{}}}", fields.join(","));
+    let mut out = std::io::BufWriter::with_capacity(1 << 20, std::fs::File::create(&path).unwrap());
+    out.write_all(&(header.len() as u64).to_le_bytes()).unwrap();
+    out.write_all(header.as_bytes()).unwrap();
+    let mut state = 0x9E37_79B9_7F4A_7C15u64;
+    let mut next = || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state
+    };
+    let mut row = Vec::with_capacity(SIDE * 4);
+    for (i, (_, _, size)) in names.iter().enumerate() {
+        for r in 0..SIDE {
+            row.clear();
+            for c in 0..SIDE {
+                let bits = next();
+                // Sum of four uniforms: roughly normal, σ ≈ 0.02; one outlier in 4099 values.
+                let u = (0..4)
+                    .map(|k| ((bits >> (16 * k)) & 0xFFFF) as f32 / 65536.0)
+                    .sum::<f32>();
+                let mut v = (u - 2.0) * 0.035 * (1.0 + i as f32 / 32.0);
+                if (r * SIDE + c) % 4099 == 0 {
+                    v *= 60.0;
+                }
+                if *size == 4 {
+                    row.extend_from_slice(&v.to_le_bytes());
+                } else {
+                    row.extend_from_slice(&half::bf16::from_f32(v).to_le_bytes());
+                }
+            }
+            out.write_all(&row).unwrap();
+        }
+    }
+    out.flush().unwrap();
+    drop(out);
+    let size = std::fs::metadata(&path).unwrap().len();
+    assert!(size > 3 << 29, "{size} bytes");
+    let start = std::time::Instant::now();
+    let run = Command::new("/usr/bin/time")
+        .arg("-v")
+        .arg(env!("CARGO_BIN_EXE_quantscope"))
+        .args(["model", path.to_str().unwrap(), "--jobs", "2", "--json"])
+        .output()
+        .unwrap();
+    let elapsed = start.elapsed();
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert!(run.status.success(), "{stderr}");
+    let report: Value = serde_json::from_slice(&run.stdout).unwrap();
+    assert_eq!(report["tensors"].as_array().unwrap().len(), 32);
+    let peak_kib: u64 = stderr
+        .lines()
+        .find_map(|l| {
+            l.trim()
+                .strip_prefix("Maximum resident set size (kbytes): ")
+        })
+        .and_then(|v| v.parse().ok())
+        .unwrap();
+    eprintln!(
+        "{:.2} GiB checkpoint ranked in {:.1} s, peak RSS {:.0} MiB",
+        size as f64 / (1u64 << 30) as f64,
+        elapsed.as_secs_f64(),
+        peak_kib as f64 / 1024.0
+    );
+    assert!(peak_kib < 512 * 1024, "peak RSS {peak_kib} KiB");
+}

@@ -44,9 +44,17 @@ pub fn check_file(name: &str, data: &[u8]) {
             if let Ok(tensors) = &whole {
                 let named = |n: &str| n == entry.name || (n.is_empty() && tensors.len() == 1);
                 let matches: Vec<_> = tensors.iter().filter(|w| named(&w.name)).collect();
-                let listed = catalog.entries.iter().filter(|e| e.name == entry.name).count();
+                let listed = catalog
+                    .entries
+                    .iter()
+                    .filter(|e| e.name == entry.name)
+                    .count();
                 if let ([w], 1) = (matches.as_slice(), listed) {
-                    assert!(same(&w.tensor, &t), "`{}` differs between readers", entry.name);
+                    assert!(
+                        same(&w.tensor, &t),
+                        "`{}` differs between readers",
+                        entry.name
+                    );
                 }
             }
         }
@@ -95,7 +103,10 @@ fn shard() -> Vec<u8> {
 pub fn check_index(data: &[u8]) {
     let parsed = super::index::parse(data);
     let files = [
-        ("ckpt/model.safetensors.index.json".to_string(), data.to_vec()),
+        (
+            "ckpt/model.safetensors.index.json".to_string(),
+            data.to_vec(),
+        ),
         ("ckpt/model-00001-of-00002.safetensors".to_string(), shard()),
     ];
     let listed: Vec<_> = files
@@ -120,8 +131,7 @@ pub fn check_index(data: &[u8]) {
             );
         }
     }
-    let mut builder =
-        CatalogBuilder::new(files.iter().map(|(n, b)| (n.clone(), b.len() as u64)));
+    let mut builder = CatalogBuilder::new(files.iter().map(|(n, b)| (n.clone(), b.len() as u64)));
     let mut rounds = 0;
     let page = loop {
         match builder.step() {
