@@ -534,3 +534,55 @@ fn large_checkpoint_peak_memory() {
     );
     assert!(peak_kib < 512 * 1024, "peak RSS {peak_kib} KiB");
 }
+
+/// The page's path (a Web Worker driving a `ModelSession` with `File.slice` byte ranges) ranks
+/// MiniLM exactly as the native parallel driver does.
+#[test]
+fn worker_session_equals_the_native_ranking() {
+    let Some((ckpt, native)) = ranking() else {
+        return;
+    };
+    let name = ckpt.catalog.files[0].name.clone();
+    let file = std::fs::read(&name).unwrap();
+    let mut session =
+        model::ModelSession::new(vec![(name, file.len() as u64)], model::default_methods());
+    let mut fetched = 0u64;
+    loop {
+        let requests = session.listing_requests();
+        if requests.is_empty() {
+            break;
+        }
+        for r in requests {
+            fetched += r.end - r.start;
+            session.supply(r.file, r.start, &file[r.start as usize..r.end as usize]);
+        }
+    }
+    assert!(
+        fetched < 1 << 20,
+        "listing read {fetched} bytes, headers only"
+    );
+    let count = session.catalog().unwrap().entries.len();
+    for i in 0..count {
+        let r = session.tensor_request(i).unwrap();
+        session
+            .rank(i, &file[r.start as usize..r.end as usize])
+            .unwrap();
+    }
+    assert_eq!(session.report(), *native);
+    // A budget below the embedding's 11.7M values skips it without reading it.
+    session.set_max_elements(Some(1 << 20));
+    let big = (0..count)
+        .find(|&i| {
+            session.catalog().unwrap().entries[i].name == "embeddings.word_embeddings.weight"
+        })
+        .unwrap();
+    assert_eq!(session.tensor_request(big), None);
+    let row = session.rank(big, &[]).unwrap();
+    assert!(
+        row.error
+            .as_deref()
+            .unwrap()
+            .contains("more than the 1048576"),
+        "{row:?}"
+    );
+}

@@ -3,8 +3,9 @@
 //! For each tensor of a [`Catalog`]: its statistics ([`Stats`]) and the result of each
 //! [`Method`] (observers and number formats: SQNR, MSE, max error, clipped share), then the
 //! tensors sorted worst first. The pieces are separate so that a Web Worker can drive them one
-//! tensor at a time: [`rank_tensor`] on each tensor it reads, [`sort_worst_first`] at the end.
-//! Natively, [`rank_checkpoint`] does it all in parallel over tensors.
+//! tensor at a time ([`ModelSession`]: [`rank_tensor`] on each tensor it reads,
+//! [`sort_worst_first`] at the end). Natively, [`rank_checkpoint`] does it all in parallel over
+//! tensors.
 //!
 //! **Order.** Tensors are sorted by the SQNR of the first method (in the order given) that has
 //! a result for the tensor, lowest first; a result without error (SQNR undefined because the
@@ -14,6 +15,7 @@
 pub mod methods;
 #[cfg(not(target_arch = "wasm32"))]
 mod parallel;
+pub mod session;
 pub mod stats;
 
 use crate::checkpoint::{Catalog, Entry, LoadError};
@@ -24,6 +26,7 @@ use serde::Serialize;
 pub use methods::{default_methods, Method, MethodKind, MethodResult};
 #[cfg(not(target_arch = "wasm32"))]
 pub use parallel::rank_checkpoint;
+pub use session::ModelSession;
 pub use stats::Stats;
 
 /// One tensor's row of the ranking.
