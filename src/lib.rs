@@ -14,6 +14,7 @@
 //! # }
 //! ```
 
+pub mod checkpoint;
 pub mod curve;
 pub mod display;
 pub mod engine;
@@ -21,6 +22,7 @@ pub mod error;
 pub mod explorer;
 pub mod formats;
 pub mod histogram;
+pub mod model;
 pub mod numpy;
 pub mod observer;
 pub mod observers;

@@ -19,7 +19,7 @@ pub(crate) fn item_size(dtype: DType) -> usize {
 
 /// Byte order of multi-byte elements.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum ByteOrder {
+pub enum ByteOrder {
     Little,
     Big,
 }

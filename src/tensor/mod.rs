@@ -4,15 +4,15 @@
 //! its dtype to f32 (as PyTorch does after `.to(float32)`) and keeps the original dtype in
 //! [`Tensor::dtype`].
 
-mod decode;
-mod npy;
+pub(crate) mod decode;
+pub(crate) mod npy;
 mod npz;
 mod safetensors_file;
 
 use crate::error::{Error, Result};
 use serde::{Deserialize, Serialize};
 
-pub use decode::{f8_e4m3_to_f32, f8_e5m2_to_f32};
+pub use decode::{f8_e4m3_to_f32, f8_e5m2_to_f32, ByteOrder};
 pub use npy::read_npy;
 pub use npz::read_npz;
 pub use safetensors_file::read_safetensors;
@@ -247,12 +247,12 @@ fn rename_load_error(error: Error, file_name: &str) -> Error {
 }
 
 /// Split a tensor spec `path[:member]` into the file path and the member name. The member part
-/// is recognised only after a `.npz` or `.safetensors` extension (`weights.npz:fc1`,
+/// is recognised only after a `.npz`, `.safetensors` or `.gguf` extension (`weights.npz:fc1`,
 /// `model.safetensors:encoder.layer.1.attention.self.query.weight`), so paths with colons
 /// (`C:\data\x.npy`) stay whole.
 pub fn split_spec(spec: &str) -> (&str, Option<&str>) {
     let lower = spec.to_ascii_lowercase();
-    for ext in [".npz:", ".safetensors:"] {
+    for ext in [".npz:", ".safetensors:", ".gguf:"] {
         if let Some(at) = lower.find(ext) {
             let split = at + ext.len() - 1;
             if let (Some(path), Some(member)) = (spec.get(..split), spec.get(split + 1..)) {
@@ -339,6 +339,7 @@ mod tests {
         assert_eq!(split_spec("C:\\data\\x.npy"), ("C:\\data\\x.npy", None));
         assert_eq!(split_spec("x.npz"), ("x.npz", None));
         assert_eq!(split_spec("x.npz:"), ("x.npz", Some("")));
+        assert_eq!(split_spec("m.gguf:blk.0.w"), ("m.gguf", Some("blk.0.w")));
     }
 
     #[test]

@@ -411,7 +411,7 @@ fn set_once<T>(slot: &mut Option<T>, value: T, key: &str) -> Result<()> {
 
 /// Reorder column-major `data` of `shape` into row-major order. `data.len()` is the product of
 /// `shape`; the innermost C axis is read with its Fortran stride.
-fn fortran_to_c(shape: &[usize], data: &[f32]) -> Vec<f32> {
+pub(crate) fn fortran_to_c(shape: &[usize], data: &[f32]) -> Vec<f32> {
     let Some((&inner, outer_dims)) = shape.split_last() else {
         return data.to_vec();
     };

@@ -7,11 +7,13 @@
 //! quantscope adaround W X [--bits 4|8] [--scheme per_channel_symmetric|…] [--iters N] [--json]
 //! quantscope formats FILE [--json]
 //! quantscope quantize FILE --quantizer ID [--params JSON] [--out OUT.npy] [--json]
+//! quantscope model PATH... [--observers ID,...] [--formats LABEL,...] [--json | --csv] [--jobs N]
 //! ```
 //! Each FILE of `observe` is one calibration batch, in order; `file.npz:member` and
 //! `file.safetensors:tensor` pick one tensor of a container.
 
 mod inputs;
+mod model_cmd;
 mod output;
 
 use clap::{Parser, Subcommand};
@@ -105,6 +107,34 @@ enum Command {
         /// Print JSON instead of text.
         #[arg(long)]
         json: bool,
+    },
+    /// Rank every tensor of a checkpoint by what quantization does to it, worst first.
+    ///
+    /// Default methods: torch.MinMaxObserver (8-bit per tensor), torch.PerChannelMinMaxObserver
+    /// (tensors with two or more axes), torch.HistogramObserver, fp8_e4m3, mxfp4_e2m1 and
+    /// int4 per group of 32. Naming --observers or --formats replaces them.
+    Model {
+        /// .safetensors files or shards, a *.safetensors.index.json, .npz, .npy and .gguf
+        /// files, or folders of them.
+        #[arg(required = true)]
+        paths: Vec<String>,
+        /// Observer ids, comma-separated (each with its default parameters).
+        #[arg(long)]
+        observers: Option<String>,
+        /// Format labels, comma-separated (as `quantscope formats` prints them, e.g.
+        /// `fp8_e4m3,mxfp4_e2m1,int4 per group of 32`).
+        #[arg(long)]
+        formats: Option<String>,
+        /// Print JSON instead of a table.
+        #[arg(long, conflicts_with = "csv")]
+        json: bool,
+        /// Print CSV instead of a table.
+        #[arg(long)]
+        csv: bool,
+        /// Tensors ranked at once (default: the number of cores); at most this many tensors
+        /// are decoded in memory at a time.
+        #[arg(long)]
+        jobs: Option<usize>,
     },
     /// Learn a layer's weight rounding with AdaRound and compare it with round-to-nearest.
     Adaround {
@@ -250,6 +280,22 @@ fn run(command: Command) -> Result<()> {
                 print!("{}", output::quantize_text(&file, &result, out.as_deref()));
             }
             Ok(())
+        }
+        Command::Model {
+            paths,
+            observers,
+            formats,
+            json,
+            csv,
+            jobs,
+        } => {
+            let methods = model_cmd::methods_from(observers.as_deref(), formats.as_deref())?;
+            let format = match (json, csv) {
+                (true, _) => model_cmd::Format::Json,
+                (_, true) => model_cmd::Format::Csv,
+                _ => model_cmd::Format::Table,
+            };
+            model_cmd::run(&paths, &methods, jobs, format)
         }
         Command::Adaround {
             weight,

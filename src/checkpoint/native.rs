@@ -1,0 +1,164 @@
+//! Checkpoints on disk: paths (files or folders) to a [`Catalog`], and memory-mapped reads of
+//! one tensor at a time.
+//!
+//! Listing maps each file and touches only its header pages. Reading a tensor maps just its
+//! byte range and unmaps it once decoded, so the resident memory of a run is the tensors being
+//! worked on, whatever the size of the checkpoint. (A file must not shrink while it is read: a
+//! mapped page past a file's new end would fault. Each read checks the file's length first.)
+
+use super::builder::{assemble, list_file, FileListing};
+use super::index::shard_path;
+use super::source::InMemory;
+use super::{decode_entry, Catalog, CatalogFile, CheckpointKind, Entry};
+use crate::error::{Error, Result};
+use crate::tensor::Tensor;
+use memmap2::{Mmap, MmapOptions};
+use std::fs::File;
+use std::path::{Path, PathBuf};
+
+/// A catalogue of files on disk, able to read each of its tensors.
+#[derive(Debug, Clone)]
+pub struct Checkpoint {
+    pub catalog: Catalog,
+}
+
+/// A read-only map of `len` bytes of `file` from `offset` (`None` for an empty range, which
+/// cannot be mapped).
+fn map(file: &File, offset: u64, len: u64) -> std::io::Result<Option<Mmap>> {
+    if len == 0 {
+        return Ok(None);
+    }
+    let len = usize::try_from(len)
+        .map_err(|_| std::io::Error::other("the range is larger than this machine can map"))?;
+    // SAFETY: the map is read-only and private to this call; callers check the file's length
+    // first. A file truncated by another process during the read would fault (documented in
+    // the module docs), as with any memory-mapped reader.
+    unsafe { MmapOptions::new().offset(offset).len(len).map(file) }.map(Some)
+}
+
+/// Files to list for `paths`: files as given, folders expanded recursively to the files a
+/// checkpoint reader wants (sorted by path).
+fn expand(paths: &[PathBuf]) -> Vec<PathBuf> {
+    fn walk(dir: &Path, out: &mut Vec<PathBuf>, depth: usize) {
+        let Ok(read) = std::fs::read_dir(dir) else {
+            out.push(dir.to_path_buf());
+            return;
+        };
+        let mut found: Vec<(PathBuf, bool)> = read
+            .flatten()
+            .map(|e| (e.path(), e.file_type().is_ok_and(|t| t.is_dir())))
+            .collect();
+        found.sort();
+        for (path, is_dir) in found {
+            if is_dir && depth < 16 {
+                walk(&path, out, depth + 1);
+            } else if !is_dir
+                && path.is_file()
+                && CheckpointKind::wanted_in_directory(&path.to_string_lossy())
+            {
+                out.push(path);
+            }
+        }
+    }
+    let mut out = Vec::new();
+    for p in paths {
+        if p.is_dir() {
+            walk(p, &mut out, 0);
+        } else {
+            out.push(p.clone());
+        }
+    }
+    out
+}
+
+/// List one file on disk.
+fn list_path(path: &Path) -> (CatalogFile, FileListing) {
+    let name = path.to_string_lossy().into_owned();
+    let failed = |len: u64, reason: String| {
+        (
+            CatalogFile {
+                name: name.clone(),
+                len,
+                kind: None,
+            },
+            FileListing::Failed(reason),
+        )
+    };
+    let file = match File::open(path) {
+        Ok(f) => f,
+        Err(e) => return failed(0, format!("cannot open: {e}")),
+    };
+    let len = match file.metadata() {
+        Ok(m) if m.is_file() => m.len(),
+        Ok(_) => return failed(0, "not a regular file".into()),
+        Err(e) => return failed(0, format!("cannot stat: {e}")),
+    };
+    let mapped = match map(&file, 0, len) {
+        Ok(m) => m,
+        Err(e) => return failed(len, format!("cannot map: {e}")),
+    };
+    let bytes: &[u8] = mapped.as_deref().unwrap_or_default();
+    let src = InMemory(bytes);
+    let kind = CheckpointKind::detect(bytes.get(..8).unwrap_or(bytes), &name);
+    let listing = match list_file(&name, &src) {
+        Ok(l) => l,
+        // A mapped file has every byte; a request can only mean a reader bug.
+        Err(r) => FileListing::Failed(format!(
+            "internal error: bytes {}..{} were asked for",
+            r.start, r.end
+        )),
+    };
+    (CatalogFile { name, len, kind }, listing)
+}
+
+impl Checkpoint {
+    /// List every tensor of `paths`: `.safetensors` files or shards, a
+    /// `*.safetensors.index.json` (its shards are found next to it), `.npz`, `.npy` and GGUF
+    /// files, and folders of them. Files that cannot be listed become
+    /// [`Catalog::load_errors`].
+    pub fn open(paths: &[PathBuf]) -> Checkpoint {
+        let mut files: Vec<PathBuf> = expand(paths);
+        let mut listed: Vec<(CatalogFile, FileListing)> = Vec::new();
+        let mut i = 0;
+        while i < files.len() {
+            let entry = list_path(&files[i]);
+            if let FileListing::Index(ix) = &entry.1 {
+                for shard in &ix.shards {
+                    let path = PathBuf::from(shard_path(&entry.0.name, shard));
+                    if path.is_file() && !files.contains(&path) {
+                        files.push(path);
+                    }
+                }
+            }
+            listed.push(entry);
+            i += 1;
+        }
+        Checkpoint {
+            catalog: assemble(listed),
+        }
+    }
+
+    /// Read the tensor of `entry` (from this checkpoint's catalogue): map its byte range,
+    /// decode, unmap.
+    pub fn read(&self, entry: &Entry) -> Result<Tensor> {
+        if let Some(problem) = &entry.problem {
+            return Err(Error::load(entry.name.clone(), problem.clone()));
+        }
+        let name = self.catalog.file_name(entry);
+        let fail = |reason: String| Error::load(format!("{name}: {}", entry.name), reason);
+        let file = File::open(name).map_err(|e| fail(format!("cannot open: {e}")))?;
+        let len = file
+            .metadata()
+            .map_err(|e| fail(format!("cannot stat: {e}")))?
+            .len();
+        if entry.range.end > len {
+            return Err(fail(format!(
+                "the file now has {len} bytes, fewer than the {} it had when listed",
+                entry.range.end
+            )));
+        }
+        let size = entry.range.end - entry.range.start;
+        let mapped = map(&file, entry.range.start, size).map_err(|e| fail(e.to_string()))?;
+        decode_entry(entry, mapped.as_deref().unwrap_or_default())
+    }
+}

@@ -1,0 +1,150 @@
+//! The oracle of the fuzz targets and of their regression tests: run every reader on one
+//! input and check what must hold whatever the bytes. It panics on a violation (that is its
+//! job); the readers themselves never panic.
+//!
+//! For any input: the whole-file readers return tensors whose data matches their shape, or an
+//! error; the catalogue lists the file from memory without asking for bytes; every entry without
+//! a problem has a range inside the file and decodes to a tensor of its listed shape (or a
+//! data error); the page's builder, fed only the ranges it asks for in a bounded number of
+//! rounds, lists exactly the same catalogue; and for a tensor both a whole-file reader and the
+//! catalogue read, the values are bit-identical.
+
+use super::{assemble, decode_entry, list_file, CatalogBuilder, CatalogFile, InMemory, Step};
+use crate::tensor::{element_count, read_tensors, Tensor};
+
+/// Check every reader on `data` as the file `name` (the extension matters when the bytes carry
+/// no magic).
+pub fn check_file(name: &str, data: &[u8]) {
+    let whole = read_tensors(data, name);
+    if let Ok(tensors) = &whole {
+        for t in tensors {
+            assert_eq!(element_count(&t.tensor.shape), Some(t.tensor.data.len()));
+        }
+    }
+    let listing = list_file(name, &InMemory(data))
+        .unwrap_or_else(|r| panic!("an in-memory file was asked for bytes {r:?}"));
+    let file = CatalogFile {
+        name: name.to_string(),
+        len: data.len() as u64,
+        kind: None,
+    };
+    let catalog = assemble(vec![(file, listing)]);
+    for entry in &catalog.entries {
+        if entry.problem.is_some() {
+            continue;
+        }
+        assert!(entry.range.start <= entry.range.end && entry.range.end <= data.len() as u64);
+        let bytes = data
+            .get(entry.range.start as usize..entry.range.end as usize)
+            .unwrap_or_default();
+        if let Ok(t) = decode_entry(entry, bytes) {
+            assert_eq!(t.shape, entry.shape);
+            assert_eq!(element_count(&t.shape), Some(t.data.len()));
+            // A bare `.npy` is unnamed in the whole-file reader; compare only unambiguous names.
+            if let Ok(tensors) = &whole {
+                let named = |n: &str| n == entry.name || (n.is_empty() && tensors.len() == 1);
+                let matches: Vec<_> = tensors.iter().filter(|w| named(&w.name)).collect();
+                let listed = catalog
+                    .entries
+                    .iter()
+                    .filter(|e| e.name == entry.name)
+                    .count();
+                if let ([w], 1) = (matches.as_slice(), listed) {
+                    assert!(
+                        same(&w.tensor, &t),
+                        "`{}` differs between readers",
+                        entry.name
+                    );
+                }
+            }
+        }
+    }
+    let mut builder = CatalogBuilder::new([(name.to_string(), data.len() as u64)]);
+    let mut rounds = 0;
+    let page = loop {
+        match builder.step() {
+            Step::Ready(c) => break c,
+            Step::Need(requests) => {
+                rounds += 1;
+                assert!(rounds <= 100, "the builder keeps asking: {requests:?}");
+                for r in requests {
+                    assert!(r.start < r.end && r.end <= data.len() as u64, "{r:?}");
+                    builder.supply(r.file, r.start, &data[r.start as usize..r.end as usize]);
+                }
+            }
+        }
+    };
+    assert_eq!(page.entries, catalog.entries);
+    assert_eq!(page.load_errors, catalog.load_errors);
+}
+
+fn same(a: &Tensor, b: &Tensor) -> bool {
+    a.shape == b.shape
+        && a.dtype == b.dtype
+        && a.data.len() == b.data.len()
+        && a.data
+            .iter()
+            .zip(&b.data)
+            .all(|(x, y)| x.to_bits() == y.to_bits())
+}
+
+/// A small valid shard: `a` (F32 [2]) and `b` (BF16 [2]).
+fn shard() -> Vec<u8> {
+    let header = r#"{"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},"b":{"dtype":"BF16","shape":[2],"data_offsets":[8,12]}}"#;
+    let mut out = (header.len() as u64).to_le_bytes().to_vec();
+    out.extend_from_slice(header.as_bytes());
+    out.extend_from_slice(&[0, 0, 128, 63, 0, 0, 0, 192, 128, 63, 0, 64]);
+    out
+}
+
+/// Check the index reader on `data` as `model.safetensors.index.json`, next to one real shard:
+/// the parser never panics, every tensor the index names is listed (read from the shard or
+/// with a problem), and the page's builder lists the same catalogue.
+pub fn check_index(data: &[u8]) {
+    let parsed = super::index::parse(data);
+    let files = [
+        (
+            "ckpt/model.safetensors.index.json".to_string(),
+            data.to_vec(),
+        ),
+        ("ckpt/model-00001-of-00002.safetensors".to_string(), shard()),
+    ];
+    let listed: Vec<_> = files
+        .iter()
+        .map(|(name, bytes)| {
+            let listing = list_file(name, &InMemory(bytes))
+                .unwrap_or_else(|r| panic!("an in-memory file was asked for bytes {r:?}"));
+            let file = CatalogFile {
+                name: name.clone(),
+                len: bytes.len() as u64,
+                kind: None,
+            };
+            (file, listing)
+        })
+        .collect();
+    let catalog = assemble(listed);
+    if let Ok(index) = &parsed {
+        for (tensor, _) in &index.weight_map {
+            assert!(
+                catalog.entries.iter().any(|e| &e.name == tensor),
+                "`{tensor}` of the index is not listed"
+            );
+        }
+    }
+    let mut builder = CatalogBuilder::new(files.iter().map(|(n, b)| (n.clone(), b.len() as u64)));
+    let mut rounds = 0;
+    let page = loop {
+        match builder.step() {
+            Step::Ready(c) => break c,
+            Step::Need(requests) => {
+                rounds += 1;
+                assert!(rounds <= 100, "the builder keeps asking: {requests:?}");
+                for r in requests {
+                    let bytes = &files[r.file].1;
+                    builder.supply(r.file, r.start, &bytes[r.start as usize..r.end as usize]);
+                }
+            }
+        }
+    };
+    assert_eq!(page.entries, catalog.entries);
+}

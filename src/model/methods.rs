@@ -1,0 +1,257 @@
+//! The quantization methods a checkpoint is ranked by: observers (run through the driver,
+//! [`crate::engine::run`]) and number formats ([`crate::quantizers::formats::evaluate`]).
+//!
+//! An observer method is an observer id with its default parameters, so its result is exactly
+//! what `quantscope observe FILE:TENSOR --observer ID` reports. A format method is a label of
+//! the formats comparison (`fp8_e4m3`, `mxfp4_e2m1`, `int4 per group of 32`, …), whose result is
+//! that row of `quantscope formats FILE:TENSOR`.
+//!
+//! Methods with one scale per channel (per-channel observers, `… per channel` formats) apply to
+//! tensors with two or more axes only; other tensors have no result for them.
+
+use crate::engine::{self, NonFinitePolicy};
+use crate::error::{Error, Result};
+use crate::params::Params;
+use crate::quantizers::formats;
+use crate::registry::{self, Granularity};
+use crate::tensor::Tensor;
+use serde::Serialize;
+
+/// What a method is.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum MethodKind {
+    /// A registry observer with these parameters.
+    Observer {
+        params: Params,
+        #[serde(skip)]
+        per_channel: bool,
+    },
+    /// A format family of the quantizer registry with these parameters.
+    Format {
+        family: &'static str,
+        params: Params,
+        #[serde(skip)]
+        per_channel: bool,
+    },
+}
+
+/// One way of quantizing a tensor, named by `id` in results.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Method {
+    /// The observer id or the format label.
+    pub id: String,
+    #[serde(flatten)]
+    pub kind: MethodKind,
+}
+
+/// What one method does to one tensor. Metrics cover the finite values (see
+/// [`crate::quant::QdqMetrics`]); `sqnr_db` is `None` when there is no error at all.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct MethodResult {
+    pub id: String,
+    /// `"observer"` or `"format"`.
+    pub kind: &'static str,
+    pub sqnr_db: Option<f64>,
+    pub mse: Option<f64>,
+    pub max_abs_err: Option<f64>,
+    pub clipped_fraction: Option<f64>,
+    /// Why this method gave no result on this tensor.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+/// The documented default methods:
+/// 1. `torch.MinMaxObserver`: 8-bit per tensor, PyTorch's defaults (`quint8`,
+///    `per_tensor_affine`);
+/// 2. `torch.PerChannelMinMaxObserver`: 8-bit per channel along axis 0 (`qint8`,
+///    `per_channel_affine`), for tensors with two or more axes;
+/// 3. `torch.HistogramObserver`: PyTorch's L2-minimising range search over 2048 bins (`quint8`);
+/// 4. `fp8_e4m3`: FP8 E4M3 elements with one float32 amax scale per tensor;
+/// 5. `mxfp4_e2m1`: OCP MXFP4, blocks of 32 along the last axis sharing an E8M0 scale;
+/// 6. `int4 per group of 32`: symmetric int4 with one scale per 32 consecutive values along
+///    the last axis.
+pub fn default_methods() -> Vec<Method> {
+    let mut methods: Vec<Method> = [
+        "torch.MinMaxObserver",
+        "torch.PerChannelMinMaxObserver",
+        "torch.HistogramObserver",
+    ]
+    .into_iter()
+    .filter_map(|id| observer(id).ok())
+    .collect();
+    methods.extend(
+        ["fp8_e4m3", "mxfp4_e2m1", "int4 per group of 32"]
+            .into_iter()
+            .filter_map(|label| format(label).ok()),
+    );
+    methods
+}
+
+/// The observer `id` of the registry, with its default parameters.
+pub fn observer(id: &str) -> Result<Method> {
+    let spec = registry::find(id)?;
+    Ok(Method {
+        id: spec.id.to_string(),
+        kind: MethodKind::Observer {
+            params: Params::new(),
+            per_channel: spec.granularity == Granularity::PerChannel,
+        },
+    })
+}
+
+/// Every format label of the comparison line-up, with its family and parameters.
+pub fn format_labels() -> Vec<(String, &'static str, Params)> {
+    formats::lineup(&[2, 64])
+        .into_iter()
+        .filter_map(|(family, params)| {
+            let label = formats::find(family)
+                .and_then(|f| f.build(&params, &[2, 64]))
+                .ok()?
+                .label();
+            Some((label, family, params))
+        })
+        .collect()
+}
+
+/// A label reduced to what matters: lower case, without spaces, `_`, `-` and brackets.
+fn normalise(label: &str) -> String {
+    label
+        .chars()
+        .filter(|c| !matches!(c, ' ' | '_' | '-' | '(' | ')'))
+        .flat_map(char::to_lowercase)
+        .collect()
+}
+
+/// The format with this label (case, spaces and `_` ignored, so `int4_per_group_of_32` works),
+/// or a unique abbreviation of one (`mxfp4`).
+pub fn format(label: &str) -> Result<Method> {
+    let labels = format_labels();
+    let wanted = normalise(label);
+    let exact = labels.iter().find(|(l, _, _)| normalise(l) == wanted);
+    let prefixed: Vec<_> = labels
+        .iter()
+        .filter(|(l, _, _)| !wanted.is_empty() && normalise(l).starts_with(&wanted))
+        .collect();
+    let found = match (exact, prefixed.as_slice()) {
+        (Some(f), _) => f,
+        (None, [one]) => *one,
+        _ => {
+            let names: Vec<&str> = labels.iter().map(|(l, _, _)| l.as_str()).collect();
+            return Err(Error::Unknown {
+                what: "format",
+                name: label.to_string(),
+                hint: format!(
+                    "{}; formats: {}",
+                    if prefixed.len() > 1 {
+                        " (ambiguous)"
+                    } else {
+                        ""
+                    },
+                    names.join(", ")
+                ),
+            });
+        }
+    };
+    let (label, family, params) = found.clone();
+    let per_channel = params.str_or("granularity", "per_tensor")? == "per_channel";
+    Ok(Method {
+        id: label,
+        kind: MethodKind::Format {
+            family,
+            params,
+            per_channel,
+        },
+    })
+}
+
+impl Method {
+    /// True when this method gives a result for a tensor of `shape` (per-channel methods need
+    /// two or more axes).
+    pub fn applies_to(&self, shape: &[usize]) -> bool {
+        let per_channel = match &self.kind {
+            MethodKind::Observer { per_channel, .. } | MethodKind::Format { per_channel, .. } => {
+                *per_channel
+            }
+        };
+        !per_channel || shape.len() >= 2
+    }
+
+    /// Run this method on `tensor` (non-finite values handled as `observe` and `formats` do).
+    pub fn run(&self, tensor: &Tensor) -> MethodResult {
+        let (kind, outcome) = match &self.kind {
+            MethodKind::Observer { params, .. } => (
+                "observer",
+                engine::run(
+                    &self.id,
+                    params,
+                    std::slice::from_ref(tensor),
+                    NonFinitePolicy::Exclude,
+                )
+                .and_then(|report| match (report.error, report.metrics) {
+                    (Some(e), _) => Err(Error::input(e.message)),
+                    (None, Some(m)) => Ok(m),
+                    (None, None) => Err(Error::input(
+                        "a pass-through observer: it does not quantize",
+                    )),
+                }),
+            ),
+            MethodKind::Format { family, params, .. } => (
+                "format",
+                formats::evaluate(family, params, tensor).map(|r| r.metrics),
+            ),
+        };
+        match outcome {
+            Ok(m) => MethodResult {
+                id: self.id.clone(),
+                kind,
+                sqnr_db: m.sqnr_db,
+                mse: Some(m.mse),
+                max_abs_err: Some(m.max_abs_err),
+                clipped_fraction: Some(m.clipped_fraction),
+                error: None,
+            },
+            Err(e) => MethodResult {
+                id: self.id.clone(),
+                kind,
+                sqnr_db: None,
+                mse: None,
+                max_abs_err: None,
+                clipped_fraction: None,
+                error: Some(e.to_string()),
+            },
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn labels_resolve() {
+        assert_eq!(format("mxfp4").unwrap().id, "mxfp4_e2m1");
+        assert_eq!(
+            format("INT4_per_group_of_32").unwrap().id,
+            "int4 per group of 32"
+        );
+        assert_eq!(format("int4").unwrap().id, "int4");
+        let e = format("fp8").unwrap_err().to_string();
+        assert!(e.contains("ambiguous") && e.contains("fp8_e5m2"), "{e}");
+        assert!(format("int8 per channel").unwrap().applies_to(&[2, 2]));
+        assert!(!format("int8 per channel").unwrap().applies_to(&[4]));
+        assert!(observer("nope").is_err());
+        let ids: Vec<String> = default_methods().into_iter().map(|m| m.id).collect();
+        assert_eq!(
+            ids,
+            [
+                "torch.MinMaxObserver",
+                "torch.PerChannelMinMaxObserver",
+                "torch.HistogramObserver",
+                "fp8_e4m3",
+                "mxfp4_e2m1",
+                "int4 per group of 32"
+            ]
+        );
+    }
+}
