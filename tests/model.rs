@@ -206,7 +206,7 @@ fn cli_model_equals_cli_observe_and_formats() {
         for result in row["results"].as_array().unwrap() {
             let id = result["id"].as_str().unwrap();
             let want = if result["kind"] == "observer" {
-                quantscope(&["observe", &spec, "--observer", id, "--json"])["qdq"].clone()
+                quantscope(&["observe", &spec, "--observer", id, "--json"])["metrics"].clone()
             } else {
                 quantscope(&["formats", &spec, "--json"])
                     .as_array()
@@ -410,12 +410,12 @@ fn cli_model_on_gguf_and_an_npy_folder_equals_observe() {
                 "--json",
             ]);
             assert_eq!(
-                row["results"][0]["sqnr_db"], want["qdq"]["sqnr_db"],
+                row["results"][0]["sqnr_db"], want["metrics"]["sqnr_db"],
                 "{name}"
             );
-            assert_eq!(row["results"][0]["mse"], want["qdq"]["mse"], "{name}");
+            assert_eq!(row["results"][0]["mse"], want["metrics"]["mse"], "{name}");
             assert_eq!(
-                row["results"][0]["clipped_fraction"], want["qdq"]["clipped_fraction"],
+                row["results"][0]["clipped_fraction"], want["metrics"]["clipped_fraction"],
                 "{name}"
             );
         }
