@@ -21,9 +21,9 @@
 use super::base::{plot_state, MinMaxState};
 use super::config::{ensure, BaseConfig, KlBaseArgs};
 use super::scale_quanti;
-use super::torch_ops::{arange_f32, arange_len, linspace_f32, sum_f64};
 use crate::error::{Error, Result, Stage};
 use crate::histogram::histc;
+use crate::kernels::torch::{arange_chunked_f32, arange_count, linspace_two_roundings, sum_f64};
 use crate::observer::{HistogramState, ObserverKind, ObserverState, QParams};
 use crate::tensor::Tensor;
 use serde_json::json;
@@ -105,7 +105,7 @@ impl KlState {
     fn collect(&mut self, abs: &[f32], x_max: f32) -> Result<()> {
         if self.hist.is_empty() && self.edges.is_empty() {
             self.hist = histc(abs, self.bins, 0.0, x_max);
-            self.edges = linspace_f32(x_max, self.bins + 1);
+            self.edges = linspace_two_roundings(0.0, x_max, self.bins + 1);
             return Ok(());
         }
         let last = *self.edges.last().unwrap_or(&0.0);
@@ -123,7 +123,7 @@ impl KlState {
                 ));
             }
             let end = x_max + width;
-            let len = arange_len(end, width);
+            let len = arange_count(0.0, end as f64, width as f64);
             if bins > MAX_HIST_BINS as f32 || len > MAX_HIST_BINS as f64 + 1.0 {
                 return Err(Error::input(format!(
                     "the KL histogram would grow to {bins} bins of width {width:e} (this batch's max \
@@ -131,7 +131,7 @@ impl KlState {
                 )));
             }
             self.bins = bins as usize;
-            self.edges = arange_f32(width, len as usize);
+            self.edges = arange_chunked_f32(width, len as usize);
         }
         let hi = *self.edges.last().unwrap_or(&0.0);
         let mut hist = histc(abs, self.bins, 0.0, hi);
@@ -467,7 +467,7 @@ mod tests {
         // All mass in the last bin: every D_i for i < len is the same.
         let mut hist = vec![0.0f32; 300];
         hist[299] = 10.0;
-        let edges = linspace_f32(3.0, 301);
+        let edges = linspace_two_roundings(0.0, 3.0, 301);
         let run = compute_amax_entropy(&hist, &edges, 128).unwrap();
         let windows = run.divergences.len() - 10;
         assert_eq!(run.window, windows - 1);

@@ -17,7 +17,7 @@
 //!
 //! Modules: [`config`] (arguments and constructor checks), [`base`] (scale, moving average,
 //! `calculate_qparams`), [`channels`] (the per-channel view), [`scale_quanti`] (fake
-//! quantization and its L2 error), [`torch_ops`] (PyTorch kernels KL's rounding depends on), one
+//! quantization and its L2 error), [`crate::kernels::torch`] (PyTorch kernels KL's rounding depends on), one
 //! module per observer.
 
 pub mod base;
@@ -31,7 +31,6 @@ pub mod mse;
 pub mod percentile;
 pub mod scale_quanti;
 pub mod stats;
-pub mod torch_ops;
 
 use crate::observer::{Family, Granularity, ObserverKind, ObserverSpec, Preset};
 use crate::params::Params;

@@ -11,8 +11,8 @@
 use super::base::{self, plot_state, MinMaxState};
 use super::config::{ensure, BaseConfig, PerTensorBaseArgs};
 use super::scale_quanti;
-use super::torch_ops::sum_f32;
 use crate::error::Result;
+use crate::kernels::torch::sum_f32;
 use crate::observer::{ObserverKind, ObserverState, QParams};
 use crate::tensor::Tensor;
 

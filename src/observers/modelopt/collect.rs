@@ -11,10 +11,10 @@
 //!   `[min, max]` of the first batch, `np.arange` edges appended (float64 from then on), old
 //!   counts added left-aligned.
 
-use super::torch_ops;
 use crate::error::{Error, Result, Stage};
 use crate::histogram::histc;
-use crate::numpy;
+use crate::kernels::numpy;
+use crate::kernels::torch::{arange_via_f64, linspace_via_f64};
 
 crate::declare_params! {
     /// `HistogramCalibrator(num_bins, skip_zeros, torch_hist, axis)`: what is collected.
@@ -105,7 +105,7 @@ fn collect_torch(state: Option<Hist>, x: &[f32], num_bins: usize) -> Result<Hist
     else {
         return Ok(Hist::Torch {
             hist: histc(x, num_bins, 0.0, x_max),
-            edges: torch_ops::linspace_f32(0.0, x_max, num_bins + 1),
+            edges: linspace_via_f64(0.0, x_max, num_bins + 1),
             num_bins,
         });
     };
@@ -126,7 +126,7 @@ fn collect_torch(state: Option<Hist>, x: &[f32], num_bins: usize) -> Result<Hist
             return Err(Error::input(format!("the histogram would need {n} bins")));
         }
         bins = n as usize;
-        edges = torch_ops::arange_f32(0.0, (x_max + width) as f64, width as f64)?;
+        edges = arange_via_f64(0.0, (x_max + width) as f64, width as f64)?;
     }
     let top = edges.last().copied().unwrap_or(0.0);
     let mut hist = histc(x, bins, 0.0, top);

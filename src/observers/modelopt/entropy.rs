@@ -10,7 +10,7 @@
 //! `amax = edges[last_argmin·stride + start_bin]`.
 
 use crate::error::{Error, Result, Stage};
-use crate::numpy;
+use crate::kernels::numpy;
 
 /// Outcome of the entropy search.
 #[derive(Debug, Clone, PartialEq)]

@@ -20,7 +20,6 @@ mod histogram;
 mod max;
 mod mse;
 mod quant;
-mod torch_ops;
 
 use crate::observer::{Family, Granularity, ObserverKind, ObserverSpec, Preset};
 use histogram::HistogramCalibrator;

@@ -17,7 +17,7 @@
 
 use super::quant::{bounds, e4m3_value, tensor_quant_value};
 use crate::error::{Error, Result, Stage};
-use crate::numpy;
+use crate::kernels::numpy;
 use crate::params::Bits;
 
 /// Outcome of the MSE search.

@@ -18,7 +18,7 @@
 //! One `collect` call sees the concatenation of all arrays of one `collect_data()` call.
 
 use crate::error::{Error, Result, Stage};
-use crate::numpy;
+use crate::kernels::numpy;
 
 /// Which of the collector's two histograms.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

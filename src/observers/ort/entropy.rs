@@ -14,7 +14,7 @@
 //! range.
 
 use crate::error::{Error, Result, Stage};
-use crate::numpy;
+use crate::kernels::numpy;
 
 /// Outcome of the threshold search.
 #[derive(Debug, Clone, PartialEq)]
@@ -204,7 +204,7 @@ mod tests {
     #[test]
     fn default_bins_give_one_candidate_the_full_range() {
         let hist: Vec<i64> = (0..128).map(|i| (i % 7) as i64).collect();
-        let edges = crate::numpy::linspace_f32(-2.0, 2.0, 129);
+        let edges = crate::kernels::numpy::linspace_f32(-2.0, 2.0, 129);
         let r = entropy_threshold(&hist, &edges, -1.5, 2.0, 128).unwrap();
         assert_eq!(r.candidates.len(), 1);
         assert_eq!(r.range, (-1.5, 2.0));
@@ -214,7 +214,7 @@ mod tests {
     fn q_expansion_truncates_and_first_minimum_wins() {
         // 8 bins, 4 quantized bins: candidates i = 2, 3, 4 (slices of 5, 7 and 8 bins).
         let hist = [0i64, 1, 5, 3, 3, 5, 1, 0];
-        let edges = crate::numpy::linspace_f32(-4.0, 4.0, 9);
+        let edges = crate::kernels::numpy::linspace_f32(-4.0, 4.0, 9);
         let r = entropy_threshold(&hist, &edges, -4.0, 4.0, 4).unwrap();
         assert_eq!(r.candidates, vec![(-2.0, 3.0), (-3.0, 4.0), (-4.0, 4.0)]);
         let min = r.divergence.iter().cloned().fold(f64::INFINITY, f64::min);

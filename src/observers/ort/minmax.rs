@@ -13,7 +13,7 @@
 use super::qparams::{qparams_from_range, quantize_dequantize, QuantArgs, QuantOptions};
 use super::CollectMode;
 use crate::error::{Error, Result, Stage};
-use crate::numpy;
+use crate::kernels::numpy;
 use crate::observer::{ObserverKind, ObserverState, QParams};
 use crate::tensor::Tensor;
 use serde_json::json;

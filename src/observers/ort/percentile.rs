@@ -13,7 +13,7 @@
 //! `(edges.min(), edges.max())` = `±threshold`.
 
 use crate::error::{Error, Result, Stage};
-use crate::numpy;
+use crate::kernels::numpy;
 
 /// Result of the percentile search.
 #[derive(Debug, Clone, PartialEq)]
@@ -183,7 +183,7 @@ mod tests {
 
     #[test]
     fn distribution_statistics_use_bin_centres() {
-        let edges = crate::numpy::linspace_f32(-2.0, 2.0, 513);
+        let edges = crate::kernels::numpy::linspace_f32(-2.0, 2.0, 513);
         let mut hist = vec![0i64; 512];
         hist[0] = 1; // centre −1.99609375
         hist[511] = 1; // centre +1.99609375

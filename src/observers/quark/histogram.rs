@@ -20,9 +20,9 @@ use super::dtype::UniformDtype;
 use super::kernels::scaled_fake_quantize;
 use super::qparams::{self, ScaleZp};
 use super::spec::{PerTensorScheme, QuarkSpec};
-use super::torch_ops::{arange_f32, linspace_f32};
 use crate::error::{Error, Result, Stage};
 use crate::histogram::histc;
+use crate::kernels::torch::{arange_via_f64_fma, linspace_fma};
 use crate::observer::{HistogramState, ObserverKind, ObserverState, QParams};
 use crate::tensor::Tensor;
 
@@ -150,7 +150,7 @@ impl QuarkHistogram {
         }
         if self.is_empty() {
             self.hist = histc(&x, self.num_bins, x_min as f32, x_max as f32);
-            self.edges = linspace_f32(x_min, x_max, self.num_bins + 1);
+            self.edges = linspace_fma(x_min as f32, x_max as f32, self.num_bins + 1);
             return Ok(());
         }
         if self.edges.len() < 2 {
@@ -168,7 +168,8 @@ impl QuarkHistogram {
             let width = (self.edges[1] - self.edges[0]) as f64;
             let grow = ((self.edges[0] - x_min as f32) / width as f32).ceil();
             self.grow(grow)?;
-            self.edges = arange_f32(x_min - width, last(&self.edges) as f64, width)
+            self.edges = arange_via_f64_fma(x_min - width, last(&self.edges) as f64, width)
+                .ok()
                 .filter(|e| e.len() >= 2)
                 .ok_or_else(|| forward_error("cannot extend the histogram edges"))?;
         }
@@ -176,7 +177,8 @@ impl QuarkHistogram {
             let width = (self.edges[1] - self.edges[0]) as f64;
             let grow = ((x_max as f32 - last(&self.edges)) / width as f32).ceil();
             self.grow(grow)?;
-            self.edges = arange_f32(self.edges[0] as f64, x_max + width, width)
+            self.edges = arange_via_f64_fma(self.edges[0] as f64, x_max + width, width)
+                .ok()
                 .filter(|e| e.len() >= 2)
                 .ok_or_else(|| forward_error("cannot extend the histogram edges"))?;
         }
@@ -222,7 +224,7 @@ impl QuarkHistogram {
         };
         self.grow((left + right) as f32)?;
         let (new_lo, new_hi) = (lo - left * width, hi + right * width);
-        self.edges = linspace_f32(new_lo, new_hi, self.num_bins + 1);
+        self.edges = linspace_fma(new_lo as f32, new_hi as f32, self.num_bins + 1);
         let mut hist = histc(x, self.num_bins, new_lo as f32, new_hi as f32);
         let offset = left as usize;
         for (i, &old) in self.hist.iter().enumerate() {
@@ -253,7 +255,7 @@ impl QuarkHistogram {
                 self.edges.clone()
             } else {
                 let (lo, hi) = (self.edges[0], self.edges[self.edges.len() - 1]);
-                linspace_f32(lo as f64, hi as f64, self.hist.len() + 1)
+                linspace_fma(lo, hi, self.hist.len() + 1)
             };
             HistogramState {
                 counts: self.hist.clone(),

@@ -22,7 +22,6 @@ pub mod placeholder;
 pub mod pow2;
 pub mod qparams;
 pub mod spec;
-pub mod torch_ops;
 
 use crate::observer::{Family, Granularity, ObserverKind, ObserverSpec, Preset, QParams};
 use crate::params::Params;

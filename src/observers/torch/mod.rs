@@ -9,7 +9,6 @@ pub mod fake_quant;
 pub mod fixed;
 pub mod histogram;
 pub mod minmax;
-pub mod ops;
 pub mod passthrough;
 pub mod per_channel;
 pub mod qparams;

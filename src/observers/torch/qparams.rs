@@ -11,8 +11,8 @@
 //! `min == max` is not special-cased. An observer that saw nothing returns `([1.0], [0])`.
 
 use super::config::{QDtype, QScheme, UniformConfig};
-use super::ops::{f32_to_i32, maximum, minimum};
 use crate::error::{Error, Result, Stage};
+use crate::kernels::torch::{f32_to_i32, maximum, minimum};
 use crate::observer::{Grid, QParams, ZeroPoint};
 use crate::params::Choice;
 use serde_json::{Map, Value};

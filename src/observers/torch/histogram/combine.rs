@@ -8,7 +8,7 @@
 //! of a single value (`a == b`) moves whole, as `histc([a], bins, a', b')·sum(old)`.
 
 use super::binning;
-use crate::observers::torch::ops::{linspace_f32, sum_f32};
+use crate::kernels::torch::{linspace_fma, sum_f32};
 
 /// `update_hist + old histogram re-binned onto [new_min, new_max]`.
 pub fn combine(
@@ -56,8 +56,8 @@ pub fn upscale(
     let parts = bins * rate;
     let bin_size = (old_max - old_min) / parts as f32;
     let half = 0.5f32 * bin_size;
-    let starts = linspace_f32(old_min, old_max, parts + 1);
-    let bounds = linspace_f32(new_min, new_max, bins + 1);
+    let starts = linspace_fma(old_min, old_max, parts + 1);
+    let bounds = linspace_fma(new_min, new_max, bins + 1);
     let rate_f = rate as f32;
     let last = bins as i64 - 1;
     for (j, &start) in starts[..parts].iter().enumerate() {

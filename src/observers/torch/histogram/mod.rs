@@ -17,10 +17,10 @@ pub mod combine;
 pub mod search;
 
 use super::config::{not_implemented, QScheme, UniformArgs, UniformConfig};
-use super::ops::linspace_f32;
 use super::qparams::{calculate, to_qparams, Buffers};
 use crate::error::{Error, Result, Stage};
 use crate::histogram::finite_min_max;
+use crate::kernels::torch::linspace_fma;
 use crate::observer::{HistogramState, ObserverKind, ObserverState, QParams};
 use crate::tensor::Tensor;
 use serde_json::Value;
@@ -236,7 +236,7 @@ impl ObserverKind for Histogram {
             let (lo, hi) = state.binning_range();
             HistogramState {
                 counts: state.histogram.clone(),
-                edges: linspace_f32(lo, hi, state.histogram.len() + 1),
+                edges: linspace_fma(lo, hi, state.histogram.len() + 1),
             }
         });
         ObserverState {

@@ -18,7 +18,7 @@
 //! bins are skipped where that provably leaves every float32 value unchanged, and the floor
 //! divisions use an exact float64 shortcut when the quotients are small (`dst_nbins ≤ 2²⁰`).
 
-use crate::observers::torch::ops::{cumsum_f32, div_floor, sum_f32};
+use crate::kernels::torch::{cumsum_f32, div_floor, sum_f32};
 
 /// What the search found.
 #[derive(Debug, Clone, PartialEq)]
