@@ -224,3 +224,89 @@ test('re-selecting an observer computes it again; Horizon dtype and Quark percen
   assert.deepEqual(page.errors, []);
   await page.context().close();
 });
+
+test('every parameter kind has a control whose values are integers where they must be, and round-trips through the URL', async () => {
+  const page = await env.page({ hash: '#o=modelopt.MaxCalibrator&modelopt.MaxCalibrator:num_bits=[4,3]' });
+  // A real bits select: FP8 (4, 3) chosen from the URL, kept by the state, shown by the select.
+  assert.deepEqual(await page.evaluate(() => window.quantscope.state().params['modelopt.MaxCalibrator']), { num_bits: [4, 3] });
+  const select = page.locator('[role=region][aria-label="modelopt.MaxCalibrator"] .control[data-param=num_bits] select');
+  assert.equal(await select.inputValue(), '4,3');
+  assert.match(await select.locator('option:checked').textContent(), /E4M3 \(4, 3\)/);
+  assert.equal((await page.evaluate(() => window.quantscope.results()['modelopt.MaxCalibrator'])).params.num_bits.join(','), '4,3');
+
+  // Every kind, on a made-up spec: the values each control produces, and the URL round trip.
+  const out = await page.evaluate(async () => {
+    const { buildControls } = await import('./ui/controls.js');
+    const { encodeState, decodeState } = await import('./ui/state.js');
+    const spec = {
+      id: 'test.Every',
+      params: [
+        { name: 'n', type: 'int', min: 1, max: 1 << 20, default: 2048, affects: 'data', doc: '' },
+        { name: 'q', type: 'int', min: -(2 ** 31), max: 2 ** 31 - 1, default: null, affects: 'search', doc: '' },
+        { name: 'x', type: 'float', min: 0, max: 100, log: false, default: 99.99, affects: 'search', doc: '' },
+        { name: 'b', type: 'bool', default: false, affects: 'data', doc: '' },
+        { name: 'c', type: 'choice', options: ['a', 'b&c', 'null'], default: 'a', affects: 'search', doc: '' },
+        { name: 'bits', type: 'bits', min: 1, max: 16, formats: [[4, 3], [5, 2]], default: 8, affects: 'search', doc: '' },
+        { name: 't', type: 'text', default: null, affects: 'data', doc: '' },
+        { name: 'v', type: 'vector', default: null, affects: 'data', doc: '' },
+      ],
+    };
+    const tensors = [{ value: { file: 0, member: 'imp' }, label: 'imp.npy [384]' }, { value: { file: 1, member: '' }, label: 'w.npy [4]' }];
+    const seen = [];
+    const box = buildControls(spec, {}, (name, value) => seen.push([name, value]), { tensors, idPrefix: 'z-' });
+    document.body.append(box);
+    const row = (name) => box.querySelector(`.control[data-param="${name}"]`);
+    const fire = (el, type) => el.dispatchEvent(new Event(type, { bubbles: true }));
+    for (const pos of ['0', '137', '500', '999']) {
+      const s = row('n').querySelector('input[type=range]');
+      s.value = pos;
+      fire(s, 'input');
+    }
+    const auto = row('q').querySelector('input.auto');
+    auto.checked = false;
+    fire(auto, 'change');
+    for (const pos of ['1', '333', '777']) {
+      const s = row('q').querySelector('input[type=range]');
+      s.value = pos;
+      fire(s, 'input');
+    }
+    const exact = row('n').querySelector('input.exact');
+    exact.value = '300.6';
+    fire(exact, 'change');
+    const bits = row('bits').querySelector('select');
+    const bitsOptions = [...bits.options].map((o) => o.textContent);
+    for (const v of ['4,3', '5', '5,2']) {
+      bits.value = v;
+      fire(bits, 'change');
+    }
+    const text = row('t').querySelector('input[type=text]');
+    const tAuto = row('t').querySelector('input.auto');
+    tAuto.checked = false;
+    fire(tAuto, 'change');
+    text.value = 'op&name=null';
+    fire(text, 'change');
+    const vec = row('v').querySelector('select');
+    vec.value = vec.options[1].value;
+    fire(vec, 'change');
+    const values = Object.fromEntries(seen);
+    const specs = new Map([[spec.id, spec]]);
+    const state = { observers: [spec.id], params: { [spec.id]: { ...values, c: 'b&c', x: 12.5, b: true, nothing: null } }, curve: { bits: 8, scheme: 'affine', metric: 'mse' }, logCounts: true, demo: null, formats: [] };
+    delete state.params[spec.id].nothing;
+    state.params[spec.id].inline = [1, 2.5];
+    specs.get(spec.id).params.push({ name: 'inline', type: 'vector', default: null, affects: 'data', doc: '' });
+    const hash = encodeState(state, specs);
+    const back = decodeState(hash, specs);
+    box.remove();
+    return { seen, values, bitsOptions, sent: state.params[spec.id], back: back.params[spec.id], hash };
+  });
+  const ints = out.seen.filter(([name]) => name === 'n' || name === 'q').map(([, v]) => v);
+  assert.ok(ints.length >= 8 && ints.every((v) => v === null || Number.isInteger(v)), `integer kinds give integers: ${ints.join(', ')}`);
+  assert.equal(out.values.n, 301, 'a typed 300.6 becomes the integer 301');
+  assert.deepEqual(out.bitsOptions.slice(-2), ['E4M3 (4, 3)', 'E5M2 (5, 2)']);
+  assert.equal(out.bitsOptions.length, 18, '1..16 and the two float formats');
+  assert.deepEqual(out.seen.filter(([name]) => name === 'bits').map(([, v]) => v), [[4, 3], 5, [5, 2]]);
+  assert.equal(out.values.t, 'op&name=null');
+  assert.deepEqual(out.values.v, { file: 0, member: 'imp' });
+  assert.deepEqual(out.back, out.sent, `the URL ${out.hash} round-trips every kind`);
+  await page.context().close();
+});

@@ -307,9 +307,19 @@ test('a large file streams with a progress bar and can be cancelled', async () =
   for (let i = 0; i < n; i++) values[i] = Math.sin(i * 0.001) * (i % 1000 === 0 ? 20 : 1);
   fs.writeFileSync(file, npyBytes(values));
   const page = await env.page();
+  // Press Cancel as soon as the progress bar shows (a click from outside the page can come after
+  // the last chunk on a fast machine).
+  const shown = page.evaluate(() => new Promise((resolve) => {
+    const bar = document.querySelector('#progress');
+    new MutationObserver((_, watch) => {
+      if (bar.hidden) return;
+      watch.disconnect();
+      resolve(document.querySelector('#progress-label').textContent);
+      document.querySelector('#cancel').click();
+    }).observe(bar, { attributes: true });
+  }));
   await page.setInputFiles('#file', file);
-  await page.waitForSelector('#progress:not([hidden])');
-  await page.click('#cancel');
+  assert.match(await shown, /reading stream-80MiB\.npy/);
   await page.evaluate(() => window.quantscope.idle());
   assert.match(await page.textContent('#load-error'), /cancelled/);
   assert.match(await page.textContent('#tensor-info'), /l0_layer_out\.npy/);

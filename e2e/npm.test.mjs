@@ -107,7 +107,8 @@ console.log(JSON.stringify({ version: version(), shape: t.shape, max: t.max }));
     fs.copyFileSync(path.join(ROOT, 'e2e', 'npm-golden.mjs'), path.join(scratch, 'npm-golden.mjs'));
     const t0 = Date.now();
     const { families } = JSON.parse(execFileSync('node', ['npm-golden.mjs', 'quantscope', path.join(sharedDir(), 'golden')], { cwd: scratch, encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 }));
-    const counts = Object.entries(families).filter(([, f]) => f.checked > 0).map(([name, f]) => `${name} ${f.passed}/${f.checked}${f.skipped ? ` (${f.skipped} not observers of this registry)` : ''}`);
+    const skipped = (f) => Object.entries(f.skipped).map(([why, n]) => `${n} skipped: ${why}`).join(', ');
+    const counts = Object.entries(families).filter(([, f]) => f.checked > 0).map(([name, f]) => `${name} ${f.passed}/${f.checked}${skipped(f) ? ` (${skipped(f)})` : ''}`);
     t.diagnostic(`golden cases through the npm package: ${counts.join(', ')} in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
     console.log(`npm golden: ${counts.join(', ')}`);
     for (const family of ['torch', 'quark', 'horizon', 'ort', 'modelopt']) {

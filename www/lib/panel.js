@@ -1,8 +1,9 @@
 // One observer panel: the DOM (title, numbers, quirks, error), its canvases drawn by the wasm
 // plotting code (plotters on canvas), and the machine-readable contract (role="region",
-// aria-label = observer id, data-* attributes that always match what the panel shows).
-// Shared by the page and the npm package's renderPanel(). Every user-controlled string is set as
-// text, never as HTML.
+// aria-label = observer id, data-* attributes that always match what the panel shows). What a
+// panel shows of a report is the engine's one display function, panelView(report); nothing here
+// computes a number. Shared by the page, the notebook widget and the npm package's
+// renderPanel(). Every user-controlled string is set as text, never as HTML.
 import { drawHistogram, drawChannels, panelView } from '../pkg/quantscope.js';
 
 /** Observer colours (mirror of quantscope::plot::theme::SERIES). */

@@ -381,23 +381,28 @@ export class ObserversView extends View {
   /** Ask for panel `p`'s report; at most one request per panel is in flight (see the header). */
   request(p, { fresh = false, t0 = now() } = {}) {
     if (!this.summary || !this.specs.has(p.id)) return;
+    const key = JSON.stringify(this.paramsFor(p.id));
+    // The same parameters as the request in flight (a slider's `change` after its `input`).
+    if (!fresh && !p.pending && key === p.sentKey) return;
     if (p.inflight) {
       p.pending = { fresh: fresh || Boolean(p.pending && p.pending.fresh), t0: p.pending ? p.pending.t0 : t0 };
       return;
     }
-    const params = this.paramsFor(p.id);
-    const key = JSON.stringify(params);
-    if (!fresh && key === p.sentKey) return;
-    this.send(p, params, key, fresh, t0);
+    this.send(p, this.paramsFor(p.id), key, fresh, t0);
   }
 
-  /** Send the queued change of panel `p`, if any; true when one was sent. */
+  /**
+   * Send the queued change of panel `p`, if any; true when one was sent. Changes that came back
+   * to the parameters already sent need no new request.
+   */
   sendPending(p) {
     if (!p.pending) return false;
     const { fresh, t0 } = p.pending;
     p.pending = null;
     const params = this.paramsFor(p.id);
-    this.send(p, params, JSON.stringify(params), fresh, t0);
+    const key = JSON.stringify(params);
+    if (!fresh && key === p.sentKey) return false;
+    this.send(p, params, key, fresh, t0);
     return true;
   }
 
