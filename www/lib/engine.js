@@ -169,7 +169,17 @@ export class Engine {
 
   /** The observer registry with the quantizer registry, the explorer's limits and the version. */
   registry() {
-    return { ...wasm.registry(), quantizers: wasm.quantizers(), limits: wasm.limits(), version: wasm.version() };
+    return { ...wasm.registry(), quantizers: this.quantizers(), limits: this.limits(), version: wasm.version() };
+  }
+
+  /** The quantizer registry: number format families and rounding optimisers, with their parameters. */
+  quantizers() {
+    return wasm.quantizers();
+  }
+
+  /** What a session holds at most and reads first: `{maxElements, displayBins, probeBytes}`. */
+  limits() {
+    return wasm.limits();
   }
 
   /**

@@ -206,6 +206,8 @@ export declare class Engine {
   constructor();
   free(): void;
   registry(): EngineRegistry;
+  quantizers(): QuantizerRegistry;
+  limits(): EngineRegistry['limits'];
   load(args: { files: EngineInput[]; names?: string[]; members?: Record<number, string> }, run?: RunOptions): Promise<LoadedFile[]>;
   inspect(args: { files: EngineInput[]; names?: string[] }, run?: RunOptions): Promise<Array<{ name: string; members: FileInfo['members'] }>>;
   select(args: { selection: Selection }): { summary: TensorSummary; hist: DisplayHistogram | null };

@@ -183,6 +183,7 @@ export class ObserversView extends View {
   /** The user (un)ticked observer `id`. */
   toggle(id, on) {
     const ids = on ? [...this.observers.filter((x) => x !== id), id] : this.observers.filter((x) => x !== id);
+    this.customized = true;
     this.setObservers(ids);
     this.changed('state');
   }
