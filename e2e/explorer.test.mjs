@@ -101,7 +101,7 @@ test('a golden torch input through the file picker and the generated controls ma
   await page.evaluate(() => window.quantscope.idle());
   const d = await panelData(page, 'torch.MinMaxObserver');
   checkPanel(d, c);
-  assert.equal(d.retuned, 'true', 'dtype/qscheme are search-only: applied to the min/max state');
+  assert.equal(d.stateReused, 'true', 'dtype/qscheme are search-only: applied to the min/max state');
   assert.equal(await page.textContent(`${panel} .control[data-param=qscheme] output`), 'per_tensor_symmetric');
   const stats = await page.textContent(`${panel} .stats`);
   assert.match(stats, /\[−128, 127\]/, 'the grid shown in the panel');
@@ -141,7 +141,7 @@ test('golden cases of every registered torch observer match through window.quant
   await page.context().close();
 });
 
-test('sliders: bins re-observes and redraws, search-only parameters retune without a data pass', async (t) => {
+test('sliders: bins re-observes and redraws, search-only parameters reuse the state without a data pass', async (t) => {
   const page = await env.page({ hash: '#o=torch.HistogramObserver,torch.MinMaxObserver' });
   const id = 'torch.HistogramObserver';
   const panel = `[role=region][aria-label="${id}"]`;
@@ -155,11 +155,11 @@ test('sliders: bins re-observes and redraws, search-only parameters retune witho
   assert.ok(Number(label) < 2048, `bins label shows the new value (${label})`);
   assert.notEqual(after.clipMin + after.clipMax, before.clipMin + before.clipMax, 'clipping range changed');
   assert.ok(Number(after.drawn) > Number(before.drawn), 'panel redrawn');
-  assert.equal(after.retuned, 'false', 'bins needs the data again');
+  assert.equal(after.stateReused, 'false', 'bins needs the data again');
   const state = await page.evaluate(() => window.quantscope.state());
   assert.equal(state.params[id].bins, Number(label));
 
-  // A search-only parameter of a registered observer: applied with retune.
+  // A search-only parameter of a registered observer: searched again on the collected state.
   const percentileObserver = await page.evaluate(() =>
     window.quantscope.registry().find((o) => o.params.some((p) => p.name === 'percentile' && p.type === 'float')),
   );
@@ -177,14 +177,14 @@ test('sliders: bins re-observes and redraws, search-only parameters retune witho
     assert.notEqual(p1.clipMax, p0.clipMax, 'percentile moves the clipping range');
     assert.ok(Number(p1.drawn) > Number(p0.drawn));
     const affects = percentileObserver.params.find((p) => p.name === 'percentile').affects;
-    if (affects === 'search') assert.equal(p1.retuned, 'true');
+    if (affects === 'search') assert.equal(p1.stateReused, 'true');
   }
   const mm = '[role=region][aria-label="torch.MinMaxObserver"]';
   const m0 = await panelData(page, 'torch.MinMaxObserver');
   await page.selectOption(`${mm} .control[data-param=qscheme] select`, 'per_tensor_symmetric');
   await page.evaluate(() => window.quantscope.idle());
   const m1 = await panelData(page, 'torch.MinMaxObserver');
-  assert.equal(m1.retuned, 'true');
+  assert.equal(m1.stateReused, 'true');
   assert.notEqual(m1.scale, m0.scale);
   await page.screenshot({ path: path.join(RESULTS, 'explorer-sliders.png'), fullPage: true });
   assert.deepEqual(page.errors, []);
@@ -307,9 +307,19 @@ test('a large file streams with a progress bar and can be cancelled', async () =
   for (let i = 0; i < n; i++) values[i] = Math.sin(i * 0.001) * (i % 1000 === 0 ? 20 : 1);
   fs.writeFileSync(file, npyBytes(values));
   const page = await env.page();
+  // Press Cancel as soon as the progress bar shows (a click from outside the page can come after
+  // the last chunk on a fast machine).
+  const shown = page.evaluate(() => new Promise((resolve) => {
+    const bar = document.querySelector('#progress');
+    new MutationObserver((_, watch) => {
+      if (bar.hidden) return;
+      watch.disconnect();
+      resolve(document.querySelector('#progress-label').textContent);
+      document.querySelector('#cancel').click();
+    }).observe(bar, { attributes: true });
+  }));
   await page.setInputFiles('#file', file);
-  await page.waitForSelector('#progress:not([hidden])');
-  await page.click('#cancel');
+  assert.match(await shown, /reading stream-80MiB\.npy/);
   await page.evaluate(() => window.quantscope.idle());
   assert.match(await page.textContent('#load-error'), /cancelled/);
   assert.match(await page.textContent('#tensor-info'), /l0_layer_out\.npy/);

@@ -160,7 +160,7 @@ test('JupyterLab: panels, explorer.results and sliders match PyTorch', { skip: s
   assert.equal(Number(mm.zeroPoint), minmaxCase.expected.zero_point[0]);
   assert.ok(within(hist.scale, histCase.expected.scale[0], histCase.tolerance.per_field.scale), `Histogram data-scale ${hist.scale}`);
   assert.equal(Number(hist.zeroPoint), histCase.expected.zero_point[0]);
-  assert.ok(Number(await out.locator('canvas.qs-curve-canvas').getAttribute('data-drawn')) >= 1, 'the error curve is drawn');
+  assert.ok(Number(await out.locator('canvas.curve-canvas').getAttribute('data-drawn')) >= 1, 'the error curve is drawn');
   await dismissDialogs(page);
   await page.setViewportSize({ width: 1500, height: 2100 });
   await page.waitForTimeout(300);

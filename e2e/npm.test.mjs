@@ -1,5 +1,6 @@
 // The npm package: `npm pack` produces a tarball that a scratch project installs and uses in
-// Node (init() and initSync()), and the same API renders a panel in a browser page.
+// Node (init() and initSync()), checked there against every family's golden cases
+// (npm-golden.mjs), and the same API renders a panel in a browser page.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
@@ -10,7 +11,7 @@ import { ROOT, RESULTS, sharedDir, start, inkRatio } from './helpers.mjs';
 
 const golden = JSON.parse(fs.readFileSync(path.join(sharedDir(), 'golden', 'torch', 'cases.json'), 'utf8'));
 
-test('npm pack → install in a scratch project → use from Node', () => {
+test('npm pack → install in a scratch project → use from Node, against every golden set', { timeout: 600_000 }, (t) => {
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'quantscope-npm-'));
   try {
     const packed = JSON.parse(execFileSync('npm', ['pack', '--json', '--pack-destination', tmp], { cwd: ROOT, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }))[0];
@@ -35,7 +36,8 @@ const out = { version: qs.version(), shape: t.shape, elements: t.elements, ids }
 if (ids.includes('torch.MinMaxObserver')) {
   const r = qs.observe(t, 'torch.MinMaxObserver', { dtype: 'qint8', qscheme: 'per_tensor_symmetric' });
   const h = qs.observe(t, 'torch.HistogramObserver');
-  out.result = { ok: r.ok, scale: r.scale, zero_point: r.zero_point, clip_min: r.clip_min, clip_max: r.clip_max, metrics: r.metrics };
+  const shown = qs.panelView(r).slices;
+  out.result = { ok: r.ok, scale: r.scale, zero_point: r.zero_point, min_val: r.min_val, clip_min: shown.clip_min, clip_max: shown.clip_max, metrics: r.metrics };
   out.panelSvg = qs.renderSvg(r);
   out.comparisonSvg = qs.renderSvg([r, h], { bits: 8, scheme: 'symmetric' });
   out.curve = qs.errorCurve(t, { results: [r, h] }).markers.length;
@@ -90,6 +92,7 @@ console.log(JSON.stringify({ version: version(), shape: t.shape, max: t.max }));
       assert.ok(Math.abs(out.result.scale[0] - c.expected.scale[0]) <= 1e-6 * c.expected.scale[0]);
       assert.equal(out.result.zero_point[0], c.expected.zero_point[0]);
       assert.equal(out.result.clip_min[0], c.expected.min_val[0]);
+      assert.equal(out.result.min_val[0], c.expected.min_val[0], 'the float32 state, exactly');
       assert.ok(Math.abs(out.result.metrics.mse - c.expected.qdq.mse) <= 1e-3 * c.expected.qdq.mse);
       assert.ok(out.panelSvg.startsWith('<svg') && out.panelSvg.includes('torch.MinMaxObserver'));
       assert.ok(out.comparisonSvg.includes('torch.HistogramObserver') && out.comparisonSvg.includes('best t'));
@@ -100,6 +103,19 @@ console.log(JSON.stringify({ version: version(), shape: t.shape, max: t.max }));
     const sync = JSON.parse(execFileSync('node', ['sync.mjs'], { cwd: scratch, encoding: 'utf8' }));
     assert.deepEqual(sync.shape, [2, 3]);
     assert.equal(sync.max, 6);
+
+    // Every family's golden cases through the installed package.
+    fs.copyFileSync(path.join(ROOT, 'e2e', 'npm-golden.mjs'), path.join(scratch, 'npm-golden.mjs'));
+    const t0 = Date.now();
+    const { families } = JSON.parse(execFileSync('node', ['npm-golden.mjs', 'quantscope', path.join(sharedDir(), 'golden')], { cwd: scratch, encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 }));
+    const skipped = (f) => Object.entries(f.skipped).map(([why, n]) => `${n} skipped: ${why}`).join(', ');
+    const counts = Object.entries(families).filter(([, f]) => f.checked > 0).map(([name, f]) => `${name} ${f.passed}/${f.checked}${skipped(f) ? ` (${skipped(f)})` : ''}`);
+    t.diagnostic(`golden cases through the npm package: ${counts.join(', ')} in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+    console.log(`npm golden: ${counts.join(', ')}`);
+    for (const family of ['torch', 'quark', 'horizon', 'ort', 'modelopt']) {
+      assert.ok(families[family] && families[family].checked > 0, `${family} cases were checked`);
+    }
+    for (const [name, f] of Object.entries(families)) assert.deepEqual(f.failures, [], `${name}: ${f.passed}/${f.checked}`);
   } finally {
     fs.rmSync(tmp, { recursive: true, force: true });
   }

@@ -35,6 +35,7 @@ pub enum NonFinitePolicy {
 /// An error as a report carries it (and JavaScript sees it).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
+#[cfg_attr(target_arch = "wasm32", tsify(missing_as_null))]
 pub struct ErrorInfo {
     /// `load`, `param`, `framework`, `unknown`, `input` (or, from the page, `internal`/`panic`).
     pub kind: String,
@@ -79,6 +80,7 @@ impl From<&Error> for ErrorInfo {
 /// package and the tests.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
+#[cfg_attr(target_arch = "wasm32", tsify(missing_as_null))]
 pub struct Report {
     /// The observer's registry id.
     pub observer: String,

@@ -98,6 +98,7 @@ pub enum Grid {
 /// The result of [`Observer::qparams`]: what a user sees in a panel and the CLI prints.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
+#[cfg_attr(target_arch = "wasm32", tsify(missing_as_null))]
 pub struct QParams {
     /// Per tensor: one value; per channel/group/block: one per slice.
     #[serde(serialize_with = "exact_f32::serialize")]

@@ -126,6 +126,7 @@ pub fn fake_quantize_affine(x: &Tensor, q: &QParams) -> Result<Tensor> {
 /// spelling everywhere (JSON, JavaScript, the CLI); displays tell the two apart by `mse`.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
+#[cfg_attr(target_arch = "wasm32", tsify(missing_as_null))]
 pub struct QdqMetrics {
     /// Mean squared error.
     pub mse: f64,

@@ -84,6 +84,7 @@ fn params_from_js(v: &JsValue) -> Result<Params, JsError> {
 
 /// One observer as the page lists it.
 #[derive(Serialize, tsify::Tsify)]
+#[tsify(missing_as_null)]
 pub struct ObserverEntry {
     id: &'static str,
     family: registry::Family,
@@ -129,13 +130,15 @@ pub fn registry() -> Result<JsValue, JsError> {
 
 /// The quantizer registry: `{formats: [...], optimisers: [...]}`, each with its parameters
 /// (type, range, default), from which the page builds the formats and AdaRound controls.
-#[wasm_bindgen]
+#[wasm_bindgen(unchecked_return_type = "QuantizerRegistry")]
 pub fn quantizers() -> Result<JsValue, JsError> {
     to_js(&crate::quantizers::registry())
 }
 
 /// Limits of the explorer: `{maxElements, displayBins, probeBytes}`.
-#[wasm_bindgen]
+#[wasm_bindgen(
+    unchecked_return_type = "{ maxElements: number; displayBins: number; probeBytes: number }"
+)]
 pub fn limits() -> Result<JsValue, JsError> {
     to_js(&serde_json::json!({
         "maxElements": explorer::MAX_ELEMENTS,
@@ -282,6 +285,9 @@ impl Session {
     }
 
     /// The display histogram `{lo, hi, counts: Float64Array}` (or null).
+    #[wasm_bindgen(
+        unchecked_return_type = "{ lo: number; hi: number; counts: Float64Array } | null"
+    )]
     pub fn histogram(&self) -> Result<JsValue, JsError> {
         let Some(h) = self.inner.display_histogram() else {
             return Ok(JsValue::NULL);
@@ -357,7 +363,7 @@ impl Session {
     /// Quantize–dequantize the formats view's tensor with format family `id` (see
     /// `quantizers()`) and `params`: `{format, bits_per_value, mse, sqnr_db, max_abs_err,
     /// clipped_fraction, ...}`.
-    #[wasm_bindgen(js_name = evaluateFormat)]
+    #[wasm_bindgen(js_name = evaluateFormat, unchecked_return_type = "FormatResult")]
     pub fn evaluate_format(&self, id: &str, params: JsValue) -> Result<JsValue, JsError> {
         let params = params_from_js(&params)?;
         to_js(&self.inner.evaluate_format(id, &params).map_err(js_err)?)
@@ -365,7 +371,7 @@ impl Session {
 
     /// Start AdaRound for weight `w` and inputs `x` (each `{file, member}`) with registry
     /// parameters `params`; returns `{weight_shape, input_shape, config}`.
-    #[wasm_bindgen(js_name = adaroundBegin)]
+    #[wasm_bindgen(js_name = adaroundBegin, unchecked_return_type = "AdaRoundStart")]
     pub fn adaround_begin(
         &mut self,
         w: JsValue,
@@ -379,14 +385,14 @@ impl Session {
     }
 
     /// Run up to `count` more AdaRound iterations: `{iterations_run, iterations, done, points}`.
-    #[wasm_bindgen(js_name = adaroundStep)]
+    #[wasm_bindgen(js_name = adaroundStep, unchecked_return_type = "AdaRoundStatus")]
     pub fn adaround_step(&mut self, count: usize) -> Result<JsValue, JsError> {
         to_js(&self.inner.adaround_step(count).map_err(js_err)?)
     }
 
     /// Conclude the AdaRound run with what it learned so far: nearest and AdaRound output
     /// error, flipped weights, final share of binary decisions, history.
-    #[wasm_bindgen(js_name = adaroundFinish)]
+    #[wasm_bindgen(js_name = adaroundFinish, unchecked_return_type = "AdaRoundOutcome")]
     pub fn adaround_finish(&mut self) -> Result<JsValue, JsError> {
         to_js(&self.inner.adaround_finish().map_err(js_err)?)
     }

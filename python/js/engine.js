@@ -1,6 +1,6 @@
-// The only place the notebook widget touches quantscope's JS engine (`www/lib`, `www/ui`): every
-// engine function the widget uses is re-exported from here, so re-pointing the widget at a new
-// engine façade is a change to this file alone.
+// The only place the notebook widget touches quantscope's JS code (`www/lib`, `www/ui`): the
+// engine façade (an Engine in this thread behind rpc.js's LocalEngine) and the page's observers
+// view, so the panels, sliders and curve in a notebook are the page's own.
 //
 // The WebAssembly module is inlined (base64, by the bundler's `base64` loader) because a widget's
 // ES module cannot fetch a file next to itself in Jupyter: `import.meta.url` of a widget module is
@@ -9,11 +9,12 @@
 // under a versioned key, and every later widget module (anywidget may evaluate the module once
 // per widget) reuses that engine instead of instantiating its own copy.
 import wasmBase64 from '../../www/pkg/quantscope_bg.wasm';
-import * as lib from '../../www/lib/index.js';
-import { createPanel, fillPanel, drawPanel, fitCanvas, seriesColor, h } from '../../www/lib/panel.js';
+import { init, version } from '../../www/lib/index.js';
+import { Engine, memberOf } from '../../www/lib/engine.js';
+import { LocalEngine } from '../../www/lib/rpc.js';
+import { ObserversView } from '../../www/ui/observers.js';
+import { h, viewOf } from '../../www/lib/panel.js';
 import { fmtNum, fmtShape, groupDigits } from '../../www/lib/format.js';
-import { buildControls } from '../../www/ui/controls.js';
-import { drawCurve } from '../../www/pkg/quantscope.js';
 
 /** The key of the page-wide engine; the bundler replaces `__QUANTSCOPE_VERSION__`. */
 const KEY = Symbol.for(`quantscope.widget.engine@${__QUANTSCOPE_VERSION__}`);
@@ -26,36 +27,29 @@ function wasmBytes() {
   return bytes;
 }
 
-/** The functions of this module instance that make up an engine. */
+/** What a widget uses, from this module instance. */
 const api = {
-  loadTensor: lib.loadTensor,
-  observe: lib.observe,
-  observers: lib.observers,
-  errorCurve: lib.errorCurve,
-  renderSvg: lib.renderSvg,
-  version: lib.version,
-  createPanel,
-  fillPanel,
-  drawPanel,
-  fitCanvas,
-  seriesColor,
+  /** A new engine (its own session) behind the `call()` interface of the page's worker. */
+  createEngine: () => new LocalEngine(new Engine()),
+  ObserversView,
+  memberOf,
+  viewOf,
+  version,
   h,
   fmtNum,
   fmtShape,
   groupDigits,
-  buildControls,
-  drawCurve,
 };
 
 /**
- * The page's engine: resolves to `{...api, instantiations}` once the WebAssembly module is
+ * The page's engine: resolves to `{...api, shared}` once the WebAssembly module is
  * instantiated. `globalThis[KEY].instantiations` counts instantiations on this page (always 1).
  */
 export function engine() {
   let shared = globalThis[KEY];
   if (!shared) {
     shared = { instantiations: 0, ready: null };
-    shared.ready = lib.init(wasmBytes()).then(() => {
+    shared.ready = init(wasmBytes()).then(() => {
       shared.instantiations += 1;
       return { ...api, shared };
     });

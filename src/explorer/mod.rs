@@ -61,6 +61,7 @@ struct LoadedFile {
 /// Which tensors form the calibration batches, in order.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
+#[cfg_attr(target_arch = "wasm32", tsify(missing_as_null))]
 pub struct Selection {
     pub batches: Vec<MemberRef>,
     /// Split the (single) selected tensor into `count` batches along `axis`.
@@ -87,6 +88,7 @@ pub struct Split {
 /// What the page shows about the current batches.
 #[derive(Debug, Clone, Serialize)]
 #[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
+#[cfg_attr(target_arch = "wasm32", tsify(missing_as_null))]
 pub struct TensorSummary {
     /// Human-readable source, e.g. `l0_layer_out.npy` or `model.safetensors: encoder.weight`.
     pub name: String,

@@ -32,6 +32,8 @@ pub fn validate_declared(specs: &[ParamSpec], params: &Params, owner: &str) -> R
 
 /// The parameter values passed to an observer: a JSON object.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
+#[cfg_attr(target_arch = "wasm32", tsify(type = "Record<string, unknown>"))]
 #[serde(transparent)]
 pub struct Params(pub Map<String, Value>);
 

@@ -127,6 +127,7 @@ impl ChannelView {
 /// What one observer panel shows on top of the tensor's histogram.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
+#[cfg_attr(target_arch = "wasm32", tsify(missing_as_null))]
 pub struct PanelView {
     /// Observer id (panel title).
     pub observer: String,
@@ -170,6 +171,7 @@ pub struct SliceNumbers {
 /// One observer's mark on the error curve.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
+#[cfg_attr(target_arch = "wasm32", tsify(missing_as_null))]
 pub struct Marker {
     pub observer: String,
     #[serde(default)]
@@ -184,6 +186,7 @@ pub struct Marker {
 /// The error-versus-clipping chart's data.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
+#[cfg_attr(target_arch = "wasm32", tsify(missing_as_null))]
 pub struct CurveView {
     /// `(threshold, mse, sqnr_db)` points.
     pub points: Vec<(f64, f64, Option<f64>)>,

@@ -33,6 +33,7 @@ const STRETCH: f32 = (ZETA - GAMMA) as f32;
 
 /// How the weight's scales are shaped.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
 #[serde(rename_all = "snake_case")]
 pub enum WeightScheme {
     PerChannelSymmetric,
@@ -75,6 +76,7 @@ impl WeightScheme {
 
 /// AdaRound's settings; [`Default`] gives Quark's.
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
 pub struct AdaRoundConfig {
     /// Weight bit width (2..=16), signed grid `−2^(b−1) ..= 2^(b−1) − 1`.
     pub bits: u32,
@@ -245,6 +247,7 @@ impl AdaRoundConfig {
 
 /// Integer weight quantization parameters, one per output channel (row of `W`).
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
 pub struct WeightGrid {
     pub scale: Vec<f32>,
     pub zero_point: Vec<f32>,
@@ -323,6 +326,7 @@ fn row_min_max(values: impl Iterator<Item = f32>) -> (f32, f32) {
 
 /// Error of a layer's output `X·W̃ᵀ` against the float output `X·Wᵀ`.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
 pub struct OutputError {
     pub output_mse: f64,
     pub output_sqnr_db: f64,
@@ -330,6 +334,7 @@ pub struct OutputError {
 
 /// One point of the optimisation's history.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
 pub struct Progress {
     pub iteration: usize,
     /// Reconstruction loss of the mini-batch (mean squared row norm).
@@ -344,6 +349,7 @@ pub struct Progress {
 
 /// What AdaRound achieved against round-to-nearest with the same scales.
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
 pub struct AdaRoundOutcome {
     pub nearest: OutputError,
     pub adaround: OutputError,

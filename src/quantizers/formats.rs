@@ -342,6 +342,7 @@ pub type FormatBuildFn = fn(&Params, &[usize]) -> Result<FormatQuantizer>;
 
 /// A family of formats in the quantizer registry.
 #[derive(Clone, Serialize)]
+#[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
 pub struct FormatSpec {
     /// Id, e.g. `int`, `mx`.
     pub id: &'static str,
@@ -632,6 +633,7 @@ pub fn lineup(shape: &[usize]) -> Vec<(&'static str, Params)> {
 
 /// One row of the side-by-side comparison.
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
 pub struct FormatResult {
     pub format: String,
     pub id: &'static str,

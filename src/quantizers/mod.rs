@@ -15,6 +15,7 @@ use serde::Serialize;
 
 /// A rounding optimiser in the registry (AdaRound): its id, summary and parameters.
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
 pub struct OptimiserSpec {
     pub id: &'static str,
     pub summary: &'static str,
@@ -25,6 +26,7 @@ pub struct OptimiserSpec {
 /// family and every rounding optimiser with their parameters (type, range, default), from
 /// which the page builds its controls and `quantscope list` prints its listing.
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
 pub struct QuantizerRegistry {
     pub formats: Vec<formats::FormatSpec>,
     pub optimisers: Vec<OptimiserSpec>,

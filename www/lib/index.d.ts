@@ -1,146 +1,112 @@
-// Types of the quantscope npm package (www/lib/index.js).
+// Types of the quantscope npm package (www/lib/index.js): hand-written signatures only. Every
+// data type is generated from the Rust types (tsify) into ../pkg/quantscope.d.ts and re-exported
+// from there, so these declarations cannot drift from what the engine returns.
+import type {
+  AdaRoundOutcome,
+  AdaRoundStart,
+  AdaRoundStatus,
+  CurveSpec,
+  CurveView,
+  FileInfo,
+  FormatResult,
+  FormatsTarget,
+  ObserverEntry,
+  PanelView,
+  Preset,
+  QuantizerRegistry,
+  Registry,
+  Report,
+  Selection,
+  Session,
+  Style,
+  TensorSummary,
+} from '../pkg/quantscope.js';
 
-/** One parameter of an observer, from the registry. */
-export type ParamSpec = {
-  name: string;
-  doc: string;
-  /** The framework's default; null when the framework derives it (e.g. quant_min from dtype). */
-  default: number | string | boolean | null;
-  /** What a change invalidates: the data pass, or only the search on the existing state. */
-  affects: 'data' | 'search';
-} & (
-  | { type: 'int'; min: number; max: number }
-  | { type: 'float'; min: number; max: number; log: boolean }
-  | { type: 'bool' }
-  | { type: 'choice'; options: string[] }
-  | { type: 'vector' }
-);
+export type {
+  AdaRoundConfig,
+  AdaRoundOutcome,
+  AdaRoundStart,
+  AdaRoundStatus,
+  Affects,
+  ChannelView,
+  CurveScheme,
+  CurveSpec,
+  CurveView,
+  ErrorInfo,
+  Family,
+  FileInfo,
+  FormatResult,
+  FormatSpec,
+  FormatsTarget,
+  Granularity,
+  Grid,
+  Marker,
+  MemberInfo,
+  MemberRef,
+  NonFiniteCounts,
+  ObserverEntry,
+  OptimiserSpec,
+  OutputError,
+  PanelView,
+  ParamKind,
+  ParamSpec,
+  Params,
+  Preset,
+  Progress,
+  QdqMetrics,
+  QParams,
+  QuantizerRegistry,
+  Registry,
+  Report,
+  Selection,
+  SliceNumbers,
+  Split,
+  Style,
+  TensorSummary,
+  WeightGrid,
+  WeightScheme,
+  ZeroPoint,
+} from '../pkg/quantscope.js';
 
-export type Family = 'torch' | 'quark' | 'horizon' | 'ort' | 'modelopt';
-export type Granularity = 'per_tensor' | 'per_channel' | 'per_group' | 'per_block' | 'pass_through';
+/** The display histogram of a tensor (what panels draw), as the session returns it. */
+export type DisplayHistogram = NonNullable<ReturnType<Session['histogram']>>;
 
-/** One observer of the registry. */
-export interface ObserverInfo {
-  id: string;
-  family: Family;
-  framework: string;
-  framework_version: string;
-  granularity: Granularity;
-  summary: string;
-  params: ParamSpec[];
-  /** Framework quirks this observer reproduces on purpose. */
-  quirks: string[];
-  /** For a `.fixed` variant: the faithful observer it corrects. */
-  corrects: string | null;
-}
+/** The bytes of a file: any typed array or (Shared)ArrayBuffer. */
+export type Bytes = ArrayBufferView | ArrayBufferLike;
 
-export interface Preset {
-  name: string;
-  observer: string;
-  params: Record<string, unknown>;
-  doc: string;
-}
+/** Parameter values by name, with the frameworks' own keywords and spellings. */
+export type ParamValues = Record<string, unknown>;
 
-export interface NonFiniteCounts {
-  nan: number;
-  pos_inf: number;
-  neg_inf: number;
-}
-
-export interface Histogram {
-  lo: number;
-  hi: number;
-  counts: Float64Array;
-}
+/** Initialise the WebAssembly module (idempotent). Browsers/Deno fetch the .wasm next to the module; Node reads it from disk. */
+export function init(input?: Bytes | URL | string | Response | WebAssembly.Module): Promise<void>;
+/** Initialise synchronously from the .wasm bytes or a compiled module. */
+export function initSync(bytes: Bytes | WebAssembly.Module): void;
+export function version(): string;
+export function observers(): ObserverEntry[];
+export function presets(): Preset[];
+/** What a report shows as a panel (the engine's one display function). */
+export function panelView(report: Report): PanelView;
 
 /** A loaded tensor (one or several calibration batches). */
 export declare class Tensor {
-  readonly name: string;
-  readonly shape: number[];
-  readonly dtype: string;
-  readonly elements: number;
-  readonly batches: number;
-  readonly nonfinite: NonFiniteCounts;
-  readonly min: number | null;
-  readonly max: number | null;
-  readonly mean: number | null;
-  readonly std: number | null;
+  /** The engine holding the tensor. */
+  readonly engine: Engine | null;
+  readonly files: FileInfo[];
+  readonly name: TensorSummary['name'];
+  readonly shape: TensorSummary['shape'];
+  readonly dtype: TensorSummary['dtype'];
+  readonly elements: TensorSummary['elements'];
+  readonly batches: TensorSummary['batches'];
+  readonly nonfinite: TensorSummary['nonfinite'];
+  readonly min: TensorSummary['min'];
+  readonly max: TensorSummary['max'];
+  readonly mean: TensorSummary['mean'];
+  readonly std: TensorSummary['std'];
   /** The histogram panels draw (2048 bins over the finite range). */
-  readonly histogram: Histogram;
+  readonly histogram: DisplayHistogram;
   /** Free the WebAssembly memory held by this tensor. */
   free(): void;
 }
-
-export interface QdqMetrics {
-  mse: number;
-  max_abs_err: number;
-  sqnr_db: number | null;
-  clipped_fraction: number;
-  count: number;
-}
-
-export interface ErrorInfo {
-  kind: 'load' | 'param' | 'framework' | 'unknown' | 'input';
-  message: string;
-  /** The framework's exception class for `framework` errors, e.g. "AssertionError". */
-  exception?: string;
-  stage?: 'init' | 'forward' | 'calculate_qparams';
-  param?: string;
-}
-
-export interface QParams {
-  scale: number[];
-  zero_point: number[];
-  grid: { kind: 'int'; quant_min: number; quant_max: number } | { kind: 'float'; format: string; max: number } | { kind: 'none' };
-  axis: number | null;
-  min_val: number[];
-  max_val: number[];
-  clip_range?: [number[], number[]];
-  amax?: number[];
-  extra?: Record<string, unknown>;
-  notes?: string[];
-}
-
-/** What observe() returns. Numbers are per slice (one entry per tensor, one per channel). */
-export interface ObserveResult {
-  observer: string;
-  family: Family;
-  granularity: Granularity;
-  params: Record<string, unknown>;
-  ok: boolean;
-  error: ErrorInfo | null;
-  qparams: QParams | null;
-  metrics: QdqMetrics | null;
-  /** The chosen clipping range: the searched range when the observer searches, else min/max. */
-  clip_min: number[];
-  clip_max: number[];
-  /** Representable range of the grid. */
-  grid_min: number[];
-  grid_max: number[];
-  scale: number[];
-  zero_point: number[];
-  quirks: string[];
-  /** True when the last change was applied without a pass over the data. */
-  retuned: boolean;
-  /** Plot data of the panel. */
-  view: unknown;
-}
-
-export interface CurveView {
-  /** [threshold, mse, sqnr_db] */
-  points: [number, number, number | null][];
-  best: number | null;
-  label: string;
-  markers: { observer: string; color: number; threshold: number | null; mse: number; sqnr_db: number | null }[];
-}
-
-/** Initialise the WebAssembly module (idempotent). Browsers/Deno fetch the .wasm next to the module; Node reads it from disk. */
-export function init(input?: BufferSource | URL | string | Response | WebAssembly.Module): Promise<void>;
-/** Initialise synchronously from the .wasm bytes or a compiled module. */
-export function initSync(bytes: BufferSource | WebAssembly.Module): void;
-export function version(): string;
-export function observers(): ObserverInfo[];
-export function presets(): Preset[];
 
 export interface LoadOptions {
   /** File name shown in titles (and used to recognise the format when the bytes do not). */
@@ -150,19 +116,19 @@ export interface LoadOptions {
   /** Shape of a Float32Array of values (default: 1-D). */
   shape?: number[];
   /** Split the (single) tensor into `count` batches along `axis`. */
-  split?: { axis: number; count: number } | null;
+  split?: Selection['split'];
 }
 
-/** Load .npy/.npz/.safetensors bytes, or Float32Array values; an array = calibration batches in order. */
-export function loadTensor(data: BufferSource | Float32Array | Array<BufferSource | Float32Array>, options?: LoadOptions): Tensor;
+/** Load .npy/.npz/.safetensors bytes, or Float32Array values (with `shape`); an array = calibration batches in order. */
+export function loadTensor(data: Bytes | Array<Bytes>, options?: LoadOptions): Tensor;
 
-/** Run an observer over every batch of `tensor`. Observer errors are in the result, not thrown. */
-export function observe(tensor: Tensor, observerId: string, params?: Record<string, number | string | boolean | null>): ObserveResult;
+/** Run an observer over every batch of `tensor`. Observer errors are in the report, not thrown. */
+export function observe(tensor: Tensor, observerId: string, params?: ParamValues): Report;
 
-export function errorCurve(tensor: Tensor, options?: { bits?: number; scheme?: 'affine' | 'symmetric'; points?: number; results?: ObserveResult[] }): CurveView;
+export function errorCurve(tensor: Tensor, options?: { bits?: number; scheme?: CurveSpec['scheme']; points?: number; results?: Report[] }): CurveView | null;
 
-/** Draw the explorer's panel for `result` into `element` (browsers); returns the panel element. */
-export function renderPanel(element: Element, result: ObserveResult, options?: { color?: number; logCounts?: boolean }): HTMLElement;
+/** Draw the explorer's panel for `report` into `element` (browsers); returns the panel element. */
+export function renderPanel(element: Element, report: Report, options?: { color?: number; logCounts?: boolean }): HTMLElement;
 
 export interface SvgOptions {
   width?: number;
@@ -171,77 +137,128 @@ export interface SvgOptions {
   sqnr?: boolean;
   curve?: boolean;
   bits?: number;
-  scheme?: 'affine' | 'symmetric';
+  scheme?: CurveSpec['scheme'];
   title?: string;
 }
 
-/** SVG of one result (a panel) or of several results of one tensor (a comparison with the error curve). No DOM needed. */
-export function renderSvg(results: ObserveResult | ObserveResult[], options?: SvgOptions): string;
-
-/** A number format family or a rounding optimiser of the quantizer registry. */
-export interface QuantizerInfo {
-  id: string;
-  summary: string;
-  params: ParamSpec[];
-}
+/** SVG of one report (a panel) or of several reports of one tensor (a comparison with the error curve). No DOM needed. */
+export function renderSvg(results: Report | Report[], options?: SvgOptions): string;
 
 /** The quantizer registry. */
-export function quantizers(): { formats: QuantizerInfo[]; optimisers: QuantizerInfo[] };
+export function quantizers(): QuantizerRegistry;
 
-/** One format measured on a tensor (or the reason it does not apply). */
-export type FormatRow =
-  | {
-      /** Label, e.g. `int4 per channel`, `mxfp4_e2m1`, `bfp16 (block 8)`. */
-      format: string;
-      id: string;
-      params: Record<string, number | string | boolean>;
-      /** Storage per value, shared scales and zero points included. */
-      bits_per_value: number;
-      mse: number;
-      max_abs_err: number;
-      /** null when undefined (no error at all, or an all-zero tensor). */
-      sqnr_db: number | null;
-      clipped_fraction: number;
-      count: number;
-    }
-  | { id: string; params: Record<string, number | string | boolean>; error: string };
+/** One format measured on a tensor, or the reason it does not apply. */
+export type FormatRow = (FormatResult & { extra: boolean }) | { id: string; params: ParamValues; extra: boolean; error: string };
 
 /** Every format of the standard line-up (plus `extra`) on `tensor`'s first batch. */
-export function compareFormats(tensor: Tensor, options?: { extra?: Array<{ id: string; params?: Record<string, number | string | boolean> }> }): FormatRow[];
+export function compareFormats(tensor: Tensor, options?: { extra?: Array<{ id: string; params?: ParamValues }> }): FormatRow[];
 
 /** A tensor for `adaround`: file bytes, or values with a shape. */
-export type TensorSource = BufferSource | { bytes: BufferSource; member?: string } | { data: Float32Array; shape: number[] };
+export type TensorSource = Bytes | { bytes: Bytes; member?: string } | { data: Float32Array; shape: number[] };
 
-export interface AdaRoundProgress {
-  iteration: number;
-  recon_loss: number;
-  round_loss: number;
-  beta: number;
-  binary_fraction: number;
-}
+/** What AdaRound achieved, how it started, and whether it was stopped early. */
+export type AdaRoundResult = AdaRoundOutcome & AdaRoundStart & { cancelled: boolean };
 
-export interface AdaRoundResult {
-  nearest: { output_mse: number; output_sqnr_db: number | null };
-  adaround: { output_mse: number; output_sqnr_db: number | null };
-  /** Weights rounded the other way than round-to-nearest. */
-  flipped: number;
-  weights: number;
-  /** Share of soft decisions exactly 0 or 1 at the end. */
-  final_binary_fraction: number;
-  mse_reduction: number;
-  iterations_run: number;
-  cancelled: boolean;
-  weight_shape: [number, number];
-  input_shape: [number, number];
-  config: Record<string, unknown>;
-  grid: { scale: number[]; zero_point: number[]; quant_min: number; quant_max: number };
-  history: AdaRoundProgress[];
-}
+/** A progress report of a long operation; AdaRound's also carry its status (with the points learned). */
+export type ProgressReport = { fraction: number; label: string } & Partial<AdaRoundStatus>;
 
 /** AdaRound on one linear layer (W [out, in], X [n, in]); `onProgress` may return false to stop. */
 export function adaround(
   weight: TensorSource,
   inputs: TensorSource,
-  params?: Record<string, number | string>,
-  options?: { onProgress?: (status: { iterations_run: number; iterations: number; done: boolean; points: AdaRoundProgress[] }) => boolean | void },
+  params?: ParamValues,
+  options?: { onProgress?: (status: ProgressReport) => boolean | void },
 ): AdaRoundResult;
+
+// ---------------------------------------------------------------------------------------------
+// The engine façade and its worker RPC (engine.js, rpc.js)
+
+/** Progress and cancel of a long operation. */
+export interface RunOptions<P = ProgressReport> {
+  /** Called with each progress report; returning false asks the operation to stop. */
+  onProgress?: (progress: P) => boolean | void;
+  /** Aborting it asks the operation to stop. */
+  signal?: AbortSignal;
+}
+
+/** Anything the engine reads: a File/Blob (asynchronously), file bytes, or values with a shape. */
+export type EngineInput = Blob | Bytes | { bytes: Bytes; name?: string } | { data: Float32Array; shape?: number[]; name?: string };
+
+/** A loaded file as `load` reports it. */
+export type LoadedFile = FileInfo & { streamed: boolean; allMembers: FileInfo['members'] };
+
+/** The engine's registry: observers and presets, the quantizer registry, limits and version. */
+export type EngineRegistry = Registry & {
+  quantizers: QuantizerRegistry;
+  limits: ReturnType<typeof import('../pkg/quantscope.js').limits>;
+  version: string;
+};
+
+/** One side of an AdaRound run: any engine input, the member to take, a display name. */
+export interface AdaRoundSide {
+  file: EngineInput;
+  member?: string;
+  name?: string;
+}
+
+/** The one JavaScript façade over the WebAssembly session (Node, Deno, Observable, page, worker). */
+export declare class Engine {
+  constructor();
+  free(): void;
+  registry(): EngineRegistry;
+  quantizers(): QuantizerRegistry;
+  limits(): EngineRegistry['limits'];
+  load(args: { files: EngineInput[]; names?: string[]; members?: Record<number, string> }, run?: RunOptions): Promise<LoadedFile[]>;
+  inspect(args: { files: EngineInput[]; names?: string[] }, run?: RunOptions): Promise<Array<{ name: string; members: FileInfo['members'] }>>;
+  select(args: { selection: Selection }): { summary: TensorSummary; hist: DisplayHistogram | null };
+  observe(args: { id: string; params?: ParamValues }): Report;
+  update(args: { id: string; params?: ParamValues }): Report;
+  /** The clipping range first (onProgress gets the report with `metrics_pending`), then the metrics. */
+  updateDeferred(args: { id: string; params?: ParamValues }, run?: RunOptions<Report>): Promise<Report>;
+  complete(args: { id: string }): Report | null;
+  remove(args: { id: string }): null;
+  results(): Report[];
+  curve(args: { spec: CurveSpec; ids?: string[]; colors?: number[] }): CurveView | null;
+  comparisonSvg(args: { ids: string[]; colors: number[]; curve?: CurveSpec | null; style?: Style; width?: number }): string;
+  formats(args?: { extra?: Array<{ id: string; params?: ParamValues }> }, run?: RunOptions): Promise<{ name: FormatsTarget['name']; shape: FormatsTarget['shape']; rows: FormatRow[] }>;
+  evaluateFormat(args: { id: string; params?: ParamValues }): FormatResult;
+  adaround(args: { w: AdaRoundSide; x: AdaRoundSide; params?: ParamValues }, run?: RunOptions): Promise<AdaRoundResult>;
+  debugPanic(args?: { message?: string }): null;
+  panicMessage(): string | null;
+}
+
+/** An error of an engine call. */
+export declare class EngineError extends Error {
+  readonly panic: boolean;
+  readonly cancelled: boolean;
+  readonly restarted: boolean;
+}
+
+/** The methods of the engine that `call()` reaches. */
+export type EngineMethod = Exclude<keyof Engine, 'free'>;
+
+/** Options of a call: progress, cancel, buffers to transfer, and whether it counts as busy. */
+export interface CallOptions extends RunOptions<any> {
+  transfer?: Transferable[];
+  background?: boolean;
+}
+
+/** Engine calls to a module Worker running `serve`, restarted after a crash. */
+export declare class RemoteEngine {
+  constructor(worker: URL | string | (() => Worker), hooks?: { onCrash?: (error: EngineError) => void });
+  call<M extends EngineMethod>(method: M, args?: Parameters<Engine[M]>[0], options?: CallOptions): Promise<Awaited<ReturnType<Engine[M]>>>;
+  readonly busy: number;
+  readonly dead: boolean;
+}
+
+/** The same `call()` on an Engine in this thread. */
+export declare class LocalEngine {
+  constructor(engine: Engine, options?: { concurrent?: EngineMethod[] });
+  readonly engine: Engine;
+  call<M extends EngineMethod>(method: M, args?: Parameters<Engine[M]>[0], options?: CallOptions): Promise<Awaited<ReturnType<Engine[M]>>>;
+  readonly busy: number;
+  readonly dead: boolean;
+}
+
+/** Answer engine calls in this Web Worker. */
+export function serve(createEngine: () => Engine | Promise<Engine>, options?: { concurrent?: EngineMethod[] }): void;

@@ -1,5 +1,6 @@
 // quantscope for JavaScript: the same WebAssembly engine as the explorer page, as an ES module
-// for browser pages, Observable, Deno and Node.
+// for browser pages, Observable, Deno and Node. A thin synchronous layer over the one engine
+// façade (engine.js); results are the engine's Reports.
 //
 //   import * as qs from 'quantscope';
 //   await qs.init();                       // browsers/Deno: fetches the .wasm next to this module;
@@ -9,7 +10,12 @@
 //   qs.renderPanel(document.querySelector('#out'), r);   // browsers
 //   const svg = qs.renderSvg(r);                          // anywhere, no DOM needed
 import initWasm, * as wasm from '../pkg/quantscope.js';
+import { Engine, adaroundSteps, memberOf } from './engine.js';
+import { runSync } from './steps.js';
 import { createPanel, fillPanel, drawPanel } from './panel.js';
+
+export { Engine } from './engine.js';
+export { serve, RemoteEngine, LocalEngine, EngineError } from './rpc.js';
 
 let initialised = false;
 let initPromise = null;
@@ -67,18 +73,17 @@ export function presets() {
   return wasm.registry().presets;
 }
 
-function toBytes(data) {
-  if (data instanceof Uint8Array) return data;
-  if (data instanceof ArrayBuffer) return new Uint8Array(data);
-  if (ArrayBuffer.isView(data)) return new Uint8Array(data.buffer, data.byteOffset, data.byteLength);
-  throw new TypeError('expected the bytes of a .npy/.npz/.safetensors file (Uint8Array or ArrayBuffer)');
+/** What a report shows as a panel: the engine's one display function. */
+export function panelView(report) {
+  ready();
+  return wasm.panelView(report);
 }
 
-/** A loaded tensor (or several calibration batches). */
+/** A loaded tensor (or several calibration batches), with the engine that holds it. */
 export class Tensor {
-  constructor(session, files, summary, histogram) {
-    /** @private */
-    this.session = session;
+  constructor(engine, files, summary, histogram) {
+    /** The engine holding the tensor (its own session). */
+    this.engine = engine;
     this.files = files;
     this.name = summary.name;
     this.shape = summary.shape;
@@ -95,8 +100,8 @@ export class Tensor {
 
   /** Free the WebAssembly memory held by this tensor. */
   free() {
-    if (this.session) this.session.free();
-    this.session = null;
+    if (this.engine) this.engine.free();
+    this.engine = null;
   }
 }
 
@@ -109,27 +114,17 @@ export class Tensor {
  */
 export function loadTensor(data, { name = 'tensor.npy', member, shape, split = null } = {}) {
   ready();
-  const session = new wasm.Session();
+  const engine = new Engine();
   try {
     const list = Array.isArray(data) ? data : [data];
-    const files = list.map((d, i) => {
-      const n = list.length > 1 ? `${name}[${i}]` : name;
-      if (d instanceof Float32Array) {
-        return session.addTensor(n, shape || [d.length], d);
-      }
-      return session.loadFile(n, toBytes(d));
-    });
-    const pick = (info) => {
-      if (member === undefined) return info.members[0].name;
-      if (!info.members.some((m) => m.name === member)) {
-        throw new Error(`no tensor named ${JSON.stringify(member)} in ${info.name}; members: ${info.members.map((m) => m.name).join(', ')}`);
-      }
-      return member;
-    };
-    const summary = session.select({ batches: files.map((info, i) => ({ file: i, member: pick(info) })), split });
-    return new Tensor(session, files, summary, session.histogram());
+    const files = list.map((d) => (d instanceof Float32Array ? { data: d, shape: shape || [d.length] } : d));
+    const names = list.map((_, i) => (list.length > 1 ? `${name}[${i}]` : name));
+    const infos = runSync(engine.loadSteps({ files, names }));
+    const batches = infos.map((info, i) => ({ file: i, member: memberOf(info, member) }));
+    const { summary, hist } = engine.select({ selection: { batches, split } });
+    return new Tensor(engine, infos, summary, hist);
   } catch (err) {
-    session.free();
+    engine.free();
     throw err;
   }
 }
@@ -137,83 +132,92 @@ export function loadTensor(data, { name = 'tensor.npy', member, shape, split = n
 const RESULT_HIST = Symbol('histogram');
 const RESULT_TENSOR = Symbol('tensor');
 
-function decorate(result, tensor) {
-  Object.defineProperty(result, RESULT_HIST, { value: tensor.histogram, enumerable: false });
-  Object.defineProperty(result, RESULT_TENSOR, { value: tensor, enumerable: false });
+function decorate(report, tensor) {
+  Object.defineProperty(report, RESULT_HIST, { value: tensor.histogram, enumerable: false });
+  Object.defineProperty(report, RESULT_TENSOR, { value: tensor, enumerable: false });
   // Rich display in Deno's Jupyter kernel.
-  Object.defineProperty(result, Symbol.for('Jupyter.display'), {
+  Object.defineProperty(report, Symbol.for('Jupyter.display'), {
     value: () => ({
-      'image/svg+xml': renderSvg(result),
-      'text/plain': JSON.stringify({ observer: result.observer, scale: result.scale, zero_point: result.zero_point, metrics: result.metrics }),
+      'image/svg+xml': renderSvg(report),
+      'text/plain': JSON.stringify({ observer: report.observer, scale: report.scale, zero_point: report.zero_point, metrics: report.metrics }),
     }),
     enumerable: false,
   });
-  return result;
+  return report;
+}
+
+function tensorOf(tensor, what) {
+  if (!tensor || !tensor.engine) throw new TypeError(`${what}() needs a tensor from loadTensor()`);
+  return tensor.engine;
 }
 
 /**
- * Run observer `observerId` with `params` over `tensor` (all its batches, in order). Returns a
- * plain result object: `ok`, `error`, `qparams`, `metrics`, `clip_min`/`clip_max`,
- * `grid_min`/`grid_max`, `scale`, `zero_point`, `quirks`, `view`. Observer errors (e.g. invalid
- * parameter combinations) are reported in the result, not thrown.
+ * Run observer `observerId` with `params` over `tensor` (all its batches, in order). Returns its
+ * Report: `ok`, `error`, the qparams (`scale`, `zero_point`, `min_val`, `max_val`, `grid`,
+ * `clip_range`, …), `metrics`. Observer errors (e.g. invalid parameter combinations) are
+ * reported in the report, not thrown; `null` parameters take their defaults.
  */
 export function observe(tensor, observerId, params = {}) {
   ready();
-  if (!tensor || !tensor.session) throw new TypeError('observe() needs a tensor from loadTensor()');
+  const engine = tensorOf(tensor, 'observe');
   const clean = Object.fromEntries(Object.entries(params).filter(([, v]) => v !== null && v !== undefined));
-  return decorate(tensor.session.update(observerId, clean), tensor);
+  return decorate(engine.update({ id: observerId, params: clean }), tensor);
 }
 
 /**
  * Quantization error versus clipping threshold of `tensor` on an integer grid (`bits`,
- * `scheme` 'affine' | 'symmetric'), with a marker per result of `results`:
+ * `scheme` 'affine' | 'symmetric'), with a marker per report of `results`:
  * `{points: [[threshold, mse, sqnr_db], ...], best, label, markers}`.
  */
 export function errorCurve(tensor, { bits = 8, scheme = 'affine', points = 200, results = [] } = {}) {
   ready();
+  const engine = tensorOf(tensor, 'errorCurve');
   const ok = results.map((r, i) => [r, i]).filter(([r]) => r.ok);
-  return tensor.session.curve({ bits, scheme, points }, ok.map(([r]) => r.observer), ok.map(([, i]) => i));
+  return engine.curve({ spec: { bits, scheme, points }, ids: ok.map(([r]) => r.observer), colors: ok.map(([, i]) => i) });
 }
 
 /**
- * Render `result` into `element` (browsers): the explorer's panel, with its machine-readable
+ * Render `report` into `element` (browsers): the explorer's panel, with its machine-readable
  * contract (role="region", aria-label = observer id, data-clip-min, data-scale, …).
  */
-export function renderPanel(element, result, { color = 0, logCounts = false } = {}) {
+export function renderPanel(element, report, { color = 0, logCounts = false } = {}) {
   ready();
   if (typeof document === 'undefined') throw new Error('renderPanel needs a DOM; use renderSvg() in Node');
-  const panel = createPanel({ id: result.observer, granularity: result.granularity }, color);
+  const panel = createPanel({ id: report.observer, granularity: report.granularity }, color);
   element.replaceChildren(panel);
-  fillPanel(panel, result);
-  drawPanel(panel, result, result[RESULT_HIST], { logCounts });
+  const view = fillPanel(panel, report);
+  drawPanel(panel, view, report[RESULT_HIST], { logCounts });
   return panel;
 }
 
+/** Height of a panel's SVG: taller with a per-channel chart, one line per note. */
+function panelHeight(view) {
+  return (view.channels ? 700 : 520) + 22 * (view.notes || []).length;
+}
+
 /**
- * SVG of one result (a panel), or of several results of the same tensor (a comparison, with
+ * SVG of one report (a panel), or of several reports of the same tensor (a comparison, with
  * the error-versus-clipping curve unless `curve: false`). Needs no DOM.
  */
 export function renderSvg(results, { width, height, logCounts = false, sqnr = false, curve = true, bits = 8, scheme = 'affine', title } = {}) {
   ready();
   const style = { logCounts, sqnr, pixelRatio: 1 };
   if (!Array.isArray(results)) {
-    const r = results;
-    const hist = r[RESULT_HIST];
-    if (!hist) throw new TypeError('renderSvg() needs a result from observe()');
-    const h = height || (r.view.channels ? 700 : 520) + 22 * (r.view.notes || []).length;
-    return wasm.renderPanelSvg(hist.lo, hist.hi, hist.counts, r.view, style, width || 560, h);
+    const hist = results[RESULT_HIST];
+    if (!hist) throw new TypeError('renderSvg() needs a report from observe()');
+    const view = wasm.panelView(results);
+    return wasm.renderPanelSvg(hist.lo, hist.hi, hist.counts, view, style, width || 560, height || panelHeight(view));
   }
-  if (results.length === 0) throw new Error('renderSvg() needs at least one result');
+  if (results.length === 0) throw new Error('renderSvg() needs at least one report');
   const tensor = results[0][RESULT_TENSOR];
   const hist = results[0][RESULT_HIST];
-  if (!tensor || !hist) throw new TypeError('renderSvg() needs results from observe()');
-  const curveView = curve && tensor.session ? errorCurve(tensor, { bits, scheme, results }) : null;
-  const shape = `[${tensor.shape.join(', ')}]`;
+  if (!tensor || !hist) throw new TypeError('renderSvg() needs reports from observe()');
+  const curveView = curve && tensor.engine ? errorCurve(tensor, { bits, scheme, results }) : null;
   const comparison = {
     title: title || tensor.name,
-    subtitle: `shape ${shape} · ${tensor.dtype} · ${tensor.elements} values`,
+    subtitle: `shape [${tensor.shape.join(', ')}] · ${tensor.dtype} · ${tensor.elements} values`,
     hist: { lo: hist.lo, hi: hist.hi, counts: Array.from(hist.counts) },
-    panels: results.map((r, i) => ({ ...r.view, color: i })),
+    panels: results.map((r, i) => ({ ...wasm.panelView(r), color: i })),
     curve: curveView,
   };
   return wasm.renderComparisonSvg(comparison, style, width || 1400);
@@ -236,55 +240,28 @@ export function quantizers() {
  */
 export function compareFormats(tensor, { extra = [] } = {}) {
   ready();
-  if (!tensor || !tensor.session) throw new TypeError('compareFormats() needs a tensor from loadTensor()');
-  const target = tensor.session.formatLineup();
-  const jobs = target.lineup.map(([id, params]) => ({ id, params })).concat(extra);
-  return jobs.map(({ id, params }) => {
-    try {
-      return tensor.session.evaluateFormat(id, params || {});
-    } catch (err) {
-      return { id, params, error: err.message };
-    }
-  });
+  return runSync(tensorOf(tensor, 'compareFormats').formatSteps({ extra })).rows;
 }
 
-/** A tensor source for `adaround`: file bytes, or `{data: Float32Array, shape, member?}`. */
-function addSource(session, source, name) {
-  if (source && source.data instanceof Float32Array) {
-    return session.addTensor(name, source.shape || [source.data.length], source.data).members[0].name;
-  }
-  const bytes = source && source.bytes !== undefined ? source.bytes : source;
-  const info = session.loadFile(name, toBytes(bytes));
-  const member = source && source.member !== undefined ? source.member : info.members[0].name;
-  if (!info.members.some((m) => m.name === member)) {
-    throw new Error(`no tensor named ${JSON.stringify(member)} in ${name}; members: ${info.members.map((m) => m.name).join(', ')}`);
-  }
-  return member;
+/** One side of `adaround`: file bytes, `{bytes, member}`, or `{data: Float32Array, shape}`. */
+function adaroundSide(source, name) {
+  if (source && source.data instanceof Float32Array) return { file: source, name };
+  if (source && source.bytes !== undefined && !ArrayBuffer.isView(source)) return { file: source.bytes, member: source.member, name };
+  return { file: source, name };
 }
 
 /**
  * AdaRound for one linear layer: weight `W` [out, in] and its inputs `X` [n, in] (leading axes
  * flattened into rows), each as file bytes or `{data: Float32Array, shape}` (with `member` to
  * pick a tensor of an .npz/.safetensors). `params` are those of `quantizers().optimisers`
- * (Quark's defaults). `onProgress(status)` sees `{iterations_run, iterations, points}` about
- * every 1% and may return `false` to stop early. Returns round-to-nearest and AdaRound output
- * error, flipped weights, the final share of binary decisions and the history.
+ * (Quark's defaults). `onProgress(status)` sees `{iterations_run, iterations, done, points}`
+ * after every slice of about 30 ms and may return `false` to stop early. Returns round-to-nearest
+ * and AdaRound output error, flipped weights, the final share of binary decisions and the
+ * history.
  */
 export function adaround(weight, inputs, params = {}, { onProgress } = {}) {
   ready();
-  const session = new wasm.Session();
-  try {
-    const w = addSource(session, weight, 'W');
-    const x = addSource(session, inputs, 'X');
-    const start = session.adaroundBegin({ file: 0, member: w }, { file: 1, member: x }, params);
-    let cancelled = false;
-    for (;;) {
-      const status = session.adaroundStep(Math.max(1, Math.floor(start.config.iterations / 100)));
-      if (onProgress && onProgress(status) === false && !status.done) cancelled = true;
-      if (status.done || cancelled) break;
-    }
-    return { ...session.adaroundFinish(), ...start, cancelled };
-  } finally {
-    session.free();
-  }
+  const w = adaroundSide(weight, 'W');
+  const x = adaroundSide(inputs, 'X');
+  return runSync(adaroundSteps({ w, x, params }), { onProgress });
 }

@@ -1,9 +1,10 @@
 // One observer panel: the DOM (title, numbers, quirks, error), its canvases drawn by the wasm
 // plotting code (plotters on canvas), and the machine-readable contract (role="region",
-// aria-label = observer id, data-* attributes that always match what the panel shows).
-// Shared by the page and the npm package's renderPanel(). Every user-controlled string is set as
-// text, never as HTML.
-import { drawHistogram, drawChannels } from '../pkg/quantscope.js';
+// aria-label = observer id, data-* attributes that always match what the panel shows). What a
+// panel shows of a report is the engine's one display function, panelView(report); nothing here
+// computes a number. Shared by the page, the notebook widget and the npm package's
+// renderPanel(). Every user-controlled string is set as text, never as HTML.
+import { drawHistogram, drawChannels, panelView } from '../pkg/quantscope.js';
 
 /** Observer colours (mirror of quantscope::plot::theme::SERIES). */
 export const SERIES = [
@@ -52,9 +53,18 @@ const GRANULARITY = {
   pass_through: 'pass-through',
 };
 
-/** Is this result per channel (one value per slice)? */
-export function isPerChannel(result) {
-  return Boolean(result && result.view && result.view.channels);
+/**
+ * What the panel of `report` shows: `panelView(report)`, the engine's one display function. A
+ * failure made on this side of the engine (the call itself failed: `{observer, ok: false,
+ * error}` without a report's other fields) shows its message.
+ */
+export function viewOf(report) {
+  if (!report) return null;
+  if (report.ok === false && report.family === undefined) {
+    const message = report.error && report.error.message ? report.error.message : 'failed';
+    return { observer: report.observer, color: 0, clip: null, grid: null, channels: null, stats: [], notes: [], error: message, slices: null };
+  }
+  return panelView(report);
 }
 
 /** The value of a data-* attribute: a number for per-tensor results, a JSON array otherwise. */
@@ -64,44 +74,47 @@ function attrValue(values, perChannel) {
   return JSON.stringify(values);
 }
 
+const CONTRACT_KEYS = [
+  'clipMin', 'clipMax', 'gridMin', 'gridMax', 'scale', 'zeroPoint',
+  'mse', 'sqnrDb', 'maxAbsErr', 'clippedFraction', 'error', 'stateReused',
+];
+
 /**
- * Set the machine-readable contract on a panel element: role, aria-label and
- * data-clip-min/-max, data-grid-min/-max, data-scale, data-zero-point, data-mse, data-sqnr-db,
- * data-max-abs-err, data-clipped-fraction, data-status, data-error.
+ * Set the machine-readable contract on a panel element from `report` and its `view`: role,
+ * aria-label and data-clip-min/-max, data-grid-min/-max, data-scale, data-zero-point (from the
+ * view's per-slice numbers), data-mse, data-sqnr-db, data-max-abs-err, data-clipped-fraction
+ * (from the report's metrics), data-state-reused, data-status, data-error.
  */
-export function setContract(el, id, result, status) {
+export function setContract(el, id, report, view, status) {
   el.setAttribute('role', 'region');
   el.setAttribute('aria-label', id);
   el.dataset.observer = id;
-  const keys = [
-    'clipMin', 'clipMax', 'gridMin', 'gridMax', 'scale', 'zeroPoint',
-    'mse', 'sqnrDb', 'maxAbsErr', 'clippedFraction', 'error', 'retuned',
-  ];
-  for (const k of keys) delete el.dataset[k];
+  for (const k of CONTRACT_KEYS) delete el.dataset[k];
   el.dataset.status = status;
-  if (!result) return;
-  if (!result.ok) {
-    el.dataset.error = result.error ? result.error.message : 'failed';
+  if (!report || !view) return;
+  if (view.error !== null && view.error !== undefined) {
+    el.dataset.error = view.error;
     return;
   }
-  const pc = isPerChannel(result);
+  const pc = Boolean(view.channels);
   const set = (k, v) => {
     if (v !== null && v !== undefined) el.dataset[k] = v;
   };
-  set('clipMin', attrValue(result.clip_min, pc));
-  set('clipMax', attrValue(result.clip_max, pc));
-  set('gridMin', attrValue(result.grid_min, pc));
-  set('gridMax', attrValue(result.grid_max, pc));
-  set('scale', attrValue(result.scale, pc));
-  set('zeroPoint', attrValue(result.zero_point, pc));
-  const m = result.metrics;
+  const s = view.slices;
+  set('clipMin', attrValue(s.clip_min, pc));
+  set('clipMax', attrValue(s.clip_max, pc));
+  set('gridMin', attrValue(s.grid_min, pc));
+  set('gridMax', attrValue(s.grid_max, pc));
+  set('scale', attrValue(s.scale, pc));
+  set('zeroPoint', attrValue(s.zero_point, pc));
+  const m = report.metrics;
   if (m) {
     set('mse', String(m.mse));
     set('sqnrDb', m.sqnr_db === null || m.sqnr_db === undefined ? 'null' : String(m.sqnr_db));
     set('maxAbsErr', String(m.max_abs_err));
     set('clippedFraction', String(m.clipped_fraction));
   }
-  el.dataset.retuned = String(Boolean(result.retuned));
+  el.dataset.stateReused = String(Boolean(report.state_reused));
 }
 
 /**
@@ -133,18 +146,22 @@ export function createPanel(spec, color, { slot = null, actions = [] } = {}) {
   );
   el.style.setProperty('--c', seriesColor(color));
   el.dataset.color = String(color);
-  setContract(el, id, null, 'pending');
+  setContract(el, id, null, null, 'pending');
   return el;
 }
 
-/** Fill a panel's numbers, error and quirk notes from `result` (text only). */
-export function fillPanel(el, result) {
+/**
+ * Fill a panel's numbers, error and quirk notes from `report` (text only) and set its contract;
+ * returns the view it shows (for drawPanel).
+ */
+export function fillPanel(el, report) {
+  const view = viewOf(report);
   const stats = el.querySelector('.stats');
   const error = el.querySelector('.panel-error');
   const quirks = el.querySelector('.quirks');
   stats.replaceChildren();
   quirks.replaceChildren();
-  const notes = result.view && result.view.notes ? result.view.notes : result.quirks || [];
+  const notes = view.notes || [];
   // The first quirk is always shown; the others one click away, so panels stay comparable.
   notes.slice(0, 1).forEach((n) => quirks.append(h('li', { text: n })));
   if (notes.length > 1) {
@@ -152,20 +169,18 @@ export function fillPanel(el, result) {
     quirks.append(h('li', { class: 'more' }, more));
   }
   quirks.hidden = notes.length === 0;
-  if (!result.ok) {
-    error.textContent = result.error ? result.error.message : 'failed';
-    error.hidden = false;
-    stats.hidden = true;
-  } else {
-    error.textContent = '';
-    error.hidden = true;
-    stats.hidden = false;
-    for (const [k, v] of result.view.stats) {
+  const failed = view.error !== null && view.error !== undefined;
+  error.textContent = failed ? view.error : '';
+  error.hidden = !failed;
+  stats.hidden = failed;
+  if (!failed) {
+    for (const [k, v] of view.stats) {
       stats.append(h('div', { class: 'row' }, h('dt', { text: k }), h('dd', { text: v })));
     }
   }
-  const status = !result.ok ? 'error' : result.metrics_pending ? 'busy' : 'ready';
-  setContract(el, result.observer, result, status);
+  const status = failed ? 'error' : report.metrics_pending ? 'busy' : 'ready';
+  setContract(el, report.observer, report, view, status);
+  return view;
 }
 
 /** Size a canvas's backing store to its CSS box times the device pixel ratio. */
@@ -181,23 +196,22 @@ export function fitCanvas(canvas, cssHeight) {
 }
 
 /**
- * Draw a panel's canvases: the histogram `hist` ({lo, hi, counts}) with the result's clipping
- * range, grid extent and clipped values, and the per-channel chart for per-channel results.
+ * Draw a panel's canvases from its `view` (fillPanel's; null draws the bare histogram): the
+ * histogram `hist` ({lo, hi, counts}) with the clipping range, grid extent and clipped values,
+ * and the per-channel chart when the view has channels.
  */
-export function drawPanel(el, result, hist, { logCounts = false } = {}) {
+export function drawPanel(el, view, hist, { logCounts = false } = {}) {
   const canvas = el.querySelector('canvas.hist');
   const color = Number(el.dataset.color || 0);
   const ratio = fitCanvas(canvas);
   const style = { logCounts, sqnr: false, pixelRatio: ratio };
-  const view = result && result.ok ? { ...result.view, color } : { observer: el.dataset.observer, color, clip: null, grid: null };
-  if (hist) {
-    drawHistogram(canvas, hist.lo, hist.hi, hist.counts, view, style);
-  }
+  const shown = view && !view.error ? { ...view, color } : { observer: el.dataset.observer, color, clip: null, grid: null };
+  if (hist) drawHistogram(canvas, hist.lo, hist.hi, hist.counts, shown, style);
   const ch = el.querySelector('canvas.channels');
-  if (result && result.ok && result.view.channels) {
+  if (view && !view.error && view.channels) {
     ch.hidden = false;
     const r = fitCanvas(ch);
-    drawChannels(ch, result.view.channels, color, { ...style, pixelRatio: r });
+    drawChannels(ch, view.channels, color, { ...style, pixelRatio: r });
   } else {
     ch.hidden = true;
   }

@@ -1,9 +1,16 @@
-// Parameter controls generated from the registry's ParamSpecs — no per-observer code.
-// int/float → <input type="range"> (logarithmic for log-scale floats and for positive integer
-// ranges spanning three decades or more, signed-logarithmic for huge integer ranges such as
-// quant_min) with an exact number box; bool → checkbox; choice → select. Parameters whose
-// framework default is null get an "auto" checkbox (null = the framework decides). Every control
-// has a visible <label> naming the parameter and showing its current value.
+// Parameter controls generated from the registry's ParamSpecs — no per-observer code. One
+// control per ParamKind:
+//   int, float  <input type="range"> (logarithmic for log-scale floats and for positive integer
+//               ranges spanning three decades or more, signed-logarithmic for huge integer ranges
+//               such as quant_min) with an exact number box; integers stay integers
+//   bool        checkbox
+//   choice      select
+//   bits        select offering min..max and the float formats, e.g. `E4M3 (4, 3)` → [4, 3]
+//   text        text box
+//   vector      select among the loaded tensors ({file, member}); "none" = null
+// Parameters whose framework default is null get an "auto" checkbox (null = the framework
+// decides). Every control has a visible <label> naming the parameter and showing its value.
+// `encodeParam`/`parseParam` carry every kind through the URL.
 import { h } from '../lib/panel.js';
 
 const SLIDER_STEPS = 1000;
@@ -17,37 +24,144 @@ function scaleFor(p) {
   return 'linear';
 }
 
+const symlog = (x) => Math.sign(x) * Math.log2(1 + Math.abs(x));
+const symexp = (y) => Math.sign(y) * (2 ** Math.abs(y) - 1);
+
 function toSlider(p, scale, v) {
   const { min, max } = p;
   if (v === null || v === undefined || Number.isNaN(v)) return 0;
   if (scale === 'log') return Math.round(((Math.log(v) - Math.log(min)) / (Math.log(max) - Math.log(min))) * SLIDER_STEPS);
-  if (scale === 'symlog') {
-    const f = (x) => Math.sign(x) * Math.log2(1 + Math.abs(x));
-    return Math.round(((f(v) - f(min)) / (f(max) - f(min))) * SLIDER_STEPS);
-  }
+  if (scale === 'symlog') return Math.round(((symlog(v) - symlog(min)) / (symlog(max) - symlog(min))) * SLIDER_STEPS);
   if (p.type === 'int') return v;
   return Math.round(((v - min) / (max - min)) * SLIDER_STEPS);
 }
 
 function fromSlider(p, scale, s) {
   const { min, max } = p;
-  let v;
   const t = Number(s) / SLIDER_STEPS;
+  let v;
   if (scale === 'log') v = Math.exp(Math.log(min) + t * (Math.log(max) - Math.log(min)));
-  else if (scale === 'symlog') {
-    const f = (x) => Math.sign(x) * Math.log2(1 + Math.abs(x));
-    const g = (y) => Math.sign(y) * (2 ** Math.abs(y) - 1);
-    v = g(f(min) + t * (f(max) - f(min)));
-  } else if (p.type === 'int') v = Number(s);
+  else if (scale === 'symlog') v = symexp(symlog(min) + t * (symlog(max) - symlog(min)));
+  else if (p.type === 'int') v = Number(s);
   else v = min + t * (max - min);
   if (p.type === 'int') return Math.min(max, Math.max(min, Math.round(v)));
   return Math.min(max, Math.max(min, Number(v.toPrecision(4))));
 }
 
-function show(v) {
-  if (v === null || v === undefined) return 'auto';
+/** `[e, m]` as the bits select labels it. */
+const floatFormat = ([e, m]) => `E${e}M${m} (${e}, ${m})`;
+
+/** The option value of a bits value (`8`, `4,3`) and back. */
+const bitsKey = (v) => (Array.isArray(v) ? v.join(',') : String(v));
+function bitsValue(p, key) {
+  const parts = String(key).split(',').map((x) => Number(x.trim()));
+  if (parts.some((x) => !Number.isInteger(x))) return undefined;
+  if (parts.length === 1) return parts[0] >= p.min && parts[0] <= p.max ? parts[0] : undefined;
+  if (parts.length === 2 && p.formats.some(([e, m]) => e === parts[0] && m === parts[1])) return parts;
+  return undefined;
+}
+
+/** A vector reference's option value ("" = none). */
+const vectorKey = (v) => (v && typeof v === 'object' && !Array.isArray(v) ? JSON.stringify({ file: v.file, member: v.member }) : '');
+
+/** A value as the control's label shows it. */
+function show(p, v, tensors = []) {
+  if (v === null || v === undefined) return p.type === 'vector' ? 'none' : 'auto';
+  if (p.type === 'bits' && Array.isArray(v)) return floatFormat(v);
+  if (p.type === 'vector') {
+    if (Array.isArray(v)) return `${v.length} values`;
+    const t = tensors.find((x) => vectorKey(x.value) === vectorKey(v));
+    return t ? t.label : `${v.member || ''} (file ${v.file})`;
+  }
   if (typeof v === 'number') return String(Number.isInteger(v) ? v : Number(v.toPrecision(6)));
   return String(v);
+}
+
+/**
+ * The input elements of one parameter and how to read, write and enable them. `emit(value,
+ * final)` is called as the user moves them (`final` once a move ends).
+ */
+function inputsFor(p, current, id, emit, tensors) {
+  if (p.type === 'bool') {
+    const cb = h('input', { type: 'checkbox', id, checked: Boolean(current) });
+    cb.addEventListener('change', () => emit(cb.checked, true));
+    return { nodes: [cb], read: () => cb.checked, setEnabled: (on) => (cb.disabled = !on), grouped: false };
+  }
+  if (p.type === 'choice' || p.type === 'bits' || p.type === 'vector') {
+    let options;
+    let parse;
+    if (p.type === 'choice') {
+      options = p.options.map((o) => [o, o]);
+      parse = (key) => key;
+    } else if (p.type === 'bits') {
+      options = [];
+      for (let b = p.min; b <= p.max; b++) options.push([String(b), String(b)]);
+      for (const f of p.formats) options.push([bitsKey(f), floatFormat(f)]);
+      parse = (key) => bitsValue(p, key);
+    } else {
+      options = [['', 'none'], ...tensors.map((t) => [vectorKey(t.value), t.label])];
+      parse = (key) => (key ? JSON.parse(key) : null);
+    }
+    const key = p.type === 'bits' ? bitsKey(current ?? p.default ?? Math.min(p.max, Math.max(p.min, 8))) : p.type === 'vector' ? vectorKey(current) : current;
+    const sel = h('select', { id }, ...options.map(([value, text]) => h('option', { value, text, selected: value === key })));
+    sel.addEventListener('change', () => emit(parse(sel.value), true));
+    return { nodes: [sel], read: () => parse(sel.value), setEnabled: (on) => (sel.disabled = !on), grouped: false };
+  }
+  if (p.type === 'text') {
+    const box = h('input', { type: 'text', id, value: current ?? '', 'aria-label': `${p.name} (text)` });
+    box.addEventListener('change', () => emit(box.value, true));
+    return { nodes: [box], read: () => box.value, setEnabled: (on) => (box.disabled = !on), grouped: true };
+  }
+  const scale = scaleFor(p);
+  const linearInt = scale === 'linear' && p.type === 'int';
+  const slider = h('input', {
+    type: 'range',
+    id,
+    min: linearInt ? p.min : 0,
+    max: linearInt ? p.max : SLIDER_STEPS,
+    step: 1,
+    value: toSlider(p, scale, current ?? (p.type === 'int' ? Math.max(p.min, Math.min(p.max, 0)) : p.min)),
+    'aria-valuetext': show(p, current),
+  });
+  const exact = h('input', {
+    type: 'number',
+    class: 'exact',
+    'aria-label': `${p.name} (exact value)`,
+    min: p.min,
+    max: p.max,
+    step: p.type === 'int' ? 1 : 'any',
+    value: current ?? '',
+  });
+  slider.addEventListener('input', () => {
+    const v = fromSlider(p, scale, slider.value);
+    exact.value = v;
+    slider.setAttribute('aria-valuetext', show(p, v));
+    emit(v, false);
+  });
+  slider.addEventListener('change', () => emit(fromSlider(p, scale, slider.value), true));
+  const typed = () => {
+    if (exact.value === '') return undefined;
+    const v = Number(exact.value);
+    if (!Number.isFinite(v)) return undefined;
+    return p.type === 'int' ? Math.round(v) : v;
+  };
+  exact.addEventListener('change', () => {
+    const v = typed();
+    if (v === undefined) return;
+    exact.value = v;
+    slider.value = toSlider(p, scale, Math.min(p.max, Math.max(p.min, v)));
+    emit(v, true);
+  });
+  const read = () => {
+    const v = typed() ?? fromSlider(p, scale, slider.value);
+    exact.value = v;
+    return v;
+  };
+  const setEnabled = (on) => {
+    slider.disabled = !on;
+    exact.disabled = !on;
+  };
+  return { nodes: [slider, exact], read, setEnabled, grouped: true };
 }
 
 /**
@@ -55,111 +169,90 @@ function show(v) {
  * @param spec registry entry {id, params: ParamSpec[]}
  * @param values current values (missing key = default)
  * @param onChange (name, value, {final}) called as the user moves a control (value null = auto)
- * @param options `affects: false` hides the search/data tag (quantizer parameters)
+ * @param options `affects: false` hides the search/data tag (quantizer parameters); `idPrefix`
+ *   makes the input ids unique on a page showing several explorers; `tensors` lists the loaded
+ *   tensors a vector parameter may take: [{value: {file, member}, label}]
  */
-export function buildControls(spec, values, onChange, { affects = true } = {}) {
+export function buildControls(spec, values, onChange, { affects = true, idPrefix = '', tensors = [] } = {}) {
   const box = h('div', { class: 'controls' });
   const safeId = spec.id.replace(/[^A-Za-z0-9_-]/g, '_');
   for (const p of spec.params) {
-    if (p.type === 'vector') continue; // vectors (ggml's imatrix) come from a tensor, not a control
-    const inputId = `p-${safeId}-${p.name}`;
+    const inputId = `${idPrefix}p-${safeId}-${p.name}`;
     const current = Object.prototype.hasOwnProperty.call(values, p.name) ? values[p.name] : p.default;
-    const out = h('output', { class: 'value', for: inputId, text: show(current) });
+    const out = h('output', { class: 'value', for: inputId, text: show(p, current, tensors) });
     const label = h('label', { for: inputId, title: p.doc }, h('span', { class: 'pname', text: p.name }), ' = ', out);
     const tag = h('span', {
       class: `affects affects-${p.affects}`,
       title: p.affects === 'search' ? 'changes only the range search: applied without a pass over the data' : 'the observer sees the data again',
       text: p.affects === 'search' ? 'search' : 'data',
     });
-    const row = h('div', { class: 'control', 'data-param': p.name, 'data-affects': p.affects }, label, affects ? tag : null);
+    const row = h('div', { class: 'control', 'data-param': p.name, 'data-kind': p.type, 'data-affects': p.affects }, label, affects ? tag : null);
     const emit = (v, final) => {
-      out.textContent = show(v);
+      out.textContent = show(p, v, tensors);
       onChange(p.name, v, { final });
     };
-    if (p.type === 'bool') {
-      const cb = h('input', { type: 'checkbox', id: inputId, checked: Boolean(current) });
-      cb.addEventListener('change', () => emit(cb.checked, true));
-      row.append(cb);
-    } else if (p.type === 'choice') {
-      const sel = h('select', { id: inputId }, ...p.options.map((o) => h('option', { value: o, text: o, selected: o === current })));
-      sel.addEventListener('change', () => emit(sel.value, true));
-      row.append(sel);
+    const control = inputsFor(p, current, inputId, emit, tensors);
+    if (p.default === null && p.type !== 'vector') {
+      const auto = h('input', { type: 'checkbox', class: 'auto', 'aria-label': `${p.name}: automatic`, checked: current === null || current === undefined });
+      auto.addEventListener('change', () => {
+        control.setEnabled(!auto.checked);
+        emit(auto.checked ? null : control.read(), true);
+      });
+      control.setEnabled(!auto.checked);
+      row.append(h('div', { class: 'inputs' }, h('label', { class: 'auto-label' }, auto, ' auto'), ...control.nodes));
+    } else if (control.grouped) {
+      row.append(h('div', { class: 'inputs' }, ...control.nodes));
     } else {
-      const scale = scaleFor(p);
-      const sliderMin = scale === 'linear' && p.type === 'int' ? p.min : 0;
-      const sliderMax = scale === 'linear' && p.type === 'int' ? p.max : SLIDER_STEPS;
-      const slider = h('input', {
-        type: 'range',
-        id: inputId,
-        min: sliderMin,
-        max: sliderMax,
-        step: 1,
-        value: toSlider(p, scale, current ?? (p.type === 'int' ? Math.max(p.min, Math.min(p.max, 0)) : p.min)),
-        'aria-valuetext': show(current),
-      });
-      const exact = h('input', {
-        type: 'number',
-        class: 'exact',
-        'aria-label': `${p.name} (exact value)`,
-        min: p.min,
-        max: p.max,
-        step: p.type === 'int' ? 1 : 'any',
-        value: current ?? '',
-      });
-      let auto = null;
-      const setEnabled = (on) => {
-        slider.disabled = !on;
-        exact.disabled = !on;
-      };
-      slider.addEventListener('input', () => {
-        const v = fromSlider(p, scale, slider.value);
-        exact.value = v;
-        slider.setAttribute('aria-valuetext', show(v));
-        emit(v, false);
-      });
-      slider.addEventListener('change', () => emit(fromSlider(p, scale, slider.value), true));
-      exact.addEventListener('change', () => {
-        if (exact.value === '') return;
-        let v = Number(exact.value);
-        if (!Number.isFinite(v)) return;
-        if (p.type === 'int') v = Math.round(v);
-        slider.value = toSlider(p, scale, Math.min(p.max, Math.max(p.min, v)));
-        emit(v, true);
-      });
-      if (p.default === null) {
-        auto = h('input', { type: 'checkbox', class: 'auto', 'aria-label': `${p.name}: automatic`, checked: current === null || current === undefined });
-        const autoLabel = h('label', { class: 'auto-label' }, auto, ' auto');
-        auto.addEventListener('change', () => {
-          setEnabled(!auto.checked);
-          if (auto.checked) emit(null, true);
-          else {
-            const v = exact.value === '' ? fromSlider(p, scale, slider.value) : Number(exact.value);
-            exact.value = v;
-            emit(v, true);
-          }
-        });
-        setEnabled(!auto.checked);
-        row.append(h('div', { class: 'inputs' }, autoLabel, slider, exact));
-      } else {
-        row.append(h('div', { class: 'inputs' }, slider, exact));
-      }
+      row.append(...control.nodes);
     }
     box.append(row);
   }
   return box;
 }
 
-/** Parse a URL-encoded parameter value by its spec ("auto"/"null" → null). */
+/** A parameter value as the URL carries it ("null" for null; JSON for text, bits formats and vectors). */
+export function encodeParam(p, v) {
+  if (v === null || v === undefined) return 'null';
+  if (p && (p.type === 'text' || p.type === 'vector' || (p.type === 'bits' && Array.isArray(v)))) return JSON.stringify(v);
+  return String(v);
+}
+
+/** Parse a URL-encoded parameter value by its spec ("auto"/"null" → null; undefined when invalid). */
 export function parseParam(p, text) {
   if (text === 'null' || text === 'auto') return null;
-  if (p.type === 'bool') return text === 'true' || text === '1';
-  if (p.type === 'int') {
-    const v = Number(text);
-    return Number.isFinite(v) ? Math.round(v) : undefined;
+  const json = () => {
+    try {
+      return JSON.parse(text);
+    } catch {
+      return undefined;
+    }
+  };
+  switch (p.type) {
+    case 'bool':
+      return text === 'true' || text === '1';
+    case 'int': {
+      const v = Number(text);
+      return Number.isFinite(v) ? Math.round(v) : undefined;
+    }
+    case 'float': {
+      const v = Number(text);
+      return Number.isFinite(v) ? v : undefined;
+    }
+    case 'bits': {
+      const v = text.startsWith('[') ? json() : Number(text);
+      return v === undefined ? undefined : bitsValue(p, bitsKey(v));
+    }
+    case 'text': {
+      const v = json();
+      return typeof v === 'string' ? v : undefined;
+    }
+    case 'vector': {
+      const v = json();
+      if (Array.isArray(v) && v.every((x) => typeof x === 'number' && Number.isFinite(x))) return v;
+      if (v && typeof v === 'object' && Number.isInteger(v.file) && typeof v.member === 'string') return { file: v.file, member: v.member };
+      return undefined;
+    }
+    default:
+      return p.options && p.options.includes(text) ? text : undefined;
   }
-  if (p.type === 'float') {
-    const v = Number(text);
-    return Number.isFinite(v) ? v : undefined;
-  }
-  return p.options && p.options.includes(text) ? text : undefined;
 }

@@ -1,5 +1,6 @@
 // Exports: results as JSON and CSV, figures as SVG (rendered by the wasm plotters-svg code) and
 // PNG (that SVG rasterised on a canvas).
+import { viewOf } from '../lib/panel.js';
 
 /** Offer `data` (string or Blob) as a download named `name`. */
 export function download(name, data, type) {
@@ -21,10 +22,7 @@ export function resultsJson({ version, summary, curve, results }) {
       quantscope: version,
       tensor: summary,
       curve,
-      results: results.map((r) => {
-        const { view, ...rest } = r;
-        return rest;
-      }),
+      results,
     },
     null,
     2,
@@ -44,13 +42,16 @@ function csvCell(v) {
   return /[",\n\r]/.test(safe) || safe !== s ? `"${safe.replace(/"/g, '""')}"` : safe;
 }
 
-/** The CSV export: one row per observer (per channel for per-channel observers). */
+/**
+ * The CSV export of reports: one row per observer (per slice for per-channel, per-group and
+ * per-block observers), with the numbers the panels show (the display function's slices).
+ */
 export function resultsCsv(results) {
   const lines = [CSV_COLUMNS.join(',')];
   for (const r of results) {
     const m = r.metrics || {};
-    const q = r.qparams || {};
-    const n = Math.max(1, r.scale ? r.scale.length : 0);
+    const s = viewOf(r).slices || {};
+    const n = Math.max(1, s.scale ? s.scale.length : 0);
     const perChannel = n > 1;
     for (let i = 0; i < n; i++) {
       const row = {
@@ -58,14 +59,14 @@ export function resultsCsv(results) {
         channel: perChannel ? i : '',
         ok: r.ok,
         error: r.error ? r.error.message : '',
-        clip_min: r.clip_min?.[i],
-        clip_max: r.clip_max?.[i],
-        grid_min: r.grid_min?.[i],
-        grid_max: r.grid_max?.[i],
-        scale: r.scale?.[i],
-        zero_point: r.zero_point?.[i],
-        min_val: q.min_val?.[i],
-        max_val: q.max_val?.[i],
+        clip_min: s.clip_min?.[i],
+        clip_max: s.clip_max?.[i],
+        grid_min: s.grid_min?.[i],
+        grid_max: s.grid_max?.[i],
+        scale: s.scale?.[i],
+        zero_point: s.zero_point?.[i],
+        min_val: r.min_val?.[i],
+        max_val: r.max_val?.[i],
         mse: m.mse,
         sqnr_db: m.sqnr_db,
         max_abs_err: m.max_abs_err,

@@ -5,21 +5,27 @@ import { drawFormats } from '../pkg/quantscope.js';
 import { buildControls } from './controls.js';
 import { h, fitCanvas, seriesColor } from '../lib/panel.js';
 import { fmtNum, fmtShape, groupDigits } from '../lib/format.js';
+import { View } from './view.js';
 
 /** Tensors up to this many values are compared as soon as they are selected. */
 const AUTO_ELEMENTS = 4 * 1024 * 1024;
 
-const $ = (sel) => document.querySelector(sel);
+/** SQNR as the table shows it: dB, `∞ (lossless)` when there is no error at all, `—` when undefined. */
+function sqnrText(r) {
+  if (r.sqnr_db !== null && r.sqnr_db !== undefined) return `${fmtNum(r.sqnr_db)} dB`;
+  return r.mse === 0 && r.count > 0 ? '∞ (lossless)' : '—';
+}
 
-export class FormatsView {
+export class FormatsView extends View {
   /**
-   * @param {{client: import('./client.js').WorkerClient, registry: {formats: object[]},
-   *   onChange?: () => void}} options
+   * Render the view into `root`.
+   * @param context {registry: the engine's registry (its `quantizers.formats` families),
+   *   prefix: element id prefix, onChange: () => void when the added formats change}
    */
-  constructor({ client, registry, onChange = () => {} }) {
-    this.client = client;
-    this.families = registry.formats;
-    this.onChange = onChange;
+  mount(root, engine, context = {}) {
+    this.attach(root, engine, context);
+    this.families = context.registry.quantizers.formats;
+    this.onChange = context.onChange || (() => {});
     /** Formats the user added: [{id, params}]. */
     this.extra = [];
     this.rows = [];
@@ -27,27 +33,60 @@ export class FormatsView {
     this.summary = null;
     /** The table row under the pointer (its point is emphasised). */
     this.hovered = null;
-    this.busy = false;
+    /** The generation of the comparison running, if any. */
+    this.running = null;
     this.generation = 0;
     this.addParams = {};
-    this.section = $('#formats');
+    this.controller = null;
+    this.renderMarkup();
+    this.section = this.$('formats');
     this.buildAdder();
-    $('#formats-run').addEventListener('click', () => this.compute());
-    $('#formats-cancel').addEventListener('click', () => this.client.cancel());
+    this.$('formats-run').addEventListener('click', () => this.compute());
+    this.$('formats-cancel').addEventListener('click', () => this.controller && this.controller.abort());
+    return this;
   }
 
-  /** The formats the user added, for the URL. */
-  get state() {
+  renderMarkup() {
+    const id = (n) => this.id(n);
+    this.root.replaceChildren(
+      h('section', { id: id('formats'), class: 'formats card', 'aria-labelledby': id('formats-title'), 'data-state': 'idle' },
+        h('div', { class: 'curve-head' },
+          h('h2', { id: id('formats-title'), text: 'Every number format side by side' }),
+          h('span', { id: id('formats-target'), class: 'muted' }),
+          h('span', { class: 'spacer' }),
+          h('button', { type: 'button', id: id('formats-run'), hidden: true, text: 'Compare formats' })),
+        h('p', { class: 'muted curve-note', text: 'What the tensor loses as integers, float16/bfloat16, fp8/fp6/fp4, MX and block floating point. Scales are min–max with Quark\'s formulas (per channel along axis 0, groups and MX blocks of 32 along the last axis); bits per value include the shared scales and zero points. Hover a row to find its point.' }),
+        h('div', { id: id('formats-progress'), class: 'progress', hidden: true },
+          h('progress', { id: id('formats-progress-bar'), max: 1, value: 0 }),
+          h('span', { id: id('formats-progress-label'), 'aria-live': 'polite' }),
+          h('button', { type: 'button', id: id('formats-cancel'), text: 'Cancel' })),
+        h('div', { id: id('formats-error'), class: 'alert', role: 'alert', hidden: true }),
+        h('div', { class: 'formats-body' },
+          h('canvas', { id: id('formats-chart'), class: 'formats-chart', role: 'img', 'aria-label': 'SQNR against bits per value for every format', hidden: true }),
+          h('table', { id: id('formats-table'), class: 'data-table formats-table' })),
+        h('details', { class: 'adder' },
+          h('summary', { text: 'Add a format' }),
+          h('div', { class: 'adder-row' },
+            h('label', {}, 'format ', h('select', { id: id('format-family') })),
+            h('button', { type: 'button', id: id('format-add'), class: 'primary', text: 'Add' })),
+          h('div', { id: id('format-controls') }),
+          h('div', { id: id('format-add-error'), class: 'alert', role: 'alert', hidden: true }))),
+    );
+  }
+
+  /** The formats the user added (what the URL keeps). */
+  state() {
     return this.extra.map((e) => ({ id: e.id, params: { ...e.params } }));
   }
 
   /** Restore added formats (from the URL); unknown families are dropped. */
-  setExtra(list) {
+  setState(list) {
     this.extra = (list || []).filter((e) => this.families.some((f) => f.id === e.id));
   }
 
   /** A new tensor was selected: compare at once when small, else offer the button. */
   tensorChanged(summary) {
+    if (this.controller) this.controller.abort();
     this.summary = summary;
     this.generation += 1;
     this.rows = [];
@@ -56,16 +95,24 @@ export class FormatsView {
     if (summary && summary.elements <= AUTO_ELEMENTS) this.compute();
   }
 
+  /** True while the current tensor's formats are being compared. */
+  get busy() {
+    return this.running !== null && this.running === this.generation;
+  }
+
   async compute() {
     if (!this.summary || this.busy) return;
     const generation = this.generation;
-    this.busy = true;
+    this.running = generation;
     this.section.dataset.state = 'running';
     this.setError(null);
     this.showProgress(0, 'comparing formats');
+    const controller = new AbortController();
+    this.controller = controller;
     try {
-      const { value } = await this.client.call('formats', { extra: this.extra }, {
+      const value = await this.engine.call('formats', { extra: this.extra }, {
         onProgress: (p) => this.showProgress(p.fraction, p.label),
+        signal: controller.signal,
       });
       if (generation !== this.generation) return;
       this.target = value;
@@ -76,53 +123,56 @@ export class FormatsView {
       this.section.dataset.state = err.cancelled ? 'cancelled' : 'error';
       if (!err.restarted) this.setError(err.cancelled ? 'Comparing formats was cancelled.' : `Could not compare formats: ${err.message}`);
     } finally {
-      this.busy = false;
-      $('#formats-progress').hidden = true;
-      if (generation === this.generation) this.render();
+      if (this.controller === controller) this.controller = null;
+      if (this.running === generation) this.running = null;
+      if (generation === this.generation) {
+        this.$('formats-progress').hidden = true;
+        this.render();
+      }
     }
   }
 
   showProgress(fraction, label) {
-    $('#formats-progress').hidden = false;
-    $('#formats-progress-bar').value = fraction;
-    $('#formats-progress-label').textContent = `${label} — ${Math.round(fraction * 100)} %`;
+    this.$('formats-progress').hidden = false;
+    this.$('formats-progress-bar').value = fraction;
+    this.$('formats-progress-label').textContent = `${label} — ${Math.round(fraction * 100)} %`;
   }
 
   setError(message) {
-    const el = $('#formats-error');
+    const el = this.$('formats-error');
     el.textContent = message || '';
     el.hidden = !message;
   }
 
   buildAdder() {
-    const select = $('#format-family');
+    const select = this.$('format-family');
     select.replaceChildren(...this.families.map((f) => h('option', { value: f.id, text: `${f.id} — ${f.summary}` })));
     select.addEventListener('change', () => {
       this.addParams = {};
       this.renderAdderControls();
     });
-    $('#format-add').addEventListener('click', () => this.add());
+    this.$('format-add').addEventListener('click', () => this.add());
     this.renderAdderControls();
   }
 
   renderAdderControls() {
-    const spec = this.families.find((f) => f.id === $('#format-family').value) || this.families[0];
+    const spec = this.families.find((f) => f.id === this.$('format-family').value) || this.families[0];
     if (!spec) return;
     const controls = buildControls({ id: `format-${spec.id}`, params: spec.params }, this.addParams, (name, value) => {
       this.addParams[name] = value;
-    }, { affects: false });
-    $('#format-controls').replaceChildren(controls);
+    }, { affects: false, idPrefix: this.prefix });
+    this.$('format-controls').replaceChildren(controls);
   }
 
   /** Evaluate the format configured in the "add" controls and append it. */
   async add() {
-    const id = $('#format-family').value;
+    const id = this.$('format-family').value;
     const params = { ...this.addParams };
-    $('#format-add-error').hidden = true;
+    this.$('format-add-error').hidden = true;
     if (!this.summary) return;
     const generation = this.generation;
     try {
-      const { value } = await this.client.call('evaluateFormat', { id, params });
+      const value = await this.engine.call('evaluateFormat', { id, params });
       if (generation !== this.generation) return;
       this.extra.push({ id, params });
       this.rows.push({ ...value, extra: true });
@@ -130,7 +180,7 @@ export class FormatsView {
       this.onChange();
     } catch (err) {
       if (err.restarted) return;
-      const el = $('#format-add-error');
+      const el = this.$('format-add-error');
       el.textContent = `Cannot add ${id}: ${err.message}`;
       el.hidden = false;
     }
@@ -147,8 +197,8 @@ export class FormatsView {
 
   render() {
     const t = this.target;
-    $('#formats-target').textContent = t ? `on ${t.name} ${fmtShape(t.shape)}` : '';
-    const button = $('#formats-run');
+    this.$('formats-target').textContent = t ? `on ${t.name} ${fmtShape(t.shape)}` : '';
+    const button = this.$('formats-run');
     button.hidden = Boolean(t) || this.busy || !this.summary;
     if (this.summary) button.textContent = `Compare formats (${groupDigits(this.summary.elements)} values)`;
     this.renderTable();
@@ -161,7 +211,7 @@ export class FormatsView {
   }
 
   renderTable() {
-    const table = $('#formats-table');
+    const table = this.$('formats-table');
     table.replaceChildren();
     if (!this.rows.length) return;
     const head = h('thead', {}, h('tr', {},
@@ -177,19 +227,17 @@ export class FormatsView {
         body.append(h('tr', { class: 'failed', 'data-format': r.id }, h('td', {}, swatch, r.id), h('td', { colspan: 5, class: 'error', text: r.error }), h('td', {}, remove)));
         return;
       }
-      const lossless = r.mse === 0;
-      const sqnr = r.sqnr_db === null || r.sqnr_db === undefined ? (lossless ? '∞ (exact)' : '—') : `${fmtNum(r.sqnr_db)} dB`;
       const tr = h('tr', {
         class: r.extra ? 'extra' : undefined,
         'data-format': r.format,
         'data-kind': r.id,
         'data-bits': r.bits_per_value,
-        'data-sqnr': r.sqnr_db ?? (lossless ? 'inf' : ''),
+        'data-sqnr': r.sqnr_db === null || r.sqnr_db === undefined ? 'null' : r.sqnr_db,
         'data-mse': r.mse,
       },
       h('td', {}, swatch, r.format),
       h('td', { class: 'num', text: fmtNum(r.bits_per_value) }),
-      h('td', { class: 'num', text: sqnr }),
+      h('td', { class: 'num', text: sqnrText(r) }),
       h('td', { class: 'num', text: fmtNum(r.mse) }),
       h('td', { class: 'num', text: fmtNum(r.max_abs_err) }),
       h('td', { class: 'num', text: r.clipped_fraction ? `${fmtNum(r.clipped_fraction * 100)} %` : '0' }),
@@ -212,13 +260,13 @@ export class FormatsView {
     const points = [];
     for (const r of this.rows) {
       if (r.error) continue;
-      const lossless = r.mse === 0;
+      const lossless = r.mse === 0 && r.count > 0;
       points.push({
         label: r.format,
         kind: r.id,
         bits_per_value: r.bits_per_value,
-        // No error at all: an infinite SQNR, drawn at the top edge (JSON has no Infinity).
-        sqnr_db: lossless ? 'inf' : r.sqnr_db ?? null,
+        // No error at all: an infinite SQNR, drawn in the band above the plot.
+        sqnr_db: lossless ? Infinity : r.sqnr_db ?? null,
         highlighted: r === this.hovered || Boolean(r.extra),
       });
     }
@@ -226,7 +274,7 @@ export class FormatsView {
   }
 
   draw() {
-    const canvas = $('#formats-chart');
+    const canvas = this.$('formats-chart');
     canvas.hidden = !this.rows.length;
     if (!this.rows.length) return;
     const ratio = fitCanvas(canvas);

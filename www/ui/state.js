@@ -1,18 +1,24 @@
 // The shareable part of the page's state, kept in the URL fragment:
 //   #o=torch.MinMaxObserver,torch.HistogramObserver   selected observers, in order
 //   &torch.HistogramObserver:bins=1024                a parameter that differs from its default
+//                                                     (text, vector and float-format bits values
+//                                                     as JSON, e.g. modelopt…:num_bits=[4,3])
 //   &curve=8,affine,mse  &log=1 (log counts; 0 = linear)  &demo=weight
 //   &formats=[{"id":"int","params":{"bits":3}}]        formats added to the formats view
-import { parseParam } from './controls.js';
+import { encodeParam, parseParam } from './controls.js';
 
-/** Encode `state` ({observers, params, curve, logCounts, demo}) as a URL fragment. */
-export function encodeState(state) {
+/**
+ * Encode `state` ({observers, params, curve, logCounts, demo, formats}) as a URL fragment;
+ * `specs` (id → registry entry) gives each parameter's kind.
+ */
+export function encodeState(state, specs) {
   const q = new URLSearchParams();
   q.set('o', state.observers.join(','));
   for (const id of state.observers) {
     const params = state.params[id] || {};
+    const spec = specs.get(id);
     for (const [k, v] of Object.entries(params)) {
-      q.append(`${id}:${k}`, v === null ? 'null' : String(v));
+      q.append(`${id}:${k}`, encodeParam(spec && spec.params.find((x) => x.name === k), v));
     }
   }
   const c = state.curve;

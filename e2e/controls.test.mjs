@@ -1,0 +1,312 @@
+// Every control of every observer in the registry, in Chromium: each is moved away from its
+// default and back (sliders, exact boxes, selects, checkboxes, the bits select, the auto
+// checkbox), and after every move the panel's data-* (clip, grid, scale, zero point, MSE, SQNR,
+// max error, clipped share, error) must equal a fresh run of the parameters the page now holds,
+// computed by a separate Engine on the page's main thread. A stale panel is one that does not.
+// Also: re-selecting an observer computes it again; Horizon MinMax qint16 → qint8 and Quark
+// Percentile's percentile moved and back give the fresh numbers on the demo tensor.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import path from 'node:path';
+import { start, WWW, RESULTS, npyBytes, readNpyF32 } from './helpers.mjs';
+
+/** Pages working in parallel, each on its share of the registry. */
+const PAGES = 3;
+
+let env;
+before(async () => {
+  env = await start();
+});
+after(async () => {
+  await env.close();
+});
+
+/** The first 32 rows of the demo activation (outliers included): small enough to be quick. */
+function smallTensor() {
+  const demo = readNpyF32(path.join(WWW, 'demo', 'l0_layer_out.npy'));
+  const cols = demo.shape[1];
+  return npyBytes(Array.from(demo.data.subarray(0, 32 * cols)), [32, cols]);
+}
+
+/**
+ * Open a page on `bytes` and give it `window.__fresh(id, params)`: a fresh run on a separate
+ * Engine (its own session) with the numbers a panel shows (the display function's slices and
+ * the report's metrics).
+ */
+async function pageOn(bytes, name) {
+  const page = await env.page({ hash: '#o=torch.MinMaxObserver' });
+  await page.evaluate(async ({ data, name }) => {
+    await window.quantscope.load(new Uint8Array(data), { name });
+    const { Engine } = await import('./lib/engine.js');
+    const { panelView } = await import('./pkg/quantscope.js');
+    const engine = new Engine();
+    const [info] = await engine.load({ files: [new Uint8Array(data)], names: [name] });
+    engine.select({ selection: { batches: [{ file: 0, member: info.members[0].name }], split: null } });
+    window.__fresh = (id, params) => {
+      const report = engine.observe({ id, params });
+      const view = panelView(report);
+      return { error: view.error ?? null, slices: view.slices, channels: Boolean(view.channels), metrics: report.metrics ?? null };
+    };
+  }, { data: [...bytes], name });
+  return page;
+}
+
+const list = (v) => (v === undefined ? null : v.startsWith('[') ? JSON.parse(v) : [Number(v)]);
+
+/** What panel `id` shows, the parameters the page holds for it, and a fresh run of them. */
+async function snapshot(page, id) {
+  await page.evaluate(() => window.quantscope.idle());
+  return page.evaluate((id) => {
+    const el = document.querySelector(`[role=region][aria-label="${CSS.escape(id)}"]`);
+    const params = window.quantscope.state().params[id] || {};
+    return { data: { ...el.dataset }, params, fresh: window.__fresh(id, params) };
+  }, id);
+}
+
+/** Differences between a panel's data-* and a fresh run (empty when the panel is current). */
+function staleness({ data, fresh }) {
+  const out = [];
+  if (fresh.error !== null) {
+    if (data.status !== 'error' || data.error !== fresh.error) out.push(`error: panel ${data.status} ${JSON.stringify(data.error)}, fresh ${JSON.stringify(fresh.error)}`);
+    return out;
+  }
+  if (data.status !== 'ready') out.push(`status ${data.status} (${data.error || ''})`);
+  const slices = [['clipMin', 'clip_min'], ['clipMax', 'clip_max'], ['gridMin', 'grid_min'], ['gridMax', 'grid_max'], ['scale', 'scale'], ['zeroPoint', 'zero_point']];
+  for (const [attr, field] of slices) {
+    const want = fresh.slices[field].length ? fresh.slices[field] : null;
+    const got = list(data[attr]);
+    if (JSON.stringify(got) !== JSON.stringify(want)) out.push(`${attr}: panel ${data[attr]}, fresh ${JSON.stringify(want)}`);
+  }
+  const m = fresh.metrics;
+  const metrics = [['mse', 'mse'], ['maxAbsErr', 'max_abs_err'], ['clippedFraction', 'clipped_fraction'], ['sqnrDb', 'sqnr_db']];
+  for (const [attr, field] of metrics) {
+    const want = m ? String(m[field] === null ? 'null' : m[field]) : undefined;
+    if (data[attr] !== want) out.push(`${attr}: panel ${data[attr]}, fresh ${want}`);
+  }
+  return out;
+}
+
+/** Check panel `id` now; returns the snapshot with its `stale` differences. */
+async function check(page, id, move, log) {
+  const s = await snapshot(page, id);
+  const stale = staleness(s);
+  log.moves += 1;
+  if (stale.length) log.stale.push(`${id} ${move} ${JSON.stringify(s.params)}: ${stale.join('; ')}`);
+  return s;
+}
+
+/** The controls of panel `id`: parameter, kind, default, and which inputs it has. */
+function controlsOf(page, id) {
+  return page.evaluate((id) => {
+    const spec = window.quantscope.registry().find((o) => o.id === id);
+    const panel = document.querySelector(`[role=region][aria-label="${CSS.escape(id)}"]`);
+    return spec.params.map((p) => {
+      const row = panel.querySelector(`.control[data-param="${CSS.escape(p.name)}"]`);
+      const slider = row.querySelector('input[type=range]');
+      return {
+        name: p.name,
+        kind: p.type,
+        default: p.default,
+        auto: Boolean(row.querySelector('input.auto')),
+        slider: slider ? { min: Number(slider.min), max: Number(slider.max), value: Number(slider.value) } : null,
+        options: [...row.querySelectorAll('select option')].map((o) => o.value),
+        selected: row.querySelector('select') ? row.querySelector('select').value : null,
+      };
+    });
+  }, id);
+}
+
+/** Move every control of observer `id` away from its default and back, checking after each move. */
+async function sweep(page, id, log) {
+  await page.evaluate((id) => window.quantscope.setObservers([id]), id);
+  await check(page, id, 'shown', log);
+  const row = (name) => page.locator(`[role=region][aria-label="${id}"] .control[data-param="${name}"]`);
+  for (const c of await controlsOf(page, id)) {
+    const r = row(c.name);
+    const move = async (what, action) => {
+      await action();
+      await check(page, id, `${c.name}: ${what}`, log);
+    };
+    if (c.auto) await move('auto off', () => r.locator('input.auto').uncheck());
+    if (c.slider) {
+      const { min, max, value } = c.slider;
+      const span = max - min;
+      const away = [min + Math.round(span / 4), min + Math.round((3 * span) / 4)].find((v) => v !== value) ?? max;
+      await move(`slider ${away}`, () => r.locator('input[type=range]').fill(String(away)));
+      if (c.default !== null) {
+        await move(`exact ${c.default}`, async () => {
+          await r.locator('input.exact').fill(String(c.default));
+          await r.locator('input.exact').dispatchEvent('change');
+        });
+      }
+    } else if (c.kind === 'bool') {
+      await move('toggled', () => r.locator('input[type=checkbox]:not(.auto)').click());
+      await move('toggled back', () => r.locator('input[type=checkbox]:not(.auto)').click());
+    } else if (c.options.length) {
+      // A float format first for bit widths (FP8 (4, 3)), else another option.
+      const other = c.options.find((o) => o.includes(',')) ?? c.options.find((o) => o !== c.selected);
+      if (other !== undefined) {
+        await move(`select ${other}`, () => r.locator('select').selectOption(other));
+        if (c.default !== null) await move(`select ${c.selected}`, () => r.locator('select').selectOption(c.selected));
+      }
+    } else if (c.kind === 'text') {
+      const type = (text) => async () => {
+        await r.locator('input[type=text]').fill(text);
+        await r.locator('input[type=text]').dispatchEvent('change');
+      };
+      await move('text x', type('x'));
+      if (c.default !== null) await move(`text ${JSON.stringify(c.default)}`, type(c.default));
+    }
+    if (c.auto) await move('auto on', () => r.locator('input.auto').check());
+  }
+  const params = await page.evaluate((id) => window.quantscope.state().params[id] || {}, id);
+  assert.deepEqual(params, {}, `${id}: every control is back at its default`);
+}
+
+test('every control of every observer, moved away and back, leaves no stale panel', { timeout: 900_000 }, async (t) => {
+  const t0 = Date.now();
+  const bytes = smallTensor();
+  const pages = await Promise.all(Array.from({ length: PAGES }, () => pageOn(bytes, 'l0_layer_out_rows0-31.npy')));
+  const ids = await pages[0].evaluate(() => window.quantscope.registry().map((o) => o.id));
+  const logs = pages.map(() => ({ moves: 0, stale: [] }));
+  await Promise.all(pages.map(async (page, k) => {
+    for (let i = k; i < ids.length; i += PAGES) await sweep(page, ids[i], logs[k]);
+  }));
+  for (const page of pages) assert.deepEqual(page.errors, []);
+  await pages[0].screenshot({ path: path.join(RESULTS, 'controls-sweep.png'), fullPage: true });
+  await Promise.all(pages.map((p) => p.context().close()));
+  const moves = logs.reduce((n, l) => n + l.moves, 0);
+  const stale = logs.flatMap((l) => l.stale);
+  const seconds = ((Date.now() - t0) / 1000).toFixed(1);
+  t.diagnostic(`${ids.length} observers, ${moves} moves (each compared with a fresh run), ${stale.length} stale, ${seconds} s on ${PAGES} pages`);
+  console.log(`controls sweep: ${ids.length} observers, ${moves} moves, ${stale.length} stale, ${seconds} s`);
+  assert.deepEqual(stale, []);
+  assert.ok(moves > ids.length * 2, `${moves} moves`);
+});
+
+test('re-selecting an observer computes it again; Horizon dtype and Quark percentile come back fresh', async () => {
+  const demo = readNpyF32(path.join(WWW, 'demo', 'l0_layer_out.npy'));
+  const page = await pageOn(npyBytes(Array.from(demo.data), demo.shape), 'l0_layer_out.npy');
+  const log = { moves: 0, stale: [] };
+  const a = 'torch.HistogramObserver';
+  const b = 'quark.PerTensorMSEObserver';
+  for (const ids of [[a], [b], [a]]) await page.evaluate((ids) => window.quantscope.setObservers(ids), ids);
+  const again = await check(page, a, 'reselected', log);
+  assert.equal(again.data.status, 'ready', 'the re-selected observer is computed, not left pending');
+
+  // Horizon MinMax: qint16, then qint8 again.
+  const h = 'horizon.MinMaxObserver';
+  await page.evaluate((id) => window.quantscope.setObservers([id]), h);
+  const dtype = page.locator(`[role=region][aria-label="${h}"] .control[data-param=dtype] select`);
+  const qint8 = await check(page, h, 'qint8', log);
+  await dtype.selectOption('qint16');
+  const qint16 = await check(page, h, 'qint16', log);
+  await dtype.selectOption('qint8');
+  const back = await check(page, h, 'qint8 again', log);
+  assert.notEqual(qint16.data.scale, qint8.data.scale);
+  assert.equal(back.data.scale, qint8.data.scale, 'the qint8 scale, not the qint16 one');
+  assert.equal(Number(back.data.scale), back.fresh.slices.scale[0]);
+
+  // Quark Percentile: the percentile moved and back.
+  const q = 'quark.PerTensorPercentileObserver';
+  await page.evaluate((id) => window.quantscope.setObservers([id]), q);
+  const percentile = page.locator(`[role=region][aria-label="${q}"] .control[data-param=percentile]`);
+  const first = await check(page, q, 'default', log);
+  await percentile.locator('input[type=range]').fill('100');
+  const moved = await check(page, q, 'moved', log);
+  const def = await page.evaluate((id) => window.quantscope.registry().find((o) => o.id === id).params.find((p) => p.name === 'percentile').default, q);
+  await percentile.locator('input.exact').fill(String(def));
+  await percentile.locator('input.exact').dispatchEvent('change');
+  const restored = await check(page, q, 'back', log);
+  assert.notEqual(moved.data.clipMax, first.data.clipMax, 'the percentile moves the clip');
+  assert.equal(restored.data.clipMax, first.data.clipMax, 'the clip of the default percentile again');
+  assert.deepEqual(log.stale, []);
+  assert.deepEqual(page.errors, []);
+  await page.context().close();
+});
+
+test('every parameter kind has a control whose values are integers where they must be, and round-trips through the URL', async () => {
+  const page = await env.page({ hash: '#o=modelopt.MaxCalibrator&modelopt.MaxCalibrator:num_bits=[4,3]' });
+  // A real bits select: FP8 (4, 3) chosen from the URL, kept by the state, shown by the select.
+  assert.deepEqual(await page.evaluate(() => window.quantscope.state().params['modelopt.MaxCalibrator']), { num_bits: [4, 3] });
+  const select = page.locator('[role=region][aria-label="modelopt.MaxCalibrator"] .control[data-param=num_bits] select');
+  assert.equal(await select.inputValue(), '4,3');
+  assert.match(await select.locator('option:checked').textContent(), /E4M3 \(4, 3\)/);
+  assert.equal((await page.evaluate(() => window.quantscope.results()['modelopt.MaxCalibrator'])).params.num_bits.join(','), '4,3');
+
+  // Every kind, on a made-up spec: the values each control produces, and the URL round trip.
+  const out = await page.evaluate(async () => {
+    const { buildControls } = await import('./ui/controls.js');
+    const { encodeState, decodeState } = await import('./ui/state.js');
+    const spec = {
+      id: 'test.Every',
+      params: [
+        { name: 'n', type: 'int', min: 1, max: 1 << 20, default: 2048, affects: 'data', doc: '' },
+        { name: 'q', type: 'int', min: -(2 ** 31), max: 2 ** 31 - 1, default: null, affects: 'search', doc: '' },
+        { name: 'x', type: 'float', min: 0, max: 100, log: false, default: 99.99, affects: 'search', doc: '' },
+        { name: 'b', type: 'bool', default: false, affects: 'data', doc: '' },
+        { name: 'c', type: 'choice', options: ['a', 'b&c', 'null'], default: 'a', affects: 'search', doc: '' },
+        { name: 'bits', type: 'bits', min: 1, max: 16, formats: [[4, 3], [5, 2]], default: 8, affects: 'search', doc: '' },
+        { name: 't', type: 'text', default: null, affects: 'data', doc: '' },
+        { name: 'v', type: 'vector', default: null, affects: 'data', doc: '' },
+      ],
+    };
+    const tensors = [{ value: { file: 0, member: 'imp' }, label: 'imp.npy [384]' }, { value: { file: 1, member: '' }, label: 'w.npy [4]' }];
+    const seen = [];
+    const box = buildControls(spec, {}, (name, value) => seen.push([name, value]), { tensors, idPrefix: 'z-' });
+    document.body.append(box);
+    const row = (name) => box.querySelector(`.control[data-param="${name}"]`);
+    const fire = (el, type) => el.dispatchEvent(new Event(type, { bubbles: true }));
+    for (const pos of ['0', '137', '500', '999']) {
+      const s = row('n').querySelector('input[type=range]');
+      s.value = pos;
+      fire(s, 'input');
+    }
+    const auto = row('q').querySelector('input.auto');
+    auto.checked = false;
+    fire(auto, 'change');
+    for (const pos of ['1', '333', '777']) {
+      const s = row('q').querySelector('input[type=range]');
+      s.value = pos;
+      fire(s, 'input');
+    }
+    const exact = row('n').querySelector('input.exact');
+    exact.value = '300.6';
+    fire(exact, 'change');
+    const bits = row('bits').querySelector('select');
+    const bitsOptions = [...bits.options].map((o) => o.textContent);
+    for (const v of ['4,3', '5', '5,2']) {
+      bits.value = v;
+      fire(bits, 'change');
+    }
+    const text = row('t').querySelector('input[type=text]');
+    const tAuto = row('t').querySelector('input.auto');
+    tAuto.checked = false;
+    fire(tAuto, 'change');
+    text.value = 'op&name=null';
+    fire(text, 'change');
+    const vec = row('v').querySelector('select');
+    vec.value = vec.options[1].value;
+    fire(vec, 'change');
+    const values = Object.fromEntries(seen);
+    const specs = new Map([[spec.id, spec]]);
+    const state = { observers: [spec.id], params: { [spec.id]: { ...values, c: 'b&c', x: 12.5, b: true, nothing: null } }, curve: { bits: 8, scheme: 'affine', metric: 'mse' }, logCounts: true, demo: null, formats: [] };
+    delete state.params[spec.id].nothing;
+    state.params[spec.id].inline = [1, 2.5];
+    specs.get(spec.id).params.push({ name: 'inline', type: 'vector', default: null, affects: 'data', doc: '' });
+    const hash = encodeState(state, specs);
+    const back = decodeState(hash, specs);
+    box.remove();
+    return { seen, values, bitsOptions, sent: state.params[spec.id], back: back.params[spec.id], hash };
+  });
+  const ints = out.seen.filter(([name]) => name === 'n' || name === 'q').map(([, v]) => v);
+  assert.ok(ints.length >= 8 && ints.every((v) => v === null || Number.isInteger(v)), `integer kinds give integers: ${ints.join(', ')}`);
+  assert.equal(out.values.n, 301, 'a typed 300.6 becomes the integer 301');
+  assert.deepEqual(out.bitsOptions.slice(-2), ['E4M3 (4, 3)', 'E5M2 (5, 2)']);
+  assert.equal(out.bitsOptions.length, 18, '1..16 and the two float formats');
+  assert.deepEqual(out.seen.filter(([name]) => name === 'bits').map(([, v]) => v), [[4, 3], 5, [5, 2]]);
+  assert.equal(out.values.t, 'op&name=null');
+  assert.deepEqual(out.values.v, { file: 0, member: 'imp' });
+  assert.deepEqual(out.back, out.sent, `the URL ${out.hash} round-trips every kind`);
+  await page.context().close();
+});

@@ -1,0 +1,346 @@
+// The one JavaScript façade over the WebAssembly session, the same in Node, Deno, Observable, a
+// page's main thread and a Web Worker. Every loop over the engine lives here, once: reading files
+// (whole when small, in chunks when large), comparing formats one at a time, AdaRound a few
+// iterations at a time. Long operations are step generators (steps.js) that the asynchronous
+// methods drive with progress and cancel, and the npm package's synchronous API drives at once.
+//
+// Every method takes one object of named arguments and, for long operations, a second object
+// `{onProgress, signal}` (an AbortSignal), so that a worker RPC (rpc.js) can forward any call as
+// `call(method, args, {onProgress, signal})`. Results are plain data (the generated types of
+// ../pkg/quantscope.d.ts): they cross postMessage unchanged.
+//
+// The WebAssembly module must be initialised before an Engine is made (index.js `init`, or the
+// module's default export).
+import * as wasm from '../pkg/quantscope.js';
+import { Cancelled, nextTask, runAsync } from './steps.js';
+
+/** Files up to this size are read whole; larger ones are read in chunks. */
+export const WHOLE_FILE_BYTES = 64 * 1024 * 1024;
+/** .npz archives cannot be read in chunks; up to this size they are read whole. */
+export const MAX_NPZ_BYTES = 256 * 1024 * 1024;
+/** Chunk size of chunked loads. */
+export const CHUNK_BYTES = 16 * 1024 * 1024;
+/** Time AdaRound computes between two progress reports. */
+const ADAROUND_SLICE_MS = 30;
+
+const now = () => (typeof performance !== 'undefined' ? performance.now() : Date.now());
+const progress = (fraction, label, extra = {}) => ({ progress: { fraction, label, ...extra } });
+
+/** The bytes of a typed array or ArrayBuffer as a Uint8Array (no copy). */
+export function toBytes(data) {
+  if (data instanceof Uint8Array) return data;
+  if (data instanceof ArrayBuffer) return new Uint8Array(data);
+  if (ArrayBuffer.isView(data)) return new Uint8Array(data.buffer, data.byteOffset, data.byteLength);
+  throw new TypeError('expected the bytes of a .npy/.npz/.safetensors file (Uint8Array or ArrayBuffer), a Blob, or {data: Float32Array, shape}');
+}
+
+/**
+ * One input as the engine reads it: a Blob/File (read asynchronously), file bytes (Uint8Array,
+ * ArrayBuffer, `{bytes, name}`), or values `{data: Float32Array, shape, name}`.
+ */
+function toSource(input, fallbackName) {
+  if (typeof Blob !== 'undefined' && input instanceof Blob) return { blob: input, name: input.name || fallbackName };
+  if (input && input.data instanceof Float32Array) {
+    return { values: input.data, shape: input.shape || [input.data.length], name: input.name || fallbackName };
+  }
+  if (input && !ArrayBuffer.isView(input) && !(input instanceof ArrayBuffer) && input.bytes !== undefined) {
+    return { bytes: toBytes(input.bytes), name: input.name || fallbackName };
+  }
+  return { bytes: toBytes(input), name: fallbackName };
+}
+
+/** `member` of a loaded file (its first when undefined), or an error naming the members. */
+export function memberOf(info, member) {
+  if (member === undefined || member === null) return info.members[0].name;
+  if (!info.members.some((m) => m.name === member)) {
+    throw new Error(`no tensor named ${JSON.stringify(member)} in ${info.name}; members: ${info.members.map((m) => m.name).join(', ')}`);
+  }
+  return member;
+}
+
+async function readBytes(blob, start, end) {
+  return new Uint8Array(await blob.slice(start, end).arrayBuffer());
+}
+
+/**
+ * Steps that add one source to `session`: values and bytes at once; a Blob whole when small (or
+ * a .npz up to MAX_NPZ_BYTES), else in CHUNK_BYTES chunks of the planned byte range with progress
+ * and cancel between chunks. Returns the file's info with `streamed` and `allMembers` (a chunked
+ * load reads one member; `allMembers` lists every member of the file).
+ */
+function* loadSourceSteps(session, source, { member, prefix = '' } = {}) {
+  const whole = (info) => ({ ...info, streamed: false, allMembers: info.members });
+  if (source.values) return whole(session.addTensor(source.name, source.shape, source.values));
+  if (source.bytes) return whole(session.loadFile(source.name, source.bytes));
+  const { blob, name } = source;
+  const stopped = () => new Cancelled('loading cancelled');
+  const probe = yield { wait: readBytes(blob, 0, Math.min(blob.size, wasm.limits().probeBytes)) };
+  const isZip = probe[0] === 0x50 && probe[1] === 0x4b;
+  if (blob.size <= WHOLE_FILE_BYTES || (isZip && blob.size <= MAX_NPZ_BYTES)) {
+    if (yield progress(0, `${prefix}reading ${name}`)) throw stopped();
+    const bytes = yield { wait: readBytes(blob, 0, blob.size) };
+    if (yield progress(0.5, `${prefix}decoding ${name}`)) throw stopped();
+    return whole(session.loadFile(name, bytes));
+  }
+  const head = yield { wait: readBytes(blob, 0, Math.min(blob.size, wasm.headerSize(probe))) };
+  const plan = session.beginStream(name, head, blob.size, member ?? undefined);
+  const end = plan.offset + plan.length;
+  let finished = false;
+  try {
+    for (let off = plan.offset; off < end; off += CHUNK_BYTES) {
+      const chunk = yield { wait: readBytes(blob, off, Math.min(end, off + CHUNK_BYTES)) };
+      const fraction = session.pushChunk(chunk);
+      if (yield progress(fraction, `${prefix}reading ${name}${plan.member ? ` — ${plan.member}` : ''}`)) throw stopped();
+    }
+    finished = true;
+  } finally {
+    if (!finished) session.abortStream();
+  }
+  const info = session.finishStream();
+  return { ...info, streamed: true, allMembers: plan.members.length ? plan.members : info.members };
+}
+
+/** Steps that add every source of `sources` to `session`, in order (progress labels "i/n"). */
+function* loadAllSteps(session, sources, members = {}) {
+  const infos = [];
+  for (let i = 0; i < sources.length; i++) {
+    const prefix = sources.length > 1 ? `${i + 1}/${sources.length} ` : '';
+    infos.push(yield* loadSourceSteps(session, sources[i], { member: members[i], prefix }));
+  }
+  return infos;
+}
+
+/** The sources of `files` (names from `names`, else the files' own, else `tensor.npy`). */
+function sourcesOf(files, names = []) {
+  if (!Array.isArray(files) || files.length === 0) throw new TypeError('expected a non-empty list of files');
+  return files.map((f, i) => toSource(f, names[i] || 'tensor.npy'));
+}
+
+/**
+ * Steps of `adaround`: W and X (`{file, member, name}`, `file` any input `load` takes) in a
+ * session of their own, then AdaRound in slices of about ADAROUND_SLICE_MS, reporting the
+ * history points learned so far. Asked to stop, it concludes with the rounding learned until
+ * then (`cancelled: true`).
+ */
+export function* adaroundSteps({ w, x, params = {} }) {
+  const job = new wasm.Session();
+  try {
+    const same = x.file === w.file;
+    const sources = [toSource(w.file, w.name || 'W')];
+    if (!same) sources.push(toSource(x.file, x.name || 'X'));
+    const members = same ? { 0: w.member } : { 0: w.member, 1: x.member };
+    const infos = yield* loadAllSteps(job, sources, members);
+    const last = infos.length - 1;
+    const wRef = { file: 0, member: memberOf(infos[0], w.member) };
+    const xRef = { file: last, member: memberOf(infos[last], x.member) };
+    const start = job.adaroundBegin(wRef, xRef, params);
+    let count = 1;
+    let cancelled = false;
+    for (;;) {
+      const t0 = now();
+      const status = job.adaroundStep(count);
+      const spent = now() - t0;
+      const label = `iteration ${status.iterations_run} of ${status.iterations}`;
+      const stop = yield progress(status.iterations_run / status.iterations, label, status);
+      if (status.done) break;
+      if (stop) {
+        cancelled = true;
+        break;
+      }
+      count = Math.max(1, Math.min(1000, Math.round((count * ADAROUND_SLICE_MS) / Math.max(spent, 0.1))));
+    }
+    return { ...job.adaroundFinish(), ...start, cancelled };
+  } finally {
+    job.free();
+  }
+}
+
+export class Engine {
+  /** An engine with an empty session (the WebAssembly module must be initialised). */
+  constructor() {
+    this.session = new wasm.Session();
+  }
+
+  /** Free the session's WebAssembly memory. */
+  free() {
+    if (this.session) this.session.free();
+    this.session = null;
+  }
+
+  /** The observer registry with the quantizer registry, the explorer's limits and the version. */
+  registry() {
+    return { ...wasm.registry(), quantizers: this.quantizers(), limits: this.limits(), version: wasm.version() };
+  }
+
+  /** The quantizer registry: number format families and rounding optimisers, with their parameters. */
+  quantizers() {
+    return wasm.quantizers();
+  }
+
+  /** What a session holds at most and reads first: `{maxElements, displayBins, probeBytes}`. */
+  limits() {
+    return wasm.limits();
+  }
+
+  /**
+   * Steps of `load`: replace the loaded files with `files`; on failure or cancel the previous
+   * files, selection and results stay.
+   */
+  *loadSteps({ files, names, members = {} }) {
+    const sources = sourcesOf(files, names);
+    this.session.beginReplace();
+    let infos = null;
+    try {
+      infos = yield* loadAllSteps(this.session, sources, members);
+    } finally {
+      if (!infos) this.session.abandonReplace();
+    }
+    const base = this.session.fileCount() - sources.length;
+    this.session.retainFiles(sources.map((_, i) => base + i));
+    return infos.map((info, i) => ({ ...info, index: i }));
+  }
+
+  /**
+   * Replace the loaded files with `files` (File/Blob, bytes, `{bytes, name}` or `{data, shape,
+   * name}`), each one a calibration batch candidate; `names` name byte inputs, `members[i]`
+   * picks the member of a large file read in chunks. Resolves to each file's info.
+   */
+  load(args, run) {
+    return runAsync(this.loadSteps(args), run);
+  }
+
+  /** Steps of `inspect`. */
+  *inspectSteps({ files, names }) {
+    const scratch = new wasm.Session();
+    try {
+      const sources = sourcesOf(files, names);
+      const infos = yield* loadAllSteps(scratch, sources);
+      return infos.map((info, i) => ({ name: sources[i].name, members: info.allMembers }));
+    } finally {
+      scratch.free();
+    }
+  }
+
+  /** The members (name, shape, dtype) of `files`, read into a scratch session. */
+  inspect(args, run) {
+    return runAsync(this.inspectSteps(args), run);
+  }
+
+  /**
+   * Choose the calibration batches (`{batches: [{file, member}], split}`); previous results are
+   * dropped. Returns the tensor summary and the display histogram.
+   */
+  select({ selection }) {
+    const summary = this.session.select(selection);
+    return { summary, hist: this.session.histogram() };
+  }
+
+  /** Observer `id` with `params` over the current batches, from scratch. */
+  observe({ id, params = {} }) {
+    return this.session.observe(id, params);
+  }
+
+  /** Observer `id` with `params`; the collected state is reused when only the search changed. */
+  update({ id, params = {} }) {
+    return this.session.update(id, params);
+  }
+
+  /**
+   * Like `update`, but a change answered from the collected state reports its clipping range
+   * first (`onProgress(report)` with `metrics_pending`), then lets other requests in and
+   * computes the metrics — unless `signal` was aborted meanwhile (a newer change superseded it:
+   * rejects with `cancelled`).
+   */
+  async updateDeferred({ id, params = {} }, { onProgress, signal } = {}) {
+    const first = this.session.updateDeferred(id, params);
+    if (!first.metrics_pending) return first;
+    if (onProgress) onProgress(first);
+    await nextTask();
+    if (signal && signal.aborted) throw new Cancelled('superseded by a newer change');
+    return this.session.complete(id) || first;
+  }
+
+  /** The metrics a deferred update left pending (null if none). */
+  complete({ id }) {
+    return this.session.complete(id);
+  }
+
+  /** Forget observer `id`'s run. */
+  remove({ id }) {
+    this.session.remove(id);
+    return null;
+  }
+
+  /** Every report of the session. */
+  results() {
+    return this.session.results();
+  }
+
+  /** The error-versus-clipping curve (`spec` {bits, scheme, points}) with markers of `ids`. */
+  curve({ spec, ids = [], colors = [] }) {
+    return this.session.curve(spec, ids, colors);
+  }
+
+  /** The comparison of observers `ids` (histogram, panels, curve) as one SVG document. */
+  comparisonSvg({ ids, colors, curve = null, style = {}, width = 1400 }) {
+    return this.session.comparisonSvg(ids, colors, curve, style, width);
+  }
+
+  /** One format measured on the formats view's tensor; a format that does not apply gives `{error}`. */
+  formatRow({ id, params = {}, extra = false }) {
+    try {
+      return { ...this.session.evaluateFormat(id, params), extra };
+    } catch (err) {
+      return { id, params, extra, error: err.message };
+    }
+  }
+
+  /** Steps of `formats`. */
+  *formatSteps({ extra = [] } = {}) {
+    const target = this.session.formatLineup();
+    const jobs = target.lineup.map(([id, params]) => ({ id, params, extra: false }));
+    for (const e of extra) jobs.push({ id: e.id, params: e.params || {}, extra: true });
+    const rows = [];
+    for (let i = 0; i < jobs.length; i++) {
+      if (yield progress(i / jobs.length, `format ${i + 1} of ${jobs.length}`)) throw new Cancelled('comparing formats was cancelled');
+      rows.push(this.formatRow(jobs[i]));
+    }
+    return { name: target.name, shape: target.shape, rows };
+  }
+
+  /**
+   * Every format of the standard line-up plus `extra` ([{id, params}]) on the first selected
+   * tensor, one at a time; cancellable between formats.
+   */
+  formats(args, run) {
+    return runAsync(this.formatSteps(args), run);
+  }
+
+  /** One format on the formats view's tensor (throws when it does not apply). */
+  evaluateFormat({ id, params = {} }) {
+    return this.session.evaluateFormat(id, params);
+  }
+
+  /**
+   * AdaRound for weight `w` and inputs `x` with registry `params`, in a session of its own (the
+   * loaded tensors stay as they are); progress carries `points`, the history learned so far.
+   */
+  adaround(args, run) {
+    return runAsync(adaroundSteps(args), run);
+  }
+
+  /** Panic inside the WebAssembly module (to test that a host recovers). */
+  debugPanic({ message = 'debug panic requested' } = {}) {
+    wasm.debugPanic(message);
+    return null;
+  }
+
+  /** The message of the last WebAssembly panic, if any. */
+  panicMessage() {
+    try {
+      return wasm.lastPanic() || null;
+    } catch {
+      return null;
+    }
+  }
+}

@@ -1,0 +1,605 @@
+// The observers view: the observer picker, one panel per selected observer (histogram with the
+// clipping range, numbers, quirks, and controls generated from the registry), and the
+// error-versus-clipping curve with each observer's choice marked. The page and the notebook
+// widget mount the same view; it renders its own markup into the root it is given.
+//
+// View interface (shared by the formats and AdaRound views):
+//   mount(root, engine, context)   engine: anything with `call(method, args, {onProgress, signal})`
+//                                  (rpc.js RemoteEngine or LocalEngine); context: see mount()
+//   tensorChanged(summary, hist, files)  a new tensor is selected (files: the loaded files' infos)
+//   state() / setState(state)      what the URL (or a notebook's model) keeps
+//
+// Every panel has its own request queue: at most one engine call in flight; changes made
+// meanwhile collapse into one that follows it. A change of search parameters only comes back
+// twice (engine `updateDeferred`): the clipping range at once, then the error metrics, which a
+// newer change of the same panel supersedes (its signal is aborted). A panel only ever shows the
+// answer to the last request it sent; a panel that is (re)created always asks again.
+import { drawCurve, renderPanelSvg } from '../pkg/quantscope.js';
+import { buildControls } from './controls.js';
+import { createPanel, fillPanel, drawPanel, h, fitCanvas, seriesColor } from '../lib/panel.js';
+import { fmtNum, fmtShape } from '../lib/format.js';
+import { View } from './view.js';
+
+/** PyTorch's defaults, shown first; per-channel ones are added when the tensor has a channel axis. */
+const DEFAULT_OBSERVERS = ['torch.MinMaxObserver', 'torch.MovingAverageMinMaxObserver', 'torch.HistogramObserver'];
+const DEFAULT_PER_CHANNEL = ['torch.PerChannelMinMaxObserver', 'torch.MovingAveragePerChannelMinMaxObserver'];
+/** A panel shows its spinner only when an answer takes longer than this. */
+const BUSY_DELAY_MS = 150;
+/** The curve is recomputed this long after the last result arrived. */
+const CURVE_DELAY_MS = 40;
+const CURVE_POINTS = 200;
+
+const now = () => performance.now();
+const sameValue = (a, b) => JSON.stringify(a) === JSON.stringify(b);
+
+/** A panel's report for a call that failed before the engine could report. */
+function failure(id, message, kind) {
+  return { observer: id, ok: false, error: { kind, message } };
+}
+
+export class ObserversView extends View {
+  /**
+   * Render the view into `root`.
+   * @param context {
+   *   registry      the engine's registry (`call('registry')`)
+   *   prefix        prefix of the view's element ids ('' in the page, unique per widget)
+   *   main          true: the panels are the page's <main> landmark
+   *   pickerOpen    open the observer list at first
+   *   panelActions  (id) => extra header buttons of a panel (the page's PNG export)
+   *   unknown       (id) => the message a panel of an id the registry lacks shows
+   *   onChange      (what) => void: 'state' when the user changed the selection, a parameter or
+   *                 a display setting; 'results' when a panel shows a new report
+   * }
+   */
+  mount(root, engine, context = {}) {
+    this.attach(root, engine, context);
+    this.specs = new Map(context.registry.observers.map((o) => [o.id, o]));
+    this.observers = [];
+    this.params = {};
+    this.customized = false;
+    this.panels = new Map();
+    this.colors = {};
+    this.crashed = new Set();
+    this.curve = { bits: 8, scheme: 'affine', metric: 'mse' };
+    this.logCounts = true;
+    this.summary = null;
+    this.hist = null;
+    this.tensors = [];
+    this.curveView = null;
+    this.curvePending = 0;
+    this.curveTimer = 0;
+    this.latencies = [];
+    this.render();
+    this.buildPicker();
+    this.bind();
+    return this;
+  }
+
+  changed(what) {
+    if (this.context.onChange) this.context.onChange(what);
+  }
+
+  render() {
+    const id = (n) => this.id(n);
+    const key = (cls) => h('span', { class: `key ${cls}` });
+    this.root.replaceChildren(
+      h('section', { class: 'observers card', 'aria-labelledby': id('picker-title') },
+        h('details', { id: id('picker-details'), class: 'picker-details' },
+          h('summary', { class: 'picker-head' },
+            h('h2', { id: id('picker-title'), text: 'Observers' }),
+            h('span', { id: id('picker-count'), class: 'muted' }),
+            h('span', { class: 'muted choose', text: 'choose from every framework' })),
+          h('div', { id: id('picker'), class: 'picker' })),
+        h('div', { class: 'legend-row' },
+          h('p', { class: 'legend muted' },
+            key('key-grid'), ' representable range of the grid',
+            key('key-clip'), ' chosen clipping range',
+            key('key-bar'), ' values kept',
+            key('key-clipped'), ' values clipped'),
+          h('span', { class: 'spacer' }),
+          h('label', { class: 'toggle' }, h('input', { type: 'checkbox', id: id('log-counts'), checked: true }), ' log counts'))),
+      h(this.context.main ? 'main' : 'div', { id: id('panels'), class: 'panels', 'aria-label': 'Observer results' }),
+      h('section', { class: 'curve card', 'aria-labelledby': id('curve-title') },
+        h('div', { class: 'curve-head' },
+          h('h2', { id: id('curve-title'), text: 'Quantization error versus clipping threshold' }),
+          h('span', { class: 'spacer' }),
+          h('label', { for: id('curve-bits') }, 'bits = ', h('output', { id: id('curve-bits-value'), text: '8' })),
+          h('input', { type: 'range', id: id('curve-bits'), min: 2, max: 16, step: 1, value: 8 }),
+          h('label', {}, 'scheme ', h('select', { id: id('curve-scheme') }, h('option', { value: 'affine', text: 'affine' }), h('option', { value: 'symmetric', text: 'symmetric' }))),
+          h('label', {}, 'show ', h('select', { id: id('curve-metric') }, h('option', { value: 'mse', text: 'MSE' }), h('option', { value: 'sqnr', text: 'SQNR' })))),
+        h('p', { class: 'muted curve-note', text: 'For each threshold t the grid is fitted to [max(min, −t), min(max, t)] (affine) or [−t, t] (symmetric); dots mark each per-tensor observer\'s own choice at t = max(|clip min|, |clip max|) with its measured error, dashed lines the error of per-channel observers.' }),
+        h('canvas', { id: id('curve'), class: 'curve-canvas', role: 'img', 'aria-label': 'Quantization error versus clipping threshold' }),
+        h('table', { id: id('curve-table'), class: 'curve-table' })),
+    );
+    this.$('picker-details').open = Boolean(this.context.pickerOpen);
+  }
+
+  bind() {
+    this.$('log-counts').addEventListener('change', (e) => {
+      this.logCounts = e.target.checked;
+      this.redraw();
+      this.changed('state');
+    });
+    this.$('curve-bits').addEventListener('input', (e) => {
+      this.curve.bits = Number(e.target.value);
+      this.$('curve-bits-value').textContent = e.target.value;
+      this.scheduleCurve();
+      this.changed('state');
+    });
+    this.$('curve-scheme').addEventListener('change', (e) => {
+      this.curve.scheme = e.target.value;
+      this.scheduleCurve();
+      this.changed('state');
+    });
+    this.$('curve-metric').addEventListener('change', (e) => {
+      this.curve.metric = e.target.value;
+      this.drawCurveCanvas();
+      this.changed('state');
+    });
+    let resizeTimer = 0;
+    this.resize = new ResizeObserver(() => {
+      clearTimeout(resizeTimer);
+      resizeTimer = setTimeout(() => this.redraw(), 80);
+    });
+    this.resize.observe(this.$('panels'));
+  }
+
+  /** Stop observing the page (the view's root is about to go). */
+  unmount() {
+    if (this.resize) this.resize.disconnect();
+    clearTimeout(this.curveTimer);
+    for (const p of this.panels.values()) this.dropPanel(p);
+    this.panels.clear();
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Picker
+
+  buildPicker() {
+    const picker = this.$('picker');
+    const groups = new Map();
+    for (const o of this.specs.values()) {
+      if (!groups.has(o.framework)) groups.set(o.framework, { version: o.framework_version, list: [] });
+      groups.get(o.framework).list.push(o);
+    }
+    if (groups.size === 0) picker.append(h('p', { class: 'empty', text: 'No observers are registered in this build.' }));
+    for (const [framework, { version, list }] of groups) {
+      const fs = h('fieldset', {}, h('legend', {}, framework, h('span', { class: 'version', text: version })));
+      for (const o of list) {
+        const cb = h('input', { type: 'checkbox', value: o.id, 'data-observer': o.id });
+        cb.addEventListener('change', () => this.toggle(o.id, cb.checked));
+        const short = o.id.slice(o.id.indexOf('.') + 1);
+        fs.append(h('label', { title: `${o.id}\n${o.summary}` }, cb, h('span', { text: short }), h('span', { class: 'gran', text: o.granularity.replace('_', ' ') }), o.corrects ? h('span', { class: 'fixed', text: 'fixed' }) : null));
+      }
+      picker.append(fs);
+    }
+  }
+
+  syncPicker() {
+    for (const cb of this.$('picker').querySelectorAll('input[type=checkbox]')) cb.checked = this.observers.includes(cb.value);
+    this.$('picker-count').textContent = `${this.observers.length} of ${this.specs.size} selected`;
+  }
+
+  /** The user (un)ticked observer `id`. */
+  toggle(id, on) {
+    const ids = on ? [...this.observers.filter((x) => x !== id), id] : this.observers.filter((x) => x !== id);
+    this.customized = true;
+    this.setObservers(ids);
+    this.changed('state');
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // State
+
+  /** The observers shown, their parameters (only those that differ from the default), the curve and the count scale. */
+  state() {
+    return {
+      observers: [...this.observers],
+      params: Object.fromEntries(this.observers.map((id) => [id, { ...(this.params[id] || {}) }])),
+      curve: { ...this.curve },
+      logCounts: this.logCounts,
+    };
+  }
+
+  /**
+   * Apply (part of) a state: observers, params ({id: {name: value}}), curve, logCounts.
+   * Panels whose parameters changed get controls showing the new values and run again.
+   */
+  setState({ observers, params, curve, logCounts } = {}) {
+    const changed = new Set();
+    if (params) {
+      const next = {};
+      for (const [id, values] of Object.entries(params)) next[id] = { ...values };
+      for (const id of new Set([...Object.keys(next), ...Object.keys(this.params)])) {
+        if (!sameValue(next[id] || {}, this.params[id] || {})) changed.add(id);
+      }
+      this.params = next;
+    }
+    if (curve) {
+      this.curve = { ...this.curve, ...curve };
+      this.$('curve-bits').value = this.curve.bits;
+      this.$('curve-bits-value').textContent = String(this.curve.bits);
+      this.$('curve-scheme').value = this.curve.scheme;
+      this.$('curve-metric').value = this.curve.metric;
+      this.scheduleCurve();
+    }
+    if (logCounts !== undefined && logCounts !== this.logCounts) {
+      this.logCounts = logCounts;
+      this.$('log-counts').checked = logCounts;
+      this.redraw();
+    }
+    if (observers && observers.length) this.customized = true;
+    this.syncPanels(observers || this.observers, changed);
+  }
+
+  /** Show exactly the observers `ids`, in this order. */
+  setObservers(ids) {
+    this.setState({ observers: ids });
+  }
+
+  /** Show observer `id` with exactly `params` (the others at their defaults) and run it afresh. */
+  setParams(id, params) {
+    this.params[id] = { ...params };
+    this.customized = true;
+    this.syncPanels(this.observers.includes(id) ? this.observers : [...this.observers, id], new Set([id]));
+  }
+
+  /**
+   * Make the panels match `ids`: drop the others, and (re)create the missing ones and those in
+   * `changed` (their controls show the current values); every panel made runs. Returns the ids
+   * of the panels made.
+   */
+  syncPanels(ids, changed = new Set()) {
+    this.observers = [...new Set(ids)];
+    const keep = new Set(this.observers);
+    for (const [id, p] of this.panels) {
+      if (keep.has(id) && !changed.has(id)) continue;
+      this.dropPanel(p);
+      this.panels.delete(id);
+      if (!keep.has(id)) {
+        delete this.colors[id];
+        if (this.specs.has(id)) this.engine.call('remove', { id }).catch(() => {});
+      }
+    }
+    const made = new Set();
+    for (const id of this.observers) {
+      if (this.panels.has(id)) continue;
+      const p = this.makePanel(id);
+      this.panels.set(id, p);
+      made.add(id);
+      this.request(p, { fresh: true });
+    }
+    this.$('panels').replaceChildren(...this.observers.map((id) => this.panels.get(id).el));
+    this.syncPicker();
+    this.scheduleCurve();
+    return made;
+  }
+
+  /** The observers a tensor opens with until the user chooses: PyTorch's defaults. */
+  defaultObservers(summary) {
+    const known = (id) => this.specs.has(id);
+    let ids = DEFAULT_OBSERVERS.filter(known);
+    if (summary && summary.shape.length >= 2) ids = ids.concat(DEFAULT_PER_CHANNEL.filter(known));
+    if (ids.length === 0) ids = [...this.specs.keys()].slice(0, 3);
+    return ids;
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Tensor
+
+  /**
+   * A new tensor is selected (the engine dropped every run): every panel runs afresh. `files`
+   * (the loaded files' infos) give the tensors a vector parameter may take.
+   */
+  tensorChanged(summary, hist, files = []) {
+    this.summary = summary;
+    this.hist = hist;
+    this.crashed.clear();
+    const tensors = [];
+    for (const f of files) {
+      for (const m of f.members) {
+        const name = m.name ? `${f.name}: ${m.name}` : f.name;
+        tensors.push({ value: { file: f.index, member: m.name }, label: `${name} ${fmtShape(m.shape)}` });
+      }
+    }
+    const vectorsChanged = !sameValue(tensors, this.tensors);
+    this.tensors = tensors;
+    const ids = this.customized ? this.observers : this.defaultObservers(summary);
+    const rebuild = new Set();
+    if (vectorsChanged) {
+      for (const id of ids) if ((this.specs.get(id)?.params || []).some((p) => p.type === 'vector')) rebuild.add(id);
+    }
+    const made = this.syncPanels(ids, rebuild);
+    for (const p of this.panels.values()) if (!made.has(p.id)) this.request(p, { fresh: true });
+  }
+
+  /** The engine was restarted with the same tensor: run every panel again except those that crashed it. */
+  restarted(hist) {
+    this.hist = hist;
+    for (const p of this.panels.values()) {
+      p.inflight = null;
+      p.completing = null;
+      p.pending = null;
+      if (!this.crashed.has(p.id)) this.request(p, { fresh: true });
+    }
+    this.scheduleCurve();
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Panels
+
+  colorOf(id) {
+    if (!(id in this.colors)) {
+      const used = new Set(Object.values(this.colors));
+      let c = 0;
+      while (used.has(c)) c++;
+      this.colors[id] = c;
+    }
+    return this.colors[id];
+  }
+
+  makePanel(id) {
+    const spec = this.specs.get(id) || { id, params: [] };
+    const controls = buildControls(spec, this.params[id] || {}, (name, value, { final }) => this.onParam(id, name, value, final), { idPrefix: this.prefix, tensors: this.tensors });
+    const close = h('button', { type: 'button', title: 'Remove this observer', 'aria-label': `Remove ${id}`, text: '×', onclick: () => this.toggle(id, false) });
+    const extra = this.context.panelActions ? this.context.panelActions(id) : [];
+    const el = createPanel(spec, this.colorOf(id), { slot: controls, actions: [...extra, close] });
+    const p = { id, el, gen: 0, inflight: null, completing: null, pending: null, sentKey: null, busyTimer: 0, report: null, view: null };
+    if (!this.specs.has(id)) {
+      const message = this.context.unknown ? this.context.unknown(id) : `unknown observer ${JSON.stringify(id)}`;
+      this.show(p, failure(id, message, 'unknown'), now(), 'full');
+    }
+    return p;
+  }
+
+  /** Forget panel `p`: its requests are no longer wanted. */
+  dropPanel(p) {
+    p.gen += 1;
+    for (const c of [p.inflight, p.completing]) if (c) c.abort();
+    p.inflight = null;
+    p.completing = null;
+    p.pending = null;
+    clearTimeout(p.busyTimer);
+    p.el.remove();
+  }
+
+  onParam(id, name, value, final) {
+    const spec = this.specs.get(id);
+    const param = spec && spec.params.find((x) => x.name === name);
+    const own = (this.params[id] ||= {});
+    if (value === null || value === undefined || (param && sameValue(value, param.default))) delete own[name];
+    else own[name] = value;
+    const p = this.panels.get(id);
+    if (p) this.request(p, { t0: now() });
+    if (final) this.changed('state');
+  }
+
+  /** The parameters observer `id` runs with (null = the default, left out). */
+  paramsFor(id) {
+    return Object.fromEntries(Object.entries(this.params[id] || {}).filter(([, v]) => v !== null && v !== undefined));
+  }
+
+  /** Ask for panel `p`'s report; at most one request per panel is in flight (see the header). */
+  request(p, { fresh = false, t0 = now() } = {}) {
+    if (!this.summary || !this.specs.has(p.id)) return;
+    const key = JSON.stringify(this.paramsFor(p.id));
+    // The same parameters as the request in flight (a slider's `change` after its `input`).
+    if (!fresh && !p.pending && key === p.sentKey) return;
+    if (p.inflight) {
+      p.pending = { fresh: fresh || Boolean(p.pending && p.pending.fresh), t0: p.pending ? p.pending.t0 : t0 };
+      return;
+    }
+    this.send(p, this.paramsFor(p.id), key, fresh, t0);
+  }
+
+  /**
+   * Send the queued change of panel `p`, if any; true when one was sent. Changes that came back
+   * to the parameters already sent need no new request.
+   */
+  sendPending(p) {
+    if (!p.pending) return false;
+    const { fresh, t0 } = p.pending;
+    p.pending = null;
+    const params = this.paramsFor(p.id);
+    const key = JSON.stringify(params);
+    if (!fresh && key === p.sentKey) return false;
+    this.send(p, params, key, fresh, t0);
+    return true;
+  }
+
+  send(p, params, key, fresh, t0) {
+    if (p.completing) p.completing.abort();
+    p.completing = null;
+    const gen = ++p.gen;
+    const controller = new AbortController();
+    p.inflight = controller;
+    p.sentKey = key;
+    p.el.dataset.status = 'busy';
+    clearTimeout(p.busyTimer);
+    p.busyTimer = setTimeout(() => {
+      if (p.gen === gen) p.el.querySelector('.busy').hidden = false;
+    }, BUSY_DELAY_MS);
+    const current = () => p.gen === gen && this.panels.get(p.id) === p;
+    /** This request no longer holds the panel's queue; true when the queued change was sent. */
+    const release = () => {
+      if (p.inflight === controller) p.inflight = null;
+      return this.sendPending(p);
+    };
+    let partial = false;
+    const onProgress = (report) => {
+      const received = now();
+      if (!current()) return;
+      partial = true;
+      this.show(p, report, t0, 'partial', received);
+      p.completing = controller;
+      release();
+    };
+    const method = fresh ? 'observe' : 'updateDeferred';
+    this.engine
+      .call(method, { id: p.id, params }, { onProgress, signal: controller.signal })
+      .then(
+        (report) => {
+          if (!current() || release()) return;
+          p.completing = null;
+          this.show(p, report, t0, partial ? 'metrics' : 'full');
+        },
+        (err) => {
+          if (err.restarted) {
+            if (p.inflight === controller) p.inflight = null;
+            p.pending = null;
+            return;
+          }
+          if (!current() || release()) return;
+          p.completing = null;
+          if (err.panic) this.crashed.add(p.id);
+          this.show(p, failure(p.id, err.message, err.panic ? 'panic' : 'internal'), t0, 'full');
+        },
+      );
+  }
+
+  /** Fill and draw panel `p` with `report` at once (before the next frame is painted). */
+  show(p, report, t0, kind, received = now()) {
+    clearTimeout(p.busyTimer);
+    p.el.querySelector('.busy').hidden = true;
+    p.report = report;
+    const d0 = now();
+    p.view = fillPanel(p.el, report);
+    this.draw(p);
+    const done = now();
+    this.latencies.push({
+      id: p.id,
+      ms: done - t0,
+      // time until the engine's answer arrived, and spent drawing it
+      received: received - t0,
+      draw: done - d0,
+      stateReused: Boolean(report.state_reused),
+      // partial: clipping range drawn, metrics pending; metrics: the same change completed;
+      // full: everything at once.
+      kind,
+    });
+    if (this.latencies.length > 200) this.latencies.shift();
+    if (kind !== 'partial') this.scheduleCurve();
+    this.changed('results');
+  }
+
+  draw(p) {
+    if (!p.view || !this.root.isConnected) return;
+    try {
+      drawPanel(p.el, p.view, this.hist, { logCounts: this.logCounts });
+    } catch (err) {
+      console.error(err);
+    }
+  }
+
+  redraw() {
+    for (const p of this.panels.values()) this.draw(p);
+    this.drawCurveCanvas();
+  }
+
+  /** The reports of the panels shown, by observer id. */
+  results() {
+    const out = {};
+    for (const id of this.observers) {
+      const p = this.panels.get(id);
+      if (p && p.report) out[id] = p.report;
+    }
+    return out;
+  }
+
+  /** True while a panel or the curve waits for the engine. */
+  get busy() {
+    if (this.curvePending > 0) return true;
+    for (const p of this.panels.values()) if (p.inflight || p.pending || p.completing) return true;
+    return false;
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Error versus clipping threshold
+
+  scheduleCurve() {
+    clearTimeout(this.curveTimer);
+    if (!this.summary) return;
+    this.curvePending += 1;
+    this.curveTimer = setTimeout(() => {
+      this.updateCurve().finally(() => {
+        this.curvePending = Math.max(0, this.curvePending - 1);
+      });
+    }, CURVE_DELAY_MS);
+  }
+
+  /** The observers with a report, in order, and their colours. */
+  marked() {
+    const ids = this.observers.filter((id) => {
+      const p = this.panels.get(id);
+      return p && p.report && p.report.ok && this.specs.has(id);
+    });
+    return { ids, colors: ids.map((id) => this.colorOf(id)) };
+  }
+
+  async updateCurve() {
+    this.curvePending = 1;
+    const { ids, colors } = this.marked();
+    const spec = { bits: this.curve.bits, scheme: this.curve.scheme, points: CURVE_POINTS };
+    try {
+      this.curveView = await this.engine.call('curve', { spec, ids, colors });
+      requestAnimationFrame(() => this.drawCurveCanvas());
+    } catch (err) {
+      if (!err.restarted) console.error(err);
+    }
+  }
+
+  drawCurveCanvas() {
+    const canvas = this.$('curve');
+    if (!this.curveView || !this.root.isConnected) return;
+    const ratio = fitCanvas(canvas);
+    try {
+      drawCurve(canvas, this.curveView, { sqnr: this.curve.metric === 'sqnr', logCounts: false, pixelRatio: ratio, legend: false });
+      canvas.dataset.drawn = String(Number(canvas.dataset.drawn || 0) + 1);
+    } catch (err) {
+      console.error(err);
+    }
+    this.renderCurveTable();
+  }
+
+  renderCurveTable() {
+    const v = this.curveView;
+    const table = this.$('curve-table');
+    table.replaceChildren();
+    if (!v) return;
+    const db = (x) => (x === null ? '—' : `${fmtNum(x)} dB`);
+    const best = v.best !== null && v.best !== undefined ? v.points[v.best] : null;
+    const head = h('thead', {}, h('tr', {}, h('th', { text: 'observer' }), h('th', { text: 'threshold' }), h('th', { text: 'MSE' }), h('th', { text: 'SQNR' })));
+    const rows = v.markers.map((m) =>
+      h('tr', {},
+        h('td', {}, h('span', { class: 'swatch', style: { display: 'inline-block', marginRight: '6px', background: seriesColor(m.color) } }), m.observer),
+        h('td', { text: m.threshold === null ? 'per channel' : fmtNum(m.threshold) }),
+        h('td', { text: fmtNum(m.mse) }),
+        h('td', { text: db(m.sqnr_db) })));
+    if (best) rows.unshift(h('tr', {}, h('td', { text: `best of ${v.label}` }), h('td', { text: fmtNum(best[0]) }), h('td', { text: fmtNum(best[1]) }), h('td', { text: db(best[2]) })));
+    table.append(head, h('tbody', {}, ...rows));
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Figures
+
+  /** The whole comparison (histogram, panels, curve) as SVG. */
+  comparisonSvg() {
+    const ids = this.observers.filter((id) => this.panels.get(id)?.report && this.specs.has(id));
+    return this.engine.call('comparisonSvg', {
+      ids,
+      colors: ids.map((id) => this.colorOf(id)),
+      curve: { bits: this.curve.bits, scheme: this.curve.scheme, points: CURVE_POINTS },
+      style: { logCounts: this.logCounts, sqnr: this.curve.metric === 'sqnr', pixelRatio: 1 },
+      width: 1400,
+    });
+  }
+
+  /** Panel `id` as SVG (null before it has a report). */
+  panelSvg(id) {
+    const p = this.panels.get(id);
+    if (!p || !p.view || !this.hist) return null;
+    const view = { ...p.view, color: this.colorOf(id) };
+    const height = (view.channels ? 700 : 520) + 22 * (view.notes || []).length;
+    return renderPanelSvg(this.hist.lo, this.hist.hi, this.hist.counts, view, { logCounts: this.logCounts, pixelRatio: 1 }, 560, height);
+  }
+}
