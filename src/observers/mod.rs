@@ -1,6 +1,8 @@
 //! The observers of every framework family, one module per family.
 
+pub mod aten;
 pub mod horizon;
+pub mod llmcompressor;
 pub mod modelopt;
 pub mod ort;
 pub mod quark;
@@ -16,6 +18,7 @@ pub fn all_observers() -> Vec<ObserverSpec> {
     all.extend(horizon::observers());
     all.extend(ort::observers());
     all.extend(modelopt::observers());
+    all.extend(llmcompressor::observers());
     all
 }
 
@@ -27,5 +30,6 @@ pub fn all_presets() -> Vec<Preset> {
     all.extend(horizon::presets());
     all.extend(ort::presets());
     all.extend(modelopt::presets());
+    all.extend(llmcompressor::presets());
     all
 }
