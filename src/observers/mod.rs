@@ -7,6 +7,7 @@ pub mod modelopt;
 pub mod ort;
 pub mod quark;
 pub mod torch;
+pub mod torchao;
 
 use crate::registry::{ObserverSpec, Preset};
 
@@ -19,6 +20,7 @@ pub fn all_observers() -> Vec<ObserverSpec> {
     all.extend(ort::observers());
     all.extend(modelopt::observers());
     all.extend(llmcompressor::observers());
+    all.extend(torchao::observers());
     all
 }
 
@@ -31,5 +33,6 @@ pub fn all_presets() -> Vec<Preset> {
     all.extend(ort::presets());
     all.extend(modelopt::presets());
     all.extend(llmcompressor::presets());
+    all.extend(torchao::presets());
     all
 }
