@@ -19,6 +19,7 @@ fn quantscope(args: &[&str]) -> (i32, String, String) {
 
 /// Run one golden case through the CLI and compare the JSON fields it prints.
 fn run_case_via_cli(case: &common::Case) -> Result<(), String> {
+    let case = &common::library_params::flattened(case)?;
     let params = Value::Object(case.params.0.clone()).to_string();
     let mut args: Vec<String> = vec!["observe".into()];
     args.extend(
@@ -91,7 +92,15 @@ fn run_case_via_cli(case: &common::Case) -> Result<(), String> {
 
 #[test]
 fn observe_json_matches_the_golden_cases_of_every_family() {
-    for family in ["torch", "quark", "horizon", "ort", "modelopt"] {
+    for family in [
+        "torch",
+        "quark",
+        "horizon",
+        "ort",
+        "modelopt",
+        "llmcompressor",
+        "torchao",
+    ] {
         // Cases of framework functions that are not observers (Quark's ONNX quantizers and
         // kernels) are checked by their family's own test.
         let cases = common::load_cases(family)

@@ -15,7 +15,7 @@ export type ParamSpec = {
   | { type: 'choice'; options: string[] }
 );
 
-export type Family = 'torch' | 'quark' | 'horizon' | 'ort' | 'modelopt';
+export type Family = 'torch' | 'quark' | 'horizon' | 'ort' | 'modelopt' | 'llmcompressor' | 'torchao';
 export type Granularity = 'per_tensor' | 'per_channel' | 'per_group' | 'per_block' | 'pass_through';
 
 /** One observer of the registry. */

@@ -36,7 +36,7 @@ pub fn pow_scalar(x: f32, exponent: f64) -> f32 {
 /// `i32::MIN` for NaN and values outside int32), then the low `bits` bits, sign-extended when
 /// `signed`.
 pub fn float_to_int(x: f32, bits: u32, signed: bool) -> i64 {
-    let wide: i32 = if x.is_nan() || x >= 2_147_483_648.0 || x < -2_147_483_648.0 {
+    let wide: i32 = if x.is_nan() || !(-2_147_483_648.0..2_147_483_648.0).contains(&x) {
         i32::MIN
     } else {
         x as i32

@@ -211,7 +211,7 @@ impl QuantArgs {
                 "Cannot perform static token quantization, please use `dynamic=True`",
             ));
         }
-        if grouped && !group_size.is_some_and(|g| g > 0) {
+        if grouped && group_size.is_none_or(|g| g <= 0) {
             return Err(validation_error(
                 None,
                 &format!(

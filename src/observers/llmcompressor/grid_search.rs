@@ -25,7 +25,7 @@
 use super::args::QuantArgs;
 use super::fake_quant::{qdq, Rounding};
 use super::flatten::Flattened;
-use super::qparams::{calculate_qparams, calculate_range};
+use super::qparams::{at_stage, calculate_qparams, calculate_range};
 use super::stats::Stats;
 use crate::error::{Result, Stage};
 use crate::observers::aten::pointwise::pow_scalar;
@@ -88,7 +88,7 @@ pub fn grid_search(
         Schedule::Mse => product.max(0.0) as usize,
         Schedule::IMatrix => product.max(1.0) as usize + 1,
     };
-    let (qmin, qmax) = calculate_range(&args).map_err(|e| at_forward(e))?;
+    let (qmin, qmax) = calculate_range(&args).map_err(|e| at_stage(e, Stage::Forward))?;
     let rounding = Rounding::of(&args);
     let group = *flat.shape.last().unwrap_or(&1);
     let mut errors = vec![0.0f32; flat.data.len()];
@@ -143,15 +143,4 @@ pub fn grid_search(
         steps_evaluated: evaluated,
         total_steps,
     })
-}
-
-fn at_forward(e: crate::error::Error) -> crate::error::Error {
-    match e {
-        crate::error::Error::Framework { kind, message, .. } => crate::error::Error::Framework {
-            kind,
-            message,
-            stage: Stage::Forward,
-        },
-        other => other,
-    }
 }

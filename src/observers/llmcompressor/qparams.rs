@@ -186,7 +186,8 @@ pub fn calculate_qparams(
     Ok(Computed { scale, zero_point })
 }
 
-fn at_stage(e: Error, stage: Stage) -> Error {
+/// A framework error moved to `stage` (where the caller raises it).
+pub fn at_stage(e: Error, stage: Stage) -> Error {
     match e {
         Error::Framework { kind, message, .. } => Error::Framework {
             kind,
