@@ -31,50 +31,38 @@ use serde_json::{json, Value};
 pub const VERSION: &str = "0.14.0.1 (compressed-tensors 0.19.0)";
 
 const SYMMETRIC_127_5: &str = "symmetric scales divide max(|min|, |max|) by bit_range/2 = 127.5 for int8 (7.5 for int4), so +absmax maps to 127.5 and is clipped to 127 (compressed_tensors/quantization/utils/helpers.py:87)";
-const UNROUNDED_ZERO_POINT: &str = "the asymmetric zero point qmin − min/scale is a true division clamped to [qmin, qmax] before it is rounded half to even by the cast to zp_dtype (compressed_tensors/quantization/utils/helpers.py:98-99, quant_args.py:421)";
-const NAN_ZERO_POINT: &str = "an all-zero asymmetric input gives zp = qmin − 0/0 = NaN, because the zero point is computed before eps replaces the zero scale; the int8 cast makes it 0 on x86 (compressed_tensors/quantization/utils/helpers.py:98 before :123)";
+const ZERO_POINT: &str = "the asymmetric zero point qmin − min/scale is a true division clamped to [qmin, qmax] before it is rounded half to even by the cast to zp_dtype; computed before eps replaces a zero scale, it is NaN for an all-zero input, which the int8 cast makes 0 on x86 (compressed_tensors/quantization/utils/helpers.py:98-99, :130; quant_args.py:421)";
 const ONLY_ZERO_SCALE: &str = "only a scale of exactly 0 is replaced by eps (finfo(float32).eps; 0.125 for FP8 scales, 1 for uint8); tiny scales are kept (compressed_tensors/quantization/utils/helpers.py:123-127, :375)";
 const DIVIDE_CLAMP_ROUND: &str = "fake quantization divides by the scale (no reciprocal), adds the zero point and clamps to [qmin, qmax] before rounding (compressed_tensors/quantization/lifecycle/forward_helpers.py:186-194)";
 const WEIGHTS_ONCE: &str = "weights are observed once: every batch after the first is ignored (llmcompressor/observers/base.py:137)";
-const TOKEN_PER_POSITION: &str = "token strategy on activations keeps [batch, seq, hidden] as it is, so the reduction over dims (0, −1) gives one scale per sequence position shared by the batch, not one per token (llmcompressor/observers/helpers.py:115)";
-const GROUP_SHARED: &str = "group strategy on activations: one scale per group of hidden columns, shared by every token (llmcompressor/observers/helpers.py:123)";
-const BLOCK_PADDING: &str = "block weights are zero-padded to multiples of the block and the padding zeros enter min/max (llmcompressor/observers/helpers.py:87)";
+const LAYOUTS: &str = "token strategy on activations keeps [batch, seq, hidden], so there is one scale per sequence position shared by the batch, not one per token; group activations share one scale per group of columns across all tokens; block weights are zero-padded and the padding enters min/max (llmcompressor/observers/helpers.py:115, :123, :87)";
 const LERP: &str = "the moving average is old·(1 − c) + new·c with 1 − c and c rounded to float32 (not old + c·(new − old)); c = 1 keeps the last batch (llmcompressor/observers/helpers.py:220, min_max.py:62)";
-const FP4_ASYMMETRIC: &str = "asymmetric FP4 raises NotImplementedError in get_qparams (compressed_tensors/quantization/utils/helpers.py:95)";
-const FP4_TABLE: &str = "FP4 values are rounded by a threshold table on |x| (ties to even on the E2M1 grid: 0.25→0, 0.75→1, 2.5→2, 5→4) (compressed_tensors/quantization/utils/fp4_utils.py:89)";
-const MX_ROUNDING: &str = "MX scales round the group absmax to a power of two at the FP4 rounding point (2^21 added to the float32 bits), also for MXFP8 (compressed_tensors/quantization/utils/mxfp_utils.py:113, :142)";
-const NVFP4_GLOBAL: &str = "NVFP4: global_scale = 448·6/absmax of the whole tensor; the stored group scale (absmax/6·global_scale rounded to FP8) includes it and fake quantization divides it back out (compressed_tensors/quantization/utils/helpers.py:340, lifecycle/forward_helpers.py:184)";
+const FP4: &str = "FP4 values are rounded by a threshold table on |x| (ties to even on the E2M1 grid: 0.25→0, 0.75→1, 2.5→2, 5→4), and asymmetric FP4 raises NotImplementedError in get_qparams (compressed_tensors/quantization/utils/fp4_utils.py:89, utils/helpers.py:95)";
+const SCALE_FORMATS: &str = "MX scales round the group absmax to a power of two at the FP4 rounding point (2^21 added to the float32 bits), also for MXFP8; NVFP4's global_scale = 448·6/absmax of the whole tensor is folded into the stored FP8 group scales and divided back out by fake quantization (compressed_tensors/quantization/utils/mxfp_utils.py:113, utils/helpers.py:340, lifecycle/forward_helpers.py:184)";
 const MSE_NORM: &str = "the search scores Σ|x̂ − x|^2.4 per qparam (norm 2.4, not 2) (llmcompressor/observers/mse.py:34, mse_quant.py:275)";
-const MSE_PATIENCE: &str = "the patience counter is global: it resets whenever any qparam improved, so channel and group searches usually run every step; patience 0 stops at the first step without improvement (llmcompressor/observers/mse_quant.py:84-92)";
-const MSE_TIES: &str = "candidate 0 is the unshrunk range and ties keep the earlier, wider candidate (strict <) (llmcompressor/observers/mse_quant.py:72, :84)";
+const MSE_PATIENCE: &str = "candidate 0 is the unshrunk range, ties keep the earlier (wider) one, and the patience counter is global: it resets whenever any qparam improved, so channel and group searches usually run every step; patience 0 stops at the first step without improvement (llmcompressor/observers/mse_quant.py:72, :84-92)";
 const TENSOR_GROUP_SEARCH: &str = "TENSOR_GROUP candidates are scored without FP8 rounding of the scales and without the global scale (llmcompressor/observers/mse_quant.py:58)";
 const CPU_SEARCH: &str = "this is the CPU eager search; on CUDA a Triton search with per-qparam patience and an error buffer runs instead and can choose other ranges (llmcompressor/observers/mse_quant.py:115)";
-const IMATRIX_SCHEDULE: &str = "imatrix scores max(1, int(maxshrink·grid)) + 1 candidates (the end point included) with norm 3, and patience 0 means never stop early (llmcompressor/observers/imatrix.py:49, :288, :322)";
+const IMATRIX_SCHEDULE: &str = "imatrix scores max(1, int(maxshrink·grid)) + 1 candidates (the end point included), ties keep the earlier one, patience 0 means never stop early, and the importance is divided by its mean + finfo(float32).tiny (llmcompressor/observers/imatrix.py:49, :147, :288, :322)";
 const IMATRIX_FALLBACK: &str = "activations, the TENSOR strategy, a missing, negative, all-zero or wrongly sized importance fall back to the unweighted search with a warning (raise with strict) (llmcompressor/observers/imatrix.py:153-243)";
-const IMATRIX_NORMALISED: &str = "the importance is divided by its mean + finfo(float32).tiny before weighting (llmcompressor/observers/imatrix.py:147)";
 
-/// Quirks shared by every observer (qparams and fake quantization).
-const COMMON: [&str; 9] = [
+/// Quirks shared by every observer (layouts, qparams and fake quantization).
+const COMMON: [&str; 8] = [
     SYMMETRIC_127_5,
-    UNROUNDED_ZERO_POINT,
-    NAN_ZERO_POINT,
+    ZERO_POINT,
     ONLY_ZERO_SCALE,
     DIVIDE_CLAMP_ROUND,
     WEIGHTS_ONCE,
-    TOKEN_PER_POSITION,
-    GROUP_SHARED,
-    BLOCK_PADDING,
+    LAYOUTS,
+    FP4,
+    SCALE_FORMATS,
 ];
 
-const FORMATS: [&str; 4] = [FP4_ASYMMETRIC, FP4_TABLE, MX_ROUNDING, NVFP4_GLOBAL];
+/// Quirks of the MSE search.
+const SEARCH: [&str; 4] = [MSE_NORM, MSE_PATIENCE, TENSOR_GROUP_SEARCH, CPU_SEARCH];
 
-const SEARCH: [&str; 5] = [
-    MSE_NORM,
-    MSE_PATIENCE,
-    MSE_TIES,
-    TENSOR_GROUP_SEARCH,
-    CPU_SEARCH,
-];
+/// Quirks of the importance-weighted search.
+const IMATRIX: [&str; 3] = [IMATRIX_SCHEDULE, IMATRIX_FALLBACK, TENSOR_GROUP_SEARCH];
 
 fn spec<K: ObserverKind>(
     id: &'static str,
@@ -88,7 +76,7 @@ fn spec<K: ObserverKind>(
         Granularity::PerTensor,
         summary,
     );
-    for q in COMMON.iter().chain(&FORMATS).chain(quirks) {
+    for q in COMMON.iter().chain(quirks) {
         s = s.quirk(q);
     }
     s
@@ -120,12 +108,12 @@ pub fn observers() -> Vec<ObserverSpec> {
         spec::<mse::MovingAverageMse>(
             "llmcompressor.mse",
             "moving average (c = 0.01) of the range each batch's MSE search (norm 2.4, 20 shrink steps, patience 5) finds",
-            &[MSE_NORM, MSE_PATIENCE, MSE_TIES, TENSOR_GROUP_SEARCH, CPU_SEARCH, LERP],
+            &[MSE_NORM, MSE_PATIENCE, TENSOR_GROUP_SEARCH, CPU_SEARCH, LERP],
         ),
         spec::<imatrix_mse::IMatrixMse>(
             "llmcompressor.imatrix_mse",
             "per qparam, the shrunk range p·[min, max], p = 1 − i/20 (i = 0…19), minimising Σ|ŵ − w|³·E[x²]_col/mean(E[x²]) with the layer input's importance",
-            &[IMATRIX_SCHEDULE, IMATRIX_FALLBACK, IMATRIX_NORMALISED, MSE_TIES, MSE_PATIENCE, TENSOR_GROUP_SEARCH],
+            &IMATRIX,
         ),
         spec::<nvfp4_expanded_mse::NvFp4ExpandedMse>(
             "llmcompressor.nvfp4_expanded_mse",
@@ -135,12 +123,12 @@ pub fn observers() -> Vec<ObserverSpec> {
         spec::<nvfp4_expanded_mse::FourOverSix>(
             "llmcompressor.fouroversix",
             "deprecated alias of nvfp4_expanded_mse (the same search, with a UserWarning)",
-            &[SEARCH[0], SEARCH[1], SEARCH[2], SEARCH[3], SEARCH[4], "fouroversix returns an nvfp4_expanded_mse observer and warns that it is an alias (llmcompressor/observers/mse.py:148)"],
+            &[SEARCH[0], SEARCH[1], SEARCH[2], SEARCH[3], "fouroversix returns an nvfp4_expanded_mse observer and warns that it is an alias (llmcompressor/observers/mse.py:148)"],
         ),
         spec::<nvfp4_expanded_imatrix::NvFp4ExpandedIMatrix>(
             "llmcompressor.nvfp4_expanded_imatrix",
             "importance-weighted search from 1.8× the range down to 0.8× (p = 1 − i/200, 112 candidates, norm 2.4), tuned for NVFP4",
-            &[IMATRIX_SCHEDULE, IMATRIX_FALLBACK, IMATRIX_NORMALISED, MSE_TIES, TENSOR_GROUP_SEARCH],
+            &IMATRIX,
         ),
     ]
 }

@@ -12,7 +12,7 @@ use super::args::{AffineArgs, SearchedAffineArgsFields, ZeroPointDomain};
 use super::fake_quant::Kernel;
 use super::granularity::slice_map;
 use super::qparams::{choose_qparams, qmin_qmax};
-use super::report::{self, view_of, Observed, Stats};
+use super::report::{self, check_blocks, view_of, Observed, Stats};
 use crate::error::{Error, Result, Stage};
 use crate::observer::{ObserverKind, ObserverState, QParams};
 use crate::observers::aten::reduce::{mean_dims, min_max_dims};
@@ -63,6 +63,7 @@ fn line_search(batch: &Tensor, cfg: &MseConfig) -> Result<(Stats, Vec<usize>, Ve
             }
         })
         .collect();
+    check_blocks(&batch.shape, &block, &view, range.len())?;
     let mut optimal = vec![1e9f32; range.len()];
     let mut selected = vec![0usize; range.len()];
     let map = slice_map(&batch.shape, &block);

@@ -171,34 +171,45 @@ pub fn build(
     })
 }
 
+/// `scale.view(shape_after_reduction)`: the `RuntimeError` when a batch cut into `block` has
+/// another number of blocks than there are scales (e.g. `PerAxis` on a 1-d batch, where the
+/// statistics reduce every dim but the blocks are single elements).
+pub fn check_blocks(
+    shape: &[usize],
+    block: &[usize],
+    view: &ReductionView,
+    scales: usize,
+) -> Result<()> {
+    let blocks: usize = shape
+        .iter()
+        .zip(block)
+        .map(|(s, b)| s / b.max(&1))
+        .product();
+    if blocks == scales {
+        return Ok(());
+    }
+    let mut after = view.shape.clone();
+    for &d in &view.dims {
+        after[d] = 1;
+    }
+    Err(Error::framework(
+        "RuntimeError",
+        format!(
+            "shape '{}' is invalid for input of size {scales}",
+            size_repr(&after)
+                .trim_start_matches("torch.Size(")
+                .trim_end_matches(')')
+        ),
+        Stage::Forward,
+    ))
+}
+
 /// The reference Q/DQ of one batch with `q`: every element with its block's scale and zero
 /// point (see the module documentation).
 pub fn fake_quantize(args: &AffineArgs, x: &Tensor, q: &QParams) -> Result<Tensor> {
     let (block, view) = view_of(x, &args.granularity)?;
+    check_blocks(&x.shape, &block, &view, q.scale.len())?;
     let map = slice_map(&x.shape, &block);
-    let blocks: usize = x
-        .shape
-        .iter()
-        .zip(&block)
-        .map(|(s, b)| s / b.max(&1))
-        .product();
-    if blocks != q.scale.len() {
-        let mut after = view.shape.clone();
-        for &d in &view.reduced() {
-            after[d] = 1;
-        }
-        return Err(Error::framework(
-            "RuntimeError",
-            format!(
-                "shape '{}' is invalid for input of size {}",
-                size_repr(&after)
-                    .trim_start_matches("torch.Size(")
-                    .trim_end_matches(')'),
-                q.scale.len()
-            ),
-            Stage::Forward,
-        ));
-    }
     let (qmin, qmax) = qmin_qmax(args, Stage::Forward)?;
     let cast = (args.zero_point_domain == ZeroPointDomain::Int
         && !args.target_dtype.is_sub_byte_signed())
