@@ -216,3 +216,50 @@ fn formats_compares_every_format_on_a_real_activation() {
         4.25
     );
 }
+
+/// `imatrix_mse`'s importance given as a `.npy` path gives the reference result of the case
+/// whose importance came from that file.
+#[test]
+fn a_vector_parameter_is_read_from_a_npy_path() {
+    let case = common::load_cases("llmcompressor")
+        .into_iter()
+        .find(|c| c.id == "imx-w-channel-int4-sym-weight")
+        .expect("the imatrix case");
+    let dir = common::golden_dir().join("llmcompressor");
+    let importance = dir.join("inputs/imatrix_importance.npy");
+    let weight = dir.join(&case.batches[0]);
+    let params = serde_json::json!({
+        "num_bits": 4, "type": "int", "symmetric": true, "strategy": "channel",
+        "importance": importance.to_string_lossy(),
+    })
+    .to_string();
+    let (code, stdout, stderr) = quantscope(&[
+        "observe",
+        &weight.to_string_lossy(),
+        "--observer",
+        "llmcompressor.imatrix_mse",
+        "--params",
+        &params,
+        "--json",
+    ]);
+    assert_eq!(code, 0, "{stderr}");
+    let got: Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(got["extra"]["importance_used"], Value::Bool(true));
+    common::check_close(
+        "scale",
+        &common::numbers(&got["scale"]),
+        &common::numbers(&case.expected["scale"]),
+        case.tolerance_for("scale"),
+    )
+    .unwrap();
+    let (code, _, stderr) = quantscope(&[
+        "observe",
+        &weight.to_string_lossy(),
+        "--observer",
+        "llmcompressor.imatrix_mse",
+        "--params",
+        r#"{"importance": "/no/such/imatrix.npy"}"#,
+    ]);
+    assert_ne!(code, 0);
+    assert!(stderr.contains("imatrix.npy"), "{stderr}");
+}
