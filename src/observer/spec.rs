@@ -29,7 +29,7 @@ impl Family {
             Family::Horizon => "Horizon observer_v2",
             Family::Ort => "ONNX Runtime",
             Family::Modelopt => "NVIDIA Model Optimizer",
-            Family::Llmcompressor => "llm-compressor (compressed-tensors)",
+            Family::Llmcompressor => "llm-compressor",
             Family::Torchao => "torchao",
         }
     }
