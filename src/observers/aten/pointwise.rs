@@ -9,6 +9,8 @@
 //!   `0x80000000` for NaN or out-of-range values, then the low `N` bits), e.g. a NaN zero point
 //!   cast to int8 becomes 0.
 
+use crate::observers::torch::ops::f32_to_i32;
+
 /// `torch.pow(x, exponent)` for one float32 element (see the module documentation).
 pub fn pow_scalar(x: f32, exponent: f64) -> f32 {
     if exponent == 0.0 {
@@ -36,11 +38,7 @@ pub fn pow_scalar(x: f32, exponent: f64) -> f32 {
 /// `i32::MIN` for NaN and values outside int32), then the low `bits` bits, sign-extended when
 /// `signed`.
 pub fn float_to_int(x: f32, bits: u32, signed: bool) -> i64 {
-    let wide: i32 = if x.is_nan() || !(-2_147_483_648.0..2_147_483_648.0).contains(&x) {
-        i32::MIN
-    } else {
-        x as i32
-    };
+    let wide = f32_to_i32(x);
     if bits >= 32 {
         return if signed {
             wide as i64
