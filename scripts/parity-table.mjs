@@ -25,7 +25,7 @@ if (existsSync(summaryDir)) {
 }
 
 const escape = (text) => String(text).replaceAll('|', '\\|').replaceAll('\n', ' ');
-const frameworks = { torch: 'PyTorch', quark: 'AMD Quark', horizon: 'Horizon', ort: 'ONNX Runtime', modelopt: 'NVIDIA ModelOpt' };
+const frameworks = { torch: 'PyTorch', quark: 'AMD Quark', horizon: 'Horizon', ort: 'ONNX Runtime', modelopt: 'NVIDIA ModelOpt', llmcompressor: 'llm-compressor', torchao: 'torchao' };
 const rows = [
   '| observer | framework (version followed) | golden cases passed | parity | known framework quirks reproduced |',
   '|---|---|---|---|---|',

@@ -32,6 +32,7 @@ pub mod qparams;
 pub mod quant;
 pub mod quantizers;
 pub mod registry;
+pub mod slice_map;
 pub mod tensor;
 #[cfg(target_arch = "wasm32")]
 pub mod wasm;

@@ -172,7 +172,12 @@ impl QParams {
 
     /// The representable range `[(qmin − zp)·s, (qmax − zp)·s]` of slice `i` (integer grids), or
     /// `±max·s` (float grids).
+    /// An explicit per-slice range in `extra.grid_range` takes precedence (see
+    /// [`crate::slice_map`]).
     pub fn representable_range(&self, i: usize) -> Option<(f64, f64)> {
+        if let Some(range) = crate::slice_map::grid_range(&self.extra, i) {
+            return Some(range);
+        }
         let s = *self.scale.get(i)? as f64;
         match &self.grid {
             Grid::Int {

@@ -10,6 +10,7 @@
 use crate::error::{Error, Result};
 use crate::formats::blocks::BlockLayout;
 use crate::qparams::{Grid, QParams, ZeroPoint};
+use crate::slice_map::SliceMap;
 use crate::tensor::Tensor;
 use serde::{Deserialize, Serialize};
 
@@ -205,6 +206,12 @@ pub fn block_layout(q: &QParams, shape: &[usize]) -> Option<BlockLayout> {
 
 /// Metrics of quantize–dequantizing `x` (one batch) to `dq` under qparams `q`.
 pub fn accumulate_metrics(acc: &mut MetricsAccumulator, x: &Tensor, dq: &Tensor, q: &QParams) {
+    if let Some(map) = SliceMap::from_extra(&q.extra) {
+        acc.add(&x.data, &dq.data, |i| {
+            q.representable_range(map.slice_of(i))
+        });
+        return;
+    }
     if let Some(layout) = block_layout(q, &x.shape) {
         acc.add(&x.data, &dq.data, |i| {
             q.representable_range(layout.block_of(i))

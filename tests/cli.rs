@@ -19,6 +19,7 @@ fn quantscope(args: &[&str]) -> (i32, String, String) {
 
 /// Run one golden case through the CLI and compare the JSON fields it prints.
 fn run_case_via_cli(case: &common::Case) -> Result<(), String> {
+    let case = &common::library_params::flattened(case)?;
     let params = Value::Object(case.params.0.clone()).to_string();
     let mut args: Vec<String> = vec!["observe".into()];
     args.extend(
@@ -91,7 +92,15 @@ fn run_case_via_cli(case: &common::Case) -> Result<(), String> {
 
 #[test]
 fn observe_json_matches_the_golden_cases_of_every_family() {
-    for family in ["torch", "quark", "horizon", "ort", "modelopt"] {
+    for family in [
+        "torch",
+        "quark",
+        "horizon",
+        "ort",
+        "modelopt",
+        "llmcompressor",
+        "torchao",
+    ] {
         // Cases of framework functions that are not observers (Quark's ONNX quantizers and
         // kernels) are checked by their family's own test.
         let cases = common::load_cases(family)
@@ -206,4 +215,51 @@ fn formats_compares_every_format_on_a_real_activation() {
         by_name("mxfp4_e2m1")["bits_per_value"].as_f64().unwrap(),
         4.25
     );
+}
+
+/// `imatrix_mse`'s importance given as a `.npy` path gives the reference result of the case
+/// whose importance came from that file.
+#[test]
+fn a_vector_parameter_is_read_from_a_npy_path() {
+    let case = common::load_cases("llmcompressor")
+        .into_iter()
+        .find(|c| c.id == "imx-w-channel-int4-sym-weight")
+        .expect("the imatrix case");
+    let dir = common::golden_dir().join("llmcompressor");
+    let importance = dir.join("inputs/imatrix_importance.npy");
+    let weight = dir.join(&case.batches[0]);
+    let params = serde_json::json!({
+        "num_bits": 4, "type": "int", "symmetric": true, "strategy": "channel",
+        "importance": importance.to_string_lossy(),
+    })
+    .to_string();
+    let (code, stdout, stderr) = quantscope(&[
+        "observe",
+        &weight.to_string_lossy(),
+        "--observer",
+        "llmcompressor.imatrix_mse",
+        "--params",
+        &params,
+        "--json",
+    ]);
+    assert_eq!(code, 0, "{stderr}");
+    let got: Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(got["extra"]["importance_used"], Value::Bool(true));
+    common::check_close(
+        "scale",
+        &common::numbers(&got["scale"]),
+        &common::numbers(&case.expected["scale"]),
+        case.tolerance_for("scale"),
+    )
+    .unwrap();
+    let (code, _, stderr) = quantscope(&[
+        "observe",
+        &weight.to_string_lossy(),
+        "--observer",
+        "llmcompressor.imatrix_mse",
+        "--params",
+        r#"{"importance": "/no/such/imatrix.npy"}"#,
+    ]);
+    assert_ne!(code, 0);
+    assert!(stderr.contains("imatrix.npy"), "{stderr}");
 }

@@ -16,6 +16,8 @@ pub enum Family {
     Horizon,
     Ort,
     Modelopt,
+    Llmcompressor,
+    Torchao,
 }
 
 impl Family {
@@ -27,6 +29,8 @@ impl Family {
             Family::Horizon => "Horizon observer_v2",
             Family::Ort => "ONNX Runtime",
             Family::Modelopt => "NVIDIA Model Optimizer",
+            Family::Llmcompressor => "llm-compressor",
+            Family::Torchao => "torchao",
         }
     }
 
@@ -38,6 +42,8 @@ impl Family {
             Family::Horizon => "horizon",
             Family::Ort => "ort",
             Family::Modelopt => "modelopt",
+            Family::Llmcompressor => "llmcompressor",
+            Family::Torchao => "torchao",
         }
     }
 }

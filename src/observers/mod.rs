@@ -1,10 +1,12 @@
 //! The observers of every framework family, one module per family.
 
 pub mod horizon;
+pub mod llmcompressor;
 pub mod modelopt;
 pub mod ort;
 pub mod quark;
 pub mod torch;
+pub mod torchao;
 
 use crate::registry::{ObserverSpec, Preset};
 
@@ -16,6 +18,8 @@ pub fn all_observers() -> Vec<ObserverSpec> {
     all.extend(horizon::observers());
     all.extend(ort::observers());
     all.extend(modelopt::observers());
+    all.extend(llmcompressor::observers());
+    all.extend(torchao::observers());
     all
 }
 
@@ -27,5 +31,7 @@ pub fn all_presets() -> Vec<Preset> {
     all.extend(horizon::presets());
     all.extend(ort::presets());
     all.extend(modelopt::presets());
+    all.extend(llmcompressor::presets());
+    all.extend(torchao::presets());
     all
 }

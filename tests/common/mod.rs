@@ -6,6 +6,8 @@
 //! `$QUANTSCOPE_SHARED/golden`, else `../shared/golden` next to the crate.
 #![allow(dead_code)]
 
+pub mod library_params;
+
 use quantscope::engine::{ErrorInfo, Report, Run};
 use quantscope::params::Params;
 use quantscope::tensor::{read_tensors, Tensor};

@@ -15,6 +15,7 @@
 mod inputs;
 mod model_cmd;
 mod output;
+mod vector_params;
 
 use clap::{Parser, Subcommand};
 use quantscope::engine::{NonFinitePolicy, Run};
@@ -63,7 +64,8 @@ enum Command {
         /// Named preset, e.g. `default_weight_observer`.
         #[arg(long)]
         preset: Option<String>,
-        /// Parameters as a JSON object, e.g. '{"dtype": "qint8", "bins": 256}'.
+        /// Parameters as a JSON object, e.g. '{"dtype": "qint8", "bins": 256}'; a vector
+        /// parameter may name a tensor file ('{"importance": "imatrix.npy"}').
         #[arg(long, default_value = "{}")]
         params: String,
         /// Attributes assigned after construction as a JSON object, e.g. '{"upsample_rate": 128}'
@@ -229,6 +231,7 @@ fn run(command: Command) -> Result<()> {
             let reports = runs
                 .into_iter()
                 .map(|(id, params)| {
+                    let params = vector_params::read_vector_params(&id, params)?;
                     Ok(Run::new(&id, params, &batches)?
                         .with_attributes(attributes.clone())
                         .with_policy(policy)

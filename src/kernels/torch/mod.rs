@@ -19,9 +19,16 @@
 //!   accumulated in float64 inside 8-lane vector chunks (golden/horizon KL); [`arange_via_f64`]
 //!   — `start + step·i` in float64, rounded to float32 (golden/modelopt histogram growth);
 //!   [`arange_via_f64_fma`] — the same with a fused multiply-add (golden/quark histogram edges).
+//! * [`reduce`] — `torch.sum`/`mean`/`amin`/`amax` over any set of dims of a contiguous tensor in
+//!   the order of ATen's TensorIterator and cascade-sum kernels (golden/llmcompressor and
+//!   golden/torchao range searches); [`pointwise`] — `torch.pow(tensor, scalar)` and float →
+//!   integer casts as compiled C++ does them on x86.
 //! * [`div_floor`] — `torch.div(a, b, rounding_mode="floor")` (`c10::div_floor_floating`);
 //!   [`f32_to_i32`] — float → int32 as x86 converts (out of range or NaN → `i32::MIN`);
 //!   [`maximum`] / [`minimum`] — NaN-propagating `torch.maximum`/`torch.minimum`.
+
+pub mod pointwise;
+pub mod reduce;
 
 use crate::error::{Error, Result};
 

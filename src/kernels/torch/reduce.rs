@@ -1,0 +1,449 @@
+//! `torch.sum(x, dim=dims)`, `torch.mean`, `torch.amin`/`torch.amax` of a contiguous float32
+//! tensor, over any set of dims, as ATen computes them on CPU with one thread.
+//!
+//! The sum's float32 result depends on the order of additions, which ATen fixes in three steps:
+//!
+//! 1. **TensorIterator** (`TensorIterator.cpp`) orders the dims innermost first, moves the
+//!    reduced dims (output stride 0) in front of the kept ones, sorts each group by ascending
+//!    input stride (`reorder_dimensions`, an insertion sort with ambiguous comparisons), and
+//!    merges neighbours that are contiguous in every operand (`coalesce_dimensions`).
+//! 2. `serial_for_each` calls the 2-d loop on the first two dims for every index of the others
+//!    (the third dim fastest); results accumulate into the zero-filled output.
+//! 3. **`cascade_sum`** (`SumKernel.cpp`) puts a reduced dim first, then picks a kernel:
+//!    a contiguous inner reduction ([`inner_row_sum`]: 8-lane vectors, four interleaved
+//!    accumulator rows, the scalar tail and the eight lanes added in order), a contiguous outer
+//!    reduction (blocks of 32 columns summed by one [`cascade`] each, then blocks of 8 and single
+//!    columns by [`row_sum`]), or the scalar inner/outer variants.
+//!
+//! Every accumulator is one lane of ATen's `multi_row_sum`: partial sums folded through four
+//! levels every `2^max(4, ⌈log2 n⌉/4)` steps ([`cascade`]). The float32 accumulator type is
+//! `at::acc_type<float, /*is_cuda=*/true>` = float.
+//!
+//! `torch.mean` is that sum divided by the number of reduced elements (ATen's CPU `mean_out`).
+//! `amin`/`amax` do not depend on order; NaN propagates.
+
+/// One lane of ATen's `multi_row_sum`: the values `load(0..size)` added into a level-0
+/// accumulator, which is folded into the next level every `2^p` values (`p = max(4,
+/// ⌈log2 size⌉/4)`), cascading further while the step count is a multiple of `2^(p·j)`; the
+/// remainder is added to level 0 and the levels are summed in order.
+pub fn cascade(size: usize, load: impl Fn(usize) -> f32) -> f32 {
+    const LEVELS: usize = 4;
+    let level_power = 4usize.max(ceil_log2(size) / LEVELS);
+    let level_step = 1usize << level_power;
+    let level_mask = level_step - 1;
+    let mut acc = [0.0f32; LEVELS];
+    let mut i = 0usize;
+    while i + level_step <= size {
+        for _ in 0..level_step {
+            acc[0] += load(i);
+            i += 1;
+        }
+        for j in 1..LEVELS {
+            acc[j] += acc[j - 1];
+            acc[j - 1] = 0.0;
+            if i & (level_mask << (j * level_power)) != 0 {
+                break;
+            }
+        }
+    }
+    while i < size {
+        acc[0] += load(i);
+        i += 1;
+    }
+    let mut total = acc[0];
+    for level in &acc[1..] {
+        total += level;
+    }
+    total
+}
+
+/// ATen's `row_sum` (scalar accumulators): the row read as `(−1, 4)`, four interleaved
+/// [`cascade`]s, the leftover values added to the first, then the four added in order.
+pub fn row_sum(size: usize, load: impl Fn(usize) -> f32) -> f32 {
+    let quads = size / 4;
+    let mut lanes: [f32; 4] = std::array::from_fn(|k| cascade(quads, |i| load(4 * i + k)));
+    for i in quads * 4..size {
+        lanes[0] += load(i);
+    }
+    let mut total = lanes[0];
+    for lane in &lanes[1..] {
+        total += lane;
+    }
+    total
+}
+
+/// Lanes of ATen's `Vectorized<float>` on AVX2.
+const VEC: usize = 8;
+
+/// ATen's `vectorized_inner_sum` for one contiguous row: `row_sum` over 8-lane vectors, then
+/// `0 + tail values + lane 0 + … + lane 7` in order.
+pub fn inner_row_sum(size: usize, load: impl Fn(usize) -> f32) -> f32 {
+    let vectors = size / VEC;
+    let quads = vectors / 4;
+    let lane = |l: usize| {
+        let mut rows: [f32; 4] =
+            std::array::from_fn(|k| cascade(quads, |i| load((4 * i + k) * VEC + l)));
+        for v in quads * 4..vectors {
+            rows[0] += load(v * VEC + l);
+        }
+        let mut total = rows[0];
+        for row in &rows[1..] {
+            total += row;
+        }
+        total
+    };
+    let mut total = 0.0f32;
+    for i in vectors * VEC..size {
+        total += load(i);
+    }
+    for l in 0..VEC {
+        total += lane(l);
+    }
+    total
+}
+
+/// One iteration dimension of a TensorIterator: its size and the stride of each operand in
+/// elements (`out` is 0 along reduced dims).
+#[derive(Debug, Clone, Copy)]
+struct Dim {
+    size: usize,
+    out: usize,
+    input: usize,
+}
+
+/// `reorder_dimensions`'s comparison for a reduction (output first, then input): 1 if `a`
+/// must come after `b`, −1 if before, 0 when ambiguous.
+fn should_swap(a: Dim, b: Dim) -> i32 {
+    // Output operand: reduced dims first, then ascending strides.
+    if (a.out == 0) != (b.out == 0) {
+        return if b.out == 0 { 1 } else { -1 };
+    }
+    for (s0, s1) in [(a.out, b.out), (a.input, b.input)] {
+        if s0 == 0 || s1 == 0 {
+            continue;
+        }
+        if s0 < s1 {
+            return -1;
+        }
+        if s0 > s1 {
+            return 1;
+        }
+        if a.size > b.size {
+            return 1;
+        }
+    }
+    0
+}
+
+/// The iteration dims of reducing `shape` over `reduced` (innermost first), reordered and
+/// coalesced like TensorIterator does.
+fn iteration_dims(shape: &[usize], reduced: &[bool]) -> Vec<Dim> {
+    let n = shape.len();
+    let mut in_stride = vec![1usize; n];
+    for d in (0..n.saturating_sub(1)).rev() {
+        in_stride[d] = in_stride[d + 1] * shape[d + 1];
+    }
+    let mut out_stride = vec![0usize; n];
+    let mut acc = 1usize;
+    for d in (0..n).rev() {
+        if !reduced[d] {
+            out_stride[d] = acc;
+            acc *= shape[d];
+        }
+    }
+    // TensorIterator's dim 0 is the tensor's last dim.
+    let mut dims: Vec<Dim> = (0..n)
+        .rev()
+        .map(|d| Dim {
+            size: shape[d],
+            out: out_stride[d],
+            input: in_stride[d],
+        })
+        .collect();
+    // Insertion sort with ambiguous comparisons (`reorder_dimensions`).
+    for i in 1..dims.len() {
+        let mut dim1 = i;
+        for dim0 in (0..i).rev() {
+            match should_swap(dims[dim0], dims[dim1]) {
+                c if c > 0 => {
+                    dims.swap(dim0, dim1);
+                    dim1 = dim0;
+                }
+                c if c < 0 => break,
+                _ => {}
+            }
+        }
+    }
+    coalesce(dims)
+}
+
+/// `coalesce_dimensions`: merge neighbours of size 1 or contiguous in every operand.
+fn coalesce(mut dims: Vec<Dim>) -> Vec<Dim> {
+    if dims.len() <= 1 {
+        return dims;
+    }
+    let mut prev = 0usize;
+    for d in 1..dims.len() {
+        let (a, b) = (dims[prev], dims[d]);
+        let can =
+            a.size == 1 || b.size == 1 || (a.size * a.out == b.out && a.size * a.input == b.input);
+        if can {
+            if a.size == 1 {
+                dims[prev].out = b.out;
+                dims[prev].input = b.input;
+            }
+            dims[prev].size *= b.size;
+        } else {
+            prev += 1;
+            if prev != d {
+                dims[prev] = b;
+            }
+        }
+    }
+    dims.truncate(prev + 1);
+    dims
+}
+
+/// `torch.sum(x, dim=dims)` of a contiguous tensor of `shape` (dims may repeat-free appear in
+/// any order); the result in row-major order of the kept dims. An empty `dims` sums nothing
+/// (an element-wise copy), as ATen's "not a true reduction" path does.
+pub fn sum_dims(data: &[f32], shape: &[usize], dims: &[usize]) -> Vec<f32> {
+    let mut reduced = vec![false; shape.len()];
+    for &d in dims {
+        if let Some(r) = reduced.get_mut(d) {
+            *r = true;
+        }
+    }
+    let out_len: usize = shape
+        .iter()
+        .zip(&reduced)
+        .filter(|(_, r)| !**r)
+        .map(|(s, _)| *s)
+        .product();
+    let mut out = vec![0.0f32; out_len];
+    if data.is_empty() {
+        return out;
+    }
+    let iter = iteration_dims(shape, &reduced);
+    let first = iter.first().copied().unwrap_or(Dim {
+        size: 1,
+        out: 0,
+        input: 0,
+    });
+    let second = iter.get(1).copied().unwrap_or(Dim {
+        size: 1,
+        out: 0,
+        input: 0,
+    });
+    let outer = iter.get(2..).unwrap_or(&[]);
+    let mut index = vec![0usize; outer.len()];
+    loop {
+        let in_base: usize = outer.iter().zip(&index).map(|(d, i)| d.input * i).sum();
+        let out_base: usize = outer.iter().zip(&index).map(|(d, i)| d.out * i).sum();
+        loop_2d(data, &mut out, in_base, out_base, first, second);
+        // Advance the outer counter, the first outer dim fastest.
+        let mut k = 0;
+        loop {
+            if k == outer.len() {
+                return out;
+            }
+            index[k] += 1;
+            if index[k] < outer[k].size {
+                break;
+            }
+            index[k] = 0;
+            k += 1;
+        }
+    }
+}
+
+/// The 2-d loop of `cascade_sum` on dims `d0` (inner) and `d1`, accumulating into `out`.
+fn loop_2d(data: &[f32], out: &mut [f32], in_base: usize, out_base: usize, d0: Dim, d1: Dim) {
+    let (mut a, mut b) = (d0, d1);
+    if a.out != 0 && b.out == 0 {
+        std::mem::swap(&mut a, &mut b);
+    }
+    let load = |i: usize, j: usize| data[in_base + i * a.input + j * b.input];
+    if a.out != 0 && b.out != 0 {
+        // Not a true reduction: out += in, element-wise.
+        for j in 0..b.size {
+            for i in 0..a.size {
+                out[out_base + i * a.out + j * b.out] += load(i, j);
+            }
+        }
+        return;
+    }
+    let mut store = |j: usize, value: f32| out[out_base + j * b.out] += value;
+    if a.input == 1 && a.size >= VEC {
+        // Contiguous inner reduction.
+        for j in 0..b.size {
+            store(j, inner_row_sum(a.size, |i| load(i, j)));
+        }
+    } else if b.input == 1 && b.size >= VEC {
+        // Contiguous outer reduction (`vectorized_outer_sum`).
+        let mut j = 0;
+        while j + 4 * VEC <= b.size {
+            for c in j..j + 4 * VEC {
+                store(c, cascade(a.size, |i| load(i, c)));
+            }
+            j += 4 * VEC;
+        }
+        while j + VEC <= b.size {
+            for c in j..j + VEC {
+                store(c, row_sum(a.size, |i| load(i, c)));
+            }
+            j += VEC;
+        }
+        for c in j..b.size {
+            store(c, row_sum(a.size, |i| load(i, c)));
+        }
+    } else if a.input < b.input {
+        for j in 0..b.size {
+            store(j, row_sum(a.size, |i| load(i, j)));
+        }
+    } else {
+        // `scalar_outer_sum`: four columns at a time, one cascade each.
+        let mut j = 0;
+        while j + 3 < b.size {
+            for c in j..j + 4 {
+                store(c, cascade(a.size, |i| load(i, c)));
+            }
+            j += 4;
+        }
+        for c in j..b.size {
+            store(c, row_sum(a.size, |i| load(i, c)));
+        }
+    }
+}
+
+/// `torch.mean(x, dim=dims)` on CPU: [`sum_dims`] divided (float32) by the number of reduced
+/// elements.
+pub fn mean_dims(data: &[f32], shape: &[usize], dims: &[usize]) -> Vec<f32> {
+    let count: usize = dims.iter().filter_map(|&d| shape.get(d)).product();
+    let n = count as f32;
+    sum_dims(data, shape, dims)
+        .into_iter()
+        .map(|s| s / n)
+        .collect()
+}
+
+/// `(torch.amin(x, dims), torch.amax(x, dims))`, row-major over the kept dims; NaN propagates.
+/// Reducing an empty dim gives ±inf (torch raises there; callers check first).
+pub fn min_max_dims(data: &[f32], shape: &[usize], dims: &[usize]) -> (Vec<f32>, Vec<f32>) {
+    let n = shape.len();
+    let reduced: Vec<bool> = (0..n).map(|d| dims.contains(&d)).collect();
+    // Output stride of each dim (0 when reduced).
+    let mut out_stride = vec![0usize; n];
+    let mut acc = 1usize;
+    for d in (0..n).rev() {
+        if !reduced[d] {
+            out_stride[d] = acc;
+            acc *= shape[d];
+        }
+    }
+    let mut lo = vec![f32::INFINITY; acc];
+    let mut hi = vec![f32::NEG_INFINITY; acc];
+    let mut coord = vec![0usize; n];
+    for &v in data {
+        let o: usize = coord.iter().zip(&out_stride).map(|(c, s)| c * s).sum();
+        if v.is_nan() || lo[o].is_nan() {
+            lo[o] = f32::NAN;
+        } else if v < lo[o] {
+            lo[o] = v;
+        }
+        if v.is_nan() || hi[o].is_nan() {
+            hi[o] = f32::NAN;
+        } else if v > hi[o] {
+            hi[o] = v;
+        }
+        for d in (0..n).rev() {
+            coord[d] += 1;
+            if coord[d] < shape[d] {
+                break;
+            }
+            coord[d] = 0;
+        }
+    }
+    (lo, hi)
+}
+
+/// `c10`'s `CeilLog2` as the cascade sum uses it (`1` for `x ≤ 2`).
+fn ceil_log2(x: usize) -> usize {
+    if x <= 2 {
+        return 1;
+    }
+    (usize::BITS - (x - 1).leading_zeros()) as usize
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::sum_f32;
+    use super::*;
+
+    fn values(n: usize, seed: u32) -> Vec<f32> {
+        (0..n as u32)
+            .map(|i| {
+                let u = (i.wrapping_mul(2_654_435_761).wrapping_add(seed) >> 8) as f32
+                    / (1u32 << 24) as f32;
+                (u - 0.37) * (1.0 + (i % 7) as f32 * 1e3)
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_full_reduction_is_the_contiguous_cascade_sum() {
+        for n in [1, 3, 7, 8, 9, 31, 64, 100, 257, 4096, 16384, 70_001] {
+            let x = values(n, 3);
+            assert_eq!(
+                sum_dims(&x, &[n], &[0])[0].to_bits(),
+                sum_f32(&x).to_bits(),
+                "{n}"
+            );
+            // A 2-d tensor reduced over both dims coalesces into the same loop.
+            if n % 4 == 0 {
+                let s = sum_dims(&x, &[4, n / 4], &[0, 1])[0];
+                assert_eq!(s.to_bits(), sum_f32(&x).to_bits(), "{n} as 2-d");
+            }
+        }
+    }
+
+    #[test]
+    fn inner_reductions_sum_each_row_like_a_vector() {
+        let x = values(64 * 256, 5);
+        let rows = sum_dims(&x, &[64, 256], &[1]);
+        for (r, got) in rows.iter().enumerate() {
+            assert_eq!(got.to_bits(), sum_f32(&x[r * 256..(r + 1) * 256]).to_bits());
+        }
+    }
+
+    #[test]
+    fn outer_and_mixed_reductions_follow_the_column_kernels() {
+        let x = values(37 * 40, 9);
+        // Dim 0 reduced: blocks of 32 columns by cascade, 8 columns by row_sum.
+        let cols = sum_dims(&x, &[37, 40], &[0]);
+        for (c, got) in cols.iter().enumerate() {
+            let want = if c < 32 {
+                cascade(37, |i| x[i * 40 + c])
+            } else {
+                row_sum(37, |i| x[i * 40 + c])
+            };
+            assert_eq!(got.to_bits(), want.to_bits(), "column {c}");
+        }
+        // (B, S, H) over (0, 2): every (b, s) row summed, accumulated over b in order.
+        let x = values(3 * 5 * 16, 1);
+        let per_s = sum_dims(&x, &[3, 5, 16], &[0, 2]);
+        for (s, got) in per_s.iter().enumerate() {
+            let mut want = 0.0f32;
+            for b in 0..3 {
+                want += sum_f32(&x[(b * 5 + s) * 16..(b * 5 + s + 1) * 16]);
+            }
+            assert_eq!(got.to_bits(), want.to_bits(), "position {s}");
+        }
+        assert_eq!(
+            mean_dims(&[1.0, 2.0, 3.0, 6.0], &[2, 2], &[1]),
+            vec![1.5, 4.5]
+        );
+        let (lo, hi) = min_max_dims(&[1.0, -2.0, 3.0, 0.5], &[2, 2], &[0]);
+        assert_eq!((lo, hi), (vec![1.0, -2.0], vec![3.0, 0.5]));
+    }
+}

@@ -1,0 +1,211 @@
+//! What every llm-compressor observer shares: the statistics it collected, `get_qparams()`
+//! (`observers/base.py`) and the library's fake quantization of a batch with the result.
+//!
+//! `Observer.forward` skips empty batches and, for weights, every batch after the first
+//! (**weights are observed once**). `get_qparams()` asserts statistics exist, computes the
+//! NVFP4 global scale for TENSOR_GROUP from the absmax of all statistics, then
+//! `calculate_qparams(min_vals, max_vals, args, global_scale)`.
+
+use super::args::{BaseName, QuantArgs, QuantizationType, Strategy};
+use super::fake_quant::{qdq, Rounding};
+use super::flatten::slice_map;
+use super::qparams::{
+    calculate_qparams, calculate_range, global_absmax, global_scale, integer_zero_point,
+};
+use super::stats::Stats;
+use crate::error::{Error, Result, Stage};
+use crate::observer::{Grid, ObserverState, QParams, ZeroPoint};
+use crate::params::Choice;
+use crate::slice_map::write_grid_range;
+use crate::tensor::Tensor;
+use serde_json::{Map, Value};
+
+/// What the observer watches and how it quantizes: `base_name` and the validated
+/// `QuantizationArgs`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Target {
+    pub base: BaseName,
+    pub args: QuantArgs,
+}
+
+/// What a range search reports besides the range.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SearchReport {
+    /// Per qparam, the winning `i` in `p = 1 − i/grid` (last searched batch).
+    pub selected_step: Vec<usize>,
+    pub steps_evaluated: usize,
+    pub total_steps: usize,
+    /// imatrix: whether the importance passed validation.
+    pub importance_used: Option<bool>,
+    /// A fallback the library logs (imatrix).
+    pub warning: Option<String>,
+}
+
+/// The collected statistics (`min_vals`/`max_vals`), the shape of the batch that set them and
+/// the search report of MSE observers.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Calibration {
+    pub stats: Option<Stats>,
+    pub batch_shape: Vec<usize>,
+    pub search: Option<SearchReport>,
+}
+
+impl Calibration {
+    /// `Observer.forward`'s early returns: an empty batch, or a weight already observed.
+    pub fn skips(&self, target: &Target, batch: &Tensor) -> bool {
+        batch.is_empty() || (target.base == BaseName::Weight && self.stats.is_some())
+    }
+
+    /// Record new statistics from a batch of `shape`.
+    pub fn set(&mut self, stats: Stats, shape: &[usize]) {
+        self.stats = Some(stats);
+        self.batch_shape = shape.to_vec();
+    }
+
+    /// The running min/max for plots.
+    pub fn plot(&self) -> ObserverState {
+        let (min_val, max_val) = self
+            .stats
+            .as_ref()
+            .map(|s| (s.min.clone(), s.max.clone()))
+            .unwrap_or_default();
+        ObserverState {
+            min_val,
+            max_val,
+            histogram: None,
+        }
+    }
+}
+
+/// The grid of `args`: integers, FP8 E4M3 or FP4 E2M1.
+fn grid(args: &QuantArgs, qmin: f32, qmax: f32) -> Grid {
+    match (args.qtype, args.num_bits) {
+        (QuantizationType::Int, _) => Grid::Int {
+            quant_min: qmin as i64,
+            quant_max: qmax as i64,
+        },
+        (QuantizationType::Float, 4) => Grid::Float {
+            format: "fp4_e2m1".into(),
+            max: 6.0,
+        },
+        _ => Grid::Float {
+            format: "fp8_e4m3".into(),
+            max: 448.0,
+        },
+    }
+}
+
+/// `get_qparams()` on the collected statistics.
+pub fn qparams(cal: &Calibration, target: &Target) -> Result<QParams> {
+    let stats = cal.stats.as_ref().ok_or_else(|| {
+        Error::framework(
+            "AssertionError",
+            "No statistics available. Call observer(value) first.",
+            Stage::CalculateQparams,
+        )
+    })?;
+    let args = &target.args;
+    let global = (args.strategy == Strategy::TensorGroup)
+        .then(|| global_scale(global_absmax(&stats.min, &stats.max)));
+    let computed = calculate_qparams(
+        &stats.min,
+        &stats.max,
+        args,
+        global,
+        Stage::CalculateQparams,
+    )?;
+    let (qmin, qmax) = calculate_range(args)?;
+    let mut extra = Map::new();
+    extra.insert("qparam_shape".into(), Value::from(stats.shape.clone()));
+    extra.insert("zero_point_dtype".into(), Value::from(args.zp_dtype.name()));
+    if let Some(g) = global {
+        extra.insert("global_scale".into(), Value::from(vec![g as f64]));
+    }
+    let mut notes = Vec::new();
+    if let Some(search) = &cal.search {
+        extra.insert(
+            "selected_step".into(),
+            Value::from(search.selected_step.clone()),
+        );
+        extra.insert(
+            "steps_evaluated".into(),
+            Value::from(search.steps_evaluated),
+        );
+        extra.insert("total_steps".into(), Value::from(search.total_steps));
+        if let Some(used) = search.importance_used {
+            extra.insert("importance_used".into(), Value::from(used));
+        }
+        notes.extend(search.warning.clone());
+    }
+    slice_map(&cal.batch_shape, target.base, args)?.write(&mut extra);
+    // The effective scale is the float32 `scale / global_scale` fake quantization uses.
+    let (lo, hi): (Vec<f64>, Vec<f64>) = computed
+        .scale
+        .iter()
+        .zip(&computed.zero_point)
+        .map(|(&s, &zp)| {
+            let s = global.map_or(s, |g| s / g) as f64;
+            ((qmin as f64 - zp as f64) * s, (qmax as f64 - zp as f64) * s)
+        })
+        .unzip();
+    write_grid_range(&mut extra, &lo, &hi);
+    let zero_point = if integer_zero_point(args.zp_dtype) {
+        ZeroPoint::Int(computed.zero_point.iter().map(|&z| z as i64).collect())
+    } else {
+        ZeroPoint::Float(computed.zero_point)
+    };
+    Ok(QParams {
+        scale: computed.scale,
+        zero_point,
+        grid: grid(args, qmin, qmax),
+        axis: None,
+        min_val: stats.min.clone(),
+        max_val: stats.max.clone(),
+        clip_range: None,
+        amax: None,
+        extra,
+        notes,
+    })
+}
+
+/// compressed-tensors' `fake_quantize(x, scale, zero_point, args, global_scale)` with the
+/// qparams laid out the way the observer flattened its batches.
+pub fn fake_quantize(target: &Target, x: &Tensor, q: &QParams) -> Result<Tensor> {
+    let map = slice_map(&x.shape, target.base, &target.args)?;
+    let (qmin, qmax) = calculate_range(&target.args)?;
+    let rounding = Rounding::of(&target.args);
+    let global = q
+        .extra
+        .get("global_scale")
+        .and_then(|g| g.get(0))
+        .and_then(Value::as_f64)
+        .map(|g| g as f32);
+    let slices = q.scale.len();
+    let mut data = Vec::with_capacity(x.data.len());
+    for (i, &v) in x.data.iter().enumerate() {
+        let k = map.slice_of(i);
+        if k >= slices || k >= q.zero_point.len() {
+            return Err(Error::input(format!(
+                "a batch of shape {:?} needs more than the {slices} qparams the observer computed",
+                x.shape
+            )));
+        }
+        let s = match global {
+            Some(g) => q.scale[k] / g,
+            None => q.scale[k],
+        };
+        data.push(qdq(
+            v,
+            s,
+            q.zero_point.get_f64(k) as f32,
+            qmin,
+            qmax,
+            rounding,
+        ));
+    }
+    Ok(Tensor {
+        shape: x.shape.clone(),
+        data,
+        dtype: x.dtype,
+    })
+}

@@ -1,0 +1,146 @@
+//! llm-compressor's MSE range search on CPU: `_grid_search_mse` (`observers/mse_quant.py`,
+//! the eager path; CUDA runs a different Triton search) and imatrix's `_grid_search`
+//! (`observers/imatrix.py`).
+//!
+//! From the flattened batch's raw range per qparam, `min = amin·expand`, `max = amax·expand`,
+//! candidate `i` is the range scaled by `p = 1 − i/grid` (`p` in double, rounded to float32 by
+//! the multiply; candidate 0 is the unshrunk range). Each candidate gets the real
+//! `calculate_qparams` (TENSOR_GROUP without `scale_dtype`: no FP8 rounding, no global scale)
+//! and is scored per qparam by
+//!
+//! `err = Σ |fake_quant(x) − x|^norm · w` over dims `(0, −1)`,
+//!
+//! float32 throughout, summed in ATen's order ([`crate::kernels::torch::reduce`]); `w` is the
+//! normalised importance (imatrix) or 1. A qparam takes a candidate when its error is strictly
+//! smaller than its best so far (ties keep the earlier, wider range); the best starts at
+//! `finfo(float32).max`.
+//!
+//! The schedules differ:
+//! * MSE: `int(maxshrink·grid)` candidates (`i = 0 …`); the **patience counter is global** — it
+//!   resets when any qparam improved and the search stops after `patience` consecutive steps
+//!   where none did (`patience = 0` stops at the first such step);
+//! * imatrix: `max(1, int(maxshrink·grid)) + 1` candidates (the end point included), and
+//!   patience applies only when positive.
+
+use super::args::QuantArgs;
+use super::fake_quant::{qdq, Rounding};
+use super::flatten::Flattened;
+use super::qparams::{at_stage, calculate_qparams, calculate_range};
+use super::stats::Stats;
+use crate::error::{Result, Stage};
+use crate::kernels::torch::pointwise::pow_scalar;
+use crate::kernels::torch::reduce::{min_max_dims, sum_dims};
+
+/// The search's keyword arguments.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct SearchSettings {
+    pub maxshrink: f64,
+    pub patience: i64,
+    pub grid: f64,
+    pub norm: f64,
+    pub expand: f64,
+}
+
+/// Which loop runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Schedule {
+    /// `_grid_search_mse` (memoryless_mse, mse, nvfp4_expanded_mse).
+    Mse,
+    /// imatrix's `_grid_search` (imatrix_mse, nvfp4_expanded_imatrix).
+    IMatrix,
+}
+
+/// What a search found.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SearchOutcome {
+    pub stats: Stats,
+    /// Per qparam, the winning `i` in `p = 1 − i/grid`.
+    pub selected_step: Vec<usize>,
+    /// Candidates scored before the search stopped.
+    pub steps_evaluated: usize,
+    /// Candidates the schedule allows.
+    pub total_steps: usize,
+}
+
+/// Search the range of every qparam of `flat` (see the module documentation); `weights` are
+/// per flattened element.
+pub fn grid_search(
+    flat: &Flattened<'_>,
+    args: &QuantArgs,
+    settings: &SearchSettings,
+    schedule: Schedule,
+    weights: Option<&[f32]>,
+) -> Result<SearchOutcome> {
+    let args = args.for_search();
+    let dims = flat.reduced_dims()?;
+    let (raw_min, raw_max) = min_max_dims(&flat.data, &flat.shape, &dims);
+    let expand = settings.expand as f32;
+    let min_val: Vec<f32> = raw_min.iter().map(|v| v * expand).collect();
+    let max_val: Vec<f32> = raw_max.iter().map(|v| v * expand).collect();
+    let qcount = min_val.len();
+    let mut best_error = vec![f32::MAX; qcount];
+    let mut best_min = min_val.clone();
+    let mut best_max = max_val.clone();
+    let mut selected = vec![0usize; qcount];
+
+    let product = (settings.maxshrink * settings.grid).trunc();
+    let total_steps = match schedule {
+        Schedule::Mse => product.max(0.0) as usize,
+        Schedule::IMatrix => product.max(1.0) as usize + 1,
+    };
+    let (qmin, qmax) = calculate_range(&args).map_err(|e| at_stage(e, Stage::Forward))?;
+    let rounding = Rounding::of(&args);
+    let group = *flat.shape.last().unwrap_or(&1);
+    let mut errors = vec![0.0f32; flat.data.len()];
+    let mut no_improve = 0i64;
+    let mut evaluated = 0usize;
+    for i in 0..total_steps {
+        let p = (1.0 - i as f64 / settings.grid) as f32;
+        let shrunk_min: Vec<f32> = min_val.iter().map(|v| v * p).collect();
+        let shrunk_max: Vec<f32> = max_val.iter().map(|v| v * p).collect();
+        let q = calculate_qparams(&shrunk_min, &shrunk_max, &args, None, Stage::Forward)?;
+        for (j, (&x, e)) in flat.data.iter().zip(errors.iter_mut()).enumerate() {
+            let k = (j / group) % qcount.max(1);
+            let y = qdq(x, q.scale[k], q.zero_point[k], qmin, qmax, rounding);
+            let mut v = pow_scalar((y - x).abs(), settings.norm);
+            if let Some(w) = weights {
+                v *= w[j];
+            }
+            *e = v;
+        }
+        let err = sum_dims(&errors, &flat.shape, &dims);
+        evaluated += 1;
+        let mut improved = false;
+        for k in 0..qcount {
+            if err[k] < best_error[k] {
+                best_error[k] = err[k];
+                best_min[k] = shrunk_min[k];
+                best_max[k] = shrunk_max[k];
+                selected[k] = i;
+                improved = true;
+            }
+        }
+        if improved {
+            no_improve = 0;
+        } else {
+            no_improve += 1;
+            let stop = match schedule {
+                Schedule::Mse => no_improve >= settings.patience,
+                Schedule::IMatrix => settings.patience > 0 && no_improve >= settings.patience,
+            };
+            if stop {
+                break;
+            }
+        }
+    }
+    Ok(SearchOutcome {
+        stats: Stats {
+            shape: flat.qparam_shape(),
+            min: best_min,
+            max: best_max,
+        },
+        selected_step: selected,
+        steps_evaluated: evaluated,
+        total_steps,
+    })
+}

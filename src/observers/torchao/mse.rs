@@ -1,0 +1,159 @@
+//! `AffineQuantizedMSEObserver` (torchao 0.18.0 `quantization/observer.py`): every batch is
+//! searched on its own (`line_search`) and **replaces** the statistics (the last batch wins;
+//! `run_once` keeps the first):
+//!
+//! `r = max(|amin|, amax)` per block, thresholds `t_i = (r / steps) · i` for `i = 1 … steps`
+//! (float32), each scored by the loss `mean((fake_quant(x; [−t_i, t_i]) − x)²)` over the block
+//! (`_fake_quantize_affine` with the observer's own settings — **symmetric candidates even for
+//! ASYMMETRIC mapping**). The best loss starts at **1e9**, not inf, and the comparison is strict:
+//! the first minimum wins, and when no loss is below 1e9 the raw min/max stay.
+
+use super::args::{AffineArgs, SearchedAffineArgsFields, ZeroPointDomain};
+use super::fake_quant::Kernel;
+use super::granularity::slice_map;
+use super::qparams::{choose_qparams, qmin_qmax};
+use super::report::{self, check_blocks, view_of, Observed, Stats};
+use crate::error::{Error, Result, Stage};
+use crate::kernels::torch::reduce::{mean_dims, min_max_dims};
+use crate::observer::{ObserverKind, ObserverState, QParams};
+use crate::tensor::Tensor;
+
+crate::declare_params! {
+    /// Arguments of `AffineQuantizedMSEObserver`.
+    pub struct MseArgs {
+        /// number of thresholds t_i = range/steps·i tried per block
+        steps: i64 = 100; int(1, 10000), Data;
+        /// search the first batch only
+        run_once: bool = false; boolean(), Data;
+    }
+    include { affine: SearchedAffineArgsFields }
+}
+
+/// The configuration of the MSE observer.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MseConfig {
+    pub args: AffineArgs,
+    pub steps: usize,
+    pub run_once: bool,
+}
+
+fn nan_min(a: f32, b: f32) -> f32 {
+    if a.is_nan() || b.is_nan() {
+        f32::NAN
+    } else {
+        a.min(b)
+    }
+}
+
+/// `line_search(input)`: the searched `(min_val, max_val)` and the selected step per block.
+fn line_search(batch: &Tensor, cfg: &MseConfig) -> Result<(Stats, Vec<usize>, Vec<usize>)> {
+    let args = &cfg.args;
+    let (block, view) = view_of(batch, &args.granularity)?;
+    let dims = view.reduced();
+    let (mut min_val, mut max_val) = min_max_dims(&batch.data, &view.shape, &dims);
+    let range: Vec<f32> = min_val
+        .iter()
+        .zip(&max_val)
+        .map(|(lo, &hi)| {
+            let a = lo.abs();
+            if a.is_nan() || hi.is_nan() {
+                f32::NAN
+            } else {
+                a.max(hi)
+            }
+        })
+        .collect();
+    check_blocks(&batch.shape, &block, &view, range.len())?;
+    let mut optimal = vec![1e9f32; range.len()];
+    let mut selected = vec![0usize; range.len()];
+    let map = slice_map(&batch.shape, &block);
+    let (qmin, qmax) = qmin_qmax(args, Stage::Forward)?;
+    let kernel =
+        Kernel::new(args.zero_point_domain, qmin, qmax, None).with_scale_dtype(args.scale_dtype);
+    let none = args.zero_point_domain == ZeroPointDomain::NoZeroPoint;
+    let steps = cfg.steps as f32;
+    let mut loss_in = vec![0.0f32; batch.len()];
+    for i in 1..=cfg.steps {
+        let thres: Vec<f32> = range.iter().map(|r| r / steps * i as f32).collect();
+        let neg: Vec<f32> = thres.iter().map(|t| -t).collect();
+        let q = choose_qparams(&neg, &thres, args, Stage::Forward)?;
+        for (j, (&x, out)) in batch.data.iter().zip(loss_in.iter_mut()).enumerate() {
+            let k = map.slice_of(j);
+            let zp = if none { 0.0 } else { q.zero_point[k] };
+            let d = (kernel.apply(x, q.scale[k], zp) - x).abs();
+            *out = d * d;
+        }
+        let loss = mean_dims(&loss_in, &view.shape, &dims);
+        for k in 0..range.len() {
+            if loss[k] < optimal[k] {
+                min_val[k] = neg[k];
+                max_val[k] = thres[k];
+                selected[k] = i;
+            }
+            optimal[k] = nan_min(loss[k], optimal[k]);
+        }
+    }
+    Ok((
+        Stats {
+            shape: view.reduced_shape(false),
+            min: min_val,
+            max: max_val,
+        },
+        selected,
+        block,
+    ))
+}
+
+/// torchao's `AffineQuantizedMSEObserver`.
+pub struct AffineMse;
+
+impl ObserverKind for AffineMse {
+    type Args = MseArgs;
+    type Config = MseConfig;
+    type State = Observed;
+
+    fn resolve(args: &MseArgs, _: &[String]) -> Result<MseConfig> {
+        Ok(MseConfig {
+            args: args.affine.resolve()?,
+            steps: args.steps.max(1) as usize,
+            run_once: args.run_once,
+        })
+    }
+
+    fn init(_: &MseConfig) -> Observed {
+        Observed::default()
+    }
+
+    fn observe(state: &mut Observed, cfg: &MseConfig, batch: &Tensor) -> Result<()> {
+        if cfg.run_once && state.calibrated {
+            return Ok(());
+        }
+        if batch.is_empty() {
+            // `line_search` returns the empty input, which cannot be unpacked into min/max.
+            return Err(Error::framework(
+                "ValueError",
+                "not enough values to unpack (expected 2, got 0)",
+                Stage::Forward,
+            ));
+        }
+        let (stats, selected, block) = line_search(batch, cfg)?;
+        state.stats = Some(stats);
+        state.selected_step = Some(selected);
+        state.block_size = block;
+        state.batch_shape = batch.shape.clone();
+        state.calibrated = true;
+        Ok(())
+    }
+
+    fn qparams(state: &Observed, cfg: &MseConfig) -> Result<QParams> {
+        report::qparams(state, &cfg.args)
+    }
+
+    fn fake_quantize(cfg: &MseConfig, x: &Tensor, q: &QParams) -> Result<Tensor> {
+        report::fake_quantize(&cfg.args, x, q)
+    }
+
+    fn plot(state: &Observed) -> ObserverState {
+        state.plot()
+    }
+}

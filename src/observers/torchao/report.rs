@@ -1,0 +1,233 @@
+//! What torchao's observers share: the statistics they keep, `calculate_qparams` on them, and
+//! the Q/DQ the reference data measures — `quantize_affine` + `dequantize_affine` in the INT
+//! domain (with the cast to the target dtype), `_fake_quantize_affine` in the FLOAT and NONE
+//! domains — applied block by block to each batch with the batch's own block size.
+
+use super::args::{AffineArgs, Granularity, ZeroPointDomain, ZeroPointDtype};
+use super::fake_quant::Kernel;
+use super::granularity::{block_size, size_repr, slice_map, ReductionView};
+use super::qparams::{choose_qparams, qmin_qmax, Chosen};
+use crate::error::{Error, Result, Stage};
+use crate::observer::{Grid, ObserverState, QParams, ZeroPoint};
+use crate::params::Choice;
+use crate::slice_map::write_grid_range;
+use crate::tensor::Tensor;
+use serde_json::{Map, Value};
+
+/// `min_val`/`max_val` and their shape.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Stats {
+    pub shape: Vec<usize>,
+    pub min: Vec<f32>,
+    pub max: Vec<f32>,
+}
+
+/// An observer's state: its statistics, the block size and shape of the last batch, and the
+/// MSE search's selected steps.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Observed {
+    pub stats: Option<Stats>,
+    pub block_size: Vec<usize>,
+    pub batch_shape: Vec<usize>,
+    pub selected_step: Option<Vec<usize>>,
+    /// `AffineQuantizedMSEObserver.calibrated` (for `run_once`).
+    pub calibrated: bool,
+}
+
+impl Observed {
+    /// The running min/max for plots.
+    pub fn plot(&self) -> ObserverState {
+        let (min_val, max_val) = self
+            .stats
+            .as_ref()
+            .map(|s| (s.min.clone(), s.max.clone()))
+            .unwrap_or_default();
+        ObserverState {
+            min_val,
+            max_val,
+            histogram: None,
+        }
+    }
+}
+
+/// A batch's block size and reduction view under `granularity`.
+pub fn view_of(batch: &Tensor, granularity: &Granularity) -> Result<(Vec<usize>, ReductionView)> {
+    let block = block_size(&batch.shape, granularity)?;
+    let view = ReductionView::new(&block, &batch.shape)?;
+    Ok((block, view))
+}
+
+fn integer(dtype: ZeroPointDtype) -> bool {
+    matches!(
+        dtype,
+        ZeroPointDtype::Int8
+            | ZeroPointDtype::Uint8
+            | ZeroPointDtype::Int16
+            | ZeroPointDtype::Int32
+    )
+}
+
+/// `calculate_qparams()` of a min/max observer: an `AssertionError` without statistics, the
+/// zero point dropped in the NONE domain.
+pub fn qparams(state: &Observed, args: &AffineArgs) -> Result<QParams> {
+    let stats = state.stats.as_ref().ok_or_else(|| {
+        Error::framework(
+            "AssertionError",
+            "Expecting the observer has min_val and max_val, please run the observer before calling calculate_qparams",
+            Stage::CalculateQparams,
+        )
+    })?;
+    let chosen = choose_qparams(&stats.min, &stats.max, args, Stage::CalculateQparams)?;
+    let mut q = build(
+        args,
+        chosen,
+        args.zero_point_domain == ZeroPointDomain::NoZeroPoint,
+        &state.batch_shape,
+        &state.block_size,
+    )?;
+    q.min_val = stats.min.clone();
+    q.max_val = stats.max.clone();
+    q.extra
+        .insert("qparam_shape".into(), Value::from(stats.shape.clone()));
+    q.extra
+        .insert("block_size".into(), Value::from(state.block_size.clone()));
+    if let Some(steps) = &state.selected_step {
+        q.extra
+            .insert("selected_step".into(), Value::from(steps.clone()));
+    }
+    Ok(q)
+}
+
+/// The report of chosen (or fixed) qparams: grid, zero point as the library returns it, and
+/// the per-block layout and representable ranges of a batch of `shape` cut into `block`.
+pub fn build(
+    args: &AffineArgs,
+    chosen: Chosen,
+    zero_point_is_none: bool,
+    shape: &[usize],
+    block: &[usize],
+) -> Result<QParams> {
+    let (qmin, qmax) = qmin_qmax(args, Stage::CalculateQparams)?;
+    let mid = (qmax + qmin + 1.0) / 2.0;
+    let mut extra = Map::new();
+    extra.insert(
+        "eps_effective".into(),
+        Value::from(args.eps.unwrap_or(f32::MIN_POSITIVE as f64)),
+    );
+    extra.insert(
+        "zero_point_dtype".into(),
+        if zero_point_is_none {
+            Value::Null
+        } else {
+            Value::from(chosen.zero_point_dtype.name())
+        },
+    );
+    if zero_point_is_none {
+        extra.insert("zero_point_is_none".into(), Value::from(true));
+    }
+    slice_map(shape, block).write(&mut extra);
+    let (lo, hi): (Vec<f64>, Vec<f64>) = chosen
+        .scale
+        .iter()
+        .zip(&chosen.zero_point)
+        .map(|(&s, &zp)| {
+            let (s, zp) = (s as f64, zp as f64);
+            match args.zero_point_domain {
+                ZeroPointDomain::Float => ((qmin - mid) * s + zp, (qmax - mid) * s + zp),
+                _ if zero_point_is_none => (qmin * s, qmax * s),
+                _ => ((qmin - zp) * s, (qmax - zp) * s),
+            }
+        })
+        .unzip();
+    write_grid_range(&mut extra, &lo, &hi);
+    let mut notes = Vec::new();
+    if args.target_dtype.is_sub_byte_signed() {
+        notes.push(format!(
+            "quantize_affine cannot cast to torch.{} on CPU (NotImplementedError); the error metrics use _fake_quantize_affine, which skips the cast",
+            args.target_dtype.name()
+        ));
+    }
+    let zero_point = if zero_point_is_none {
+        ZeroPoint::Float(vec![0.0; chosen.scale.len()])
+    } else if integer(chosen.zero_point_dtype) {
+        ZeroPoint::Int(chosen.zero_point.iter().map(|&z| z as i64).collect())
+    } else {
+        ZeroPoint::Float(chosen.zero_point)
+    };
+    Ok(QParams {
+        scale: chosen.scale,
+        zero_point,
+        grid: Grid::Int {
+            quant_min: qmin as i64,
+            quant_max: qmax as i64,
+        },
+        axis: None,
+        min_val: Vec::new(),
+        max_val: Vec::new(),
+        clip_range: None,
+        amax: None,
+        extra,
+        notes,
+    })
+}
+
+/// `scale.view(shape_after_reduction)`: the `RuntimeError` when a batch cut into `block` has
+/// another number of blocks than there are scales (e.g. `PerAxis` on a 1-d batch, where the
+/// statistics reduce every dim but the blocks are single elements).
+pub fn check_blocks(
+    shape: &[usize],
+    block: &[usize],
+    view: &ReductionView,
+    scales: usize,
+) -> Result<()> {
+    let blocks: usize = shape
+        .iter()
+        .zip(block)
+        .map(|(s, b)| s / b.max(&1))
+        .product();
+    if blocks == scales {
+        return Ok(());
+    }
+    let mut after = view.shape.clone();
+    for &d in &view.dims {
+        after[d] = 1;
+    }
+    Err(Error::framework(
+        "RuntimeError",
+        format!(
+            "shape '{}' is invalid for input of size {scales}",
+            size_repr(&after)
+                .trim_start_matches("torch.Size(")
+                .trim_end_matches(')')
+        ),
+        Stage::Forward,
+    ))
+}
+
+/// The reference Q/DQ of one batch with `q`: every element with its block's scale and zero
+/// point (see the module documentation).
+pub fn fake_quantize(args: &AffineArgs, x: &Tensor, q: &QParams) -> Result<Tensor> {
+    let (block, view) = view_of(x, &args.granularity)?;
+    check_blocks(&x.shape, &block, &view, q.scale.len())?;
+    let map = slice_map(&x.shape, &block);
+    let (qmin, qmax) = qmin_qmax(args, Stage::Forward)?;
+    let cast = (args.zero_point_domain == ZeroPointDomain::Int
+        && !args.target_dtype.is_sub_byte_signed())
+    .then_some(args.target_dtype);
+    let kernel =
+        Kernel::new(args.zero_point_domain, qmin, qmax, cast).with_scale_dtype(args.scale_dtype);
+    let data = x
+        .data
+        .iter()
+        .enumerate()
+        .map(|(i, &v)| {
+            let k = map.slice_of(i);
+            kernel.apply(v, q.scale[k], q.zero_point.get_f64(k) as f32)
+        })
+        .collect();
+    Ok(Tensor {
+        shape: x.shape.clone(),
+        data,
+        dtype: x.dtype,
+    })
+}

@@ -1,0 +1,144 @@
+//! Which qparam slice each element belongs to, and each slice's representable range, for
+//! layouts a channel axis or one block axis cannot describe: llm-compressor's and torchao's
+//! per-group, per-token, per-row and 2-d block layouts, where a slice may be shared by all
+//! tokens or span two dims.
+//!
+//! An observer that uses them stores both in [`QParams::extra`](crate::qparams::QParams):
+//!
+//! * `slice_map`: `[[M, D, W], …]` — element `i` (C order) belongs to slice
+//!   `Σ ((i mod M) div D) · W` (`M = 0`: no modulo). [`SliceMap::from_blocks`] builds it from a
+//!   block shape, torchao's `block_size`: along dim `d` (size `n`, C-order stride `t`), a block
+//!   of `b` elements gives `⌈n/b⌉` slices, contributing `(i mod n·t) div b·t`.
+//! * `grid_range`: `[[lo…], [hi…]]` — the representable range of each slice (the framework's
+//!   own formula: zero point, global scale, float-domain offsets), used for the clipped share
+//!   and the grid drawn in the page.
+//!
+//! The error metrics ([`crate::quant::accumulate_metrics`]) and
+//! [`QParams::representable_range`](crate::qparams::QParams::representable_range) read them.
+
+use serde_json::{Map, Value};
+
+/// Key of the slice map in `QParams::extra`.
+pub const SLICE_MAP_KEY: &str = "slice_map";
+/// Key of the per-slice representable ranges in `QParams::extra`.
+pub const GRID_RANGE_KEY: &str = "grid_range";
+
+/// Element index → slice index: `Σ ((i mod M) div D) · W` over the terms.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct SliceMap {
+    terms: Vec<[usize; 3]>,
+}
+
+impl SliceMap {
+    /// Every element in slice 0 (per tensor).
+    pub fn per_tensor() -> Self {
+        SliceMap::default()
+    }
+
+    /// Slices of blocks `block[d]` along each dim `d` of `shape` (a block at least as large as
+    /// its dim spans it; the last block of a dim may be partial), numbered in C order of the
+    /// block grid. Dims without an entry in `block` count as one whole block.
+    pub fn from_blocks(shape: &[usize], block: &[usize]) -> Self {
+        let n = shape.len();
+        let mut stride = vec![1usize; n];
+        for d in (0..n.saturating_sub(1)).rev() {
+            stride[d] = stride[d + 1] * shape[d + 1];
+        }
+        let counts: Vec<usize> = (0..n)
+            .map(|d| {
+                let b = block.get(d).copied().unwrap_or(shape[d]).max(1);
+                shape[d].div_ceil(b).max(1)
+            })
+            .collect();
+        let mut terms = Vec::new();
+        let mut weight = 1usize;
+        for d in (0..n).rev() {
+            if counts[d] > 1 {
+                let b = block.get(d).copied().unwrap_or(shape[d]).max(1);
+                let modulus = if d == 0 { 0 } else { shape[d] * stride[d] };
+                terms.push([modulus, b * stride[d], weight]);
+            }
+            weight *= counts[d];
+        }
+        SliceMap { terms }
+    }
+
+    /// The slice of element `i`.
+    #[inline]
+    pub fn slice_of(&self, i: usize) -> usize {
+        self.terms
+            .iter()
+            .map(|&[m, d, w]| {
+                let r = if m == 0 { i } else { i % m };
+                (r / d.max(1)) * w
+            })
+            .sum()
+    }
+
+    /// The map stored in `extra`, if any.
+    pub fn from_extra(extra: &Map<String, Value>) -> Option<Self> {
+        let terms = extra
+            .get(SLICE_MAP_KEY)?
+            .as_array()?
+            .iter()
+            .map(|t| {
+                let t = t.as_array()?;
+                let get = |k: usize| t.get(k)?.as_u64().and_then(|v| usize::try_from(v).ok());
+                Some([get(0)?, get(1)?, get(2)?])
+            })
+            .collect::<Option<Vec<_>>>()?;
+        Some(SliceMap { terms })
+    }
+
+    /// Store the map in `extra`.
+    pub fn write(&self, extra: &mut Map<String, Value>) {
+        let terms: Vec<Value> = self.terms.iter().map(|t| Value::from(t.to_vec())).collect();
+        extra.insert(SLICE_MAP_KEY.into(), Value::Array(terms));
+    }
+}
+
+/// Store the representable range `[lo[k], hi[k]]` of every slice `k` in `extra`.
+pub fn write_grid_range(extra: &mut Map<String, Value>, lo: &[f64], hi: &[f64]) {
+    extra.insert(
+        GRID_RANGE_KEY.into(),
+        Value::from(vec![Value::from(lo.to_vec()), Value::from(hi.to_vec())]),
+    );
+}
+
+/// The representable range of slice `k` stored in `extra`, if any.
+pub fn grid_range(extra: &Map<String, Value>, k: usize) -> Option<(f64, f64)> {
+    let both = extra.get(GRID_RANGE_KEY)?.as_array()?;
+    let lo = both.first()?.as_array()?.get(k)?.as_f64()?;
+    let hi = both.get(1)?.as_array()?.get(k)?.as_f64()?;
+    Some((lo, hi))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn blocks_number_slices_in_c_order() {
+        // (4, 6) in blocks of (2, 4): a 2 × 2 grid, the second column block partial.
+        let map = SliceMap::from_blocks(&[4, 6], &[2, 4]);
+        let got: Vec<usize> = (0..24).map(|i| map.slice_of(i)).collect();
+        let want: Vec<usize> = (0..24).map(|i| (i / 6 / 2) * 2 + (i % 6) / 4).collect();
+        assert_eq!(got, want);
+        // Shared by every token: (B, S, H) in blocks (B, S, 8) → one slice per group of 8.
+        let map = SliceMap::from_blocks(&[2, 3, 16], &[2, 3, 8]);
+        assert_eq!(map.slice_of(3 * 16 + 9), 1);
+        // Per row: blocks (1, 16) of (5, 16).
+        let map = SliceMap::from_blocks(&[5, 16], &[1, 16]);
+        assert_eq!(map.slice_of(4 * 16 + 15), 4);
+        assert_eq!(
+            SliceMap::from_blocks(&[5, 16], &[5, 16]),
+            SliceMap::per_tensor()
+        );
+        let mut extra = Map::new();
+        map.write(&mut extra);
+        write_grid_range(&mut extra, &[-1.0, -2.0], &[1.0, 2.0]);
+        assert_eq!(SliceMap::from_extra(&extra), Some(map));
+        assert_eq!(grid_range(&extra, 1), Some((-2.0, 2.0)));
+        assert_eq!(grid_range(&extra, 2), None);
+    }
+}
