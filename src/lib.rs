@@ -6,12 +6,14 @@
 //! browser (WebAssembly, see `wasm`).
 //!
 //! ```
-//! use quantscope::{engine, params::Params, tensor::Tensor};
-//! let batch = Tensor::from_vec(vec![-1.0, 0.5, 2.0]);
-//! # if quantscope::registry::find("torch.MinMaxObserver").is_ok() {
-//! let report = engine::run("torch.MinMaxObserver", &Params::new(), &[batch], Default::default()).unwrap();
-//! assert_eq!(report.qparams.max_val, vec![2.0]);
-//! # }
+//! use quantscope::{engine::Run, params::Params, tensor::Tensor};
+//! let batches = [Tensor::from_vec(vec![-1.0, 0.5, 2.0])];
+//! let report = Run::new("torch.MinMaxObserver", Params::new(), &batches)
+//!     .unwrap()
+//!     .report();
+//! let q = report.qparams.expect("MinMax always has qparams");
+//! assert_eq!(q.max_val, vec![2.0]);
+//! assert_eq!(q.scale, vec![3.0f32 / 255.0]);
 //! ```
 
 pub mod checkpoint;

@@ -166,9 +166,10 @@ fn observes_with_registered_observers_and_reports_errors_in_results() {
             .unwrap(),
     );
     assert_eq!(r["ok"], true);
-    assert!((r["scale"][0].as_f64().unwrap() - 3.0 / 255.0).abs() < 1e-8);
+    // The exact float32 scale, widened: no decimal shortening on the way.
+    assert_eq!(r["scale"][0].as_f64().unwrap(), (3.0f32 / 255.0) as f64);
     assert_eq!(r["zero_point"][0], 85.0);
-    assert_eq!(r["clip_min"][0], -1.0);
+    assert_eq!(r["min_val"][0], -1.0);
     // Search-only change: applied to the state.
     let r2 = to_json(
         &s.update(
@@ -178,7 +179,7 @@ fn observes_with_registered_observers_and_reports_errors_in_results() {
         .map_err(JsValue::from)
         .unwrap(),
     );
-    assert_eq!(r2["retuned"], true);
+    assert_eq!(r2["state_reused"], true);
     assert_eq!(r2["zero_point"][0], 0.0);
     // An invalid combination is a failed result, not an exception.
     let bad = to_json(
