@@ -246,7 +246,9 @@ pub fn run(
         .report())
 }
 
-/// Prepare one batch for an observer of the given granularity under `policy`.
+/// Prepare one batch for an observer of the given granularity under `policy`: per-tensor and
+/// pass-through observers see the finite values, flattened; the others see the batch's shape
+/// with non-finite values replaced by 0.
 pub fn prepare_batch(
     batch: &Tensor,
     granularity: Granularity,
@@ -296,9 +298,10 @@ pub fn collect(
     batches: &[&Tensor],
     policy: NonFinitePolicy,
 ) -> Result<Box<dyn Collected>> {
+    let granularity = resolved.granularity().unwrap_or(spec.granularity);
     let mut state = resolved.new_state();
     for batch in batches {
-        let prepared = prepare_batch(batch, spec.granularity, policy)?;
+        let prepared = prepare_batch(batch, granularity, policy)?;
         resolved.observe(state.as_mut(), &prepared)?;
     }
     Ok(state)
@@ -347,6 +350,7 @@ pub fn conclude(
         _ => None,
     };
     Report {
+        granularity: resolved.granularity().unwrap_or(spec.granularity),
         qparams: Some(q),
         metrics,
         metrics_pending: quantizes && !with_metrics,
@@ -399,6 +403,25 @@ mod tests {
         assert_eq!(parts.iter().map(|p| p.shape[1]).collect::<Vec<_>>(), [2, 1]);
         assert!(split_batches(&t, 2, None).is_err());
         assert!(split_batches(&t, 0, Some(0)).is_err());
+    }
+
+    #[test]
+    fn the_resolved_strategy_decides_whether_non_finite_values_keep_the_shape() {
+        let mut data: Vec<f32> = (0..32).map(|i| i as f32 - 10.0).collect();
+        data[5] = f32::NAN;
+        let batches = [Tensor::new(vec![4, 8], data).unwrap()];
+        let run = |strategy: &str| {
+            let params = Params::new()
+                .with("base_name", "weight")
+                .with("strategy", strategy);
+            let r = Run::new("llmcompressor.memoryless_minmax", params, &batches)
+                .unwrap()
+                .report();
+            assert!(r.ok, "{strategy}: {:?}", r.error);
+            (r.granularity, r.qparams.unwrap().scale.len())
+        };
+        assert_eq!(run("channel"), (Granularity::PerChannel, 4));
+        assert_eq!(run("tensor"), (Granularity::PerTensor, 1));
     }
 
     #[test]

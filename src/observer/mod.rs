@@ -91,6 +91,14 @@ pub trait ObserverKind: Send + Sync + 'static {
 
     /// A snapshot for plotting.
     fn plot(state: &Self::State) -> ObserverState;
+
+    /// How the parameters of `config` are shaped, when the parameters decide it (e.g. a
+    /// `strategy` of `tensor`, `channel` or `group`); `None` keeps the registry's granularity.
+    /// It decides how non-finite values are kept out (see [`crate::engine::NonFinitePolicy`])
+    /// and what a report says.
+    fn granularity(_config: &Self::Config) -> Option<Granularity> {
+        None
+    }
 }
 
 /// A resolved observer (type-erased [`ObserverKind::Config`]): collects state and searches it.
@@ -103,6 +111,8 @@ pub trait Resolved: Send + Sync + Debug {
     fn qparams(&self, state: &dyn Collected) -> Result<QParams>;
     /// [`ObserverKind::fake_quantize`].
     fn fake_quantize(&self, state: &dyn Collected, x: &Tensor, q: &QParams) -> Result<Tensor>;
+    /// [`ObserverKind::granularity`].
+    fn granularity(&self) -> Option<Granularity>;
 }
 
 /// Collected state (type-erased [`ObserverKind::State`]).
@@ -166,6 +176,10 @@ impl<K: ObserverKind> Resolved for Bound<K> {
 
     fn fake_quantize(&self, _state: &dyn Collected, x: &Tensor, q: &QParams) -> Result<Tensor> {
         K::fake_quantize(&self.0, x, q)
+    }
+
+    fn granularity(&self) -> Option<Granularity> {
+        K::granularity(&self.0)
     }
 }
 

@@ -14,7 +14,7 @@ use super::qparams::{
 };
 use super::stats::Stats;
 use crate::error::{Error, Result, Stage};
-use crate::observer::{Grid, ObserverState, QParams, ZeroPoint};
+use crate::observer::{Granularity, Grid, ObserverState, QParams, ZeroPoint};
 use crate::params::Choice;
 use crate::slice_map::write_grid_range;
 use crate::tensor::Tensor;
@@ -26,6 +26,19 @@ use serde_json::{Map, Value};
 pub struct Target {
     pub base: BaseName,
     pub args: QuantArgs,
+}
+
+impl Target {
+    /// How the qparams of this target are shaped: the strategy decides (one per sequence
+    /// position for `token`).
+    pub fn granularity(&self) -> Granularity {
+        match self.args.strategy {
+            Strategy::Tensor => Granularity::PerTensor,
+            Strategy::Channel | Strategy::Token => Granularity::PerChannel,
+            Strategy::Group | Strategy::TensorGroup => Granularity::PerGroup,
+            Strategy::Block => Granularity::PerBlock,
+        }
+    }
 }
 
 /// What a range search reports besides the range.

@@ -20,7 +20,7 @@ use super::flatten::{flatten_for_calibration, Flattened};
 use super::grid_search::{grid_search, Schedule, SearchSettings};
 use crate::error::{Error, Result, Stage};
 use crate::kernels::torch::reduce::sum_dims;
-use crate::observer::{ObserverKind, ObserverState, QParams};
+use crate::observer::{ObserverKind, ObserverState, QParams, Granularity};
 use crate::observers::torch::config::py_float_repr;
 use crate::params::Choice;
 use crate::tensor::Tensor;
@@ -257,6 +257,10 @@ impl ObserverKind for IMatrixMse {
 
     fn fake_quantize(cfg: &IMatrixConfig, x: &Tensor, q: &QParams) -> Result<Tensor> {
         calibration::fake_quantize(&cfg.target, x, q)
+    }
+
+    fn granularity(cfg: &IMatrixConfig) -> Option<Granularity> {
+        Some(cfg.target.granularity())
     }
 
     fn plot(state: &Calibration) -> ObserverState {

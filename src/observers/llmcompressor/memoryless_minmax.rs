@@ -13,7 +13,7 @@ use super::calibration::{self, Calibration, Target};
 use super::flatten::flatten_for_calibration;
 use super::stats::Stats;
 use crate::error::Result;
-use crate::observer::{ObserverKind, ObserverState, QParams};
+use crate::observer::{ObserverKind, ObserverState, QParams, Granularity};
 use crate::tensor::Tensor;
 
 crate::declare_params! {
@@ -59,6 +59,10 @@ impl ObserverKind for MemorylessMinMax {
 
     fn fake_quantize(cfg: &Target, x: &Tensor, q: &QParams) -> Result<Tensor> {
         calibration::fake_quantize(cfg, x, q)
+    }
+
+    fn granularity(cfg: &Target) -> Option<Granularity> {
+        Some(cfg.granularity())
     }
 
     fn plot(state: &Calibration) -> ObserverState {

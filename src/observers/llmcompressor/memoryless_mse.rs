@@ -14,7 +14,7 @@ use super::calibration::{self, Calibration, SearchReport, Target};
 use super::flatten::flatten_for_calibration;
 use super::grid_search::{grid_search, Schedule, SearchSettings};
 use crate::error::{Error, Result, Stage};
-use crate::observer::{ObserverKind, ObserverState, QParams};
+use crate::observer::{ObserverKind, ObserverState, QParams, Granularity};
 use crate::observers::torch::config::py_float_repr;
 use crate::tensor::Tensor;
 
@@ -134,6 +134,10 @@ impl ObserverKind for MemorylessMse {
 
     fn fake_quantize(cfg: &MseConfig, x: &Tensor, q: &QParams) -> Result<Tensor> {
         calibration::fake_quantize(&cfg.target, x, q)
+    }
+
+    fn granularity(cfg: &MseConfig) -> Option<Granularity> {
+        Some(cfg.target.granularity())
     }
 
     fn plot(state: &Calibration) -> ObserverState {

@@ -12,7 +12,7 @@ use super::calibration::{self, Calibration, Target};
 use super::flatten::flatten_for_calibration;
 use super::stats::Stats;
 use crate::error::Result;
-use crate::observer::{ObserverKind, ObserverState, QParams};
+use crate::observer::{ObserverKind, ObserverState, QParams, Granularity};
 use crate::tensor::Tensor;
 
 crate::declare_params! {
@@ -75,6 +75,10 @@ impl ObserverKind for MinMax {
 
     fn fake_quantize(cfg: &MinMaxConfig, x: &Tensor, q: &QParams) -> Result<Tensor> {
         calibration::fake_quantize(&cfg.target, x, q)
+    }
+
+    fn granularity(cfg: &MinMaxConfig) -> Option<Granularity> {
+        Some(cfg.target.granularity())
     }
 
     fn plot(state: &Calibration) -> ObserverState {

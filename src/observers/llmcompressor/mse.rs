@@ -11,7 +11,7 @@ use super::args::{BaseName, SearchedQuantArgsFields};
 use super::calibration::{self, Calibration, Target};
 use super::memoryless_mse::{search_batch, MseConfig, MseKwargs};
 use crate::error::Result;
-use crate::observer::{ObserverKind, ObserverState, QParams};
+use crate::observer::{ObserverKind, ObserverState, QParams, Granularity};
 use crate::tensor::Tensor;
 
 crate::declare_params! {
@@ -79,6 +79,10 @@ impl ObserverKind for MovingAverageMse {
 
     fn fake_quantize(cfg: &MovingMseConfig, x: &Tensor, q: &QParams) -> Result<Tensor> {
         calibration::fake_quantize(&cfg.mse.target, x, q)
+    }
+
+    fn granularity(cfg: &MovingMseConfig) -> Option<Granularity> {
+        Some(cfg.mse.target.granularity())
     }
 
     fn plot(state: &Calibration) -> ObserverState {

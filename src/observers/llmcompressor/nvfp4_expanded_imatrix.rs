@@ -8,7 +8,7 @@ use super::args::{BaseName, SearchedQuantArgsFields};
 use super::calibration::{self, Calibration, Target};
 use super::imatrix_mse::{observe_imatrix, IMatrixConfig, IMatrixKwargs};
 use crate::error::Result;
-use crate::observer::{ObserverKind, ObserverState, QParams};
+use crate::observer::{ObserverKind, ObserverState, QParams, Granularity};
 use crate::tensor::Tensor;
 
 crate::declare_params! {
@@ -80,6 +80,10 @@ impl ObserverKind for NvFp4ExpandedIMatrix {
 
     fn fake_quantize(cfg: &IMatrixConfig, x: &Tensor, q: &QParams) -> Result<Tensor> {
         calibration::fake_quantize(&cfg.target, x, q)
+    }
+
+    fn granularity(cfg: &IMatrixConfig) -> Option<Granularity> {
+        Some(cfg.target.granularity())
     }
 
     fn plot(state: &Calibration) -> ObserverState {

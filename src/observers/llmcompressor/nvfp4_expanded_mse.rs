@@ -13,7 +13,7 @@ use super::args::{BaseName, SearchedQuantArgsFields};
 use super::calibration::{self, Calibration, Target};
 use super::memoryless_mse::{search_batch, MseConfig, MseKwargs};
 use crate::error::Result;
-use crate::observer::{ObserverKind, ObserverState, QParams};
+use crate::observer::{ObserverKind, ObserverState, QParams, Granularity};
 use crate::tensor::Tensor;
 
 crate::declare_params! {
@@ -96,6 +96,10 @@ impl ObserverKind for NvFp4ExpandedMse {
         calibration::fake_quantize(&cfg.target, x, q)
     }
 
+    fn granularity(cfg: &MseConfig) -> Option<Granularity> {
+        Some(cfg.target.granularity())
+    }
+
     fn plot(state: &Calibration) -> ObserverState {
         state.plot()
     }
@@ -132,6 +136,10 @@ impl ObserverKind for FourOverSix {
 
     fn fake_quantize(cfg: &MseConfig, x: &Tensor, q: &QParams) -> Result<Tensor> {
         calibration::fake_quantize(&cfg.target, x, q)
+    }
+
+    fn granularity(cfg: &MseConfig) -> Option<Granularity> {
+        Some(cfg.target.granularity())
     }
 
     fn plot(state: &Calibration) -> ObserverState {

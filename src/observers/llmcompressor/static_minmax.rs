@@ -12,7 +12,7 @@ use super::calibration::{self, Calibration, Target};
 use super::flatten::flatten_for_calibration;
 use super::stats::Stats;
 use crate::error::Result;
-use crate::observer::{ObserverKind, ObserverState, QParams};
+use crate::observer::{ObserverKind, ObserverState, QParams, Granularity};
 use crate::tensor::Tensor;
 
 crate::declare_params! {
@@ -63,6 +63,10 @@ impl ObserverKind for StaticMinMax {
 
     fn fake_quantize(cfg: &Target, x: &Tensor, q: &QParams) -> Result<Tensor> {
         calibration::fake_quantize(cfg, x, q)
+    }
+
+    fn granularity(cfg: &Target) -> Option<Granularity> {
+        Some(cfg.granularity())
     }
 
     fn plot(state: &Calibration) -> ObserverState {

@@ -223,6 +223,22 @@ pub enum Granularity {
     PerBlock(Vec<usize>),
 }
 
+impl Granularity {
+    /// The registry's name for this granularity (`PerAxis`, `PerRow` and `PerToken` keep one
+    /// qparam per index of an axis).
+    pub fn shape(&self) -> crate::observer::Granularity {
+        use crate::observer::Granularity as G;
+        match self {
+            Granularity::PerTensor => G::PerTensor,
+            Granularity::PerAxis(_) | Granularity::PerRow(_) | Granularity::PerToken => {
+                G::PerChannel
+            }
+            Granularity::PerGroup(_) => G::PerGroup,
+            Granularity::PerBlock(_) => G::PerBlock,
+        }
+    }
+}
+
 /// The observer's arguments after its constructor.
 #[derive(Debug, Clone, PartialEq)]
 pub struct AffineArgs {

@@ -11,7 +11,7 @@ use super::granularity::block_size;
 use super::qparams::{cast_scale, cast_zero_point, Chosen};
 use super::report;
 use crate::error::{Error, Result, Stage};
-use crate::observer::{ObserverKind, ObserverState, QParams};
+use crate::observer::{ObserverKind, ObserverState, QParams, Granularity};
 use crate::tensor::Tensor;
 
 crate::declare_params! {
@@ -115,6 +115,10 @@ impl ObserverKind for AffineFixedQParam {
         }
         block_size(&x.shape, &cfg.args.granularity)?;
         report::fake_quantize(&cfg.args, x, q)
+    }
+
+    fn granularity(cfg: &FixedConfig) -> Option<Granularity> {
+        Some(cfg.args.granularity.shape())
     }
 
     fn plot(_: &()) -> ObserverState {

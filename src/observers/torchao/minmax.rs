@@ -13,7 +13,7 @@ use super::granularity::size_repr;
 use super::report::{self, view_of, Observed, Stats};
 use crate::error::{Error, Result, Stage};
 use crate::kernels::torch::reduce::min_max_dims;
-use crate::observer::{ObserverKind, ObserverState, QParams};
+use crate::observer::{ObserverKind, ObserverState, QParams, Granularity};
 use crate::tensor::Tensor;
 
 crate::declare_params! {
@@ -107,6 +107,10 @@ impl ObserverKind for AffineMinMax {
 
     fn fake_quantize(cfg: &MinMaxConfig, x: &Tensor, q: &QParams) -> Result<Tensor> {
         report::fake_quantize(&cfg.args, x, q)
+    }
+
+    fn granularity(cfg: &MinMaxConfig) -> Option<Granularity> {
+        Some(cfg.args.granularity.shape())
     }
 
     fn plot(state: &Observed) -> ObserverState {

@@ -15,7 +15,7 @@ use super::qparams::{choose_qparams, qmin_qmax};
 use super::report::{self, check_blocks, view_of, Observed, Stats};
 use crate::error::{Error, Result, Stage};
 use crate::kernels::torch::reduce::{mean_dims, min_max_dims};
-use crate::observer::{ObserverKind, ObserverState, QParams};
+use crate::observer::{ObserverKind, ObserverState, QParams, Granularity};
 use crate::tensor::Tensor;
 
 crate::declare_params! {
@@ -151,6 +151,10 @@ impl ObserverKind for AffineMse {
 
     fn fake_quantize(cfg: &MseConfig, x: &Tensor, q: &QParams) -> Result<Tensor> {
         report::fake_quantize(&cfg.args, x, q)
+    }
+
+    fn granularity(cfg: &MseConfig) -> Option<Granularity> {
+        Some(cfg.args.granularity.shape())
     }
 
     fn plot(state: &Observed) -> ObserverState {
