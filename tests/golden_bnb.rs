@@ -6,7 +6,8 @@ mod common;
 
 use common::{check_close, load_npy, Case};
 use quantscope::formats::bnb::{self, blockwise8, codes, double::DoubleQuant, QuantType};
-use quantscope::params::Params;
+use quantscope::params::{ParamSet, Params};
+use quantscope::quantizers::bnb::{Blockwise8Args, Nf4Args};
 use quantscope::quantizers::formats;
 use serde_json::Value;
 
@@ -107,13 +108,17 @@ fn check_common(case: &Case, x: &[f32], y: &[f32], absmax: &[f32]) -> Result<(),
     check_metrics(case, x, y)
 }
 
+/// `p` without `quant_type` (which the case's id already names), so that the NF4 declaration
+/// reads FP4 cases too.
+fn without_quant_type(p: &Params) -> Params {
+    let mut p = p.clone();
+    p.0.remove("quant_type");
+    p
+}
+
 fn run_case(case: &Case) -> Result<(), String> {
     let x = case.load_batches()?.remove(0);
     let p = &case.params;
-    let blocksize = p
-        .opt_i64("blocksize")
-        .map_err(|e| e.to_string())?
-        .unwrap_or(64) as usize;
     let last_dim_odd = x.shape.last().is_some_and(|d| d % 2 == 1);
     match case.observer.as_str() {
         "bnb.nf4" | "bnb.fp4" => {
@@ -122,9 +127,9 @@ fn run_case(case: &Case) -> Result<(), String> {
             } else {
                 QuantType::Fp4
             };
-            let dq = p
-                .bool_or("compress_statistics", false)
-                .map_err(|e| e.to_string())?;
+            // The library's own keys, read through the format's declared parameters.
+            let a = Nf4Args::from_params(&without_quant_type(p)).map_err(|e| e.to_string())?;
+            let (blocksize, dq) = (a.blocksize as usize, a.compress_statistics);
             let q = bnb::quantize_4bit(&x.data, qt, blocksize, dq).map_err(|e| e.to_string())?;
             let want_codes = expected_npy(case, "codes")?;
             if q.packed != u8s(&want_codes) {
@@ -142,7 +147,8 @@ fn run_case(case: &Case) -> Result<(), String> {
             via_registry(case, &x)
         }
         "bnb.blockwise8" => {
-            let nested = p.bool_or("nested", false).map_err(|e| e.to_string())?;
+            let a = Blockwise8Args::from_params(p).map_err(|e| e.to_string())?;
+            let (blocksize, nested) = (a.blocksize as usize, a.nested);
             let q =
                 bnb::quantize_blockwise(&x.data, blocksize, nested).map_err(|e| e.to_string())?;
             let want_codes = expected_npy(case, "codes")?;

@@ -134,6 +134,17 @@ pub fn decode(code: u8) -> f32 {
     }
 }
 
+/// `ScaleRounding` as a choice parameter: the canonical names are offered, aliases accepted.
+impl crate::params::Choice for ScaleRounding {
+    const OPTIONS: &'static [&'static str] = &["even", "floor", "ceil"];
+    fn name(self) -> &'static str {
+        ScaleRounding::name(self)
+    }
+    fn from_name(text: &str) -> Option<Self> {
+        ScaleRounding::from_name(text)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -47,6 +47,17 @@ impl HalfType {
     }
 }
 
+/// `HalfType` as a choice parameter: the canonical names are offered, aliases accepted.
+impl crate::params::Choice for HalfType {
+    const OPTIONS: &'static [&'static str] = &["float16", "bfloat16"];
+    fn name(self) -> &'static str {
+        HalfType::name(self)
+    }
+    fn from_name(text: &str) -> Option<Self> {
+        HalfType::from_name(text)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -313,6 +313,18 @@ fn round_to_float_format_slow(x: f32, mbits: u32, emin: i32, max: f32) -> f32 {
     r.copysign(x)
 }
 
+/// `ElementFormat` as a choice parameter: the canonical names are offered, aliases accepted.
+impl crate::params::Choice for ElementFormat {
+    const OPTIONS: &'static [&'static str] =
+        &["fp8_e4m3", "fp8_e5m2", "fp6_e2m3", "fp6_e3m2", "fp4_e2m1"];
+    fn name(self) -> &'static str {
+        ElementFormat::name(self)
+    }
+    fn from_name(text: &str) -> Option<Self> {
+        ElementFormat::from_name(text)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -164,6 +164,19 @@ pub fn fake_quantize(
     fake_quantize_with_scales(&layout, data, &scales, element)
 }
 
+/// `MxElement` as a choice parameter: the canonical names are offered, aliases accepted.
+impl crate::params::Choice for MxElement {
+    const OPTIONS: &'static [&'static str] = &[
+        "fp8_e4m3", "fp8_e5m2", "fp6_e2m3", "fp6_e3m2", "fp4_e2m1", "int8",
+    ];
+    fn name(self) -> &'static str {
+        MxElement::name(self)
+    }
+    fn from_name(text: &str) -> Option<Self> {
+        MxElement::from_name(text)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

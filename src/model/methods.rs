@@ -154,7 +154,10 @@ pub fn format(label: &str) -> Result<Method> {
         }
     };
     let (label, family, params) = found.clone();
-    let per_channel = params.str_or("granularity", "per_tensor")? == "per_channel";
+    let per_channel = params
+        .get("granularity")
+        .and_then(serde_json::Value::as_str)
+        == Some("per_channel");
     Ok(Method {
         id: label,
         kind: MethodKind::Format {

@@ -78,8 +78,12 @@ impl ParamValue for String {
 }
 
 impl ParamValue for Vec<f64> {
+    /// A list of numbers, or one number as a list of one.
     fn from_json(v: &Value) -> Option<Self> {
-        v.as_array()?.iter().map(Value::as_f64).collect()
+        match v.as_f64() {
+            Some(x) => Some(vec![x]),
+            None => v.as_array()?.iter().map(Value::as_f64).collect(),
+        }
     }
     fn to_json(&self) -> Value {
         Value::from(self.clone())
@@ -109,7 +113,8 @@ impl<T: ParamValue> ParamValue for Option<T> {
 }
 
 /// An enum whose variants are spelled as strings (declared with
-/// [`choice_enum!`](crate::choice_enum)).
+/// [`choice_enum!`](crate::choice_enum), or implemented by hand for a type that also accepts
+/// aliases).
 pub trait Choice: Copy + Sized + 'static {
     /// Every spelling, in declaration order.
     const OPTIONS: &'static [&'static str];
@@ -117,6 +122,16 @@ pub trait Choice: Copy + Sized + 'static {
     fn name(self) -> &'static str;
     /// The variant spelled `text`.
     fn from_name(text: &str) -> Option<Self>;
+}
+
+/// Every choice is a parameter value, spelled by [`Choice::name`].
+impl<E: Choice> ParamValue for E {
+    fn from_json(v: &Value) -> Option<Self> {
+        v.as_str().and_then(E::from_name)
+    }
+    fn to_json(&self) -> Value {
+        Value::from(self.name())
+    }
 }
 
 /// The options of a choice parameter (of type `E` or `Option<E>`).
@@ -241,6 +256,9 @@ pub trait ParamSet: Sized + Clone + std::fmt::Debug + PartialEq + Send + Sync + 
     /// Write every value (defaults included) into `out`.
     fn write(&self, out: &mut Params);
 
+    /// Every parameter at its declared default.
+    fn defaults() -> Self;
+
     /// The declarations, in order.
     fn specs() -> Vec<ParamSpec> {
         let mut out = Vec::new();
@@ -263,6 +281,7 @@ impl ParamSet for () {
         Ok(())
     }
     fn write(&self, _: &mut Params) {}
+    fn defaults() -> Self {}
 }
 
 /// Declare a typed parameter set: one line per parameter.
@@ -344,6 +363,13 @@ macro_rules! declare_params {
                 )*
                 $( $( $crate::params::ParamSet::write(&self.$group, out); )* )?
             }
+
+            fn defaults() -> Self {
+                $name {
+                    $( $field: $default, )*
+                    $( $( $group: <$gty as $crate::params::ParamSet>::defaults(), )* )?
+                }
+            }
         }
     };
 }
@@ -388,14 +414,6 @@ macro_rules! choice_enum {
             }
         }
 
-        impl $crate::params::ParamValue for $name {
-            fn from_json(v: &::serde_json::Value) -> Option<Self> {
-                v.as_str().and_then(<$name as $crate::params::Choice>::from_name)
-            }
-            fn to_json(&self) -> ::serde_json::Value {
-                ::serde_json::Value::from(<$name as $crate::params::Choice>::name(*self))
-            }
-        }
     };
 }
 
@@ -461,6 +479,7 @@ mod tests {
             }
         );
         let d = Args::from_params(&Params::new()).unwrap();
+        assert_eq!(Args::defaults(), d);
         assert_eq!(
             Args::from_params(&d.to_params()).unwrap(),
             d,

@@ -23,7 +23,8 @@ pub enum ParamKind {
     /// Free text (names carried to the framework, e.g. a custom op's name).
     Text,
     /// A vector of numbers taken from a tensor (e.g. an importance matrix): inline as a JSON
-    /// array; the CLI reads it from a `.npy` path, the page from a loaded tensor.
+    /// array (one number is a vector of one); the CLI reads it from a `.npy` path, the page
+    /// from a loaded tensor.
     Vector,
     /// A bit width: an integer in `min..=max`, or one of the float formats `formats`, each given
     /// as `[exponent_bits, mantissa_bits]` (ModelOpt's `num_bits=(4, 3)` for FP8 E4M3).
@@ -228,6 +229,9 @@ impl ParamSpec {
             (ParamKind::Vector, Value::Array(items))
                 if items.iter().all(|x| x.as_f64().is_some_and(f64::is_finite)) =>
             {
+                Ok(())
+            }
+            (ParamKind::Vector, Value::Number(n)) if n.as_f64().is_some_and(f64::is_finite) => {
                 Ok(())
             }
             (ParamKind::Vector, v) => bad(format!(

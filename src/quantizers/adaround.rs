@@ -19,7 +19,7 @@
 //! round-to-nearest and AdaRound, so the comparison isolates the rounding decisions.
 
 use crate::error::{Error, Result};
-use crate::params::{validate_declared, ParamSpec, Params};
+use crate::params::{validate_declared, ParamSet, ParamSpec, Params};
 use crate::quant::round_half_even;
 use crate::quantizers::quark_onnx::{
     initial_alpha, rectified_sigmoid, sigmoid_f32 as sigmoid, GAMMA, ZETA,
@@ -31,31 +31,28 @@ use serde::Serialize;
 /// Stretch of the rectified sigmoid, `ζ − γ` (Quark's `AdaroundConstants`).
 const STRETCH: f32 = (ZETA - GAMMA) as f32;
 
-/// How the weight's scales are shaped.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
-#[serde(rename_all = "snake_case")]
-pub enum WeightScheme {
-    PerChannelSymmetric,
-    PerTensorSymmetric,
-    PerChannelAffine,
-    PerTensorAffine,
+crate::choice_enum! {
+    /// How the weight's scales are shaped.
+    #[derive(Serialize)]
+    #[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
+    #[serde(rename_all = "snake_case")]
+    pub enum WeightScheme {
+        PerChannelSymmetric = "per_channel_symmetric",
+        PerTensorSymmetric = "per_tensor_symmetric",
+        PerChannelAffine = "per_channel_affine",
+        PerTensorAffine = "per_tensor_affine",
+    }
 }
 
 impl WeightScheme {
     /// Parse the CLI/JSON spelling (`per_channel_symmetric`, …).
     pub fn parse(text: &str) -> Result<Self> {
-        Ok(match text {
-            "per_channel_symmetric" => WeightScheme::PerChannelSymmetric,
-            "per_tensor_symmetric" => WeightScheme::PerTensorSymmetric,
-            "per_channel_affine" => WeightScheme::PerChannelAffine,
-            "per_tensor_affine" => WeightScheme::PerTensorAffine,
-            other => {
-                return Err(Error::param(
-                    "scheme",
-                    format!("`{other}` is not one of per_channel_symmetric, per_tensor_symmetric, per_channel_affine, per_tensor_affine"),
-                ))
-            }
+        use crate::params::Choice;
+        Self::from_name(text).ok_or_else(|| {
+            Error::param(
+                "scheme",
+                format!("`{text}` is not one of {}", Self::OPTIONS.join(", ")),
+            )
         })
     }
 
@@ -95,84 +92,42 @@ pub struct AdaRoundConfig {
     pub seed: u64,
 }
 
-impl Default for AdaRoundConfig {
-    fn default() -> Self {
-        AdaRoundConfig {
-            bits: 4,
-            scheme: WeightScheme::PerChannelSymmetric,
-            iterations: 1000,
-            learning_rate: 0.1,
-            reg_param: 0.01,
-            beta_range: (20.0, 2.0),
-            warm_start: 0.2,
-            batch_rows: 64,
-            seed: 1_705_472_343,
-        }
+crate::declare_params! {
+    /// AdaRound's parameters (defaults are Quark's).
+    pub struct AdaRoundArgs {
+        /// weight bit width (signed grid)
+        bits: i64 = 4; int(2, 16), Data;
+        /// how the weight's min-max scales are shared
+        scheme: WeightScheme = WeightScheme::PerChannelSymmetric; choice(), Data;
+        /// Adam steps
+        iterations: i64 = 1000; int(1, 100_000), Data;
+        /// Adam learning rate
+        learning_rate: f64 = 0.1; log_float(1e-4, 10.0), Data;
+        /// λ, weight of the rounding regulariser
+        reg_param: f64 = 0.01; float(0.0, 1.0), Data;
+        /// share of iterations before the regulariser starts
+        warm_start: f64 = 0.2; float(0.0, 0.95), Data;
+        /// β after the warm start
+        beta_start: f64 = 20.0; float(0.5, 100.0), Data;
+        /// β at the last iteration
+        beta_end: f64 = 2.0; float(0.5, 100.0), Data;
+        /// rows of X per step
+        batch_rows: i64 = 64; int(1, 65_536), Data;
+        /// seed of the mini-batch sampling
+        seed: i64 = 1_705_472_343; int(0, (1i64 << 53) - 1), Data;
     }
 }
 
-/// AdaRound's parameters as the quantizer registry lists them (defaults are Quark's); read
-/// back with [`AdaRoundConfig::from_params`].
+impl Default for AdaRoundConfig {
+    /// Quark's settings (the declared defaults of [`AdaRoundArgs`]).
+    fn default() -> Self {
+        AdaRoundConfig::from_args(&AdaRoundArgs::defaults())
+    }
+}
+
+/// AdaRound's parameters as the quantizer registry lists them.
 pub fn params() -> Vec<ParamSpec> {
-    let d = AdaRoundConfig::default();
-    vec![
-        ParamSpec::int("bits", 2, 16, d.bits, "weight bit width (signed grid)"),
-        ParamSpec::choice(
-            "scheme",
-            &[
-                "per_channel_symmetric",
-                "per_tensor_symmetric",
-                "per_channel_affine",
-                "per_tensor_affine",
-            ],
-            "per_channel_symmetric",
-            "how the weight's min-max scales are shared",
-        ),
-        ParamSpec::int("iterations", 1, 100_000, d.iterations as i64, "Adam steps"),
-        ParamSpec::float("learning_rate", 1e-4, 10.0, 0.1, "Adam learning rate").log_scale(),
-        ParamSpec::float(
-            "reg_param",
-            0.0,
-            1.0,
-            0.01,
-            "λ, weight of the rounding regulariser",
-        ),
-        ParamSpec::float(
-            "warm_start",
-            0.0,
-            0.95,
-            0.2,
-            "share of iterations before the regulariser starts",
-        ),
-        ParamSpec::float(
-            "beta_start",
-            0.5,
-            100.0,
-            d.beta_range.0 as f64,
-            "β after the warm start",
-        ),
-        ParamSpec::float(
-            "beta_end",
-            0.5,
-            100.0,
-            d.beta_range.1 as f64,
-            "β at the last iteration",
-        ),
-        ParamSpec::int(
-            "batch_rows",
-            1,
-            65_536,
-            d.batch_rows as i64,
-            "rows of X per step",
-        ),
-        ParamSpec::int(
-            "seed",
-            0,
-            (1i64 << 53) - 1,
-            d.seed as i64,
-            "seed of the mini-batch sampling",
-        ),
-    ]
+    AdaRoundArgs::specs()
 }
 
 impl AdaRoundConfig {
@@ -180,23 +135,24 @@ impl AdaRoundConfig {
     /// unknown keys and out-of-range values are refused.
     pub fn from_params(p: &Params) -> Result<Self> {
         validate_declared(&params(), p, "adaround")?;
-        let d = AdaRoundConfig::default();
-        let config = AdaRoundConfig {
-            bits: p.i64_or("bits", d.bits as i64)? as u32,
-            scheme: WeightScheme::parse(p.str_or("scheme", "per_channel_symmetric")?)?,
-            iterations: p.i64_or("iterations", d.iterations as i64)? as usize,
-            learning_rate: p.f64_or("learning_rate", d.learning_rate as f64)? as f32,
-            reg_param: p.f64_or("reg_param", d.reg_param as f64)? as f32,
-            beta_range: (
-                p.f64_or("beta_start", d.beta_range.0 as f64)? as f32,
-                p.f64_or("beta_end", d.beta_range.1 as f64)? as f32,
-            ),
-            warm_start: p.f64_or("warm_start", d.warm_start as f64)? as f32,
-            batch_rows: p.i64_or("batch_rows", d.batch_rows as i64)? as usize,
-            seed: p.i64_or("seed", d.seed as i64)? as u64,
-        };
+        let config = AdaRoundConfig::from_args(&AdaRoundArgs::from_params(p)?);
         config.validate()?;
         Ok(config)
+    }
+
+    /// The settings of declared arguments.
+    pub fn from_args(a: &AdaRoundArgs) -> Self {
+        AdaRoundConfig {
+            bits: a.bits as u32,
+            scheme: a.scheme,
+            iterations: a.iterations as usize,
+            learning_rate: a.learning_rate as f32,
+            reg_param: a.reg_param as f32,
+            beta_range: (a.beta_start as f32, a.beta_end as f32),
+            warm_start: a.warm_start as f32,
+            batch_rows: a.batch_rows as usize,
+            seed: a.seed as u64,
+        }
     }
 
     fn validate(&self) -> Result<()> {

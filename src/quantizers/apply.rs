@@ -20,11 +20,10 @@ use super::formats;
 use super::quark_onnx::{AdaroundIntQuantizer, FpQuantizer, IntQuantizer, QuantParams};
 use crate::error::{Error, Result};
 use crate::formats::half_cast::HalfType;
-use crate::params::Params;
+use crate::params::{validate_declared, ParamSet, Params};
 use crate::quant::{MetricsAccumulator, QdqMetrics};
 use crate::tensor::Tensor;
 use serde::Serialize;
-use serde_json::Value;
 
 /// Ids of the Quark quantizers [`quantize`] accepts besides the format families.
 pub const QUARK_QUANTIZERS: [&str; 3] = [
@@ -95,43 +94,57 @@ pub fn quantize(id: &str, params: &Params, t: &Tensor) -> Result<Quantized> {
     })
 }
 
-/// A number or a list of numbers (`scale`, `zero_point`).
-fn numbers(params: &Params, key: &str) -> Result<Option<Vec<f32>>> {
-    match params.get(key) {
-        None => Ok(None),
-        Some(Value::Array(_)) => params.opt_f32s(key),
-        Some(_) => params.opt_f64(key).map(|v| v.map(|x| vec![x as f32])),
+crate::declare_params! {
+    /// Parameters of Quark's integer quantizers (`quark.INTQuantizer`).
+    pub struct QuarkIntArgs {
+        /// the scale: one number, or one per index of ch_axis (required)
+        scale: Option<Vec<f64>> = None; vector(), Data;
+        /// the zero point: one number, or one per index of ch_axis
+        zero_point: Vec<f64> = vec![0.0]; vector(), Data;
+        /// lowest code
+        min_q: f64 = -128.0; float(-2147483648.0, 2147483647.0), Data;
+        /// highest code
+        max_q: f64 = 127.0; float(-2147483648.0, 2147483647.0), Data;
+        /// axis of per-channel scales
+        ch_axis: i64 = 0; int(-8, 7), Data;
     }
 }
 
-fn quark(id: &str, params: &Params, t: &Tensor) -> Result<(String, f64, Vec<f32>, usize)> {
-    let float = id == "quark.FPQuantizer";
-    let mut known = vec!["scale", "zero_point", "min_q", "max_q", "ch_axis"];
-    if float {
-        known.push("quant_type");
+crate::declare_params! {
+    /// Parameters of `quark.AdaroundINTQuantizer` (a fresh quantizer: α from the tensor).
+    pub struct QuarkAdaroundArgs {
+        /// soft (rectified sigmoid) rounding instead of the hard decision
+        use_soft_rounding: bool = true; boolean(), Data;
     }
-    if id == "quark.AdaroundINTQuantizer" {
-        known.push("use_soft_rounding");
+    include { int: QuarkIntArgs }
+}
+
+crate::declare_params! {
+    /// Parameters of `quark.FPQuantizer`.
+    pub struct QuarkFpArgs {
+        /// the half type
+        quant_type: HalfType = HalfType::Float16; choice(), Data;
+        /// the scale: one number, or one per index of ch_axis (required)
+        scale: Option<Vec<f64>> = None; vector(), Data;
+        /// the zero point: one number, or one per index of ch_axis
+        zero_point: Vec<f64> = vec![0.0]; vector(), Data;
+        /// lowest value (default −finfo(quant_type).max)
+        min_q: Option<f64> = None; float(-3.5e38, 3.5e38), Data;
+        /// highest value (default finfo(quant_type).max)
+        max_q: Option<f64> = None; float(-3.5e38, 3.5e38), Data;
+        /// axis of per-channel scales
+        ch_axis: i64 = 0; int(-8, 7), Data;
     }
-    if let Some(key) = params.keys().find(|k| !known.contains(k)) {
-        return Err(Error::param(
-            key,
-            format!(
-                "`{id}` has no parameter `{key}` (it takes {})",
-                known.join(", ")
-            ),
-        ));
-    }
-    let half = if float {
-        let name = params.str_or("quant_type", "float16")?;
-        Some(
-            HalfType::from_name(name)
-                .ok_or_else(|| Error::param("quant_type", format!("unknown `{name}`")))?,
-        )
-    } else {
-        None
-    };
-    let scale = numbers(params, "scale")?
+}
+
+fn f32s(v: &[f64]) -> Vec<f32> {
+    v.iter().map(|&x| x as f32).collect()
+}
+
+/// The scale a Quark quantizer needs: given, positive and finite.
+fn required_scale(id: &str, scale: &Option<Vec<f64>>) -> Result<Vec<f32>> {
+    let scale = scale
+        .as_deref()
         .ok_or_else(|| Error::param("scale", format!("`{id}` needs a scale")))?;
     if let Some(s) = scale.iter().find(|s| !(s.is_finite() && **s > 0.0)) {
         return Err(Error::param(
@@ -139,18 +152,38 @@ fn quark(id: &str, params: &Params, t: &Tensor) -> Result<(String, f64, Vec<f32>
             format!("must be positive and finite, got {s}"),
         ));
     }
-    let zero_point = numbers(params, "zero_point")?.unwrap_or_else(|| vec![0.0]);
-    let (min_q, max_q) = match half {
-        Some(h) => (
-            params.f64_or("min_q", -h.max() as f64)? as f32,
-            params.f64_or("max_q", h.max() as f64)? as f32,
-        ),
-        None => (
-            params.f64_or("min_q", -128.0)? as f32,
-            params.f64_or("max_q", 127.0)? as f32,
-        ),
+    Ok(f32s(scale))
+}
+
+fn quark(id: &str, params: &Params, t: &Tensor) -> Result<(String, f64, Vec<f32>, usize)> {
+    let specs = match id {
+        "quark.FPQuantizer" => QuarkFpArgs::specs(),
+        "quark.AdaroundINTQuantizer" => QuarkAdaroundArgs::specs(),
+        _ => QuarkIntArgs::specs(),
     };
-    let ch_axis = params.i64_or("ch_axis", 0)?;
+    validate_declared(&specs, params, id)?;
+    let (half, soft_rounding, args) = match id {
+        "quark.FPQuantizer" => {
+            let a = QuarkFpArgs::from_params(params)?;
+            let h = a.quant_type;
+            let int = QuarkIntArgs {
+                scale: a.scale,
+                zero_point: a.zero_point,
+                min_q: a.min_q.unwrap_or(-h.max() as f64),
+                max_q: a.max_q.unwrap_or(h.max() as f64),
+                ch_axis: a.ch_axis,
+            };
+            (Some(h), None, int)
+        }
+        "quark.AdaroundINTQuantizer" => {
+            let a = QuarkAdaroundArgs::from_params(params)?;
+            (None, Some(a.use_soft_rounding), a.int)
+        }
+        _ => (None, None, QuarkIntArgs::from_params(params)?),
+    };
+    let scale = required_scale(id, &args.scale)?;
+    let zero_point = f32s(&args.zero_point);
+    let (min_q, max_q, ch_axis) = (args.min_q as f32, args.max_q as f32, args.ch_axis);
     let qp = QuantParams::new(scale, zero_point, min_q, max_q, ch_axis)?;
     let slices = qp.scale.len().max(qp.zero_point.len()) as f64;
     let n = t.len() as f64;
@@ -165,9 +198,9 @@ fn quark(id: &str, params: &Params, t: &Tensor) -> Result<(String, f64, Vec<f32>
         }
         None => {
             let bits = ((max_q - min_q) as f64 + 1.0).log2().ceil().max(1.0);
-            let values = if id == "quark.AdaroundINTQuantizer" {
+            let values = if let Some(soft) = soft_rounding {
                 let mut q = AdaroundIntQuantizer::new(qp.clone());
-                q.use_soft_rounding = params.bool_or("use_soft_rounding", true)?;
+                q.use_soft_rounding = soft;
                 q.quantize_dequantize(t)?.data
             } else {
                 IntQuantizer::new(qp.clone()).quantize_dequantize(t)?.data

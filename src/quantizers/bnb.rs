@@ -3,10 +3,9 @@
 //! `quant_storage` of `quantize_4bit`; `blocksize`, `nested`, `code` of `quantize_blockwise`).
 //! The kernels are [`crate::formats::bnb`].
 
-use super::formats::{FormatQuantizer, FormatSpec, Qdq};
+use super::formats::{FormatFamily, FormatQuantizer, FormatSpec, Qdq};
 use crate::error::{Error, Result};
 use crate::formats::bnb::{self, four_bit::BLOCKSIZES, Blockwise8, FourBit, QuantType};
-use crate::params::{ParamSpec, Params};
 use crate::tensor::Tensor;
 use serde::Serialize;
 
@@ -53,36 +52,72 @@ const QUIRKS_8BIT: &[&str] = &[
     "nested: the absmax is double-quantized with the outer blocksize (functional.py l. 664–667)",
 ];
 
-fn four_bit_params(quant_type: QuantType) -> Vec<ParamSpec> {
-    let (options, default): (&[&'static str], &'static str) = match quant_type {
-        QuantType::Nf4 => (&["nf4"], "nf4"),
-        QuantType::Fp4 => (&["fp4"], "fp4"),
-    };
-    vec![
-        ParamSpec::choice("quant_type", options, default, "4-bit data type"),
-        ParamSpec::int(
-            "blocksize",
-            32,
-            4096,
-            64,
-            "values per absmax: 32, 64, …, 4096 (powers of two)",
-        ),
-        ParamSpec::bool(
-            "compress_statistics",
-            false,
-            "double quantization: the absmax values themselves in 8 bits (QLoRA's DQ)",
-        ),
-        ParamSpec::choice(
-            "quant_storage",
-            &["uint8", "int8", "float16", "bfloat16", "float32"],
-            "uint8",
-            "dtype the packed bytes are stored as (a reinterpretation: values unchanged)",
-        ),
-    ]
+crate::choice_enum! {
+    /// `quant_storage` of `quantize_4bit`: a reinterpretation of the packed bytes.
+    pub enum QuantStorage {
+        Uint8 = "uint8",
+        Int8 = "int8",
+        Float16 = "float16",
+        Bfloat16 = "bfloat16",
+        Float32 = "float32",
+    }
 }
 
-fn build_four_bit(quant_type: QuantType, p: &Params) -> Result<FormatQuantizer> {
-    let blocksize = p.i64_or("blocksize", 64)? as usize;
+crate::choice_enum! {
+    /// `quant_type` of `bnb.nf4`.
+    pub enum Nf4Type { Nf4 = "nf4" }
+}
+
+crate::choice_enum! {
+    /// `quant_type` of `bnb.fp4`.
+    pub enum Fp4Type { Fp4 = "fp4" }
+}
+
+crate::choice_enum! {
+    /// `code` of `quantize_blockwise`.
+    pub enum BlockwiseCode { Dynamic = "dynamic" }
+}
+
+/// The arguments of `quantize_4bit` after `quant_type`.
+macro_rules! four_bit_args {
+    ($name:ident, $ty:ident, $default:expr) => {
+        crate::declare_params! {
+            /// `quantize_4bit` arguments.
+            pub struct $name {
+                /// 4-bit data type
+                quant_type: $ty = $default; choice(), Data;
+                /// values per absmax: 32, 64, …, 4096 (powers of two)
+                blocksize: i64 = 64; int(32, 4096), Data;
+                /// double quantization: the absmax values themselves in 8 bits (QLoRA's DQ)
+                compress_statistics: bool = false; boolean(), Data;
+                /// dtype the packed bytes are stored as (a reinterpretation: values unchanged)
+                quant_storage: QuantStorage = QuantStorage::Uint8; choice(), Data;
+            }
+        }
+    };
+}
+
+four_bit_args!(Nf4Args, Nf4Type, Nf4Type::Nf4);
+four_bit_args!(Fp4Args, Fp4Type, Fp4Type::Fp4);
+
+crate::declare_params! {
+    /// `quantize_blockwise` arguments.
+    pub struct Blockwise8Args {
+        /// values per absmax
+        blocksize: i64 = 4096; int(1, 65536), Data;
+        /// double-quantize the absmax values (blocks of the same size)
+        nested: bool = false; boolean(), Data;
+        /// the code book
+        code: BlockwiseCode = BlockwiseCode::Dynamic; choice(), Data;
+    }
+}
+
+fn four_bit(
+    quant_type: QuantType,
+    blocksize: i64,
+    compress_statistics: bool,
+) -> Result<FormatQuantizer> {
+    let blocksize = blocksize as usize;
     if !BLOCKSIZES.contains(&blocksize) {
         return Err(Error::param(
             "blocksize",
@@ -92,52 +127,61 @@ fn build_four_bit(quant_type: QuantType, p: &Params) -> Result<FormatQuantizer> 
     Ok(FormatQuantizer::Bnb(BnbFormat::FourBit {
         quant_type,
         blocksize,
-        compress_statistics: p.bool_or("compress_statistics", false)?,
+        compress_statistics,
     }))
 }
 
-fn build_blockwise8(p: &Params, _: &[usize]) -> Result<FormatQuantizer> {
-    Ok(FormatQuantizer::Bnb(BnbFormat::Blockwise8 {
-        blocksize: p.i64_or("blocksize", 4096)? as usize,
-        nested: p.bool_or("nested", false)?,
-    }))
+/// `bnb.nf4`.
+pub struct Nf4;
+
+impl FormatFamily for Nf4 {
+    type Args = Nf4Args;
+    fn build(a: &Nf4Args, _: &[usize]) -> Result<FormatQuantizer> {
+        four_bit(QuantType::Nf4, a.blocksize, a.compress_statistics)
+    }
+}
+
+/// `bnb.fp4`.
+pub struct Fp4;
+
+impl FormatFamily for Fp4 {
+    type Args = Fp4Args;
+    fn build(a: &Fp4Args, _: &[usize]) -> Result<FormatQuantizer> {
+        four_bit(QuantType::Fp4, a.blocksize, a.compress_statistics)
+    }
+}
+
+/// `bnb.blockwise8`.
+pub struct Blockwise8Family;
+
+impl FormatFamily for Blockwise8Family {
+    type Args = Blockwise8Args;
+    fn build(a: &Blockwise8Args, _: &[usize]) -> Result<FormatQuantizer> {
+        Ok(FormatQuantizer::Bnb(BnbFormat::Blockwise8 {
+            blocksize: a.blocksize as usize,
+            nested: a.nested,
+        }))
+    }
 }
 
 /// The bitsandbytes entries of the quantizer registry.
 pub fn specs() -> Vec<FormatSpec> {
     vec![
-        FormatSpec {
-            id: "bnb.nf4",
-            summary: "bitsandbytes NF4: 4-bit normal-float code book, float32 absmax per block",
-            params: four_bit_params(QuantType::Nf4),
-            build: |p, _| build_four_bit(QuantType::Nf4, p),
-            framework: FRAMEWORK,
-            quirks: QUIRKS_NF4,
-        },
-        FormatSpec {
-            id: "bnb.fp4",
-            summary: "bitsandbytes FP4: 4-bit float (bias 2) code book, float32 absmax per block",
-            params: four_bit_params(QuantType::Fp4),
-            build: |p, _| build_four_bit(QuantType::Fp4, p),
-            framework: FRAMEWORK,
-            quirks: QUIRKS_FP4,
-        },
-        FormatSpec {
-            id: "bnb.blockwise8",
-            summary: "bitsandbytes 8-bit dynamic blockwise (the 8-bit optimizers' and LLM.int8 state format)",
-            params: vec![
-                ParamSpec::int("blocksize", 1, 65536, 4096, "values per absmax"),
-                ParamSpec::bool(
-                    "nested",
-                    false,
-                    "double-quantize the absmax values (blocks of the same size)",
-                ),
-                ParamSpec::choice("code", &["dynamic"], "dynamic", "the code book"),
-            ],
-            build: build_blockwise8,
-            framework: FRAMEWORK,
-            quirks: QUIRKS_8BIT,
-        },
+        FormatSpec::of::<Nf4>(
+            "bnb.nf4",
+            "bitsandbytes NF4: 4-bit normal-float code book, float32 absmax per block",
+        )
+        .reproducing(FRAMEWORK, QUIRKS_NF4),
+        FormatSpec::of::<Fp4>(
+            "bnb.fp4",
+            "bitsandbytes FP4: 4-bit float (bias 2) code book, float32 absmax per block",
+        )
+        .reproducing(FRAMEWORK, QUIRKS_FP4),
+        FormatSpec::of::<Blockwise8Family>(
+            "bnb.blockwise8",
+            "bitsandbytes 8-bit dynamic blockwise (the 8-bit optimizers' and LLM.int8 state format)",
+        )
+        .reproducing(FRAMEWORK, QUIRKS_8BIT),
     ]
 }
 
@@ -224,6 +268,7 @@ impl BnbFormat {
 mod tests {
     use super::super::formats::{evaluate, find};
     use super::*;
+    use crate::params::Params;
 
     fn ramp(n: usize) -> Tensor {
         Tensor::new(

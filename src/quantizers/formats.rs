@@ -27,7 +27,7 @@ use crate::formats::half_cast::HalfType;
 use crate::formats::mx::{self, MxElement};
 use crate::formats::{bfp, ElementFormat};
 use crate::observer::Granularity;
-use crate::params::{validate_declared, ParamSpec, Params};
+use crate::params::{validate_declared, ParamSet, ParamSpec, Params};
 use crate::quant::{round_half_even, MetricsAccumulator, QdqMetrics};
 use crate::tensor::Tensor;
 use serde::Serialize;
@@ -340,6 +340,19 @@ fn int_qparams(lo: f32, hi: f32, qmin: f32, qmax: f32, symmetric: bool) -> (f32,
 /// Constructor of a format from its parameters.
 pub type FormatBuildFn = fn(&Params, &[usize]) -> Result<FormatQuantizer>;
 
+/// A family of number formats: its parameters, declared once with
+/// [`crate::declare_params!`], and how they build a quantizer for tensors of a shape.
+pub trait FormatFamily: Send + Sync + 'static {
+    /// The parameters.
+    type Args: ParamSet;
+    /// The configured format for tensors of `shape`.
+    fn build(args: &Self::Args, shape: &[usize]) -> Result<FormatQuantizer>;
+}
+
+fn build_family<F: FormatFamily>(params: &Params, shape: &[usize]) -> Result<FormatQuantizer> {
+    F::build(&F::Args::from_params(params)?, shape)
+}
+
 /// A family of formats in the quantizer registry.
 #[derive(Clone, Serialize)]
 #[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
@@ -365,208 +378,225 @@ impl std::fmt::Debug for FormatSpec {
 }
 
 impl FormatSpec {
-    /// Validate `params` against the declared parameters and build the format for tensors of
-    /// `shape`.
+    /// The registry entry of format family `F`.
+    pub fn of<F: FormatFamily>(id: &'static str, summary: &'static str) -> Self {
+        FormatSpec {
+            id,
+            summary,
+            params: F::Args::specs(),
+            build: build_family::<F>,
+            framework: "",
+            quirks: &[],
+        }
+    }
+
+    /// The library (and version) whose format this is, and the quirks reproduced.
+    pub fn reproducing(mut self, framework: &'static str, quirks: &'static [&'static str]) -> Self {
+        self.framework = framework;
+        self.quirks = quirks;
+        self
+    }
+
+    /// Check `params` against the declared parameters (undeclared keys are refused) and build
+    /// the format for tensors of `shape`.
     pub fn build(&self, params: &Params, shape: &[usize]) -> Result<FormatQuantizer> {
         validate_declared(&self.params, params, self.id)?;
         (self.build)(params, shape)
     }
 }
 
-fn normalise_axis(axis: i64, shape: &[usize]) -> Result<usize> {
+fn normalise_axis(name: &str, axis: i64, shape: &[usize]) -> Result<usize> {
     let n = shape.len().max(1) as i64;
     let a = if axis < 0 { axis + n } else { axis };
     if a < 0 || a >= n {
         return Err(Error::param(
-            "axis",
+            name,
             format!("axis {axis} is out of range for shape {shape:?}"),
         ));
     }
     Ok(a as usize)
 }
 
-fn sharing(params: &Params, shape: &[usize]) -> Result<Sharing> {
-    let axis = normalise_axis(
-        params.i64_or("axis", if shape.len() > 1 { 0 } else { -1 })?,
-        shape,
-    )?;
-    Ok(match params.str_or("granularity", "per_tensor")? {
-        "per_tensor" => Sharing::PerTensor,
-        "per_channel" => Sharing::PerChannel { axis },
-        "per_group" => {
-            let group_axis = normalise_axis(params.i64_or("group_axis", -1)?, shape)?;
-            Sharing::PerGroup {
-                axis: group_axis,
-                size: params.i64_or("group_size", 32)? as usize,
-            }
-        }
-        other => {
-            return Err(Error::param(
-                "granularity",
-                format!("unknown granularity `{other}`"),
-            ))
-        }
-    })
+crate::choice_enum! {
+    /// How an integer format shares its scales.
+    pub enum IntSharing {
+        PerTensor = "per_tensor",
+        PerChannel = "per_channel",
+        PerGroup = "per_group",
+    }
 }
 
-fn sharing_params() -> Vec<ParamSpec> {
-    vec![
-        ParamSpec::choice(
-            "granularity",
-            &["per_tensor", "per_channel", "per_group"],
-            "per_tensor",
-            "how scales are shared",
-        ),
-        ParamSpec::int("axis", -8, 7, 0, "channel axis (per_channel)"),
-        ParamSpec::int("group_size", 1, 4096, 32, "elements per group (per_group)"),
-        ParamSpec::int(
-            "group_axis",
-            -8,
-            7,
-            -1,
-            "axis along which groups run (per_group)",
-        ),
-    ]
+crate::choice_enum! {
+    /// How a small-float format shares its scales.
+    pub enum ElementSharing {
+        PerTensor = "per_tensor",
+        PerChannel = "per_channel",
+    }
 }
 
-fn build_int(p: &Params, shape: &[usize]) -> Result<FormatQuantizer> {
-    Ok(FormatQuantizer::Int {
-        bits: p.i64_or("bits", 8)? as u32,
-        signed: p.bool_or("signed", true)?,
-        sharing: sharing(p, shape)?,
-    })
+crate::declare_params! {
+    /// Integers with min-max scales.
+    pub struct IntArgs {
+        /// bit width
+        bits: i64 = 8; int(2, 16), Data;
+        /// signed symmetric (true) or unsigned affine (false)
+        signed: bool = true; boolean(), Data;
+        /// how scales are shared
+        granularity: IntSharing = IntSharing::PerTensor; choice(), Data;
+        /// channel axis (per_channel)
+        axis: i64 = 0; int(-8, 7), Data;
+        /// elements per group (per_group)
+        group_size: i64 = 32; int(1, 4096), Data;
+        /// axis along which groups run (per_group)
+        group_axis: i64 = -1; int(-8, 7), Data;
+    }
 }
 
-fn build_half(p: &Params, _: &[usize]) -> Result<FormatQuantizer> {
-    let name = p.str_or("dtype", "float16")?;
-    let half = HalfType::from_name(name)
-        .ok_or_else(|| Error::param("dtype", format!("unknown half type `{name}`")))?;
-    Ok(FormatQuantizer::Half { half })
+crate::declare_params! {
+    /// A float16/bfloat16 cast.
+    pub struct HalfArgs {
+        /// half type
+        dtype: HalfType = HalfType::Float16; choice(), Data;
+    }
 }
 
-fn build_element(p: &Params, shape: &[usize]) -> Result<FormatQuantizer> {
-    let name = p.str_or("element", "fp8_e4m3")?;
-    let element = ElementFormat::from_name(name)
-        .ok_or_else(|| Error::param("element", format!("unknown element format `{name}`")))?;
-    Ok(FormatQuantizer::Element {
-        element,
-        sharing: sharing(p, shape)?,
-    })
+crate::declare_params! {
+    /// fp8/fp6/fp4 elements with a float32 amax scale.
+    pub struct ElementArgs {
+        /// element format
+        element: ElementFormat = ElementFormat::Fp8E4m3; choice(), Data;
+        /// how scales are shared
+        granularity: ElementSharing = ElementSharing::PerTensor; choice(), Data;
+        /// channel axis (per_channel)
+        axis: i64 = 0; int(-8, 7), Data;
+    }
 }
 
-fn build_mx(p: &Params, _: &[usize]) -> Result<FormatQuantizer> {
-    let name = p.str_or("element", "fp4_e2m1")?;
-    let element = MxElement::from_name(name)
-        .ok_or_else(|| Error::param("element", format!("unknown MX element `{name}`")))?;
-    let mode = p.str_or("scale_rounding", "even")?;
-    let rounding = ScaleRounding::from_name(mode)
-        .ok_or_else(|| Error::param("scale_rounding", format!("unknown rounding `{mode}`")))?;
-    Ok(FormatQuantizer::Mx {
-        element,
-        block: p.i64_or("block_size", 32)? as usize,
-        axis: p.i64_or("axis", -1)?,
-        rounding,
-    })
+crate::declare_params! {
+    /// OCP MX blocks.
+    pub struct MxArgs {
+        /// element type
+        element: MxElement = MxElement::Float(ElementFormat::Fp4E2m1); choice(), Data;
+        /// elements per shared scale
+        block_size: i64 = 32; int(2, 1024), Data;
+        /// axis along which blocks run
+        axis: i64 = -1; int(-8, 7), Data;
+        /// E8M0 scale rounding
+        scale_rounding: ScaleRounding = ScaleRounding::Even; choice(), Data;
+    }
 }
 
-fn build_bfp(p: &Params, _: &[usize]) -> Result<FormatQuantizer> {
-    Ok(FormatQuantizer::Bfp {
-        mantissa_bits: p.i64_or("mantissa_bits", 8)? as u32,
-        block: p.i64_or("block_size", bfp::BFP16_BLOCK as i64)? as usize,
-        axis: p.i64_or("axis", -1)?,
-    })
+crate::declare_params! {
+    /// Block floating point.
+    pub struct BfpArgs {
+        /// mantissa bits, sign included
+        mantissa_bits: i64 = 8; int(2, 16), Data;
+        /// elements per shared exponent
+        block_size: i64 = bfp::BFP16_BLOCK as i64; int(2, 1024), Data;
+        /// axis along which blocks run
+        axis: i64 = -1; int(-8, 7), Data;
+    }
+}
+
+/// `int`: integers with min-max scales (Quark's formula), half-to-even rounding.
+pub struct IntFormats;
+
+impl FormatFamily for IntFormats {
+    type Args = IntArgs;
+    fn build(a: &IntArgs, shape: &[usize]) -> Result<FormatQuantizer> {
+        let sharing = match a.granularity {
+            IntSharing::PerTensor => Sharing::PerTensor,
+            IntSharing::PerChannel => Sharing::PerChannel {
+                axis: normalise_axis("axis", a.axis, shape)?,
+            },
+            IntSharing::PerGroup => Sharing::PerGroup {
+                axis: normalise_axis("group_axis", a.group_axis, shape)?,
+                size: a.group_size as usize,
+            },
+        };
+        Ok(FormatQuantizer::Int {
+            bits: a.bits as u32,
+            signed: a.signed,
+            sharing,
+        })
+    }
+}
+
+/// `half`: a float16 / bfloat16 cast.
+pub struct HalfFormats;
+
+impl FormatFamily for HalfFormats {
+    type Args = HalfArgs;
+    fn build(a: &HalfArgs, _: &[usize]) -> Result<FormatQuantizer> {
+        Ok(FormatQuantizer::Half { half: a.dtype })
+    }
+}
+
+/// `minifloat`: fp8/fp6/fp4 elements with a float32 amax scale.
+pub struct ElementFormats;
+
+impl FormatFamily for ElementFormats {
+    type Args = ElementArgs;
+    fn build(a: &ElementArgs, shape: &[usize]) -> Result<FormatQuantizer> {
+        let sharing = match a.granularity {
+            ElementSharing::PerTensor => Sharing::PerTensor,
+            ElementSharing::PerChannel => Sharing::PerChannel {
+                axis: normalise_axis("axis", a.axis, shape)?,
+            },
+        };
+        Ok(FormatQuantizer::Element {
+            element: a.element,
+            sharing,
+        })
+    }
+}
+
+/// `mx`: OCP MX blocks sharing an E8M0 scale.
+pub struct MxFormats;
+
+impl FormatFamily for MxFormats {
+    type Args = MxArgs;
+    fn build(a: &MxArgs, _: &[usize]) -> Result<FormatQuantizer> {
+        Ok(FormatQuantizer::Mx {
+            element: a.element,
+            block: a.block_size as usize,
+            axis: a.axis,
+            rounding: a.scale_rounding,
+        })
+    }
+}
+
+/// `bfp`: block floating point.
+pub struct BfpFormats;
+
+impl FormatFamily for BfpFormats {
+    type Args = BfpArgs;
+    fn build(a: &BfpArgs, _: &[usize]) -> Result<FormatQuantizer> {
+        Ok(FormatQuantizer::Bfp {
+            mantissa_bits: a.mantissa_bits as u32,
+            block: a.block_size as usize,
+            axis: a.axis,
+        })
+    }
 }
 
 /// The quantizer registry: every format family with its parameters.
 pub fn formats() -> Vec<FormatSpec> {
-    let mut int_params = vec![
-        ParamSpec::int("bits", 2, 16, 8, "bit width"),
-        ParamSpec::bool(
-            "signed",
-            true,
-            "signed symmetric (true) or unsigned affine (false)",
-        ),
-    ];
-    int_params.extend(sharing_params());
-    let mut element_params = vec![ParamSpec::choice(
-        "element",
-        &["fp8_e4m3", "fp8_e5m2", "fp6_e2m3", "fp6_e3m2", "fp4_e2m1"],
-        "fp8_e4m3",
-        "element format",
-    )];
-    element_params.extend(
-        sharing_params()
-            .into_iter()
-            .filter(|p| p.name != "group_size" && p.name != "group_axis"),
-    );
     let mut all = vec![
-        FormatSpec {
-            id: "int",
-            summary: "integers with min-max scales (Quark's formula), half-to-even rounding",
-            params: int_params,
-            build: build_int,
-            framework: "",
-            quirks: &[],
-        },
-        FormatSpec {
-            id: "half",
-            summary: "float16 / bfloat16 cast, round to nearest even",
-            params: vec![ParamSpec::choice(
-                "dtype",
-                &["float16", "bfloat16"],
-                "float16",
-                "half type",
-            )],
-            build: build_half,
-            framework: "",
-            quirks: &[],
-        },
-        FormatSpec {
-            id: "minifloat",
-            summary: "fp8/fp6/fp4 elements with a float32 amax scale",
-            params: element_params,
-            build: build_element,
-            framework: "",
-            quirks: &[],
-        },
-        FormatSpec {
-            id: "mx",
-            summary: "OCP MX: blocks sharing an E8M0 scale",
-            params: vec![
-                ParamSpec::choice(
-                    "element",
-                    &[
-                        "fp8_e4m3", "fp8_e5m2", "fp6_e2m3", "fp6_e3m2", "fp4_e2m1", "int8",
-                    ],
-                    "fp4_e2m1",
-                    "element type",
-                ),
-                ParamSpec::int("block_size", 2, 1024, 32, "elements per shared scale"),
-                ParamSpec::int("axis", -8, 7, -1, "axis along which blocks run"),
-                ParamSpec::choice(
-                    "scale_rounding",
-                    &["even", "floor", "ceil"],
-                    "even",
-                    "E8M0 scale rounding",
-                ),
-            ],
-            build: build_mx,
-            framework: "",
-            quirks: &[],
-        },
-        FormatSpec {
-            id: "bfp",
-            summary:
-                "block floating point: shared 8-bit exponent, signed mantissas, block adjustment",
-            params: vec![
-                ParamSpec::int("mantissa_bits", 2, 16, 8, "mantissa bits, sign included"),
-                ParamSpec::int("block_size", 2, 1024, 8, "elements per shared exponent"),
-                ParamSpec::int("axis", -8, 7, -1, "axis along which blocks run"),
-            ],
-            build: build_bfp,
-            framework: "",
-            quirks: &[],
-        },
+        FormatSpec::of::<IntFormats>(
+            "int",
+            "integers with min-max scales (Quark's formula), half-to-even rounding",
+        ),
+        FormatSpec::of::<HalfFormats>("half", "float16 / bfloat16 cast, round to nearest even"),
+        FormatSpec::of::<ElementFormats>(
+            "minifloat",
+            "fp8/fp6/fp4 elements with a float32 amax scale",
+        ),
+        FormatSpec::of::<MxFormats>("mx", "OCP MX: blocks sharing an E8M0 scale"),
+        FormatSpec::of::<BfpFormats>(
+            "bfp",
+            "block floating point: shared 8-bit exponent, signed mantissas, block adjustment",
+        ),
     ];
     all.extend(super::bnb::specs());
     all.extend(super::ggml::specs());

@@ -8,10 +8,10 @@
 //! the block (32 or 256). With one, rows are the last axis, which must be a multiple of the block
 //! — as for a GGUF weight.
 
-use super::formats::{FormatQuantizer, FormatSpec, Qdq};
+use super::formats::{FormatFamily, FormatQuantizer, FormatSpec, Qdq};
 use crate::error::{Error, Result};
 use crate::formats::ggml::{self, GgmlType};
-use crate::params::{ParamSpec, Params};
+
 use crate::tensor::Tensor;
 use serde::Serialize;
 
@@ -156,60 +156,64 @@ fn summary(ty: GgmlType) -> &'static str {
     }
 }
 
-fn build(ty: GgmlType, p: &Params, shape: &[usize]) -> Result<FormatQuantizer> {
-    let imatrix = p.opt_f32s("imatrix")?;
-    if let Some(im) = &imatrix {
-        let columns = shape.last().copied().unwrap_or(0);
-        if im.len() != columns {
-            return Err(Error::param(
-                "imatrix",
-                format!(
-                    "one importance per column: the tensor's last axis has {columns}, the imatrix {} entries",
-                    im.len()
-                ),
-            ));
-        }
+crate::declare_params! {
+    /// The arguments of ggml's quantizers.
+    pub struct GgmlArgs {
+        /// importance of each column (llama-imatrix), length = the last axis; none: the
+        /// reference quantizer (types without an imatrix path accept and ignore it, as ggml does)
+        imatrix: Option<Vec<f64>> = None; vector(), Data;
     }
-    Ok(FormatQuantizer::Ggml(GgmlFormat { ty, imatrix }))
 }
 
-fn builder(ty: GgmlType) -> super::formats::FormatBuildFn {
-    match ty {
-        GgmlType::Q4_0 => |p, s| build(GgmlType::Q4_0, p, s),
-        GgmlType::Q4_1 => |p, s| build(GgmlType::Q4_1, p, s),
-        GgmlType::Q5_0 => |p, s| build(GgmlType::Q5_0, p, s),
-        GgmlType::Q5_1 => |p, s| build(GgmlType::Q5_1, p, s),
-        GgmlType::Q8_0 => |p, s| build(GgmlType::Q8_0, p, s),
-        GgmlType::Q2_K => |p, s| build(GgmlType::Q2_K, p, s),
-        GgmlType::Q3_K => |p, s| build(GgmlType::Q3_K, p, s),
-        GgmlType::Q4_K => |p, s| build(GgmlType::Q4_K, p, s),
-        GgmlType::Q5_K => |p, s| build(GgmlType::Q5_K, p, s),
-        GgmlType::Q6_K => |p, s| build(GgmlType::Q6_K, p, s),
-        GgmlType::MXFP4 => |p, s| build(GgmlType::MXFP4, p, s),
-        GgmlType::IQ4_NL => |p, s| build(GgmlType::IQ4_NL, p, s),
+/// A ggml type as a format family (`T` is the type's index in [`GgmlType::ALL`]).
+pub struct Ggml<const T: usize>;
+
+impl<const T: usize> FormatFamily for Ggml<T> {
+    type Args = GgmlArgs;
+    fn build(a: &GgmlArgs, shape: &[usize]) -> Result<FormatQuantizer> {
+        let ty = GgmlType::ALL[T];
+        let imatrix: Option<Vec<f32>> = a
+            .imatrix
+            .as_ref()
+            .map(|v| v.iter().map(|&x| x as f32).collect());
+        if let Some(im) = &imatrix {
+            let columns = shape.last().copied().unwrap_or(0);
+            if im.len() != columns {
+                return Err(Error::param(
+                    "imatrix",
+                    format!(
+                        "one importance per column: the tensor's last axis has {columns}, the imatrix {} entries",
+                        im.len()
+                    ),
+                ));
+            }
+        }
+        Ok(FormatQuantizer::Ggml(GgmlFormat { ty, imatrix }))
     }
+}
+
+/// The registry entry of the ggml type at index `T` of [`GgmlType::ALL`].
+fn spec<const T: usize>() -> FormatSpec {
+    let ty = GgmlType::ALL[T];
+    FormatSpec::of::<Ggml<T>>(id(ty), summary(ty)).reproducing(FRAMEWORK, quirks(ty))
 }
 
 /// The ggml entries of the quantizer registry.
 pub fn specs() -> Vec<FormatSpec> {
-    GgmlType::ALL
-        .into_iter()
-        .map(|ty| FormatSpec {
-            id: id(ty),
-            summary: summary(ty),
-            params: vec![ParamSpec::vector(
-                "imatrix",
-                if ty.uses_imatrix() {
-                    "importance of each column (llama-imatrix), length = the last axis; none: the reference quantizer"
-                } else {
-                    "importance of each column; accepted and ignored by this type, as in ggml"
-                },
-            )],
-            build: builder(ty),
-            framework: FRAMEWORK,
-            quirks: quirks(ty),
-        })
-        .collect()
+    vec![
+        spec::<0>(),
+        spec::<1>(),
+        spec::<2>(),
+        spec::<3>(),
+        spec::<4>(),
+        spec::<5>(),
+        spec::<6>(),
+        spec::<7>(),
+        spec::<8>(),
+        spec::<9>(),
+        spec::<10>(),
+        spec::<11>(),
+    ]
 }
 
 impl GgmlFormat {
@@ -246,6 +250,7 @@ impl GgmlFormat {
 mod tests {
     use super::super::formats::{evaluate, find};
     use super::*;
+    use crate::params::Params;
 
     fn ramp(shape: Vec<usize>) -> Tensor {
         let n: usize = shape.iter().product();

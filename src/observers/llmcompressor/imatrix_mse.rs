@@ -20,7 +20,7 @@ use super::flatten::{flatten_for_calibration, Flattened};
 use super::grid_search::{grid_search, Schedule, SearchSettings};
 use crate::error::{Error, Result, Stage};
 use crate::kernels::torch::reduce::sum_dims;
-use crate::observer::{ObserverKind, ObserverState, QParams, Granularity};
+use crate::observer::{Granularity, ObserverKind, ObserverState, QParams};
 use crate::observers::torch::config::py_float_repr;
 use crate::params::Choice;
 use crate::tensor::Tensor;

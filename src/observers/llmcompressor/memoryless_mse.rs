@@ -14,7 +14,7 @@ use super::calibration::{self, Calibration, SearchReport, Target};
 use super::flatten::flatten_for_calibration;
 use super::grid_search::{grid_search, Schedule, SearchSettings};
 use crate::error::{Error, Result, Stage};
-use crate::observer::{ObserverKind, ObserverState, QParams, Granularity};
+use crate::observer::{Granularity, ObserverKind, ObserverState, QParams};
 use crate::observers::torch::config::py_float_repr;
 use crate::tensor::Tensor;
 

@@ -11,7 +11,7 @@ use super::args::{BaseName, SearchedQuantArgsFields};
 use super::calibration::{self, Calibration, Target};
 use super::memoryless_mse::{search_batch, MseConfig, MseKwargs};
 use crate::error::Result;
-use crate::observer::{ObserverKind, ObserverState, QParams, Granularity};
+use crate::observer::{Granularity, ObserverKind, ObserverState, QParams};
 use crate::tensor::Tensor;
 
 crate::declare_params! {

@@ -8,7 +8,7 @@ use super::args::{BaseName, SearchedQuantArgsFields};
 use super::calibration::{self, Calibration, Target};
 use super::imatrix_mse::{observe_imatrix, IMatrixConfig, IMatrixKwargs};
 use crate::error::Result;
-use crate::observer::{ObserverKind, ObserverState, QParams, Granularity};
+use crate::observer::{Granularity, ObserverKind, ObserverState, QParams};
 use crate::tensor::Tensor;
 
 crate::declare_params! {

@@ -12,7 +12,7 @@ use super::calibration::{self, Calibration, Target};
 use super::flatten::flatten_for_calibration;
 use super::stats::Stats;
 use crate::error::Result;
-use crate::observer::{ObserverKind, ObserverState, QParams, Granularity};
+use crate::observer::{Granularity, ObserverKind, ObserverState, QParams};
 use crate::tensor::Tensor;
 
 crate::declare_params! {

@@ -64,6 +64,14 @@ impl<S: ParamSet> ParamSet for HistogramArgs<S> {
         self.search.write(out);
         self.quantizer.write(out);
     }
+
+    fn defaults() -> Self {
+        HistogramArgs {
+            collection: CollectArgs::defaults(),
+            search: S::defaults(),
+            quantizer: QuantizerArgs::defaults(),
+        }
+    }
 }
 
 /// One `compute_amax` method.

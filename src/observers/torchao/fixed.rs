@@ -11,7 +11,7 @@ use super::granularity::block_size;
 use super::qparams::{cast_scale, cast_zero_point, Chosen};
 use super::report;
 use crate::error::{Error, Result, Stage};
-use crate::observer::{ObserverKind, ObserverState, QParams, Granularity};
+use crate::observer::{Granularity, ObserverKind, ObserverState, QParams};
 use crate::tensor::Tensor;
 
 crate::declare_params! {

@@ -13,7 +13,7 @@ use super::granularity::size_repr;
 use super::report::{self, view_of, Observed, Stats};
 use crate::error::{Error, Result, Stage};
 use crate::kernels::torch::reduce::min_max_dims;
-use crate::observer::{ObserverKind, ObserverState, QParams, Granularity};
+use crate::observer::{Granularity, ObserverKind, ObserverState, QParams};
 use crate::tensor::Tensor;
 
 crate::declare_params! {

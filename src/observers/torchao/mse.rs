@@ -15,7 +15,7 @@ use super::qparams::{choose_qparams, qmin_qmax};
 use super::report::{self, check_blocks, view_of, Observed, Stats};
 use crate::error::{Error, Result, Stage};
 use crate::kernels::torch::reduce::{mean_dims, min_max_dims};
-use crate::observer::{ObserverKind, ObserverState, QParams, Granularity};
+use crate::observer::{Granularity, ObserverKind, ObserverState, QParams};
 use crate::tensor::Tensor;
 
 crate::declare_params! {
