@@ -11,14 +11,9 @@ import { execFileSync } from 'node:child_process';
 import { ROOT, RESULTS } from './helpers.mjs';
 import { TORCH, goldenCase, packedProject, venvBin, within } from './notebook-hosts.mjs';
 
-/** Deno's binary as the `deno` npm package installs it. */
-function denoBinary() {
-  for (const p of [path.join(ROOT, 'node_modules', '@deno', 'linux-x64-glibc', 'deno'), path.join(ROOT, 'node_modules', '.bin', 'deno')]) {
-    if (fs.existsSync(p)) return p;
-  }
-  return null;
-}
-const DENO = denoBinary();
+/** Deno's binary as scripts/setup.sh installs it (the `deno` npm package's linux-x64 binary, in target/deno). */
+const DENO = path.join(ROOT, 'target', 'deno', 'node_modules', '@deno', 'linux-x64-glibc', 'deno');
+if (!fs.existsSync(DENO)) throw new Error(`${DENO} is missing: run scripts/setup.sh`);
 const INPUT = path.join(TORCH, 'inputs', 'normal_b0.npy');
 const MINMAX = 'torch.MinMaxObserver';
 const HIST = 'torch.HistogramObserver';
@@ -39,7 +34,7 @@ function checkResult(r, c) {
   assert.equal(r.zero_point[0], c.expected.zero_point[0]);
 }
 
-test('Deno: import the package, observe a golden input, render the Jupyter display bundle', { skip: DENO ? false : 'the deno npm package is not installed (npm ci)', timeout: 120_000 }, (t) => {
+test('Deno: import the package, observe a golden input, render the Jupyter display bundle', { timeout: 120_000 }, (t) => {
   const dir = scratchProject();
   t.after(() => fs.rmSync(dir, { recursive: true, force: true }));
   fs.writeFileSync(
@@ -66,7 +61,7 @@ console.log(JSON.stringify({
   fs.writeFileSync(path.join(RESULTS, 'deno-histogram.svg'), hist['image/svg+xml']);
 });
 
-const kernelSkip = !DENO ? 'the deno npm package is not installed (npm ci)' : !fs.existsSync(venvBin('python')) ? 'target/notebook-venv is missing: run scripts/build-python.sh' : false;
+const kernelSkip = !fs.existsSync(venvBin('python')) ? 'target/notebook-venv is missing: run scripts/build-python.sh' : false;
 
 test("Deno's Jupyter kernel shows a result as SVG", { skip: kernelSkip, timeout: 180_000 }, (t) => {
   const dir = scratchProject();

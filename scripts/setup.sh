@@ -41,3 +41,13 @@ if [ -f package-lock.json ] && { [ ! -d node_modules ] || [ package-lock.json -n
   step "npm ci"
   npm ci --no-audit --no-fund
 fi
+
+# Deno for the notebook tests, from its npm package, in a scratch prefix of its own: the registry
+# holds only this platform's binary, so it cannot sit in package-lock.json (npm ci would ask for
+# every platform's).
+deno_version=2.9.6
+if [ "$(target/deno/node_modules/.bin/deno --version 2>/dev/null | head -1 | cut -d' ' -f2)" != "$deno_version" ]; then
+  step "npm install deno@$deno_version into target/deno"
+  mkdir -p target/deno
+  npm install --prefix target/deno --no-save --no-package-lock --no-audit --no-fund "deno@$deno_version"
+fi
