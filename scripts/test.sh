@@ -29,7 +29,7 @@ for file in tests/wasm_*.rs; do
   [ -e "$file" ] && wasm_tests+=(--test "$(basename "$file" .rs)")
 done
 if [ "${#wasm_tests[@]}" -gt 0 ]; then
-  t cargo test --locked --target wasm32-unknown-unknown "${wasm_tests[@]}"
+  t cargo test --locked --target wasm32-unknown-unknown --no-default-features "${wasm_tests[@]}"
 fi
 if ls e2e/*.test.mjs >/dev/null 2>&1; then
   t node --test --test-reporter=spec e2e/*.test.mjs
