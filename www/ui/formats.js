@@ -263,8 +263,15 @@ export class FormatsView extends View {
   }
 
   kindIndex(id) {
-    const i = this.families.findIndex((f) => f.id === id);
-    return i < 0 ? 0 : i;
+    // As the chart colours its points (src/plot/formats_chart.rs, kind_colors): the five
+    // min–max kinds in registry order, then every other kind in the order its first point
+    // is drawn.
+    const own = ['int', 'half', 'minifloat', 'mx', 'bfp'];
+    if (own.includes(id)) return own.indexOf(id);
+    const others = [];
+    for (const r of this.rows) if (!r.error && !own.includes(r.id) && !others.includes(r.id)) others.push(r.id);
+    const i = others.indexOf(id);
+    return own.length + (i < 0 ? others.length : i);
   }
 
   renderTable() {
