@@ -1,6 +1,7 @@
 // Every control of every observer in the registry, in Chromium: each is moved away from its
-// default and back (sliders, exact boxes, selects, checkboxes, the bits select, the auto
-// checkbox), and after every move the panel's data-* (clip, grid, scale, zero point, MSE, SQNR,
+// default and back (sliders, exact boxes, selects and their "auto" entries, checkboxes, the bits
+// select, the auto checkbox, text boxes, vectors picked among the loaded tensors and opened
+// from a file), and after every move the panel's data-* (clip, grid, scale, zero point, MSE, SQNR,
 // max error, clipped share, error) must equal a fresh run of the parameters the page now holds,
 // computed by a separate Engine on the page's main thread. A stale panel is one that does not.
 // Also: re-selecting an observer computes it again; Horizon MinMax qint16 → qint8 and Quark
@@ -8,7 +9,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import path from 'node:path';
-import { start, WWW, RESULTS, npyBytes, readNpyF32 } from './helpers.mjs';
+import { start, WWW, RESULTS, npyBytes, readNpyF32, panelData } from './helpers.mjs';
 
 /** Pages working in parallel, each on its share of the registry. */
 const PAGES = 3;
@@ -95,6 +96,29 @@ async function check(page, id, move, log) {
   return s;
 }
 
+/** A .safetensors file of float32 tensors: {name: [values, shape]}, in order. */
+function safetensors(tensors) {
+  const header = {};
+  const bodies = [];
+  let offset = 0;
+  for (const [name, [values, shape]] of Object.entries(tensors)) {
+    const body = Buffer.from(Float32Array.from(values).buffer);
+    header[name] = { dtype: 'F32', shape, data_offsets: [offset, offset + body.length] };
+    offset += body.length;
+    bodies.push(body);
+  }
+  let json = JSON.stringify(header);
+  json += ' '.repeat((8 - (json.length % 8)) % 8);
+  const size = Buffer.alloc(8);
+  size.writeBigUInt64LE(BigInt(json.length));
+  return Buffer.concat([size, Buffer.from(json, 'latin1'), ...bodies]);
+}
+
+/** A .npy of `n` importances (1, 2, …, 1, 2, …) for the vector parameters' "open…" button. */
+function vectorFile(n) {
+  return { name: `importance_${n}.npy`, mimeType: 'application/octet-stream', buffer: npyBytes(Array.from({ length: n }, (_, i) => 1 + (i % 3)), [n]) };
+}
+
 /** The controls of panel `id`: parameter, kind, default, and which inputs it has. */
 function controlsOf(page, id) {
   return page.evaluate((id) => {
@@ -111,6 +135,7 @@ function controlsOf(page, id) {
         slider: slider ? { min: Number(slider.min), max: Number(slider.max), value: Number(slider.value) } : null,
         options: [...row.querySelectorAll('select option')].map((o) => o.value),
         selected: row.querySelector('select') ? row.querySelector('select').value : null,
+        open: Boolean(row.querySelector('input[type=file]')),
       };
     });
   }, id);
@@ -119,6 +144,7 @@ function controlsOf(page, id) {
 /** Move every control of observer `id` away from its default and back, checking after each move. */
 async function sweep(page, id, log) {
   await page.evaluate((id) => window.quantscope.setObservers([id]), id);
+  const columns = await page.evaluate(() => window.quantscope.summary().shape.at(-1));
   await check(page, id, 'shown', log);
   const row = (name) => page.locator(`[role=region][aria-label="${id}"] .control[data-param="${name}"]`);
   for (const c of await controlsOf(page, id)) {
@@ -143,11 +169,20 @@ async function sweep(page, id, log) {
       await move('toggled', () => r.locator('input[type=checkbox]:not(.auto)').click());
       await move('toggled back', () => r.locator('input[type=checkbox]:not(.auto)').click());
     } else if (c.options.length) {
-      // A float format first for bit widths (FP8 (4, 3)), else another option.
+      // A float format first for bit widths (FP8 (4, 3)), else another option; then back (to
+      // "auto" or "none" when the default is null).
       const other = c.options.find((o) => o.includes(',')) ?? c.options.find((o) => o !== c.selected);
       if (other !== undefined) {
         await move(`select ${other}`, () => r.locator('select').selectOption(other));
-        if (c.default !== null) await move(`select ${c.selected}`, () => r.locator('select').selectOption(c.selected));
+        await move(`select ${JSON.stringify(c.selected)}`, () => r.locator('select').selectOption(c.selected));
+      }
+      if (c.open) {
+        // A vector opened from a file: one value per column of the tensor.
+        await move(`open ${columns} values`, async () => {
+          await r.locator('input[type=file]').setInputFiles(vectorFile(columns));
+          await page.waitForFunction(({ id, name }) => Boolean((window.quantscope.state().params[id] || {})[name]), { id, name: c.name });
+        });
+        await move('none', () => r.locator('select').selectOption(''));
       }
     } else if (c.kind === 'text') {
       const type = (text) => async () => {
@@ -155,7 +190,7 @@ async function sweep(page, id, log) {
         await r.locator('input[type=text]').dispatchEvent('change');
       };
       await move('text x', type('x'));
-      if (c.default !== null) await move(`text ${JSON.stringify(c.default)}`, type(c.default));
+      await move(`text ${JSON.stringify(c.default ?? '')}`, type(c.default ?? ''));
     }
     if (c.auto) await move('auto on', () => r.locator('input.auto').check());
   }
@@ -249,6 +284,7 @@ test('every parameter kind has a control whose values are integers where they mu
         { name: 'bits', type: 'bits', min: 1, max: 16, formats: [[4, 3], [5, 2]], default: 8, affects: 'search', doc: '' },
         { name: 't', type: 'text', default: null, affects: 'data', doc: '' },
         { name: 'v', type: 'vector', default: null, affects: 'data', doc: '' },
+        { name: 'ca', type: 'choice', options: ['x', 'y'], default: null, affects: 'data', doc: '' },
       ],
     };
     const tensors = [{ value: { file: 0, member: 'imp' }, label: 'imp.npy [384]' }, { value: { file: 1, member: '' }, label: 'w.npy [4]' }];
@@ -280,11 +316,20 @@ test('every parameter kind has a control whose values are integers where they mu
       fire(bits, 'change');
     }
     const text = row('t').querySelector('input[type=text]');
-    const tAuto = row('t').querySelector('input.auto');
-    tAuto.checked = false;
-    fire(tAuto, 'change');
+    const textHasCheckbox = Boolean(row('t').querySelector('input.auto'));
     text.value = 'op&name=null';
     fire(text, 'change');
+    // A choice whose default is null: "auto" first in its select, and back to null.
+    const ca = row('ca').querySelector('select');
+    const caOptions = [...ca.options].map((o) => [o.value, o.textContent]);
+    const caSelected = ca.value;
+    ca.value = 'y';
+    fire(ca, 'change');
+    ca.value = '';
+    fire(ca, 'change');
+    const caBack = seen.at(-1);
+    ca.value = 'y';
+    fire(ca, 'change');
     const vec = row('v').querySelector('select');
     vec.value = vec.options[1].value;
     fire(vec, 'change');
@@ -297,7 +342,8 @@ test('every parameter kind has a control whose values are integers where they mu
     const hash = encodeState(state, specs);
     const back = decodeState(hash, specs);
     box.remove();
-    return { seen, values, bitsOptions, sent: state.params[spec.id], back: back.params[spec.id], hash };
+    // The URL keeps "auto" as null: a choice left auto is absent, one set is kept.
+    return { seen, values, bitsOptions, sent: state.params[spec.id], back: back.params[spec.id], hash, textHasCheckbox, caOptions, caSelected, caBack };
   });
   const ints = out.seen.filter(([name]) => name === 'n' || name === 'q').map(([, v]) => v);
   assert.ok(ints.length >= 8 && ints.every((v) => v === null || Number.isInteger(v)), `integer kinds give integers: ${ints.join(', ')}`);
@@ -306,7 +352,118 @@ test('every parameter kind has a control whose values are integers where they mu
   assert.equal(out.bitsOptions.length, 18, '1..16 and the two float formats');
   assert.deepEqual(out.seen.filter(([name]) => name === 'bits').map(([, v]) => v), [[4, 3], 5, [5, 2]]);
   assert.equal(out.values.t, 'op&name=null');
+  assert.equal(out.textHasCheckbox, false, 'a text parameter is auto when empty, without a checkbox');
+  assert.deepEqual(out.caOptions, [['', 'auto'], ['x', 'x'], ['y', 'y']]);
+  assert.equal(out.caSelected, '', 'a null default shows "auto"');
+  assert.deepEqual(out.caBack, ['ca', null], '"auto" is null');
+  assert.equal(out.values.ca, 'y');
   assert.deepEqual(out.values.v, { file: 0, member: 'imp' });
   assert.deepEqual(out.back, out.sent, `the URL ${out.hash} round-trips every kind`);
   await page.context().close();
+});
+
+test('the LLM observers\' controls: block_structure as text, importance from a loaded tensor, "auto" choices, all through the URL', async () => {
+  const demo = readNpyF32(path.join(WWW, 'demo', 'l0_layer_out.npy'));
+  const [rows, cols] = demo.shape;
+  // An importance per input channel (column), E[x²] over the rows, as llm-compressor collects it.
+  const importance = Array.from({ length: cols }, (_, j) => {
+    let s = 0;
+    for (let i = 0; i < rows; i++) s += demo.data[i * cols + j] ** 2;
+    return Math.fround(s / rows);
+  });
+  // One .safetensors with the layer's tensor and its importance, as a user would export them.
+  const file = { name: 'llm.safetensors', mimeType: 'application/octet-stream', buffer: safetensors({ 'layer.weight': [demo.data, demo.shape], 'layer.weight_importance': [importance, [cols]] }) };
+  const weight = npyBytes(Array.from(demo.data), demo.shape);
+  const mm = 'llmcompressor.memoryless_minmax';
+  const im = 'llmcompressor.imatrix_mse';
+  const ao = 'torchao.AffineQuantizedMinMaxObserver';
+  const page = await env.page({ width: 1500, height: 1200, hash: `#o=${mm},${im},${ao}` });
+  await page.setInputFiles('#file', file);
+  await page.waitForFunction(() => window.quantscope.summary()?.shape.length === 2);
+  await page.evaluate(() => window.quantscope.idle());
+  const control = (id, name) => page.locator(`[role=region][aria-label="${id}"] .control[data-param="${name}"]`);
+  const settle = () => page.evaluate(() => window.quantscope.idle());
+
+  // Choices whose framework default is None: "auto" first and selected; text empty = auto.
+  for (const [id, name] of [[mm, 'strategy'], [mm, 'scale_dtype'], [mm, 'zp_dtype'], [ao, 'scale_dtype'], [ao, 'zero_point_dtype']]) {
+    const options = await control(id, name).locator('select option').allTextContents();
+    assert.equal(options[0], 'auto', `${id} ${name}: ${options.join(', ')}`);
+    assert.equal(await control(id, name).locator('select').inputValue(), '', `${id} ${name} starts at auto`);
+  }
+  assert.equal(await control(mm, 'block_structure').locator('input[type=text]').getAttribute('placeholder'), 'auto');
+
+  // llm-compressor block strategy with block_structure "32x64" typed in.
+  await control(mm, 'strategy').locator('select').selectOption('block');
+  await control(mm, 'block_structure').locator('input[type=text]').fill('32x64');
+  await control(mm, 'block_structure').locator('input[type=text]').dispatchEvent('change');
+  // imatrix_mse, 4-bit per channel, with the importance picked among the loaded tensors.
+  await control(im, 'strategy').locator('select').selectOption('channel');
+  await control(im, 'num_bits').locator('input.exact').fill('4');
+  await control(im, 'num_bits').locator('input.exact').dispatchEvent('change');
+  const picks = await control(im, 'importance').locator('select option').allTextContents();
+  const label = `llm.safetensors: layer.weight_importance [${cols}]`;
+  assert.deepEqual(picks, ['none', `llm.safetensors: layer.weight [${rows}, ${cols}]`, label]);
+  await control(im, 'importance').locator('select').selectOption({ label });
+  // torchao per group of 64 with a float16 scale.
+  await control(ao, 'granularity').locator('select').selectOption('PerGroup');
+  await control(ao, 'group_size').locator('input.exact').fill('64');
+  await control(ao, 'group_size').locator('input.exact').dispatchEvent('change');
+  await control(ao, 'scale_dtype').locator('select').selectOption('float16');
+  await settle();
+
+  const state = await page.evaluate(() => window.quantscope.state().params);
+  assert.deepEqual(state[mm], { strategy: 'block', block_structure: '32x64' });
+  assert.deepEqual(state[im], { strategy: 'channel', num_bits: 4, importance: { file: 0, member: 'layer.weight_importance' } });
+  assert.deepEqual(state[ao], { granularity: 'PerGroup', group_size: 64, scale_dtype: 'float16' });
+  const shown = {};
+  for (const id of [mm, im, ao]) shown[id] = await panelData(page, id);
+  for (const id of [mm, im, ao]) assert.equal(shown[id].status, 'ready', `${id}: ${shown[id].error}`);
+  await page.locator(`[role=region][aria-label="${im}"]`).scrollIntoViewIfNeeded();
+  await page.locator('#observers-view').screenshot({ path: path.join(RESULTS, 'controls-llm.png') });
+
+  // The panels hold what the npm package computes for the same parameters (the importance as values).
+  const qs = await import('../www/lib/index.js');
+  await qs.init();
+  const t = qs.loadTensor(weight, { name: 'weight.npy' });
+  const want = {
+    [mm]: qs.observe(t, mm, { strategy: 'block', block_structure: '32x64' }),
+    [im]: qs.observe(t, im, { strategy: 'channel', num_bits: 4, importance: Float32Array.from(importance) }),
+    [ao]: qs.observe(t, ao, { granularity: 'PerGroup', group_size: 64, scale_dtype: 'float16' }),
+  };
+  t.free();
+  for (const id of [mm, im, ao]) {
+    assert.ok(want[id].ok, `${id}: ${want[id].error}`);
+    assert.deepEqual(list(shown[id].scale), qs.panelView(want[id]).slices.scale, `${id} scale (as the panel shows it)`);
+    assert.equal(shown[id].mse, String(want[id].metrics.mse), `${id} mse`);
+  }
+  const plain = qs.observe(qs.loadTensor(weight), im, { strategy: 'channel', num_bits: 4 });
+  assert.notDeepEqual(plain.scale, want[im].scale, 'the importance changes the search');
+
+  // The URL carries every kind: a fresh page on the same files and hash holds the same
+  // parameters and shows the same numbers.
+  const hash = await page.evaluate(() => location.hash);
+  assert.match(decodeURIComponent(hash), /block_structure="32x64"/);
+  const again = await env.page({ width: 1500, height: 1200, hash });
+  await again.setInputFiles('#file', file);
+  await again.waitForFunction(() => window.quantscope.summary()?.shape.length === 2);
+  await again.evaluate(() => window.quantscope.idle());
+  assert.deepEqual(await again.evaluate(() => window.quantscope.state().params), state);
+  for (const id of [mm, im, ao]) {
+    const d = await panelData(again, id);
+    assert.equal(d.scale, shown[id].scale, `${id} from the URL`);
+    assert.equal(d.mse, shown[id].mse, `${id} from the URL`);
+  }
+  assert.equal(await again.locator(`[role=region][aria-label="${im}"] .control[data-param=importance] select option:checked`).textContent(), label);
+
+  // Back to "auto": the parameter leaves the state and the URL.
+  await control(mm, 'strategy').locator('select').selectOption('');
+  await control(mm, 'block_structure').locator('input[type=text]').fill('');
+  await control(mm, 'block_structure').locator('input[type=text]').dispatchEvent('change');
+  await settle();
+  assert.deepEqual((await page.evaluate(() => window.quantscope.state().params))[mm] ?? {}, {});
+  assert.doesNotMatch(decodeURIComponent(await page.evaluate(() => location.hash)), /block_structure/);
+  assert.deepEqual(page.errors, []);
+  assert.deepEqual(again.errors, []);
+  await page.context().close();
+  await again.context().close();
 });

@@ -112,7 +112,7 @@ console.log(JSON.stringify({ version: version(), shape: t.shape, max: t.max }));
     const counts = Object.entries(families).filter(([, f]) => f.checked > 0).map(([name, f]) => `${name} ${f.passed}/${f.checked}${skipped(f) ? ` (${skipped(f)})` : ''}`);
     t.diagnostic(`golden cases through the npm package: ${counts.join(', ')} in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
     console.log(`npm golden: ${counts.join(', ')}`);
-    for (const family of ['torch', 'quark', 'horizon', 'ort', 'modelopt']) {
+    for (const family of ['torch', 'quark', 'horizon', 'ort', 'modelopt', 'llmcompressor', 'torchao', 'bnb', 'ggml']) {
       assert.ok(families[family] && families[family].checked > 0, `${family} cases were checked`);
     }
     for (const [name, f] of Object.entries(families)) assert.deepEqual(f.failures, [], `${name}: ${f.passed}/${f.checked}`);

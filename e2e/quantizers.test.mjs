@@ -6,9 +6,11 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { start, sharedDir, RESULTS, WWW, inkRatio, npyBytes, readNpyF32 } from './helpers.mjs';
+import * as qs from '../www/lib/index.js';
 
 let env;
 before(async () => {
+  await qs.init();
   env = await start();
 });
 after(async () => {
@@ -81,9 +83,10 @@ test('the formats view on the demo: the line-up, its chart, a format added from 
   const rows = await formatRows(page);
   const names = Object.keys(rows);
   // int8/uint8/int4/uint4, int8/int4 per channel, int4 per group, fp16, bf16, 5 small floats,
-  // 6 MX formats, BFP, bitsandbytes NF4, llama.cpp Q4_K and MXFP4: 24 for the [560, 384] demo.
-  assert.equal(names.length, 24, names.join(', '));
-  for (const name of ['int8', 'uint8', 'int4', 'uint4', 'int8 per channel', 'int4 per group of 32', 'float16', 'bfloat16', 'fp8_e4m3', 'fp8_e5m2', 'fp6_e2m3', 'fp6_e3m2', 'fp4_e2m1', 'mxfp4_e2m1', 'mxint8', 'bfp16 (block 8)', 'bnb.nf4', 'ggml.Q4_K', 'ggml.MXFP4']) {
+  // 6 MX formats, BFP, bitsandbytes NF4 without and with double quantization, llama.cpp Q4_K
+  // and MXFP4: 25 for the [560, 384] demo.
+  assert.equal(names.length, 25, names.join(', '));
+  for (const name of ['int8', 'uint8', 'int4', 'uint4', 'int8 per channel', 'int4 per group of 32', 'float16', 'bfloat16', 'fp8_e4m3', 'fp8_e5m2', 'fp6_e2m3', 'fp6_e3m2', 'fp4_e2m1', 'mxfp4_e2m1', 'mxint8', 'bfp16 (block 8)', 'bnb.nf4', 'bnb.nf4 (double quant)', 'ggml.Q4_K', 'ggml.MXFP4']) {
     assert.ok(rows[name], `${name} in ${names.join(', ')}`);
   }
   const demo = readNpyF32(path.join(WWW, 'demo', 'l0_layer_out.npy'));
@@ -110,9 +113,107 @@ test('the formats view on the demo: the line-up, its chart, a format added from 
   await page.click('#format-add');
   await page.waitForSelector('#format-add-error:not([hidden])');
   assert.match(await page.textContent('#format-add-error'), /Cannot add int: .*axis 5 is out of range for shape \[560, 384\]/);
-  assert.equal(Object.keys(await formatRows(page)).length, 25);
+  assert.equal(Object.keys(await formatRows(page)).length, 26);
   await page.hover('#formats-table tr[data-format="mxfp4_e2m1"]');
   await page.locator('#formats').screenshot({ path: path.join(RESULTS, 'formats-view.png') });
+  assert.deepEqual(page.errors, []);
+  await page.context().close();
+});
+
+/** The formats table by library: [{framework, header, formats: [format]}], in table order. */
+function formatGroups(page) {
+  return page.$$eval('#formats-table tbody[data-framework]', (bodies) =>
+    bodies.map((b) => ({
+      framework: b.dataset.framework,
+      header: b.querySelector('tr.group').textContent,
+      formats: [...b.querySelectorAll('tr[data-format]')].map((tr) => tr.dataset.format),
+    })));
+}
+
+test('the formats view on MiniLM\'s l0_ffn_dense_out: NF4, Q4_K and MXFP4 side by side, grouped by library with the versions followed', async () => {
+  const file = path.join(sharedDir(), 'samples', 'minilm', 'activations', 'l0_ffn_dense_out.npy');
+  const page = await env.page({ width: 1500, height: 1100 });
+  await page.setInputFiles('#file', file);
+  await page.waitForFunction(() => window.quantscope.summary()?.name === 'l0_ffn_dense_out.npy');
+  await page.waitForSelector('#formats[data-state=done]');
+  await page.evaluate(() => window.quantscope.idle());
+  const rows = await formatRows(page);
+  // Bits per value with every stored scale: NF4 at block 64 stores a float32 absmax per 64
+  // values (4 + 32/64); double quantization stores an 8-bit code per absmax (3360 of them), a
+  // float32 scale per block of 256 codes (14 blocks, the last one short) and one float32
+  // offset; Q4_K 144 bytes per 256 values, MXFP4 17 bytes per 32.
+  const n = 560 * 384;
+  const absmaxes = n / 64;
+  const doubleQuant = 4 + (absmaxes * 8 + Math.ceil(absmaxes / 256) * 32 + 32) / n;
+  const bits = { 'bnb.nf4': 4.5, 'bnb.nf4 (double quant)': doubleQuant, 'ggml.Q4_K': 4.5, 'ggml.MXFP4': 4.25 };
+  for (const [format, want] of Object.entries(bits)) {
+    assert.ok(rows[format], `${format} is in the table`);
+    closeTo(rows[format].bits, want, 1e-12, 0, `${format} bits per value`);
+  }
+  // The numbers are the package's (the same engine, outside the page).
+  const t = qs.loadTensor(fs.readFileSync(file), { name: 'l0_ffn_dense_out.npy' });
+  for (const [format, id, params] of [['bnb.nf4', 'bnb.nf4', {}], ['bnb.nf4 (double quant)', 'bnb.nf4', { compress_statistics: true }], ['ggml.Q4_K', 'ggml.Q4_K', {}], ['ggml.MXFP4', 'ggml.MXFP4', {}]]) {
+    const q = qs.quantize(t, id, params);
+    assert.equal(rows[format].mse, q.mse, `${format} mse`);
+    assert.equal(Number(rows[format].sqnr), q.sqnr_db, `${format} sqnr`);
+  }
+  t.free();
+  // Grouped by library, each with the version followed, as the observers picker names them.
+  const groups = await formatGroups(page);
+  assert.deepEqual(groups.map((g) => g.framework), ['quantscope', 'bitsandbytes', 'ggml']);
+  assert.match(groups[1].header, /bitsandbytes\s*0\.50\.2 \(CPU\)/);
+  assert.match(groups[2].header, /ggml\s*d99724f2 = llama\.cpp d3cf1f14/);
+  assert.deepEqual(groups[1].formats, ['bnb.nf4 (double quant)', 'bnb.nf4'], 'cheapest first within a library');
+  assert.deepEqual(groups[2].formats, ['ggml.MXFP4', 'ggml.Q4_K']);
+  assert.deepEqual(await page.$$eval('#format-family optgroup', (gs) => gs.map((g) => g.label)), ['quantscope min–max scales with Quark\'s formulas', 'bitsandbytes 0.50.2 (CPU)', 'ggml d99724f2 = llama.cpp d3cf1f14']);
+  const shown = await page.$eval('#formats-table tr[data-format="ggml.Q4_K"] td.num', (td) => td.textContent);
+  assert.equal(shown, '4.5');
+  // Scrolled first, so that the screenshot does not move the row away from the pointer.
+  await page.locator('#formats').scrollIntoViewIfNeeded();
+  await page.hover('#formats-table tr[data-format="bnb.nf4"]');
+  await page.locator('#formats').screenshot({ path: path.join(RESULTS, 'formats-minilm.png') });
+  assert.deepEqual(page.errors, []);
+  await page.context().close();
+});
+
+test('k-quants take an importance matrix from the loaded tensors or from a file opened for it, exactly as llama.cpp', async () => {
+  const ggml = path.join(sharedDir(), 'golden', 'ggml');
+  const cases = JSON.parse(fs.readFileSync(path.join(ggml, 'cases.json'), 'utf8')).cases;
+  const c = cases.find((x) => x.quantizer === 'ggml.Q4_K' && x.params.imatrix === 'inputs/imatrix_512.npy' && x.input === 'inputs/weight.npy');
+  assert.ok(c, 'a Q4_K case with the 512-column imatrix');
+  const page = await env.page();
+  // The weight loaded: the imatrix control offers the loaded tensors (here the weight alone).
+  await page.setInputFiles('#file', [path.join(ggml, c.input)]);
+  await page.waitForFunction(() => window.quantscope.summary()?.name === 'weight.npy');
+  await page.waitForSelector('#formats[data-state=done]');
+  await page.click('#formats details.adder summary');
+  await page.selectOption('#format-family', 'ggml.Q4_K');
+  const control = '#format-controls [data-param=imatrix]';
+  assert.deepEqual(await page.$$eval(`${control} select option`, (os) => os.map((o) => o.textContent)), ['none', 'weight.npy [16, 512]']);
+  // A file opened for it: one importance per column.
+  await page.setInputFiles(`${control} input[type=file]`, path.join(ggml, c.params.imatrix));
+  await page.waitForFunction((sel) => document.querySelector(`${sel} select`).selectedOptions[0]?.textContent.startsWith('imatrix_512.npy [512]'), control);
+  await page.click('#format-add');
+  await page.waitForSelector('#formats-table tr.extra[data-format="ggml.Q4_K (imatrix)"]');
+  const row = (await formatRows(page))['ggml.Q4_K (imatrix)'];
+  const tol = c.tolerance.metrics.rtol;
+  closeTo(row.mse, c.expected.mse, tol, 0, 'Q4_K with the imatrix: llama.cpp\'s mse');
+  closeTo(Number(row.sqnr), c.expected.sqnr_db, tol, 0, 'Q4_K with the imatrix: llama.cpp\'s sqnr');
+  assert.equal(row.bits, 4.5);
+  // The same importance as a loaded tensor of the page (a second file: the weight stays the
+  // tensor the formats view measures).
+  const both = await page.evaluate(async ({ w, im }) => {
+    await window.quantscope.load([new Uint8Array(w), new Uint8Array(im)], { name: ['weight.npy', 'imatrix_512.npy'] });
+    return window.quantscope.addFormat('ggml.Q4_K', { imatrix: { file: 1, member: '' } });
+  }, { w: [...fs.readFileSync(path.join(ggml, c.input))], im: [...fs.readFileSync(path.join(ggml, c.params.imatrix))] });
+  // (The row added from the opened file stays, with its values inline.)
+  const loaded = both.find((r) => r.extra && r.format === 'ggml.Q4_K (imatrix)' && !Array.isArray(r.params.imatrix));
+  assert.ok(loaded, `a row for the loaded importance: ${JSON.stringify(both.filter((r) => r.extra))}`);
+  closeTo(loaded.mse, c.expected.mse, tol, 0, 'the loaded importance gives llama.cpp\'s mse');
+  assert.deepEqual(loaded.params, { imatrix: { file: 1, member: '' } }, 'the row names the tensor, not its values');
+  // A wrong length is refused with the reason.
+  await page.evaluate(() => window.quantscope.addFormat('ggml.Q4_K', { imatrix: { file: 0, member: '' } }));
+  assert.match(await page.textContent('#format-add-error'), /last axis has 512, the imatrix 8192/);
   assert.deepEqual(page.errors, []);
   await page.context().close();
 });

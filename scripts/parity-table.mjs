@@ -25,11 +25,14 @@ if (existsSync(summaryDir)) {
 }
 
 const escape = (text) => String(text).replaceAll('|', '\\|').replaceAll('\n', ' ');
-const frameworks = { torch: 'PyTorch', quark: 'AMD Quark', horizon: 'Horizon', ort: 'ONNX Runtime', modelopt: 'NVIDIA ModelOpt', llmcompressor: 'llm-compressor', torchao: 'torchao' };
-const rows = [
-  '| observer | framework (version followed) | golden cases passed | parity | known framework quirks reproduced |',
-  '|---|---|---|---|---|',
-];
+const frameworks = { torch: 'PyTorch', quark: 'AMD Quark', horizon: 'Horizon', ort: 'ONNX Runtime', modelopt: 'NVIDIA ModelOpt', llmcompressor: 'llm-compressor', torchao: 'torchao', bnb: 'bitsandbytes', ggml: 'llama.cpp / ggml' };
+/** The prefix of a family's shared-quirk tags (LC1, LC2, …). */
+const tagPrefix = { torch: 'PT', quark: 'Q', horizon: 'H', ort: 'ORT', modelopt: 'MO', llmcompressor: 'LC', torchao: 'AO', bnb: 'BNB', ggml: 'GG' };
+
+// Every row with its family: the registry's observers, then the reference cases whose id is not
+// an observer — number formats of the quantizer registry (with the library version and quirks
+// they declare), then framework functions checked directly.
+const entries = [];
 for (const spec of registry.observers) {
   const counts = results.get(spec.id);
   let cases = '—';
@@ -42,26 +45,69 @@ for (const spec of registry.observers) {
   } else {
     parity = 'no reference cases';
   }
-  const quirks = spec.quirks.length ? spec.quirks.map(escape).join('; ') : '';
-  rows.push(`| \`${spec.id}\` | ${frameworks[spec.family] ?? spec.family} ${escape(spec.framework_version)} | ${cases} | ${parity} | ${quirks} |`);
+  entries.push({ id: spec.id, family: spec.family, framework: `${frameworks[spec.family] ?? spec.family} ${escape(spec.framework_version)}`, cases, parity, quirks: spec.quirks, kind: 'observer' });
 }
-// Reference cases whose observer id is not in the registry: number formats of the quantizer
-// registry (with the library version and quirks they declare), then framework functions
-// checked directly.
 const formats = registry.quantizers?.formats ?? [];
-for (const [id, counts] of results) {
-  if (registry.observers.some((s) => s.id === id)) continue;
+const others = [...results].filter(([id]) => !registry.observers.some((s) => s.id === id)).sort(([a], [b]) => a.localeCompare(b));
+for (const [id, counts] of others) {
   const parity = counts.passed === counts.cases ? 'exact' : 'FAILING';
+  const family = id.split('.')[0];
   const format = formats.find((f) => f.id === id);
-  if (format) {
-    const quirks = (format.quirks ?? []).map(escape).join('; ');
-    rows.push(`| \`${id}\` | ${escape(format.framework)} | ${counts.passed}/${counts.cases} | ${parity} | (number format) ${quirks} |`);
-  } else {
-    const family = id.split('.')[0];
-    rows.push(`| \`${id}\` | ${frameworks[family] ?? family} | ${counts.passed}/${counts.cases} | ${parity} | (function, not an observer) |`);
-  }
+  const base = { id, family, cases: `${counts.passed}/${counts.cases}`, parity };
+  if (format) entries.push({ ...base, framework: escape(format.framework), quirks: format.quirks ?? [], kind: 'format' });
+  else entries.push({ ...base, framework: frameworks[family] ?? family, quirks: [], kind: 'function' });
 }
-const table = `${START}\n${rows.join('\n')}\n${END}`;
+const familyOrder = [...new Set(entries.map((e) => e.family))];
+entries.sort((a, b) => familyOrder.indexOf(a.family) - familyOrder.indexOf(b.family) || ['observer', 'format', 'function'].indexOf(a.kind) - ['observer', 'format', 'function'].indexOf(b.kind));
+
+// A quirk several rows of a family reproduce is listed once, below the table, under a tag
+// (LC1, …) that the rows name; a row spells out only its own quirks.
+const shared = new Map();
+for (const family of familyOrder) {
+  const rows = entries.filter((e) => e.family === family && e.kind !== 'function');
+  const seen = new Map();
+  for (const e of rows) for (const q of e.quirks) seen.set(q, [...(seen.get(q) || []), e.id]);
+  const tags = [];
+  for (const [quirk, ids] of seen) {
+    if (ids.length < 2) continue;
+    tags.push({ tag: `${tagPrefix[family] ?? family.toUpperCase()}${tags.length + 1}`, quirk, ids, every: ids.length === rows.length });
+  }
+  shared.set(family, { tags, rows: rows.length, kind: rows.every((e) => e.kind === 'format') ? 'format' : 'observer' });
+}
+
+/** Tags as runs: LC1–LC8, LC10. */
+function tagRuns(tags) {
+  const out = [];
+  for (let i = 0; i < tags.length; i++) {
+    let j = i;
+    while (j + 1 < tags.length && tags[j + 1].n === tags[j].n + 1) j++;
+    out.push(j > i + 1 ? `${tags[i].tag}–${tags[j].tag}` : j === i + 1 ? `${tags[i].tag}, ${tags[j].tag}` : tags[i].tag);
+    i = j;
+  }
+  return out.join(', ');
+}
+
+const rows = [
+  '| observer or format | framework (version followed) | golden cases passed | parity | framework quirks reproduced (shared ones by tag, listed below) |',
+  '|---|---|---|---|---|',
+];
+for (const e of entries) {
+  const { tags } = shared.get(e.family);
+  const mine = tags.map((t, n) => ({ ...t, n })).filter((t) => t.ids.includes(e.id));
+  const own = e.quirks.filter((q) => !mine.some((t) => t.quirk === q)).map(escape);
+  const cell = [mine.length ? tagRuns(mine) : '', ...own].filter(Boolean).join('; ');
+  const note = e.kind === 'format' ? '(number format) ' : e.kind === 'function' ? '(function, not an observer)' : '';
+  rows.push(`| \`${e.id}\` | ${e.framework} | ${e.cases} | ${e.parity} | ${note}${cell} |`);
+}
+const notes = ['', 'Quirks shared within a family, each listed once:'];
+for (const family of familyOrder) {
+  const { tags, rows: count, kind } = shared.get(family);
+  if (!tags.length) continue;
+  notes.push('', `**${frameworks[family] ?? family}** (${count} ${kind}s)`, '');
+  const short = (id) => `\`${id.slice(id.indexOf('.') + 1)}\``;
+  for (const t of tags) notes.push(`- **${t.tag}** (${t.every ? `every ${kind}` : t.ids.map(short).join(', ')}): ${escape(t.quirk)}`);
+}
+const table = `${START}\n${rows.join('\n')}\n${notes.join('\n')}\n${END}`;
 
 const readmePath = join(root, 'README.md');
 const readme = readFileSync(readmePath, 'utf8');
@@ -77,8 +123,8 @@ if (process.argv.includes('--check')) {
     console.error('README.md parity table is out of date with the golden test results: run `node scripts/parity-table.mjs` and commit.');
     process.exit(1);
   }
-  console.log(`parity table: ${results.size} observers with reference results, README up to date`);
+  console.log(`parity table: ${results.size} observers and formats with reference results, README up to date`);
 } else {
   writeFileSync(readmePath, updated);
-  console.log(`parity table written: ${rows.length - 2} rows`);
+  console.log(`parity table written: ${rows.length - 2} rows, ${[...shared.values()].reduce((n, f) => n + f.tags.length, 0)} shared quirks listed once`);
 }

@@ -369,6 +369,30 @@ impl Session {
         to_js(&self.inner.evaluate_format(id, &params).map_err(js_err)?)
     }
 
+    /// Quantize–dequantize the formats view's tensor with quantizer `id` (a format family of
+    /// `quantizers()` or one of Quark's quantizers) and `params` (the library's own keys, as
+    /// `quantscope quantize` takes them; a vector such as ggml's `imatrix` inline or as a
+    /// loaded tensor `{file, member}`): `{quantizer, format, bits_per_value, mse, max_abs_err,
+    /// sqnr_db, clipped_fraction, count, shape, values}`, `values` the dequantized tensor
+    /// (row-major `Float32Array`).
+    #[wasm_bindgen(unchecked_return_type = "Quantized & { values: Float32Array }")]
+    pub fn quantize(&self, id: &str, params: JsValue) -> Result<JsValue, JsError> {
+        let params = params_from_js(&params)?;
+        let q = self.inner.quantize(id, &params).map_err(js_err)?;
+        let out = to_js(&q)?;
+        let values = js_sys::Float32Array::from(&q.values[..]);
+        js_sys::Reflect::set(&out, &"values".into(), &values.into())
+            .map_err(|_| JsError::new("could not encode the dequantized values"))?;
+        Ok(out)
+    }
+
+    /// The values of the loaded tensor `member` (`{file, member}`), row-major.
+    #[wasm_bindgen(js_name = tensorValues)]
+    pub fn tensor_values(&self, member: JsValue) -> Result<Vec<f32>, JsError> {
+        let member: explorer::MemberRef = from_js(&member, "tensor reference")?;
+        Ok(self.inner.tensor_values(&member).map_err(js_err)?.to_vec())
+    }
+
     /// Start AdaRound for weight `w` and inputs `x` (each `{file, member}`) with registry
     /// parameters `params`; returns `{weight_shape, input_shape, config}`.
     #[wasm_bindgen(js_name = adaroundBegin, unchecked_return_type = "AdaRoundStart")]

@@ -392,6 +392,25 @@ function exposeApi(ready) {
     curve: () => app.observers.curveView,
     /** The formats view's rows (one per format; {error} for a format that does not apply). */
     formats: () => app.formats.rows,
+    /** Add format `id` with `params` to the formats view, as its "Add" button does; its rows after. */
+    async addFormat(id, params = {}) {
+      await app.formats.addFormat(id, params);
+      return app.formats.rows;
+    },
+    /** Replace the formats added to the formats view ([{id, params}]) and compare again; its rows after. */
+    async setFormats(list) {
+      app.formats.setState(list);
+      updateUrl();
+      app.formats.tensorChanged(app.summary);
+      await idle();
+      return app.formats.rows;
+    },
+    /**
+     * The selected tensor through quantizer `id` with `params` (the library's keys; a vector
+     * inline or as a loaded tensor {file, member}), in the page's engine: cost, metrics and
+     * the dequantized `values` (Float32Array).
+     */
+    quantize: (id, params = {}) => app.engine.call('quantize', { id, params }),
     /** The last AdaRound outcome (null before a run). */
     adaround: () => app.adaround.outcome,
     idle,

@@ -13,6 +13,7 @@
 
 mod quantizers;
 pub mod stream;
+mod vectors;
 
 pub use quantizers::{AdaRoundStart, AdaRoundStatus, FormatsTarget};
 
@@ -20,7 +21,7 @@ use crate::curve::{self, Curve, CurveSpec, MomentHistogram};
 use crate::engine::{self, NonFinitePolicy, Report};
 use crate::error::{Error, Result};
 use crate::observer::{Collected, Grid, ObserverSpec, Resolved};
-use crate::params::{ParamKind, Params};
+use crate::params::Params;
 use crate::plot::svg::Comparison;
 use crate::plot::{CurveView, Hist, Marker};
 use crate::registry;
@@ -500,29 +501,10 @@ impl Session {
         report
     }
 
-    /// `params` with every vector parameter given as a loaded tensor (`{"file": i, "member":
-    /// name}`, as the page's tensor pickers set it) replaced by that tensor's values.
+    /// `params` with every vector parameter given as a loaded tensor replaced by its values
+    /// (see [`vectors`]).
     fn materialize(&self, spec: &ObserverSpec, params: &Params) -> Result<Params> {
-        let mut out = params.clone();
-        for p in spec.params.iter().filter(|p| p.kind == ParamKind::Vector) {
-            if let Some(reference) = params.get(p.name).filter(|v| v.is_object()) {
-                let member: MemberRef = serde_json::from_value(reference.clone()).map_err(|e| {
-                    Error::param(
-                        p.name,
-                        format!("expected {{file, member}} of a loaded tensor: {e}"),
-                    )
-                })?;
-                let values: Vec<f64> = self
-                    .member(&member)?
-                    .data
-                    .iter()
-                    .map(|&v| v as f64)
-                    .collect();
-                out.0
-                    .insert(p.name.to_string(), serde_json::Value::from(values));
-            }
-        }
-        Ok(out)
+        self.resolve_vectors(&spec.params, params)
     }
 
     /// Compute the metrics a deferred update left pending; `None` if nothing is pending.

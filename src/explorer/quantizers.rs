@@ -10,6 +10,7 @@ use super::{MemberRef, Session};
 use crate::error::{Error, Result};
 use crate::params::Params;
 use crate::quantizers::adaround::{AdaRound, AdaRoundConfig, AdaRoundOutcome, Progress};
+use crate::quantizers::apply::{self, Quantized};
 use crate::quantizers::formats::{self, FormatResult};
 use crate::tensor::Tensor;
 use serde::Serialize;
@@ -77,7 +78,23 @@ impl Session {
     pub fn evaluate_format(&self, id: &str, params: &Params) -> Result<FormatResult> {
         let (_, tensor) = self.formats_tensor()?;
         let spec = formats::find(id)?;
-        formats::evaluate(spec.id, params, tensor)
+        let resolved = self.resolve_vectors(&spec.params, params)?;
+        let mut row = formats::evaluate(spec.id, &resolved, tensor)?;
+        // The row keeps the parameters as given (a loaded tensor by reference, not its values).
+        row.params = params.clone();
+        Ok(row)
+    }
+
+    /// Quantize–dequantize the formats view's tensor with quantizer `id` (a format family or
+    /// one of Quark's quantizers, see [`apply::quantize`]): the dequantized values with their
+    /// cost and error. A vector parameter (ggml's `imatrix`) may name a loaded tensor.
+    pub fn quantize(&self, id: &str, params: &Params) -> Result<Quantized> {
+        let (_, tensor) = self.formats_tensor()?;
+        let declared = formats::find(id)
+            .map(|spec| spec.params)
+            .unwrap_or_default();
+        let resolved = self.resolve_vectors(&declared, params)?;
+        apply::quantize(id, &resolved, tensor)
     }
 
     /// Start AdaRound for weight `w` (`[out, in]`) and inputs `x` (`[…, in]`, leading axes

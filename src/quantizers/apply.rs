@@ -34,6 +34,7 @@ pub const QUARK_QUANTIZERS: [&str; 3] = [
 
 /// A quantize–dequantized tensor and what it cost.
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
 pub struct Quantized {
     /// The quantizer id.
     pub quantizer: String,

@@ -649,9 +649,10 @@ pub fn lineup(shape: &[usize]) -> Vec<(&'static str, Params)> {
         all.push(("mx", p(json!({"element": element}))));
     }
     all.push(("bfp", Params::new()));
-    // What LLM users run: bitsandbytes NF4 (QLoRA) and llama.cpp's Q4_K and MXFP4 (ggml's
-    // blocks only when the tensor is a whole number of them).
+    // What LLM users run: bitsandbytes NF4 (QLoRA, with and without double quantization) and
+    // llama.cpp's Q4_K and MXFP4 (ggml's blocks only when the tensor is a whole number of them).
     all.push(("bnb.nf4", Params::new()));
+    all.push(("bnb.nf4", p(json!({"compress_statistics": true}))));
     let numel: usize = shape.iter().product();
     for (id, block) in [("ggml.Q4_K", 256), ("ggml.MXFP4", 32)] {
         if numel > 0 && numel % block == 0 {

@@ -322,6 +322,43 @@ export class Engine {
   }
 
   /**
+   * Quantize–dequantize the formats view's tensor with quantizer `id` (a format family of the
+   * quantizer registry, or one of Quark's quantizers) and `params` (the library's own keys; a
+   * vector inline or as a loaded tensor `{file, member}`): cost, error metrics and the
+   * dequantized `values` (Float32Array, row-major; `shape` is the tensor's).
+   */
+  quantize({ id, params = {} }) {
+    return this.session.quantize(id, params);
+  }
+
+  /** The values (Float32Array, row-major) of loaded tensor `{file, member}`. */
+  tensorValues({ file, member = '' }) {
+    return this.session.tensorValues({ file, member });
+  }
+
+  /** Steps of `readVector`. */
+  *readVectorSteps({ file, name, member }) {
+    const scratch = new wasm.Session();
+    try {
+      const [info] = yield* loadAllSteps(scratch, [toSource(file, name || 'vector.npy')]);
+      const chosen = memberOf(info, member);
+      const shape = info.members.find((m) => m.name === chosen).shape;
+      return { name: info.name, member: chosen, shape, values: scratch.tensorValues({ file: 0, member: chosen }) };
+    } finally {
+      scratch.free();
+    }
+  }
+
+  /**
+   * The values of one tensor of a file that is not loaded (a vector parameter opened from a
+   * `.npy`, `.npz` or `.safetensors`; `member` defaults to its first tensor), read in a session
+   * of its own: `{name, member, shape, values: Float32Array}`.
+   */
+  readVector(args, run) {
+    return runAsync(this.readVectorSteps(args), run);
+  }
+
+  /**
    * AdaRound for weight `w` and inputs `x` with registry `params`, in a session of its own (the
    * loaded tensors stay as they are); progress carries `points`, the history learned so far.
    */

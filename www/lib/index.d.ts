@@ -11,8 +11,10 @@ import type {
   FormatResult,
   FormatsTarget,
   ObserverEntry,
+  MemberRef,
   PanelView,
   Preset,
+  Quantized,
   QuantizerRegistry,
   Registry,
   Report,
@@ -55,6 +57,7 @@ export type {
   Progress,
   QdqMetrics,
   QParams,
+  Quantized,
   QuantizerRegistry,
   Registry,
   Report,
@@ -104,6 +107,10 @@ export declare class Tensor {
   readonly std: TensorSummary['std'];
   /** The histogram panels draw (2048 bins over the finite range). */
   readonly histogram: DisplayHistogram;
+  /** The batches as loaded tensors of the engine. */
+  readonly batchRefs: MemberRef[];
+  /** The values of the first batch (the whole tensor when there is one), row-major. */
+  values(): Float32Array;
   /** Free the WebAssembly memory held by this tensor. */
   free(): void;
 }
@@ -122,8 +129,22 @@ export interface LoadOptions {
 /** Load .npy/.npz/.safetensors bytes, or Float32Array values (with `shape`); an array = calibration batches in order. */
 export function loadTensor(data: Bytes | Array<Bytes>, options?: LoadOptions): Tensor;
 
-/** Run an observer over every batch of `tensor`. Observer errors are in the report, not thrown. */
+/**
+ * Run an observer over every batch of `tensor`. Observer errors are in the report, not thrown.
+ * A vector parameter (llm-compressor's `importance`, torchao's fixed `scale`) may be a Tensor,
+ * a typed array or an array of numbers.
+ */
 export function observe(tensor: Tensor, observerId: string, params?: ParamValues): Report;
+
+/** A quantized tensor: cost, error metrics and the dequantized values (row-major). */
+export type QuantizeResult = Quantized & { values: Float32Array };
+
+/**
+ * Quantize–dequantize `tensor`'s first batch with a format of `quantizers().formats` or one of
+ * Quark's quantizers, with the library's own keys (as `quantscope quantize`); ggml's `imatrix`
+ * may be a Tensor, a typed array or an array. Throws when the quantizer refuses.
+ */
+export function quantize(tensor: Tensor, id: string, params?: ParamValues): QuantizeResult;
 
 export function errorCurve(tensor: Tensor, options?: { bits?: number; scheme?: CurveSpec['scheme']; points?: number; results?: Report[] }): CurveView | null;
 
@@ -222,6 +243,12 @@ export declare class Engine {
   comparisonSvg(args: { ids: string[]; colors: number[]; curve?: CurveSpec | null; style?: Style; width?: number }): string;
   formats(args?: { extra?: Array<{ id: string; params?: ParamValues }> }, run?: RunOptions): Promise<{ name: FormatsTarget['name']; shape: FormatsTarget['shape']; rows: FormatRow[] }>;
   evaluateFormat(args: { id: string; params?: ParamValues }): FormatResult;
+  /** The selected tensor quantize–dequantized (a vector parameter inline or as a loaded tensor). */
+  quantize(args: { id: string; params?: ParamValues }): QuantizeResult;
+  /** The values of a loaded tensor. */
+  tensorValues(args: MemberRef): Float32Array;
+  /** One tensor of a file that is not loaded (a vector parameter opened from a file). */
+  readVector(args: { file: EngineInput; name?: string; member?: string }, run?: RunOptions): Promise<{ name: string; member: string; shape: number[]; values: Float32Array }>;
   adaround(args: { w: AdaRoundSide; x: AdaRoundSide; params?: ParamValues }, run?: RunOptions): Promise<AdaRoundResult>;
   debugPanic(args?: { message?: string }): null;
   panicMessage(): string | null;

@@ -81,10 +81,12 @@ export function panelView(report) {
 
 /** A loaded tensor (or several calibration batches), with the engine that holds it. */
 export class Tensor {
-  constructor(engine, files, summary, histogram) {
+  constructor(engine, files, summary, histogram, batches = []) {
     /** The engine holding the tensor (its own session). */
     this.engine = engine;
     this.files = files;
+    /** The batches as loaded tensors of the engine: [{file, member}]. */
+    this.batchRefs = batches;
     this.name = summary.name;
     this.shape = summary.shape;
     this.dtype = summary.dtype;
@@ -96,6 +98,12 @@ export class Tensor {
     this.mean = summary.mean;
     this.std = summary.std;
     this.histogram = histogram;
+  }
+
+  /** The values of the first batch (the whole tensor when there is one), row-major. */
+  values() {
+    if (!this.engine) throw new Error('the tensor was freed');
+    return this.engine.tensorValues(this.batchRefs[0]);
   }
 
   /** Free the WebAssembly memory held by this tensor. */
@@ -122,7 +130,7 @@ export function loadTensor(data, { name = 'tensor.npy', member, shape, split = n
     const infos = runSync(engine.loadSteps({ files, names }));
     const batches = infos.map((info, i) => ({ file: i, member: memberOf(info, member) }));
     const { summary, hist } = engine.select({ selection: { batches, split } });
-    return new Tensor(engine, infos, summary, hist);
+    return new Tensor(engine, infos, summary, hist, batches);
   } catch (err) {
     engine.free();
     throw err;
@@ -160,8 +168,23 @@ function tensorOf(tensor, what) {
 export function observe(tensor, observerId, params = {}) {
   ready();
   const engine = tensorOf(tensor, 'observe');
-  const clean = Object.fromEntries(Object.entries(params).filter(([, v]) => v !== null && v !== undefined));
-  return decorate(engine.update({ id: observerId, params: clean }), tensor);
+  return decorate(engine.update({ id: observerId, params: plainParams(params) }), tensor);
+}
+
+/**
+ * `params` as the engine takes them: `null`/`undefined` left out (the default), and a vector
+ * parameter given as a Tensor (its values), a typed array or an array of numbers as a plain
+ * array of numbers.
+ */
+function plainParams(params) {
+  const out = {};
+  for (const [k, v] of Object.entries(params || {})) {
+    if (v === null || v === undefined) continue;
+    if (v instanceof Tensor) out[k] = Array.from(v.values());
+    else if (ArrayBuffer.isView(v)) out[k] = Array.from(v);
+    else out[k] = v;
+  }
+  return out;
 }
 
 /**
@@ -241,6 +264,21 @@ export function quantizers() {
 export function compareFormats(tensor, { extra = [] } = {}) {
   ready();
   return runSync(tensorOf(tensor, 'compareFormats').formatSteps({ extra })).rows;
+}
+
+/**
+ * Quantize–dequantize `tensor` (its first batch, whole) with quantizer `id` — a format of
+ * `quantizers().formats` (`bnb.nf4`, `ggml.Q4_K`, `mx`, `int`, …) or one of Quark's quantizers
+ * (`quark.INTQuantizer`, …) — and `params`, the library's own keys (e.g. `{quant_type: 'nf4',
+ * blocksize: 64, compress_statistics: true}`; ggml's `imatrix` as a Tensor, typed array or
+ * array of one importance per column), exactly as `quantscope quantize` applies it. Returns
+ * `{quantizer, format, bits_per_value, mse, max_abs_err, sqnr_db, clipped_fraction, count,
+ * shape, values}`, `values` the dequantized tensor (Float32Array, row-major). Throws on
+ * parameters or shapes the quantizer refuses.
+ */
+export function quantize(tensor, id, params = {}) {
+  ready();
+  return tensorOf(tensor, 'quantize').quantize({ id, params: plainParams(params) });
 }
 
 /** One side of `adaround`: file bytes, `{bytes, member}`, or `{data: Float32Array, shape}`. */

@@ -7,10 +7,12 @@
 //   choice      select
 //   bits        select offering min..max and the float formats, e.g. `E4M3 (4, 3)` → [4, 3]
 //   text        text box
-//   vector      select among the loaded tensors ({file, member}); "none" = null
-// Parameters whose framework default is null get an "auto" checkbox (null = the framework
-// decides). Every control has a visible <label> naming the parameter and showing its value.
-// `encodeParam`/`parseParam` carry every kind through the URL.
+//   vector      select among the loaded tensors ({file, member}) and the vectors opened from a
+//               file (inline values), with an "open…" button; "none" = null
+// A parameter whose framework default is null (the framework decides) may be left "auto": an
+// "auto" entry first in a choice's select, an empty text box, an "auto" checkbox beside a
+// slider or a bits select. Every control has a visible <label> naming the parameter and showing
+// its value. `encodeParam`/`parseParam` carry every kind through the URL.
 import { h } from '../lib/panel.js';
 
 const SLIDER_STEPS = 1000;
@@ -61,27 +63,48 @@ function bitsValue(p, key) {
   return undefined;
 }
 
-/** A vector reference's option value ("" = none). */
-const vectorKey = (v) => (v && typeof v === 'object' && !Array.isArray(v) ? JSON.stringify({ file: v.file, member: v.member }) : '');
+/** A 32-bit FNV-1a hash of `text`, in base 36. */
+function hash(text) {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < text.length; i++) {
+    h ^= text.charCodeAt(i);
+    h = Math.imul(h, 0x01000193);
+  }
+  return (h >>> 0).toString(36);
+}
+
+/** A vector value's option value: "" = none, a loaded tensor by reference, inline values by hash. */
+const vectorKey = (v) => {
+  if (Array.isArray(v)) return `inline:${v.length}:${hash(JSON.stringify(v))}`;
+  return v && typeof v === 'object' ? JSON.stringify({ file: v.file, member: v.member }) : '';
+};
+
+/** Whether the control of `p` leaves null ("auto") to an entry of its own rather than a checkbox. */
+const autoInline = (p) => p.default === null && (p.type === 'choice' || p.type === 'text' || p.type === 'vector');
 
 /** A value as the control's label shows it. */
 function show(p, v, tensors = []) {
   if (v === null || v === undefined) return p.type === 'vector' ? 'none' : 'auto';
   if (p.type === 'bits' && Array.isArray(v)) return floatFormat(v);
   if (p.type === 'vector') {
-    if (Array.isArray(v)) return `${v.length} values`;
     const t = tensors.find((x) => vectorKey(x.value) === vectorKey(v));
-    return t ? t.label : `${v.member || ''} (file ${v.file})`;
+    if (t) return t.label;
+    return Array.isArray(v) ? `${v.length} values` : `${v.member || ''} (file ${v.file})`;
   }
   if (typeof v === 'number') return String(Number.isInteger(v) ? v : Number(v.toPrecision(6)));
   return String(v);
+}
+
+/** A select of `options` ([value, text]) with `key` selected. */
+function selectOf(id, options, key) {
+  return h('select', { id }, ...options.map(([value, text]) => h('option', { value, text, selected: value === key })));
 }
 
 /**
  * The input elements of one parameter and how to read, write and enable them. `emit(value,
  * final)` is called as the user moves them (`final` once a move ends).
  */
-function inputsFor(p, current, id, emit, tensors) {
+function inputsFor(p, current, id, emit, tensors, openVector) {
   if (p.type === 'bool') {
     const cb = h('input', { type: 'checkbox', id, checked: Boolean(current) });
     cb.addEventListener('change', () => emit(cb.checked, true));
@@ -92,25 +115,66 @@ function inputsFor(p, current, id, emit, tensors) {
     let parse;
     if (p.type === 'choice') {
       options = p.options.map((o) => [o, o]);
-      parse = (key) => key;
+      if (autoInline(p)) options.unshift(['', 'auto']);
+      parse = (key) => (key === '' && autoInline(p) ? null : key);
     } else if (p.type === 'bits') {
       options = [];
       for (let b = p.min; b <= p.max; b++) options.push([String(b), String(b)]);
       for (const f of p.formats) options.push([bitsKey(f), floatFormat(f)]);
       parse = (key) => bitsValue(p, key);
     } else {
-      options = [['', 'none'], ...tensors.map((t) => [vectorKey(t.value), t.label])];
-      parse = (key) => (key ? JSON.parse(key) : null);
+      // Loaded tensors by reference, opened vectors (and one from the URL) inline.
+      const values = new Map([['', null]]);
+      options = [['', 'none']];
+      const offer = (value, label) => {
+        const k = vectorKey(value);
+        if (values.has(k)) return k;
+        values.set(k, value);
+        options.push([k, label]);
+        return k;
+      };
+      for (const t of tensors) offer(t.value, t.label);
+      if (current !== null && current !== undefined) offer(current, show(p, current, tensors));
+      parse = (key) => (values.has(key) ? values.get(key) : null);
+      if (openVector) {
+        const sel = selectOf(id, options, vectorKey(current));
+        sel.addEventListener('change', () => emit(parse(sel.value), true));
+        const file = h('input', { type: 'file', id: `${id}-file`, accept: '.npy,.npz,.safetensors', class: 'visually-hidden' });
+        const open = h('label', { class: 'button open-vector', for: `${id}-file`, title: `open a .npy, .npz or .safetensors file as ${p.name}`, text: 'open…' });
+        const alert = h('span', { class: 'alert inline', role: 'alert', hidden: true });
+        file.addEventListener('change', async () => {
+          const chosen = file.files[0];
+          file.value = '';
+          if (!chosen) return;
+          alert.hidden = true;
+          let opened;
+          try {
+            opened = await openVector(chosen);
+          } catch (err) {
+            alert.textContent = `Cannot use ${chosen.name} as ${p.name}: ${err.message}`;
+            alert.hidden = false;
+            return;
+          }
+          if (!opened) return;
+          const k = offer(opened.value, opened.label);
+          if (!sel.querySelector(`option[value="${CSS.escape(k)}"]`)) sel.append(h('option', { value: k, text: opened.label }));
+          sel.value = k;
+          emit(opened.value, true);
+        });
+        return { nodes: [sel, open, file, alert], read: () => parse(sel.value), setEnabled: (on) => (sel.disabled = !on), grouped: true };
+      }
     }
-    const key = p.type === 'bits' ? bitsKey(current ?? p.default ?? Math.min(p.max, Math.max(p.min, 8))) : p.type === 'vector' ? vectorKey(current) : current;
-    const sel = h('select', { id }, ...options.map(([value, text]) => h('option', { value, text, selected: value === key })));
+    const key = p.type === 'bits' ? bitsKey(current ?? p.default ?? Math.min(p.max, Math.max(p.min, 8))) : p.type === 'vector' ? vectorKey(current) : current ?? '';
+    const sel = selectOf(id, options, key);
     sel.addEventListener('change', () => emit(parse(sel.value), true));
     return { nodes: [sel], read: () => parse(sel.value), setEnabled: (on) => (sel.disabled = !on), grouped: false };
   }
   if (p.type === 'text') {
-    const box = h('input', { type: 'text', id, value: current ?? '', 'aria-label': `${p.name} (text)` });
-    box.addEventListener('change', () => emit(box.value, true));
-    return { nodes: [box], read: () => box.value, setEnabled: (on) => (box.disabled = !on), grouped: true };
+    const auto = autoInline(p);
+    const box = h('input', { type: 'text', id, value: current ?? '', placeholder: auto ? 'auto' : '', 'aria-label': `${p.name} (text${auto ? '; empty = auto' : ''})` });
+    const read = () => (auto && box.value.trim() === '' ? null : box.value);
+    box.addEventListener('change', () => emit(read(), true));
+    return { nodes: [box], read, setEnabled: (on) => (box.disabled = !on), grouped: true };
   }
   const scale = scaleFor(p);
   const linearInt = scale === 'linear' && p.type === 'int';
@@ -165,15 +229,32 @@ function inputsFor(p, current, id, emit, tensors) {
 }
 
 /**
+ * The loaded tensors a vector parameter may take, from the loaded files' infos (`{index, name,
+ * members}`): [{value: {file, member}, label}].
+ */
+export function tensorChoices(files = []) {
+  const out = [];
+  for (const f of files) {
+    for (const m of f.members) {
+      const name = m.name ? `${f.name}: ${m.name}` : f.name;
+      out.push({ value: { file: f.index, member: m.name }, label: `${name} [${m.shape.join(', ')}]` });
+    }
+  }
+  return out;
+}
+
+/**
  * Controls for `spec`'s parameters inside a <div class="controls">.
  * @param spec registry entry {id, params: ParamSpec[]}
  * @param values current values (missing key = default)
  * @param onChange (name, value, {final}) called as the user moves a control (value null = auto)
  * @param options `affects: false` hides the search/data tag (quantizer parameters); `idPrefix`
  *   makes the input ids unique on a page showing several explorers; `tensors` lists the loaded
- *   tensors a vector parameter may take: [{value: {file, member}, label}]
+ *   tensors a vector parameter may take: [{value: {file, member} or inline values, label}];
+ *   `openVector(file)` (optional) reads a vector from a File the user opens and resolves to
+ *   {value: number[], label} (or null), offered by an "open…" button beside the select
  */
-export function buildControls(spec, values, onChange, { affects = true, idPrefix = '', tensors = [] } = {}) {
+export function buildControls(spec, values, onChange, { affects = true, idPrefix = '', tensors = [], openVector = null } = {}) {
   const box = h('div', { class: 'controls' });
   const safeId = spec.id.replace(/[^A-Za-z0-9_-]/g, '_');
   for (const p of spec.params) {
@@ -191,8 +272,8 @@ export function buildControls(spec, values, onChange, { affects = true, idPrefix
       out.textContent = show(p, v, tensors);
       onChange(p.name, v, { final });
     };
-    const control = inputsFor(p, current, inputId, emit, tensors);
-    if (p.default === null && p.type !== 'vector') {
+    const control = inputsFor(p, current, inputId, emit, tensors, openVector);
+    if (p.default === null && !autoInline(p)) {
       const auto = h('input', { type: 'checkbox', class: 'auto', 'aria-label': `${p.name}: automatic`, checked: current === null || current === undefined });
       auto.addEventListener('change', () => {
         control.setEnabled(!auto.checked);

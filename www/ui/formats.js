@@ -1,14 +1,35 @@
 // The formats view: what the current tensor loses in every number format (the standard line-up
-// plus formats the user adds), as a table and a chart of SQNR against bits per value. The
-// "add a format" controls are generated from the quantizer registry — no per-format code.
+// plus formats the user adds), as a table grouped by the library each format reproduces (with
+// the version followed) and a chart of SQNR against bits per value. The "add a format"
+// controls are generated from the quantizer registry — no per-format code; a vector parameter
+// (llama.cpp's importance matrix) takes a loaded tensor or a file opened for it.
 import { drawFormats } from '../pkg/quantscope.js';
-import { buildControls } from './controls.js';
+import { buildControls, tensorChoices } from './controls.js';
 import { h, fitCanvas, seriesColor } from '../lib/panel.js';
 import { fmtNum, fmtShape, groupDigits } from '../lib/format.js';
 import { View } from './view.js';
 
 /** Tensors up to this many values are compared as soon as they are selected. */
 const AUTO_ELEMENTS = 4 * 1024 * 1024;
+
+/** The group of quantscope's own min–max formats (no library reproduced). */
+const OWN = { name: 'quantscope', version: 'min–max scales with Quark\'s formulas' };
+
+/**
+ * The library a format family reproduces, as the observers picker names a framework: its name
+ * and the version followed (`bitsandbytes` / `0.50.2 (CPU)`).
+ */
+export function frameworkOf(family) {
+  const text = (family && family.framework) || '';
+  if (!text) return OWN;
+  const space = text.indexOf(' ');
+  return space < 0 ? { name: text, version: '' } : { name: text.slice(0, space), version: text.slice(space + 1) };
+}
+
+/** Bits per value as the table shows them: exact up to four decimals (6.5625, 4.1289). */
+export function bitsText(v) {
+  return String(Number(v.toFixed(4)));
+}
 
 /** SQNR as the table shows it: dB, `∞ (lossless)` when there is no error at all, `—` when undefined. */
 function sqnrText(r) {
@@ -37,6 +58,9 @@ export class FormatsView extends View {
     this.running = null;
     this.generation = 0;
     this.addParams = {};
+    /** Loaded tensors and opened vectors a vector parameter may take. */
+    this.tensors = [];
+    this.opened = [];
     this.controller = null;
     this.renderMarkup();
     this.section = this.$('formats');
@@ -55,7 +79,7 @@ export class FormatsView extends View {
           h('span', { id: id('formats-target'), class: 'muted' }),
           h('span', { class: 'spacer' }),
           h('button', { type: 'button', id: id('formats-run'), hidden: true, text: 'Compare formats' })),
-        h('p', { class: 'muted curve-note', text: 'What the tensor loses as integers, float16/bfloat16, fp8/fp6/fp4, MX and block floating point. Scales are min–max with Quark\'s formulas (per channel along axis 0, groups and MX blocks of 32 along the last axis); bits per value include the shared scales and zero points. Hover a row to find its point.' }),
+        h('p', { class: 'muted curve-note', text: 'What the tensor loses as integers, float16/bfloat16, fp8/fp6/fp4, MX and block floating point (min–max scales with Quark\'s formulas: per channel along axis 0, groups and MX blocks of 32 along the last axis), and in the formats LLMs ship in, reproduced bit for bit: bitsandbytes NF4 (QLoRA) and llama.cpp\'s GGUF blocks. Bits per value include every stored scale, minimum and zero point. Hover a row to find its point.' }),
         h('div', { id: id('formats-progress'), class: 'progress', hidden: true },
           h('progress', { id: id('formats-progress-bar'), max: 1, value: 0 }),
           h('span', { id: id('formats-progress-label'), 'aria-live': 'polite' }),
@@ -84,9 +108,16 @@ export class FormatsView extends View {
     this.extra = (list || []).filter((e) => this.families.some((f) => f.id === e.id));
   }
 
-  /** A new tensor was selected: compare at once when small, else offer the button. */
-  tensorChanged(summary) {
+  /**
+   * A new tensor was selected: compare at once when small, else offer the button. `files` (the
+   * loaded files' infos) give the tensors an importance matrix may be taken from.
+   */
+  tensorChanged(summary, hist, files) {
     if (this.controller) this.controller.abort();
+    if (files) {
+      this.tensors = tensorChoices(files);
+      this.renderAdderControls();
+    }
     this.summary = summary;
     this.generation += 1;
     this.rows = [];
@@ -144,9 +175,23 @@ export class FormatsView extends View {
     el.hidden = !message;
   }
 
+  /** The format families by library, in registry order: [{name, version, families}]. */
+  groups() {
+    const out = [];
+    for (const f of this.families) {
+      const { name, version } = frameworkOf(f);
+      let g = out.find((x) => x.name === name);
+      if (!g) out.push((g = { name, version, families: [] }));
+      g.families.push(f);
+    }
+    return out;
+  }
+
   buildAdder() {
     const select = this.$('format-family');
-    select.replaceChildren(...this.families.map((f) => h('option', { value: f.id, text: `${f.id} — ${f.summary}` })));
+    select.replaceChildren(...this.groups().map((g) =>
+      h('optgroup', { label: g.version ? `${g.name} ${g.version}` : g.name },
+        ...g.families.map((f) => h('option', { value: f.id, text: `${f.id} — ${f.summary}` })))));
     select.addEventListener('change', () => {
       this.addParams = {};
       this.renderAdderControls();
@@ -159,15 +204,27 @@ export class FormatsView extends View {
     const spec = this.families.find((f) => f.id === this.$('format-family').value) || this.families[0];
     if (!spec) return;
     const controls = buildControls({ id: `format-${spec.id}`, params: spec.params }, this.addParams, (name, value) => {
-      this.addParams[name] = value;
-    }, { affects: false, idPrefix: this.prefix });
+      if (value === null || value === undefined) delete this.addParams[name];
+      else this.addParams[name] = value;
+    }, { affects: false, idPrefix: this.prefix, tensors: [...this.tensors, ...this.opened], openVector: (file) => this.openVector(file) });
     this.$('format-controls').replaceChildren(controls);
   }
 
+  /** Read a vector (an importance matrix) from `file`: {value, label}, offered from then on. */
+  async openVector(file) {
+    const v = await this.engine.call('readVector', { file });
+    const entry = { value: Array.from(v.values), label: `${v.name}${v.member ? `: ${v.member}` : ''} ${fmtShape(v.shape)} (opened)` };
+    this.opened.push(entry);
+    return entry;
+  }
+
   /** Evaluate the format configured in the "add" controls and append it. */
-  async add() {
-    const id = this.$('format-family').value;
-    const params = { ...this.addParams };
+  add() {
+    return this.addFormat(this.$('format-family').value, { ...this.addParams });
+  }
+
+  /** Evaluate format `id` with `params` on the tensor and append it (errors shown, not thrown). */
+  async addFormat(id, params) {
     this.$('format-add-error').hidden = true;
     if (!this.summary) return;
     const generation = this.generation;
@@ -206,8 +263,15 @@ export class FormatsView extends View {
   }
 
   kindIndex(id) {
-    const i = this.families.findIndex((f) => f.id === id);
-    return i < 0 ? 0 : i;
+    // As the chart colours its points (src/plot/formats_chart.rs, kind_colors): the five
+    // min–max kinds in registry order, then every other kind in the order its first point
+    // is drawn.
+    const own = ['int', 'half', 'minifloat', 'mx', 'bfp'];
+    if (own.includes(id)) return own.indexOf(id);
+    const others = [];
+    for (const r of this.rows) if (!r.error && !own.includes(r.id) && !others.includes(r.id)) others.push(r.id);
+    const i = others.indexOf(id);
+    return own.length + (i < 0 ? others.length : i);
   }
 
   renderTable() {
@@ -217,10 +281,26 @@ export class FormatsView extends View {
     const head = h('thead', {}, h('tr', {},
       h('th', { text: 'format' }), h('th', { class: 'num', text: 'bits / value' }), h('th', { class: 'num', text: 'SQNR' }),
       h('th', { class: 'num', text: 'MSE' }), h('th', { class: 'num', text: 'max |error|' }), h('th', { class: 'num', text: 'clipped' }), h('th', {})));
-    const body = h('tbody');
-    // Cheapest first, as in `quantscope formats`; formats that failed go last.
-    const order = [...this.rows].sort((a, b) => (a.error ? 1e9 : a.bits_per_value) - (b.error ? 1e9 : b.bits_per_value));
+    table.append(head);
+    // One body per library, in registry order; cheapest first within it, as in `quantscope
+    // formats`; formats that failed go last.
+    const groups = this.groups();
+    const groupOf = (r) => {
+      const { name } = frameworkOf(this.families.find((f) => f.id === r.id));
+      return Math.max(0, groups.findIndex((g) => g.name === name));
+    };
+    const order = [...this.rows].sort((a, b) => groupOf(a) - groupOf(b) || (a.error ? 1e9 : a.bits_per_value) - (b.error ? 1e9 : b.bits_per_value));
+    let body = null;
+    let current = -1;
     order.forEach((r) => {
+      const g = groupOf(r);
+      if (g !== current) {
+        current = g;
+        const { name, version } = groups[g];
+        body = h('tbody', { 'data-framework': name },
+          h('tr', { class: 'group' }, h('th', { colspan: 7, scope: 'rowgroup' }, name, version ? h('span', { class: 'version', text: version }) : null)));
+        table.append(body);
+      }
       const swatch = h('span', { class: 'swatch', style: { background: seriesColor(this.kindIndex(r.id)) } });
       const remove = r.extra ? h('button', { type: 'button', class: 'remove', 'aria-label': `Remove ${r.format || r.id}`, text: '×', onclick: () => this.remove(r) }) : null;
       if (r.error) {
@@ -231,12 +311,13 @@ export class FormatsView extends View {
         class: r.extra ? 'extra' : undefined,
         'data-format': r.format,
         'data-kind': r.id,
+        'data-framework': groups[g].name,
         'data-bits': r.bits_per_value,
         'data-sqnr': r.sqnr_db === null || r.sqnr_db === undefined ? 'null' : r.sqnr_db,
         'data-mse': r.mse,
       },
       h('td', {}, swatch, r.format),
-      h('td', { class: 'num', text: fmtNum(r.bits_per_value) }),
+      h('td', { class: 'num', text: bitsText(r.bits_per_value) }),
       h('td', { class: 'num', text: sqnrText(r) }),
       h('td', { class: 'num', text: fmtNum(r.mse) }),
       h('td', { class: 'num', text: fmtNum(r.max_abs_err) }),
@@ -246,7 +327,6 @@ export class FormatsView extends View {
       tr.addEventListener('mouseleave', () => this.hover(null));
       body.append(tr);
     });
-    table.append(head, body);
   }
 
   hover(row) {

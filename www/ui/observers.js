@@ -15,7 +15,7 @@
 // newer change of the same panel supersedes (its signal is aborted). A panel only ever shows the
 // answer to the last request it sent; a panel that is (re)created always asks again.
 import { drawCurve, renderPanelSvg } from '../pkg/quantscope.js';
-import { buildControls } from './controls.js';
+import { buildControls, tensorChoices } from './controls.js';
 import { createPanel, fillPanel, drawPanel, h, fitCanvas, seriesColor } from '../lib/panel.js';
 import { fmtNum, fmtShape } from '../lib/format.js';
 import { View } from './view.js';
@@ -65,6 +65,8 @@ export class ObserversView extends View {
     this.summary = null;
     this.hist = null;
     this.tensors = [];
+    /** Vectors opened from files for vector parameters: [{value: number[], label}]. */
+    this.opened = [];
     this.curveView = null;
     this.curvePending = 0;
     this.curveTimer = 0;
@@ -295,13 +297,7 @@ export class ObserversView extends View {
     this.summary = summary;
     this.hist = hist;
     this.crashed.clear();
-    const tensors = [];
-    for (const f of files) {
-      for (const m of f.members) {
-        const name = m.name ? `${f.name}: ${m.name}` : f.name;
-        tensors.push({ value: { file: f.index, member: m.name }, label: `${name} ${fmtShape(m.shape)}` });
-      }
-    }
+    const tensors = tensorChoices(files);
     const vectorsChanged = !sameValue(tensors, this.tensors);
     this.tensors = tensors;
     const ids = this.customized ? this.observers : this.defaultObservers(summary);
@@ -340,7 +336,11 @@ export class ObserversView extends View {
 
   makePanel(id) {
     const spec = this.specs.get(id) || { id, params: [] };
-    const controls = buildControls(spec, this.params[id] || {}, (name, value, { final }) => this.onParam(id, name, value, final), { idPrefix: this.prefix, tensors: this.tensors });
+    const controls = buildControls(spec, this.params[id] || {}, (name, value, { final }) => this.onParam(id, name, value, final), {
+      idPrefix: this.prefix,
+      tensors: [...this.tensors, ...this.opened],
+      openVector: (file) => this.openVector(file),
+    });
     const close = h('button', { type: 'button', title: 'Remove this observer', 'aria-label': `Remove ${id}`, text: '×', onclick: () => this.toggle(id, false) });
     const extra = this.context.panelActions ? this.context.panelActions(id) : [];
     const el = createPanel(spec, this.colorOf(id), { slot: controls, actions: [...extra, close] });
@@ -350,6 +350,17 @@ export class ObserversView extends View {
       this.show(p, failure(id, message, 'unknown'), now(), 'full');
     }
     return p;
+  }
+
+  /**
+   * Read a vector parameter's values from `file` (its first tensor, flattened); the vector is
+   * then offered to every vector parameter. Resolves to {value, label}.
+   */
+  async openVector(file) {
+    const v = await this.engine.call('readVector', { file });
+    const entry = { value: Array.from(v.values), label: `${v.name}${v.member ? `: ${v.member}` : ''} ${fmtShape(v.shape)} (opened)` };
+    this.opened.push(entry);
+    return entry;
   }
 
   /** Forget panel `p`: its requests are no longer wanted. */
