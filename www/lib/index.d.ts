@@ -10,6 +10,9 @@ import type {
   FileInfo,
   FormatResult,
   FormatsTarget,
+  Listing,
+  MethodChoices,
+  ModelReport,
   ObserverEntry,
   PanelView,
   Preset,
@@ -19,6 +22,7 @@ import type {
   Selection,
   Session,
   Style,
+  TensorRow,
   TensorSummary,
 } from '../pkg/quantscope.js';
 
@@ -40,9 +44,16 @@ export type {
   FormatsTarget,
   Granularity,
   Grid,
+  LayerProfileView,
+  ListedTensor,
+  Listing,
+  LoadError,
   Marker,
   MemberInfo,
   MemberRef,
+  MethodChoices,
+  MethodResult,
+  ModelReport,
   NonFiniteCounts,
   ObserverEntry,
   OptimiserSpec,
@@ -58,10 +69,13 @@ export type {
   QuantizerRegistry,
   Registry,
   Report,
+  ResultKind,
   Selection,
   SliceNumbers,
   Split,
+  Stats,
   Style,
+  TensorRow,
   TensorSummary,
   WeightGrid,
   WeightScheme,
@@ -182,7 +196,13 @@ export interface RunOptions<P = ProgressReport> {
 }
 
 /** Anything the engine reads: a File/Blob (asynchronously), file bytes, or values with a shape. */
-export type EngineInput = Blob | Bytes | { bytes: Bytes; name?: string } | { data: Float32Array; shape?: number[]; name?: string };
+export type EngineInput =
+  | Blob
+  | Bytes
+  | { bytes: Bytes; name?: string }
+  | { data: Float32Array; shape?: number[]; name?: string }
+  /** One tensor of a checkpoint (read from its byte range only): the model view's row click. */
+  | { checkpoint: CheckpointFile[]; tensor: { position?: number; name?: string }; name?: string };
 
 /** A loaded file as `load` reports it. */
 export type LoadedFile = FileInfo & { streamed: boolean; allMembers: FileInfo['members'] };
@@ -200,6 +220,20 @@ export interface AdaRoundSide {
   member?: string;
   name?: string;
 }
+
+/** One file of a checkpoint for `rankModel`: a File/Blob (named by its folder path), bytes, or anything that reads byte ranges. */
+export type CheckpointFile =
+  | Blob
+  | Bytes
+  | { blob: Blob; name?: string }
+  | { bytes: Bytes; name?: string }
+  | { name?: string; size: number; read(start: number, end: number): Uint8Array | Promise<Uint8Array> };
+
+/** A progress report of `rankModel`: the listing once, then the rows ranked since the previous report. */
+export type ModelProgress = { fraction: number; label: string; listing?: Listing; methods?: string[]; rows?: TensorRow[] };
+
+/** The ranking of a checkpoint (`tensors` worst first, as `quantscope model --json`), its methods, and whether it was stopped early. */
+export type ModelRanking = ModelReport & { methods: string[]; cancelled: boolean };
 
 /** The one JavaScript façade over the WebAssembly session (Node, Deno, Observable, page, worker). */
 export declare class Engine {
@@ -223,6 +257,12 @@ export declare class Engine {
   formats(args?: { extra?: Array<{ id: string; params?: ParamValues }> }, run?: RunOptions): Promise<{ name: FormatsTarget['name']; shape: FormatsTarget['shape']; rows: FormatRow[] }>;
   evaluateFormat(args: { id: string; params?: ParamValues }): FormatResult;
   adaround(args: { w: AdaRoundSide; x: AdaRoundSide; params?: ParamValues }, run?: RunOptions): Promise<AdaRoundResult>;
+  /** The methods a checkpoint can be ranked by (observer ids and format labels). */
+  modelMethods(): MethodChoices;
+  /** Rank every tensor of a checkpoint, one tensor's bytes at a time; `methods` null: the defaults. */
+  rankModel(args: { files: CheckpointFile[]; methods?: string[] | null; maxElements?: number | null }, run?: RunOptions<ModelProgress>): Promise<ModelRanking>;
+  /** A ranking as CSV (`quantscope model --csv`) with the columns of `methods`. */
+  modelCsv(args: { report: ModelReport; methods: string[] }): string;
   debugPanic(args?: { message?: string }): null;
   panicMessage(): string | null;
 }
