@@ -139,7 +139,7 @@ export class ModelView extends View {
           h('button', { type: 'button', id: id('model-export-json'), disabled: true, text: 'JSON' }),
           h('button', { type: 'button', id: id('model-export-csv'), disabled: true, text: 'CSV' }),
           h('button', { type: 'button', id: id('model-export-svg'), disabled: true, text: 'SVG' })),
-        h('p', { class: 'muted curve-note', text: 'Rank every tensor of a checkpoint by the SQNR each quantization method leaves, worst first, from the files alone: the headers are read first, then one tensor at a time (nothing holds the whole checkpoint). Click a row to open that tensor in the observer panels above.' }),
+        h('p', { class: 'muted curve-note', text: `Rank every tensor of a checkpoint by the SQNR each quantization method leaves, worst first, from the files alone: the headers are read first, then one tensor at a time (nothing holds the whole checkpoint).${this.context.openTensor ? ' Click a row to open that tensor in the observer panels above.' : ''}` }),
         inputs ? h('div', { id: id('model-drop'), class: 'drop model-drop' },
           h('p', {},
             'Open ',
