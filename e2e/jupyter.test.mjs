@@ -7,7 +7,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { RESULTS } from './helpers.mjs';
+import { execFileSync } from 'node:child_process';
+import { RESULTS, ROOT, sharedDir } from './helpers.mjs';
 import {
   TORCH, browser, crateVersion, freePort, goldenCase, goldenMismatches, instantiations, missingEnvironment,
   panelData, scratch, startServer, venvBin, within,
@@ -232,4 +233,40 @@ quantscope.Explorer([np.load(f"drift_b{i}.npy") for i in range(6)], "${HIST}", {
   assert.equal(Number(d.zeroPoint), c.expected.zero_point[0]);
   assert.equal(await out.locator('[data-param="bins"] input.exact').inputValue(), '256', 'the slider shows the parameter set from Python');
   await out.screenshot({ path: path.join(RESULTS, 'notebook7-widget.png') });
+});
+
+test('JupyterLab: quantscope.Model ranks a folder of dumps; model.rows equal `quantscope model --json`', { skip: skip || false, timeout: 300_000 }, async (t) => {
+  const base = path.join(sharedDir(), 'samples', 'minilm');
+  const cli = path.join(ROOT, 'target', 'debug', 'quantscope');
+  if (!fs.existsSync(cli)) execFileSync('cargo', ['build', '--quiet', '--locked', '--profile', 'test', '--bin', 'quantscope'], { cwd: ROOT, stdio: 'inherit' });
+  const expected = JSON.parse(execFileSync(cli, ['model', 'activations', '--json'], { cwd: base, encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 }));
+  const source = [
+    `import json, quantscope
+model = quantscope.Model(${JSON.stringify(path.join(base, 'activations'))})
+model`,
+    'print(json.dumps({"state": model.state, "rows": model.rows, "load_errors": model.load_errors, "error": model.error}))',
+  ];
+  const { page, server, url } = await jupyter(t, { 'model.ipynb': source });
+  await page.goto(url('lab/tree/model.ipynb'));
+  const cells = page.locator('.jp-NotebookPanel:not(.lm-mod-hidden) .jp-Notebook .jp-Cell');
+  await cells.first().waitFor({ timeout: 60_000 });
+  await page.waitForTimeout(1500);
+  await dismissDialogs(page);
+  const out = (await runCell(page, cells, 0, server)).locator('.jp-OutputArea-output').first();
+  await out.locator('.quantscope-widget[data-status="done"]').waitFor({ timeout: 120_000 });
+  assert.equal(await out.locator('tr[data-tensor][data-status="ranked"]').count(), 24);
+  let py;
+  for (let attempt = 0; ; attempt += 1) {
+    const cell = await runCell(page, cells, 1, server);
+    py = JSON.parse(await cell.locator('.jp-OutputArea-output').last().innerText());
+    if (py.state === 'done' || attempt >= 10) break;
+    await page.waitForTimeout(500);
+  }
+  assert.equal(py.state, 'done', py.error);
+  assert.deepEqual(py.load_errors, []);
+  assert.deepEqual(py.rows, expected.tensors);
+  await page.setViewportSize({ width: 1500, height: 1600 });
+  await page.waitForTimeout(300);
+  await out.screenshot({ path: path.join(RESULTS, 'jupyterlab-model.png') });
+  assert.deepEqual(page.errors.filter((e) => /quantscope|wasm/i.test(e)), []);
 });

@@ -405,7 +405,7 @@ impl MomentHistogram {
             grid_min: k_lo as f64 * s,
             grid_max: k_hi as f64 * s,
             mse: sse / n,
-            sqnr_db: (sse > 0.0 && sig > 0.0).then(|| 10.0 * (sig / sse).log10()),
+            sqnr_db: (sse > 0.0 && sig > 0.0).then(|| crate::quant::sqnr_db(sig, sse)),
             clipped_fraction: (clipped / n).clamp(0.0, 1.0),
         })
     }

@@ -55,6 +55,14 @@ impl ChannelIndexer {
     }
 }
 
+/// `10·log10(signal / noise)` in decibels, with the same bits on every target: the logarithm is
+/// the `libm` crate's (musl's `log10`), which is also what `f64::log10` compiles to on wasm32,
+/// whereas natively `f64::log10` calls the C library's (glibc's may differ in the last place). So
+/// the page, the npm package and the CLI print the same SQNR for the same tensor.
+pub fn sqnr_db(signal: f64, noise: f64) -> f64 {
+    10.0 * libm::log10(signal / noise)
+}
+
 /// PyTorch-style affine fake quantization of `x` with integer-grid qparams `q` (per tensor, or
 /// per channel along `q.axis`).
 pub fn fake_quantize_affine(x: &Tensor, q: &QParams) -> Result<Tensor> {
@@ -184,7 +192,7 @@ impl MetricsAccumulator {
     pub fn finish(&self) -> QdqMetrics {
         let n = self.count.max(1) as f64;
         let sqnr_db = (self.sum_sq_err > 0.0 && self.sum_sq_signal > 0.0)
-            .then(|| 10.0 * (self.sum_sq_signal / self.sum_sq_err).log10());
+            .then(|| sqnr_db(self.sum_sq_signal, self.sum_sq_err));
         QdqMetrics {
             mse: self.sum_sq_err / n,
             max_abs_err: self.max_abs_err,

@@ -649,3 +649,182 @@ pub fn render_adaround_svg(
     let view: AdaRoundView = from_js(&view, "AdaRound view")?;
     adaround_svg(&view, &style_from_js(&style)?, (width, height)).map_err(js_err)
 }
+
+// -------------------------------------------------------------------------------------------
+// The model view: ranking every tensor of a checkpoint (`crate::model`).
+
+/// A file of a checkpoint as the page gives it: its name (folder path included) and size.
+#[derive(serde::Deserialize)]
+struct CheckpointFile {
+    name: String,
+    size: f64,
+}
+
+/// A checkpoint being listed from byte ranges the caller supplies (`File.slice`), then ranked
+/// one tensor at a time (see `crate::model::session`).
+#[wasm_bindgen(js_name = ModelSession)]
+pub struct ModelSessionHandle {
+    inner: crate::model::ModelSession,
+}
+
+#[wasm_bindgen(js_class = ModelSession)]
+impl ModelSessionHandle {
+    /// A session over `files` (`[{name, size}]`, in the order given) ranked with the methods
+    /// named in `methods` (observer ids or format labels; empty or null: the defaults).
+    #[wasm_bindgen(constructor)]
+    pub fn new(
+        #[wasm_bindgen(unchecked_param_type = "{ name: string; size: number }[]")] files: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "string[] | null | undefined")] methods: JsValue,
+    ) -> Result<ModelSessionHandle, JsError> {
+        let files: Vec<CheckpointFile> = from_js(&files, "files")?;
+        let names: Vec<String> = if methods.is_undefined() || methods.is_null() {
+            Vec::new()
+        } else {
+            from_js(&methods, "methods")?
+        };
+        let methods = crate::model::methods::resolve(&names).map_err(js_err)?;
+        let files = files
+            .into_iter()
+            .map(|f| (f.name, f.size.max(0.0) as u64))
+            .collect();
+        Ok(ModelSessionHandle {
+            inner: crate::model::ModelSession::new(files, methods),
+        })
+    }
+
+    /// The ids of the methods, in ranking order.
+    pub fn methods(&self) -> Vec<String> {
+        self.inner.method_ids()
+    }
+
+    /// Refuse (as skipped rows) tensors with more than `limit` elements.
+    #[wasm_bindgen(js_name = setMaxElements)]
+    pub fn set_max_elements(&mut self, limit: Option<f64>) {
+        self.inner
+            .set_max_elements(limit.map(|l| l.max(0.0) as usize));
+    }
+
+    /// The byte ranges still needed to list the files; empty once the listing is ready.
+    #[wasm_bindgen(js_name = listingRequests, unchecked_return_type = "ByteRequest[]")]
+    pub fn listing_requests(&mut self) -> Result<JsValue, JsError> {
+        to_js(&self.inner.listing_requests())
+    }
+
+    /// The bytes of file `file` from `offset`, answering a listing request.
+    pub fn supply(&mut self, file: usize, offset: f64, bytes: &[u8]) {
+        self.inner.supply(file, offset.max(0.0) as u64, bytes);
+    }
+
+    /// The tensors in checkpoint order and the files that could not be listed (null until
+    /// `listingRequests()` returns no request).
+    #[wasm_bindgen(unchecked_return_type = "Listing | null")]
+    pub fn listing(&self) -> Result<JsValue, JsError> {
+        to_js(&self.inner.listing())
+    }
+
+    /// The byte range to read for tensor `index` (null: it is skipped without reading).
+    #[wasm_bindgen(js_name = tensorRequest, unchecked_return_type = "ByteRequest | null")]
+    pub fn tensor_request(&self, index: usize) -> Result<JsValue, JsError> {
+        to_js(&self.inner.tensor_request(index))
+    }
+
+    /// Rank tensor `index` from the bytes of its request (empty for a tensor without one).
+    #[wasm_bindgen(unchecked_return_type = "TensorRow")]
+    pub fn rank(&mut self, index: usize, bytes: &[u8]) -> Result<JsValue, JsError> {
+        let row = self.inner.rank(index, bytes).map_err(js_err)?;
+        to_js(row)
+    }
+
+    /// Record tensor `index` as skipped because its bytes could not be read (`reason`).
+    #[wasm_bindgen(unchecked_return_type = "TensorRow")]
+    pub fn fail(&mut self, index: usize, reason: &str) -> Result<JsValue, JsError> {
+        let row = self.inner.fail(index, reason).map_err(js_err)?;
+        to_js(row)
+    }
+
+    /// Every tensor ranked so far, worst first: `{tensors, load_errors}` (the CLI's `--json`).
+    #[wasm_bindgen(unchecked_return_type = "ModelReport")]
+    pub fn report(&self) -> Result<JsValue, JsError> {
+        to_js(&self.inner.report())
+    }
+}
+
+#[wasm_bindgen]
+impl Session {
+    /// Add tensor `index` of a listed checkpoint, decoded from the bytes of its request, as a
+    /// file called `name` holding that one tensor (its original dtype kept).
+    #[wasm_bindgen(js_name = addCheckpointTensor, unchecked_return_type = "FileInfo")]
+    pub fn add_checkpoint_tensor(
+        &mut self,
+        name: &str,
+        model: &ModelSessionHandle,
+        index: usize,
+        bytes: &[u8],
+    ) -> Result<JsValue, JsError> {
+        let entry = model.inner.entry(index).map_err(js_err)?;
+        self.inner
+            .check_budget(name, entry.elements)
+            .map_err(js_err)?;
+        let tensor = model.inner.read(index, bytes).map_err(js_err)?;
+        let member = crate::tensor::NamedTensor {
+            name: entry.name.clone(),
+            tensor,
+        };
+        to_js(&self.inner.add_file(name, vec![member]))
+    }
+}
+
+/// The methods a checkpoint can be ranked by: `{defaults, observers, formats}` (names).
+#[wasm_bindgen(js_name = modelMethods, unchecked_return_type = "MethodChoices")]
+pub fn model_methods() -> Result<JsValue, JsError> {
+    to_js(&crate::model::methods::choices())
+}
+
+/// A ranking as CSV (what `quantscope model --csv` prints), with the columns of `methods`.
+#[wasm_bindgen(js_name = modelCsv)]
+pub fn model_csv(
+    #[wasm_bindgen(unchecked_param_type = "ModelReport")] report: JsValue,
+    #[wasm_bindgen(unchecked_param_type = "string[]")] methods: JsValue,
+) -> Result<String, JsError> {
+    let report: crate::model::ModelReport = from_js(&report, "model report")?;
+    let methods: Vec<String> = from_js(&methods, "methods")?;
+    Ok(crate::model::csv(&report, &methods))
+}
+
+/// The layer-profile chart's data for ranked `rows` (any order) and `methods` (ids, the
+/// ranking's first), emphasising the row at checkpoint `position` `highlighted`.
+#[wasm_bindgen(js_name = layerProfile, unchecked_return_type = "LayerProfileView")]
+pub fn layer_profile(
+    #[wasm_bindgen(unchecked_param_type = "TensorRow[]")] rows: JsValue,
+    #[wasm_bindgen(unchecked_param_type = "string[]")] methods: JsValue,
+    highlighted: Option<usize>,
+) -> Result<JsValue, JsError> {
+    let rows: Vec<crate::model::TensorRow> = from_js(&rows, "rows")?;
+    let methods: Vec<String> = from_js(&methods, "methods")?;
+    to_js(&crate::model::layer_profile(&rows, &methods, highlighted))
+}
+
+/// Draw the layer profile (see `layerProfile`) on `canvas`.
+#[wasm_bindgen(js_name = drawLayerProfile)]
+pub fn draw_layer_profile(
+    canvas: HtmlCanvasElement,
+    #[wasm_bindgen(unchecked_param_type = "LayerProfileView")] view: JsValue,
+    style: JsValue,
+) -> Result<(), JsError> {
+    let view: plot::LayerProfileView = from_js(&view, "layer profile")?;
+    let style = style_from_js(&style)?;
+    with_canvas(canvas, |area| plot::draw_layer_profile(area, &view, &style))
+}
+
+/// The layer profile as an SVG document of `width` × `height` pixels.
+#[wasm_bindgen(js_name = renderLayerProfileSvg)]
+pub fn render_layer_profile_svg(
+    #[wasm_bindgen(unchecked_param_type = "LayerProfileView")] view: JsValue,
+    style: JsValue,
+    width: u32,
+    height: u32,
+) -> Result<String, JsError> {
+    let view: plot::LayerProfileView = from_js(&view, "layer profile")?;
+    crate::plot::svg::layer_profile_svg(&view, &style_from_js(&style)?, (width, height))
+        .map_err(js_err)
+}

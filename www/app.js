@@ -7,6 +7,7 @@ import { RemoteEngine } from './lib/rpc.js';
 import { ObserversView } from './ui/observers.js';
 import { FormatsView } from './ui/formats.js';
 import { AdaRoundView } from './ui/adaround.js';
+import { ModelView } from './ui/model.js';
 import { encodeState, decodeState } from './ui/state.js';
 import { h } from './lib/panel.js';
 import { fmtNum, groupDigits, fmtShape } from './lib/format.js';
@@ -39,6 +40,7 @@ const app = {
   observers: new ObserversView(),
   formats: new FormatsView(),
   adaround: new AdaRoundView(),
+  model: new ModelView(),
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -135,6 +137,12 @@ async function loadDemo(name) {
   if (!res.ok) throw new Error(`demo ${path}: HTTP ${res.status}`);
   const file = new File([await res.arrayBuffer()], path.split('/').pop());
   await loadFiles([file], { demo: name in DEMOS ? name : 'activation' });
+}
+
+/** Show one tensor of the model view's checkpoint in the observers view (and the others). */
+async function openModelTensor(source) {
+  await loadFiles([source]);
+  $('#observers-view').scrollIntoView({ behavior: 'smooth', block: 'start' });
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -344,7 +352,7 @@ function bindInputs() {
 function idle() {
   return new Promise((resolve) => {
     const check = () => {
-      const busy = app.loading || app.observers.busy || app.engine.busy > 0;
+      const busy = app.loading || app.observers.busy || app.model.busy || app.engine.busy > 0;
       if (busy) setTimeout(check, 15);
       else requestAnimationFrame(() => requestAnimationFrame(resolve));
     };
@@ -413,6 +421,8 @@ function exposeApi(ready) {
     quantize: (id, params = {}) => app.engine.call('quantize', { id, params }),
     /** The last AdaRound outcome (null before a run). */
     adaround: () => app.adaround.outcome,
+    /** The model view's rows, worst first (the CLI's `model --json` tensors; while ranking, those ranked so far). */
+    model: () => app.model.rows(),
     idle,
     latencies: () => [...app.observers.latencies],
     comparisonSvg: () => app.observers.comparisonSvg(),
@@ -441,6 +451,7 @@ async function main() {
   });
   app.formats.mount($('#formats-view'), app.engine, { registry, onChange: updateUrl });
   app.adaround.mount($('#adaround-view'), app.engine, { registry, demo: DEMO_LAYER });
+  app.model.mount($('#model-view'), app.engine, { openTensor: openModelTensor });
   const st = decodeState(location.hash, app.specs);
   if (st) applyState(st);
   bindInputs();

@@ -1,7 +1,8 @@
 // The explorer's Web Worker: it owns the WebAssembly instance and the engine (loaded tensors,
 // observer runs), so that loading and observing never block the page. The protocol, the queue
 // and the restart after a panic are rpc.js's; every operation is engine.js's. AdaRound starts in
-// order but does not hold the queue: the explorer stays live while it learns.
+// order but does not hold the queue: the explorer stays live while it learns; so does ranking a
+// checkpoint (the model view).
 import init from './pkg/quantscope.js';
 import { Engine } from './lib/engine.js';
 import { serve } from './lib/rpc.js';
@@ -9,4 +10,4 @@ import { serve } from './lib/rpc.js';
 serve(async () => {
   await init();
   return new Engine();
-}, { concurrent: ['adaround'] });
+}, { concurrent: ['adaround', 'rankModel'] });

@@ -18,6 +18,7 @@
 // copy of the widget mounts its own observers view on that engine and keeps it in step with the
 // model both ways.
 import { engine } from './engine.js';
+import { renderModel } from './model_widget.js';
 
 /** Results and parameters go back to Python at most this often while a slider moves. */
 const PUBLISH_DELAY_MS = 40;
@@ -270,6 +271,7 @@ class Display {
  */
 async function initialize({ model }) {
   const qs = await engine();
+  if (model.get('_view') === 'model') return undefined;
   const controller = controllerOf(model, qs);
   return () => {
     controller.destroy();
@@ -287,6 +289,8 @@ async function render({ model, el }) {
     el.setAttribute('role', 'alert');
     return undefined;
   }
+  // `quantscope.Model` shares this module (and its one WebAssembly instance).
+  if (model.get('_view') === 'model') return renderModel({ model, el }, qs);
   const controller = controllerOf(model, qs);
   const display = new Display(el, controller);
   controller.displays.add(display);

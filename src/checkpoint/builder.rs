@@ -192,6 +192,7 @@ pub fn assemble(files: Vec<(CatalogFile, FileListing)>) -> Catalog {
 
 /// A byte range of one file that a [`CatalogBuilder`] needs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
 pub struct ByteRequest {
     /// Index of the file, in the order given to [`CatalogBuilder::new`].
     pub file: usize,

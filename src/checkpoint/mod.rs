@@ -210,7 +210,8 @@ pub struct CatalogFile {
 }
 
 /// A file that could not be listed at all (its header is unreadable), with the reason.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
+#[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
 pub struct LoadError {
     pub file: String,
     pub error: String,

@@ -15,7 +15,7 @@ use crate::params::Params;
 use crate::quantizers::formats;
 use crate::registry::{self, Granularity};
 use crate::tensor::Tensor;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// What a method is.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -45,19 +45,31 @@ pub struct Method {
     pub kind: MethodKind,
 }
 
+/// Whether a result comes from an observer or a number format.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
+#[serde(rename_all = "snake_case")]
+pub enum ResultKind {
+    Observer,
+    Format,
+}
+
 /// What one method does to one tensor. Metrics cover the finite values (see
 /// [`crate::quant::QdqMetrics`]); `sqnr_db` is `None` when there is no error at all.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
+#[cfg_attr(target_arch = "wasm32", tsify(missing_as_null))]
 pub struct MethodResult {
     pub id: String,
     /// `"observer"` or `"format"`.
-    pub kind: &'static str,
+    pub kind: ResultKind,
     pub sqnr_db: Option<f64>,
     pub mse: Option<f64>,
     pub max_abs_err: Option<f64>,
     pub clipped_fraction: Option<f64>,
     /// Why this method gave no result on this tensor.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(target_arch = "wasm32", tsify(optional))]
     pub error: Option<String>,
 }
 
@@ -100,18 +112,73 @@ pub fn observer(id: &str) -> Result<Method> {
     })
 }
 
+/// A shape for which the line-up holds every format (two axes, a whole number of ggml's
+/// 256-value super-blocks), so that every label can be named.
+const ANY_SHAPE: [usize; 2] = [2, 256];
+
 /// Every format label of the comparison line-up, with its family and parameters.
 pub fn format_labels() -> Vec<(String, &'static str, Params)> {
-    formats::lineup(&[2, 64])
+    formats::lineup(&ANY_SHAPE)
         .into_iter()
         .filter_map(|(family, params)| {
             let label = formats::find(family)
-                .and_then(|f| f.build(&params, &[2, 64]))
+                .and_then(|f| f.build(&params, &ANY_SHAPE))
                 .ok()?
                 .label();
             Some((label, family, params))
         })
         .collect()
+}
+
+/// The methods a user can choose from, by name: the defaults, every observer of the registry
+/// that quantizes (pass-through observers have nothing to measure) and every format label.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
+pub struct MethodChoices {
+    pub defaults: Vec<String>,
+    pub observers: Vec<String>,
+    pub formats: Vec<String>,
+}
+
+/// Every method name [`resolve`] accepts, grouped.
+pub fn choices() -> MethodChoices {
+    MethodChoices {
+        defaults: default_methods().into_iter().map(|m| m.id).collect(),
+        observers: registry::observers()
+            .iter()
+            .filter(|s| s.granularity != Granularity::PassThrough)
+            .map(|s| s.id.to_string())
+            .collect(),
+        formats: format_labels()
+            .into_iter()
+            .map(|(label, _, _)| label)
+            .collect(),
+    }
+}
+
+/// The methods named in `names`, in order: each an observer id of the registry or else a format
+/// label (see [`format`]); an empty list means the defaults. Fails on the first unknown name
+/// and on duplicates.
+pub fn resolve(names: &[String]) -> Result<Vec<Method>> {
+    if names.is_empty() {
+        return Ok(default_methods());
+    }
+    let mut out: Vec<Method> = Vec::with_capacity(names.len());
+    for name in names {
+        let method = match observer(name) {
+            Ok(m) => m,
+            Err(_) if !name.contains('.') || format(name).is_ok() => format(name)?,
+            Err(e) => return Err(e),
+        };
+        if out.iter().any(|m| m.id == method.id) {
+            return Err(Error::input(format!(
+                "method `{}` is named twice",
+                method.id
+            )));
+        }
+        out.push(method);
+    }
+    Ok(out)
 }
 
 /// A label reduced to what matters: lower case, without spaces, `_`, `-` and brackets.
@@ -184,7 +251,7 @@ impl Method {
     pub fn run(&self, tensor: &Tensor) -> MethodResult {
         let (kind, outcome) = match &self.kind {
             MethodKind::Observer { params, .. } => (
-                "observer",
+                ResultKind::Observer,
                 engine::run(
                     &self.id,
                     params,
@@ -200,7 +267,7 @@ impl Method {
                 }),
             ),
             MethodKind::Format { family, params, .. } => (
-                "format",
+                ResultKind::Format,
                 formats::evaluate(family, params, tensor).map(|r| r.metrics),
             ),
         };
@@ -244,6 +311,28 @@ mod tests {
         assert!(format("int8 per channel").unwrap().applies_to(&[2, 2]));
         assert!(!format("int8 per channel").unwrap().applies_to(&[4]));
         assert!(observer("nope").is_err());
+        assert_eq!(format("ggml.Q4_K").unwrap().id, "ggml.Q4_K");
+        assert_eq!(format("bnb.nf4").unwrap().id, "bnb.nf4");
+        assert_eq!(format("ggml.mxfp4").unwrap().id, "ggml.MXFP4");
+        let named = |names: &[&str]| {
+            resolve(&names.iter().map(|s| s.to_string()).collect::<Vec<_>>())
+                .map(|ms| ms.into_iter().map(|m| m.id).collect::<Vec<_>>())
+        };
+        assert_eq!(
+            named(&["torch.HistogramObserver", "ggml.Q4_K", "mxfp4"]).unwrap(),
+            ["torch.HistogramObserver", "ggml.Q4_K", "mxfp4_e2m1"]
+        );
+        let e = named(&["torch.NopeObserver"]).unwrap_err().to_string();
+        assert!(e.contains("observer") && e.contains("NopeObserver"), "{e}");
+        assert!(named(&["int8", "int8"])
+            .unwrap_err()
+            .to_string()
+            .contains("twice"));
+        let c = choices();
+        assert!(c.formats.iter().any(|f| f == "ggml.Q4_K"));
+        assert!(c.observers.iter().any(|o| o == "torch.HistogramObserver"));
+        assert!(!c.observers.iter().any(|o| o == "torch.NoopObserver"));
+        assert_eq!(c.defaults.len(), 6);
         let ids: Vec<String> = default_methods().into_iter().map(|m| m.id).collect();
         assert_eq!(
             ids,

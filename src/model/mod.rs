@@ -12,25 +12,32 @@
 //! quantization is exact) counts as +∞. Tensors without any result come next, then the tensors
 //! that were skipped, each group in checkpoint order.
 
+mod csv;
+pub mod layers;
 pub mod methods;
 #[cfg(not(target_arch = "wasm32"))]
 mod parallel;
+mod profile;
 pub mod session;
 pub mod stats;
 
 use crate::checkpoint::{Catalog, Entry, LoadError};
 use crate::error::Result;
 use crate::tensor::{NonFiniteCounts, Tensor};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
-pub use methods::{default_methods, Method, MethodKind, MethodResult};
+pub use csv::csv;
+pub use methods::{default_methods, Method, MethodKind, MethodResult, ResultKind};
 #[cfg(not(target_arch = "wasm32"))]
 pub use parallel::rank_checkpoint;
+pub use profile::layer_profile;
 pub use session::ModelSession;
 pub use stats::Stats;
 
 /// One tensor's row of the ranking.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
+#[cfg_attr(target_arch = "wasm32", tsify(missing_as_null))]
 pub struct TensorRow {
     pub name: String,
     pub file: String,
@@ -45,15 +52,16 @@ pub struct TensorRow {
     /// One result per method that applies to the tensor, in method order.
     pub results: Vec<MethodResult>,
     /// Why the tensor was skipped.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(target_arch = "wasm32", tsify(optional))]
     pub error: Option<String>,
-    /// Position in checkpoint order.
-    #[serde(skip)]
+    /// Position in checkpoint order (files in the order given, tensors in file order), from 0.
     pub position: usize,
 }
 
 /// The ranking of a checkpoint.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
 pub struct ModelReport {
     /// Tensors, worst first.
     pub tensors: Vec<TensorRow>,

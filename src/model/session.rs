@@ -19,8 +19,38 @@
 //! [`ModelSession::set_max_elements`] refuses tensors beyond its budget before they are read.
 
 use super::{rank_tensor, report, Method, ModelReport, TensorRow};
-use crate::checkpoint::{decode_entry, ByteRequest, Catalog, CatalogBuilder, Step};
+use crate::checkpoint::{
+    decode_entry, ByteRequest, Catalog, CatalogBuilder, Entry, LoadError, Step,
+};
 use crate::error::Error;
+use crate::tensor::Tensor;
+use serde::Serialize;
+
+/// One tensor of a listed checkpoint, as the page shows it before it is ranked.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
+#[cfg_attr(target_arch = "wasm32", tsify(missing_as_null))]
+pub struct ListedTensor {
+    /// Position in checkpoint order (the index [`ModelSession::rank`] takes).
+    pub position: usize,
+    pub name: String,
+    /// The file it lives in.
+    pub file: String,
+    pub shape: Vec<usize>,
+    pub dtype: String,
+    pub elements: usize,
+    pub byte_range: [u64; 2],
+    /// Why it cannot be read, when the listing already knows.
+    pub problem: Option<String>,
+}
+
+/// A listed checkpoint: its tensors in checkpoint order and the files that could not be listed.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
+pub struct Listing {
+    pub tensors: Vec<ListedTensor>,
+    pub load_errors: Vec<LoadError>,
+}
 
 /// A checkpoint being listed and ranked.
 #[derive(Debug, Clone)]
@@ -75,6 +105,61 @@ impl ModelSession {
         self.catalog.as_ref()
     }
 
+    /// The catalogue as the page lists it (`None` until it is ready).
+    pub fn listing(&self) -> Option<Listing> {
+        let catalog = self.catalog.as_ref()?;
+        Some(Listing {
+            tensors: catalog
+                .entries
+                .iter()
+                .enumerate()
+                .map(|(position, e)| ListedTensor {
+                    position,
+                    name: e.name.clone(),
+                    file: catalog.file_name(e).to_string(),
+                    shape: e.shape.clone(),
+                    dtype: e.dtype.name().to_string(),
+                    elements: e.elements,
+                    byte_range: [e.range.start, e.range.end],
+                    problem: e.problem.clone(),
+                })
+                .collect(),
+            load_errors: catalog.load_errors.clone(),
+        })
+    }
+
+    /// Entry `index` of the catalogue.
+    pub fn entry(&self, index: usize) -> Result<&Entry, Error> {
+        let catalog = self
+            .catalog
+            .as_ref()
+            .ok_or_else(|| Error::input("the checkpoint is not listed yet"))?;
+        catalog.entries.get(index).ok_or_else(|| {
+            Error::input(format!(
+                "tensor {index} does not exist ({} tensors)",
+                catalog.entries.len()
+            ))
+        })
+    }
+
+    /// Decode tensor `index` from the bytes of its [`Self::tensor_request`], exactly as
+    /// [`Self::rank`] reads it (for opening one tensor in the explorer).
+    pub fn read(&self, index: usize, bytes: &[u8]) -> Result<Tensor, Error> {
+        let entry = self.entry(index)?;
+        if entry.problem.is_none() && self.over_budget(entry.elements) {
+            return Err(self.budget_error(entry));
+        }
+        decode_entry(entry, bytes)
+    }
+
+    fn budget_error(&self, entry: &Entry) -> Error {
+        Error::input(format!(
+            "{} elements, more than the {} the page holds at once",
+            entry.elements,
+            self.max_elements.unwrap_or_default()
+        ))
+    }
+
     /// The byte range to read for tensor `index`, or `None` when it is skipped without reading
     /// (a listing problem, or beyond the element budget).
     pub fn tensor_request(&self, index: usize) -> Option<ByteRequest> {
@@ -96,25 +181,12 @@ impl ModelSession {
     /// Rank tensor `index` from the bytes of its [`Self::tensor_request`] (any bytes, e.g.
     /// none, for a tensor that has no request). Returns its row.
     pub fn rank(&mut self, index: usize, bytes: &[u8]) -> Result<&TensorRow, Error> {
+        let entry = self.entry(index)?;
+        let tensor = self.read(index, bytes);
         let catalog = self
             .catalog
             .as_ref()
             .ok_or_else(|| Error::input("the checkpoint is not listed yet"))?;
-        let entry = catalog.entries.get(index).ok_or_else(|| {
-            Error::input(format!(
-                "tensor {index} does not exist ({} tensors)",
-                catalog.entries.len()
-            ))
-        })?;
-        let tensor = match self.max_elements {
-            Some(limit) if entry.problem.is_none() && entry.elements > limit => {
-                Err(Error::input(format!(
-                    "{} elements, more than the {limit} the page holds at once",
-                    entry.elements
-                )))
-            }
-            _ => decode_entry(entry, bytes),
-        };
         let row = rank_tensor(
             entry,
             index,
@@ -127,6 +199,37 @@ impl ModelSession {
             .get_mut(index)
             .ok_or_else(|| Error::input("the catalogue changed"))?;
         Ok(slot.insert(row))
+    }
+
+    /// Record tensor `index` as skipped because its bytes could not be read (`reason`, e.g. the
+    /// file was removed after it was listed). Returns its row.
+    pub fn fail(&mut self, index: usize, reason: &str) -> Result<&TensorRow, Error> {
+        let entry = self.entry(index)?;
+        let error = Error::load(
+            entry.name.clone(),
+            format!("cannot read its bytes: {reason}"),
+        );
+        let catalog = self
+            .catalog
+            .as_ref()
+            .ok_or_else(|| Error::input("the checkpoint is not listed yet"))?;
+        let row = rank_tensor(
+            entry,
+            index,
+            catalog.file_name(entry),
+            Err(error),
+            &self.methods,
+        );
+        let slot = self
+            .rows
+            .get_mut(index)
+            .ok_or_else(|| Error::input("the catalogue changed"))?;
+        Ok(slot.insert(row))
+    }
+
+    /// The methods' ids, in order.
+    pub fn method_ids(&self) -> Vec<String> {
+        self.methods.iter().map(|m| m.id.clone()).collect()
     }
 
     /// Every tensor ranked so far, worst first.

@@ -14,10 +14,12 @@
 //!
 //! Statistics that are undefined (no finite value; `std = 0`) are `None`.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// Statistics of the finite values of a tensor.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
+#[cfg_attr(target_arch = "wasm32", tsify(missing_as_null))]
 pub struct Stats {
     pub min: Option<f64>,
     pub max: Option<f64>,

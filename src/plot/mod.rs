@@ -12,6 +12,7 @@ mod channels;
 mod curve_chart;
 mod formats_chart;
 mod histogram;
+mod layer_profile;
 pub mod svg;
 pub mod text;
 pub mod theme;
@@ -21,6 +22,7 @@ pub use channels::draw_channels;
 pub use curve_chart::draw_curve;
 pub use formats_chart::draw_formats;
 pub use histogram::draw_histogram;
+pub use layer_profile::{draw_layer_profile, LayerProfileView, ProfileTensor};
 
 use crate::curve::Curve;
 use plotters::coord::Shift;

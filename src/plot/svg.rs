@@ -178,6 +178,17 @@ pub fn formats_svg(view: &FormatsView, style: &Style, size: (u32, u32)) -> DrawR
     chart_svg(style, size, |area, style| draw_formats(area, view, style))
 }
 
+/// The layer profile of a checkpoint as an SVG document of `size` pixels.
+pub fn layer_profile_svg(
+    view: &super::LayerProfileView,
+    style: &Style,
+    size: (u32, u32),
+) -> DrawResult<String> {
+    chart_svg(style, size, |area, style| {
+        super::draw_layer_profile(area, view, style)
+    })
+}
+
 /// The AdaRound optimisation history chart as an SVG document of `size` pixels.
 pub fn adaround_svg(view: &AdaRoundView, style: &Style, size: (u32, u32)) -> DrawResult<String> {
     chart_svg(style, size, |area, style| draw_adaround(area, view, style))

@@ -380,7 +380,7 @@ fn output_error(x: ArrayView2<f32>, y: &Array2<f32>, wq: &Array2<f32>) -> Output
     OutputError {
         output_mse: err / y.len().max(1) as f64,
         output_sqnr_db: if err > 0.0 {
-            10.0 * (signal / err).log10()
+            crate::quant::sqnr_db(signal, err)
         } else {
             f64::INFINITY
         },

@@ -22,6 +22,11 @@ export const MAX_NPZ_BYTES = 256 * 1024 * 1024;
 export const CHUNK_BYTES = 16 * 1024 * 1024;
 /** Time AdaRound computes between two progress reports. */
 const ADAROUND_SLICE_MS = 30;
+/** Time the model ranking computes between two progress reports (each carries the new rows). */
+const RANK_SLICE_MS = 40;
+/** Rounds of byte requests a checkpoint listing may take (each round reads headers only). */
+const MAX_LISTING_ROUNDS = 10000;
+const EMPTY = new Uint8Array(0);
 
 const now = () => (typeof performance !== 'undefined' ? performance.now() : Date.now());
 const progress = (fraction, label, extra = {}) => ({ progress: { fraction, label, ...extra } });
@@ -36,9 +41,11 @@ export function toBytes(data) {
 
 /**
  * One input as the engine reads it: a Blob/File (read asynchronously), file bytes (Uint8Array,
- * ArrayBuffer, `{bytes, name}`), or values `{data: Float32Array, shape, name}`.
+ * ArrayBuffer, `{bytes, name}`), values `{data: Float32Array, shape, name}`, or one tensor of a
+ * checkpoint `{checkpoint: [files], tensor: {position, name}, name}` (see checkpointTensorSteps).
  */
 function toSource(input, fallbackName) {
+  if (input && Array.isArray(input.checkpoint)) return { checkpoint: input.checkpoint, tensor: input.tensor, name: input.name || fallbackName };
   if (typeof Blob !== 'undefined' && input instanceof Blob) return { blob: input, name: input.name || fallbackName };
   if (input && input.data instanceof Float32Array) {
     return { values: input.data, shape: input.shape || [input.data.length], name: input.name || fallbackName };
@@ -47,6 +54,124 @@ function toSource(input, fallbackName) {
     return { bytes: toBytes(input.bytes), name: input.name || fallbackName };
   }
   return { bytes: toBytes(input), name: fallbackName };
+}
+
+/**
+ * One file of a checkpoint as the model view reads it, by byte ranges: `{name, size, read(start,
+ * end)}` where `read` returns the bytes (Uint8Array) or a promise of them. Accepts a Blob/File
+ * (named by its folder path when it came from a folder), `{blob, name}`, file bytes (Uint8Array,
+ * ArrayBuffer, `{bytes, name}`), or an object that already has `name`, `size` and `read`.
+ */
+export function rangeSource(input, index = 0) {
+  const fallback = `file${index}`;
+  const fromBlob = (blob, name) => ({
+    name: name || blob.webkitRelativePath || blob.name || fallback,
+    size: blob.size,
+    read: (start, end) => readBytes(blob, start, end),
+  });
+  if (typeof Blob !== 'undefined' && input instanceof Blob) return fromBlob(input);
+  if (input && typeof Blob !== 'undefined' && input.blob instanceof Blob) return fromBlob(input.blob, input.name);
+  if (input && typeof input.read === 'function' && Number.isFinite(input.size)) {
+    return { name: input.name || fallback, size: input.size, read: (start, end) => input.read(start, end) };
+  }
+  const named = input && !ArrayBuffer.isView(input) && !(input instanceof ArrayBuffer) && input.bytes !== undefined;
+  const bytes = toBytes(named ? input.bytes : input);
+  return { name: (named && input.name) || fallback, size: bytes.length, read: (start, end) => bytes.subarray(start, end) };
+}
+
+/** Steps that read bytes `start..end` of a range source. */
+function* readRange(source, start, end) {
+  const got = source.read(start, end);
+  const bytes = got && typeof got.then === 'function' ? yield { wait: got } : got;
+  return toBytes(bytes);
+}
+
+/**
+ * Steps that list the checkpoint made of `sources` (range sources, in the order given) from
+ * the byte ranges its catalogue asks for (headers only). Returns the wasm ModelSession, ranked
+ * by `methods` (names; null: the defaults); the caller frees it.
+ */
+function* listCheckpointSteps(sources, methods = null) {
+  const session = new wasm.ModelSession(sources.map((s) => ({ name: s.name, size: s.size })), methods);
+  try {
+    for (let round = 0; ; round += 1) {
+      const requests = session.listingRequests();
+      if (requests.length === 0) return session;
+      if (round >= MAX_LISTING_ROUNDS) throw new Error('listing the checkpoint did not finish (too many header reads)');
+      for (const r of requests) session.supply(r.file, r.start, yield* readRange(sources[r.file], r.start, r.end));
+    }
+  } catch (err) {
+    session.free();
+    throw err;
+  }
+}
+
+/**
+ * Steps that rank the tensors at `positions` of a listed checkpoint (`session`, a wasm
+ * ModelSession over `sources`), one at a time: read exactly the tensor's byte range, rank it,
+ * drop the bytes. Every RANK_SLICE_MS they report progress carrying the rows ranked since the
+ * previous report (`rows`); asked to stop, they stop after the tensor in hand. Returns
+ * `{rows, cancelled}`. This is the one ranking loop: a pool of workers would give each its own
+ * listed session and a share of the positions, and merge the rows.
+ */
+export function* rankSteps(session, sources, positions) {
+  const rows = [];
+  let fresh = [];
+  let last = now();
+  for (let k = 0; k < positions.length; k += 1) {
+    const position = positions[k];
+    const request = session.tensorRequest(position);
+    let row;
+    if (!request) {
+      row = session.rank(position, EMPTY);
+    } else {
+      let bytes = null;
+      let failure = null;
+      try {
+        bytes = yield* readRange(sources[request.file], request.start, request.end);
+      } catch (err) {
+        failure = err && err.message ? err.message : String(err);
+      }
+      row = failure === null ? session.rank(position, bytes) : session.fail(position, failure);
+      bytes = null;
+    }
+    rows.push(row);
+    fresh.push(row);
+    const done = k + 1;
+    if (done === positions.length || now() - last >= RANK_SLICE_MS) {
+      const stop = yield progress(done / positions.length, `tensor ${done} of ${positions.length}`, { rows: fresh });
+      fresh = [];
+      last = now();
+      if (stop && done < positions.length) return { rows, cancelled: true };
+    }
+  }
+  return { rows, cancelled: false };
+}
+
+/**
+ * Steps that add one tensor of a checkpoint to `session` as a file of its own: list the
+ * checkpoint `source.checkpoint` (range sources' inputs), find `source.tensor` (`{position,
+ * name}`: the listed tensor at `position` when its name matches, else the first called `name`)
+ * and read exactly its bytes.
+ */
+function* checkpointTensorSteps(session, source) {
+  const sources = source.checkpoint.map(rangeSource);
+  const model = yield* listCheckpointSteps(sources);
+  try {
+    const { position, name } = source.tensor || {};
+    const tensors = model.listing().tensors;
+    const at = tensors[position];
+    const entry = at && (name === undefined || at.name === name) ? at : tensors.find((t) => t.name === name);
+    if (!entry) throw new Error(`no tensor named ${JSON.stringify(name)} in the checkpoint`);
+    if (entry.problem) throw new Error(`${entry.name}: ${entry.problem}`);
+    model.setMaxElements(wasm.limits().maxElements);
+    const request = model.tensorRequest(entry.position);
+    if (!request) throw new Error(`${entry.name}: ${entry.elements} values, more than the explorer holds`);
+    const bytes = yield* readRange(sources[request.file], request.start, request.end);
+    return session.addCheckpointTensor(source.name, model, entry.position, bytes);
+  } finally {
+    model.free();
+  }
 }
 
 /** `member` of a loaded file (its first when undefined), or an error naming the members. */
@@ -70,6 +195,7 @@ async function readBytes(blob, start, end) {
  */
 function* loadSourceSteps(session, source, { member, prefix = '' } = {}) {
   const whole = (info) => ({ ...info, streamed: false, allMembers: info.members });
+  if (source.checkpoint) return whole(yield* checkpointTensorSteps(session, source));
   if (source.values) return whole(session.addTensor(source.name, source.shape, source.values));
   if (source.bytes) return whole(session.loadFile(source.name, source.bytes));
   const { blob, name } = source;
@@ -364,6 +490,49 @@ export class Engine {
    */
   adaround(args, run) {
     return runAsync(adaroundSteps(args), run);
+  }
+
+  /** The methods a checkpoint can be ranked by: `{defaults, observers, formats}` (names). */
+  modelMethods() {
+    return wasm.modelMethods();
+  }
+
+  /**
+   * Steps of `rankModel`: list the checkpoint (progress carries `listing`: every tensor in
+   * checkpoint order, and `methods`), then rank its tensors one at a time (progress carries the
+   * new `rows`). Asked to stop, it returns what was ranked so far with `cancelled: true`.
+   */
+  *rankModelSteps({ files, methods = null, maxElements = null }) {
+    if (!Array.isArray(files) || files.length === 0) throw new TypeError('expected a non-empty list of checkpoint files');
+    const sources = files.map(rangeSource);
+    const session = yield* listCheckpointSteps(sources, methods && methods.length ? methods : null);
+    try {
+      session.setMaxElements(maxElements ?? wasm.limits().maxElements);
+      const listing = session.listing();
+      const ids = session.methods();
+      let cancelled = Boolean(yield progress(0, `${listing.tensors.length} tensors listed`, { listing, methods: ids }));
+      if (!cancelled) ({ cancelled } = yield* rankSteps(session, sources, listing.tensors.map((t) => t.position)));
+      return { ...session.report(), methods: ids, cancelled };
+    } finally {
+      session.free();
+    }
+  }
+
+  /**
+   * Rank every tensor of a checkpoint by what quantization does to it, worst first. `files`:
+   * its files in order (File/Blob, `{blob, name}`, bytes, or `{name, size, read(start, end)}`;
+   * safetensors shards with or without their index, .npz, .npy, .gguf); `methods`: observer ids
+   * and format labels (null: the defaults); `maxElements`: larger tensors are skipped (default:
+   * what the explorer holds). Only the headers and one tensor's bytes are held at a time.
+   * Resolves to `{tensors, load_errors, methods, cancelled}` (`tensors` as the CLI's `--json`).
+   */
+  rankModel(args, run) {
+    return runAsync(this.rankModelSteps(args), run);
+  }
+
+  /** A ranking as CSV (the CLI's `--csv`) with the columns of `methods`. */
+  modelCsv({ report, methods }) {
+    return wasm.modelCsv(report, methods);
   }
 
   /** Panic inside the WebAssembly module (to test that a host recovers). */

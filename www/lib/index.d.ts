@@ -10,6 +10,9 @@ import type {
   FileInfo,
   FormatResult,
   FormatsTarget,
+  Listing,
+  MethodChoices,
+  ModelReport,
   ObserverEntry,
   MemberRef,
   PanelView,
@@ -21,6 +24,7 @@ import type {
   Selection,
   Session,
   Style,
+  TensorRow,
   TensorSummary,
 } from '../pkg/quantscope.js';
 
@@ -42,9 +46,16 @@ export type {
   FormatsTarget,
   Granularity,
   Grid,
+  LayerProfileView,
+  ListedTensor,
+  Listing,
+  LoadError,
   Marker,
   MemberInfo,
   MemberRef,
+  MethodChoices,
+  MethodResult,
+  ModelReport,
   NonFiniteCounts,
   ObserverEntry,
   OptimiserSpec,
@@ -61,10 +72,13 @@ export type {
   QuantizerRegistry,
   Registry,
   Report,
+  ResultKind,
   Selection,
   SliceNumbers,
   Split,
+  Stats,
   Style,
+  TensorRow,
   TensorSummary,
   WeightGrid,
   WeightScheme,
@@ -203,7 +217,13 @@ export interface RunOptions<P = ProgressReport> {
 }
 
 /** Anything the engine reads: a File/Blob (asynchronously), file bytes, or values with a shape. */
-export type EngineInput = Blob | Bytes | { bytes: Bytes; name?: string } | { data: Float32Array; shape?: number[]; name?: string };
+export type EngineInput =
+  | Blob
+  | Bytes
+  | { bytes: Bytes; name?: string }
+  | { data: Float32Array; shape?: number[]; name?: string }
+  /** One tensor of a checkpoint (read from its byte range only): the model view's row click. */
+  | { checkpoint: CheckpointFile[]; tensor: { position?: number; name?: string }; name?: string };
 
 /** A loaded file as `load` reports it. */
 export type LoadedFile = FileInfo & { streamed: boolean; allMembers: FileInfo['members'] };
@@ -221,6 +241,20 @@ export interface AdaRoundSide {
   member?: string;
   name?: string;
 }
+
+/** One file of a checkpoint for `rankModel`: a File/Blob (named by its folder path), bytes, or anything that reads byte ranges. */
+export type CheckpointFile =
+  | Blob
+  | Bytes
+  | { blob: Blob; name?: string }
+  | { bytes: Bytes; name?: string }
+  | { name?: string; size: number; read(start: number, end: number): Uint8Array | Promise<Uint8Array> };
+
+/** A progress report of `rankModel`: the listing once, then the rows ranked since the previous report. */
+export type ModelProgress = { fraction: number; label: string; listing?: Listing; methods?: string[]; rows?: TensorRow[] };
+
+/** The ranking of a checkpoint (`tensors` worst first, as `quantscope model --json`), its methods, and whether it was stopped early. */
+export type ModelRanking = ModelReport & { methods: string[]; cancelled: boolean };
 
 /** The one JavaScript façade over the WebAssembly session (Node, Deno, Observable, page, worker). */
 export declare class Engine {
@@ -250,6 +284,12 @@ export declare class Engine {
   /** One tensor of a file that is not loaded (a vector parameter opened from a file). */
   readVector(args: { file: EngineInput; name?: string; member?: string }, run?: RunOptions): Promise<{ name: string; member: string; shape: number[]; values: Float32Array }>;
   adaround(args: { w: AdaRoundSide; x: AdaRoundSide; params?: ParamValues }, run?: RunOptions): Promise<AdaRoundResult>;
+  /** The methods a checkpoint can be ranked by (observer ids and format labels). */
+  modelMethods(): MethodChoices;
+  /** Rank every tensor of a checkpoint, one tensor's bytes at a time; `methods` null: the defaults. */
+  rankModel(args: { files: CheckpointFile[]; methods?: string[] | null; maxElements?: number | null }, run?: RunOptions<ModelProgress>): Promise<ModelRanking>;
+  /** A ranking as CSV (`quantscope model --csv`) with the columns of `methods`. */
+  modelCsv(args: { report: ModelReport; methods: string[] }): string;
   debugPanic(args?: { message?: string }): null;
   panicMessage(): string | null;
 }

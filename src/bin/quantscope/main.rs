@@ -7,7 +7,7 @@
 //! quantscope adaround W X [--bits 4|8] [--scheme per_channel_symmetric|…] [--iters N] [--json]
 //! quantscope formats FILE [--json]
 //! quantscope quantize FILE --quantizer ID [--params JSON] [--out OUT.npy] [--json]
-//! quantscope model PATH... [--observers ID,...] [--formats LABEL,...] [--json | --csv] [--jobs N]
+//! quantscope model PATH... [--observers ID,...] [--formats LABEL,...] [--json | --csv] [--jobs N] [--svg OUT.svg]
 //! ```
 //! Each FILE of `observe` is one calibration batch, in order; `file.npz:member` and
 //! `file.safetensors:tensor` pick one tensor of a container.
@@ -137,6 +137,9 @@ enum Command {
         /// are decoded in memory at a time.
         #[arg(long)]
         jobs: Option<usize>,
+        /// Also write the layer profile (SQNR per tensor in checkpoint order, by layer) as SVG.
+        #[arg(long, value_name = "OUT.svg")]
+        svg: Option<std::path::PathBuf>,
     },
     /// Learn a layer's weight rounding with AdaRound and compare it with round-to-nearest.
     Adaround {
@@ -291,6 +294,7 @@ fn run(command: Command) -> Result<()> {
             json,
             csv,
             jobs,
+            svg,
         } => {
             let methods = model_cmd::methods_from(observers.as_deref(), formats.as_deref())?;
             let format = match (json, csv) {
@@ -298,7 +302,7 @@ fn run(command: Command) -> Result<()> {
                 (_, true) => model_cmd::Format::Csv,
                 _ => model_cmd::Format::Table,
             };
-            model_cmd::run(&paths, &methods, jobs, format)
+            model_cmd::run(&paths, &methods, jobs, format, svg.as_deref())
         }
         Command::Adaround {
             weight,

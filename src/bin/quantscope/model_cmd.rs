@@ -4,10 +4,12 @@
 use quantscope::checkpoint::native::Checkpoint;
 use quantscope::error::{Error, Result};
 use quantscope::model::{self, methods, Method, ModelReport};
+use quantscope::plot::svg::layer_profile_svg;
+use quantscope::plot::Style;
 use serde_json::Value;
 use std::fmt::Write as _;
 use std::io::IsTerminal;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// How to print the ranking.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -52,6 +54,7 @@ pub fn run(
     methods: &[Method],
     jobs: Option<usize>,
     format: Format,
+    svg: Option<&Path>,
 ) -> Result<()> {
     let paths: Vec<PathBuf> = paths.iter().map(PathBuf::from).collect();
     let checkpoint = Checkpoint::open(&paths);
@@ -95,7 +98,10 @@ pub fn run(
         Format::Csv => print!("{}", csv(&report, methods)),
         Format::Table => print!("{}", table(&report, methods)),
     }
-    Ok(())
+    match svg {
+        Some(path) => write_svg(&report, methods, path),
+        None => Ok(()),
+    }
 }
 
 /// The JSON document: `{"tensors": [...], "load_errors": [...]}`.
@@ -103,103 +109,19 @@ pub fn json(report: &ModelReport) -> Value {
     serde_json::to_value(report).unwrap_or_default()
 }
 
-fn num(x: Option<f64>) -> String {
-    x.map(|v| format!("{v}")).unwrap_or_default()
-}
-
-/// A CSV field, quoted when it holds a comma, a quote or a line break.
-fn field(s: &str) -> String {
-    if s.contains([',', '"', '\n', '\r']) {
-        format!("\"{}\"", s.replace('"', "\"\""))
-    } else {
-        s.to_string()
-    }
-}
-
-/// One line per tensor, worst first: the tensor, its statistics, four columns per method
-/// (`<id> sqnr_db`, `<id> mse`, `<id> max_abs_err`, `<id> clipped_fraction`), and the reason
-/// a tensor was skipped.
+/// The CSV document (see [`quantscope::model::csv`]).
 pub fn csv(report: &ModelReport, methods: &[Method]) -> String {
-    let mut header: Vec<String> = [
-        "name",
-        "file",
-        "shape",
-        "dtype",
-        "elements",
-        "nan",
-        "pos_inf",
-        "neg_inf",
-        "min",
-        "max",
-        "mean",
-        "std",
-        "kurtosis",
-        "absmax_over_std",
-    ]
-    .iter()
-    .map(|s| s.to_string())
-    .collect();
-    for m in methods {
-        for metric in ["sqnr_db", "mse", "max_abs_err", "clipped_fraction"] {
-            header.push(format!("{} {metric}", m.id));
-        }
-    }
-    header.push("error".into());
-    let mut out = header
-        .iter()
-        .map(|h| field(h))
-        .collect::<Vec<_>>()
-        .join(",")
-        + "\n";
-    for t in &report.tensors {
-        let s = t.stats;
-        let shape: Vec<String> = t.shape.iter().map(usize::to_string).collect();
-        let mut cells = vec![
-            t.name.clone(),
-            t.file.clone(),
-            shape.join("x"),
-            t.dtype.clone(),
-            t.elements.to_string(),
-            t.nonfinite.nan.to_string(),
-            t.nonfinite.pos_inf.to_string(),
-            t.nonfinite.neg_inf.to_string(),
-        ];
-        for v in [
-            s.and_then(|s| s.min),
-            s.and_then(|s| s.max),
-            s.and_then(|s| s.mean),
-            s.and_then(|s| s.std),
-            s.and_then(|s| s.kurtosis),
-            s.and_then(|s| s.absmax_over_std),
-        ] {
-            cells.push(num(v));
-        }
-        for m in methods {
-            match t.results.iter().find(|r| r.id == m.id) {
-                Some(r) => cells.extend([
-                    num(r.sqnr_db),
-                    num(r.mse),
-                    num(r.max_abs_err),
-                    num(r.clipped_fraction),
-                ]),
-                None => cells.extend(std::iter::repeat_n(String::new(), 4)),
-            }
-        }
-        let errors: Vec<String> = t
-            .error
-            .iter()
-            .cloned()
-            .chain(
-                t.results
-                    .iter()
-                    .filter_map(|r| r.error.as_ref().map(|e| format!("{}: {e}", r.id))),
-            )
-            .collect();
-        cells.push(errors.join("; "));
-        out += &cells.iter().map(|c| field(c)).collect::<Vec<_>>().join(",");
-        out.push('\n');
-    }
-    out
+    let ids: Vec<String> = methods.iter().map(|m| m.id.clone()).collect();
+    model::csv(report, &ids)
+}
+
+/// Write the layer profile of `report` to `path` as SVG.
+fn write_svg(report: &ModelReport, methods: &[Method], path: &Path) -> Result<()> {
+    let ids: Vec<String> = methods.iter().map(|m| m.id.clone()).collect();
+    let view = model::layer_profile(&report.tensors, &ids, None);
+    let svg = layer_profile_svg(&view, &Style::default(), (1200, 420)).map_err(Error::input)?;
+    std::fs::write(path, svg)
+        .map_err(|e| Error::input(format!("cannot write {}: {e}", path.display())))
 }
 
 /// A terminal table: SQNR (dB) per method, worst tensor first.

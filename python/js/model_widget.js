@@ -1,0 +1,72 @@
+// `quantscope.Model` in a notebook: the explorer page's model view (www/ui/model.js) mounted on
+// the widget's engine (a LocalEngine in this thread), ranking the checkpoint files Python sent as
+// binary buffers. The rows go back to Python (`model.rows`), exactly the `tensors` of
+// `quantscope model --json`.
+//
+// Model (synced with Python's `quantscope.Model`):
+//   _files, _names  the checkpoint's files (bytes) and their names, in order
+//   methods         observer ids and format labels (empty: the defaults)
+//   rows, load_errors, state, error   written here once a ranking ends
+import { ModelView } from '../../www/ui/model.js';
+
+/** Bytes of a synced binary value: DataView (Jupyter, marimo), typed array, or base64 text. */
+function toBytes(value, what) {
+  if (value instanceof Uint8Array) return value;
+  if (value instanceof DataView || ArrayBuffer.isView(value)) return new Uint8Array(value.buffer, value.byteOffset, value.byteLength);
+  if (value instanceof ArrayBuffer) return new Uint8Array(value);
+  if (typeof value === 'string') {
+    const text = atob(value);
+    const out = new Uint8Array(text.length);
+    for (let i = 0; i < text.length; i += 1) out[i] = text.charCodeAt(i);
+    return out;
+  }
+  throw new TypeError(`${what} did not arrive as binary data (got ${value === null ? 'null' : typeof value})`);
+}
+
+let displays = 0;
+
+/** Draw a `quantscope.Model` into `el` with the page-wide engine `qs`; returns the clean-up. */
+export function renderModel({ model, el }, qs) {
+  const { h } = qs;
+  el.classList.add('quantscope-widget');
+  const mount = h('div', { class: 'qs-view' });
+  el.replaceChildren(mount);
+  displays += 1;
+  const engine = qs.createEngine();
+  const view = new ModelView().mount(mount, engine, {
+    prefix: `qsm${displays}-`,
+    inputs: false,
+    onRows: (rows) => {
+      el.dataset.status = view.section.dataset.state;
+      model.set('rows', rows);
+      model.set('load_errors', view.loadErrors || []);
+      model.set('state', view.section.dataset.state);
+      const alert = view.$('model-error');
+      model.set('error', view.section.dataset.state === 'error' && !alert.hidden ? alert.textContent : '');
+      model.save_changes();
+    },
+  });
+  const run = () => {
+    const names = model.get('_names') || [];
+    let files;
+    try {
+      files = (model.get('_files') || []).map((b, i) => ({ bytes: toBytes(b, names[i] || `file ${i}`), name: names[i] || `file${i}` }));
+    } catch (err) {
+      model.set('error', err.message);
+      model.set('state', 'error');
+      model.save_changes();
+      return;
+    }
+    el.dataset.status = 'running';
+    view.setMethods(model.get('methods') || []);
+    view.setFiles(files);
+  };
+  const handlers = [['change:_files', run], ['change:methods', run]];
+  for (const [event, fn] of handlers) model.on(event, fn);
+  run();
+  return () => {
+    for (const [event, fn] of handlers) model.off(event, fn);
+    view.unmount();
+    engine.engine.free();
+  };
+}
