@@ -140,7 +140,7 @@ test('every golden case through the page: observers panel, quantize in the worke
   const counts = Object.entries(tallies).map(([family, { page, view }]) => line(family, page.summary) + (view.summary.checked ? `, formats view ${view.summary.passed}/${view.summary.checked}` : ''));
   t.diagnostic(`golden cases through the page: ${counts.join('; ')} in ${seconds} s on ${PAGES} pages`);
   console.log(`page golden: ${counts.join('; ')} (${seconds} s)`);
-  for (const family of ['torch', 'quark', 'horizon', 'ort', 'modelopt', 'llmcompressor', 'torchao', 'bnb', 'ggml'].filter((f) => !only || only.includes(f))) {
+  for (const family of families(path.join(sharedDir(), 'golden')).filter((f) => !only || only.includes(f))) {
     assert.ok(tallies[family] && tallies[family].page.summary.checked > 0, `${family} cases were checked`);
   }
   for (const [family, { page, view }] of Object.entries(tallies)) {

@@ -8,6 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { execFileSync } from 'node:child_process';
 import { ROOT, RESULTS, sharedDir, start, inkRatio } from './helpers.mjs';
+import { families as goldenFamilies } from './npm-golden.mjs';
 
 const golden = JSON.parse(fs.readFileSync(path.join(sharedDir(), 'golden', 'torch', 'cases.json'), 'utf8'));
 
@@ -112,7 +113,7 @@ console.log(JSON.stringify({ version: version(), shape: t.shape, max: t.max }));
     const counts = Object.entries(families).filter(([, f]) => f.checked > 0).map(([name, f]) => `${name} ${f.passed}/${f.checked}${skipped(f) ? ` (${skipped(f)})` : ''}`);
     t.diagnostic(`golden cases through the npm package: ${counts.join(', ')} in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
     console.log(`npm golden: ${counts.join(', ')}`);
-    for (const family of ['torch', 'quark', 'horizon', 'ort', 'modelopt', 'llmcompressor', 'torchao', 'bnb', 'ggml']) {
+    for (const family of goldenFamilies(path.join(sharedDir(), 'golden'))) {
       assert.ok(families[family] && families[family].checked > 0, `${family} cases were checked`);
     }
     for (const [name, f] of Object.entries(families)) assert.deepEqual(f.failures, [], `${name}: ${f.passed}/${f.checked}`);
