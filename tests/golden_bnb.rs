@@ -4,7 +4,7 @@
 //! registry. The code books are checked against the tables the generator recorded.
 mod common;
 
-use common::{check_close, load_npy, Case};
+use common::{check_close, f64s, load_npy, qdq_metrics, Case};
 use quantscope::formats::bnb::{self, blockwise8, codes, double::DoubleQuant, QuantType};
 use quantscope::params::{ParamSet, Params};
 use quantscope::quantizers::bnb::{Blockwise8Args, Nf4Args};
@@ -12,10 +12,6 @@ use quantscope::quantizers::formats;
 use serde_json::Value;
 
 const FAMILY: &str = "bnb";
-
-fn f64s(v: &[f32]) -> Vec<f64> {
-    v.iter().map(|&x| x as f64).collect()
-}
 
 fn u8s(t: &quantscope::tensor::Tensor) -> Vec<u8> {
     t.data.iter().map(|&v| v as u8).collect()
@@ -30,25 +26,12 @@ fn expected_npy(case: &Case, field: &str) -> Result<quantscope::tensor::Tensor, 
 
 /// The generator's float64 metrics (`common_data.qdq_metrics`).
 fn check_metrics(case: &Case, x: &[f32], y: &[f32]) -> Result<(), String> {
-    let tol = case.field_tolerance("metrics");
-    let n = x.len() as f64;
-    let (mut se, mut sx, mut max) = (0.0f64, 0.0f64, 0.0f64);
-    for (&a, &b) in x.iter().zip(y) {
-        let e = b as f64 - a as f64;
-        se += e * e;
-        sx += a as f64 * a as f64;
-        max = max.max(e.abs());
-    }
-    let mut fields = vec![("mse", se / n), ("max_abs_err", max)];
-    if se > 0.0 && sx > 0.0 {
-        fields.push(("sqnr_db", 10.0 * (sx / se).log10()));
-    }
-    for (field, got) in fields {
-        if let Some(w) = case.expected.get(field).and_then(Value::as_f64) {
-            check_close(field, &[got], &[w], tol)?;
-        }
-    }
-    Ok(())
+    qdq_metrics::check_metrics(
+        &qdq_metrics::qdq_metrics(x, y),
+        &case.expected,
+        "",
+        case.field_tolerance("metrics"),
+    )
 }
 
 fn check_double(case: &Case, d: &DoubleQuant) -> Result<(), String> {

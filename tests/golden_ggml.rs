@@ -4,7 +4,7 @@
 //! rtol 1e-6 — both from the kernels directly and through the quantizer registry.
 mod common;
 
-use common::{check_close, load_npy, Case};
+use common::{check_close, f64s, load_npy, qdq_metrics, Case};
 use quantscope::formats::ggml::{self, GgmlType};
 use quantscope::params::Params;
 use quantscope::quantizers::formats;
@@ -20,10 +20,6 @@ fn flat_numbers(v: &Value) -> Vec<f64> {
     }
 }
 
-fn f64s(v: &[f32]) -> Vec<f64> {
-    v.iter().map(|&x| x as f64).collect()
-}
-
 /// The imatrix named by the case (`params.imatrix`: a path, or null).
 fn imatrix(case: &Case) -> Result<Option<Vec<f32>>, String> {
     match case.params.get("imatrix") {
@@ -36,19 +32,7 @@ fn imatrix(case: &Case) -> Result<Option<Vec<f32>>, String> {
 /// MSE over rows).
 fn check_metrics(case: &Case, x: &[f32], y: &[f32], im: Option<&[f32]>) -> Result<(), String> {
     let exp = &case.expected;
-    let tol = case.field_tolerance("metrics");
-    let n = x.len() as f64;
-    let (mut se, mut sx, mut max) = (0.0f64, 0.0f64, 0.0f64);
-    for (&a, &b) in x.iter().zip(y) {
-        let e = b as f64 - a as f64;
-        se += e * e;
-        sx += a as f64 * a as f64;
-        max = max.max(e.abs());
-    }
-    let mut fields = vec![("mse", se / n), ("max_abs_err", max)];
-    if se > 0.0 && sx > 0.0 {
-        fields.push(("sqnr_db", 10.0 * (sx / se).log10()));
-    }
+    let mut fields = qdq_metrics::qdq_metrics(x, y);
     if let Some(im) = im {
         let cols = im.len();
         let weighted: f64 = x
@@ -63,12 +47,7 @@ fn check_metrics(case: &Case, x: &[f32], y: &[f32], im: Option<&[f32]>) -> Resul
             weighted / (total * (x.len() / cols) as f64),
         ));
     }
-    for (field, got) in fields {
-        if let Some(w) = exp.get(field).and_then(Value::as_f64) {
-            check_close(field, &[got], &[w], tol)?;
-        }
-    }
-    Ok(())
+    qdq_metrics::check_metrics(&fields, exp, "", case.field_tolerance("metrics"))
 }
 
 /// The per-block scales the case lists, against those decoded from our blocks.

@@ -4,7 +4,7 @@
 //! batch, the MSE/Mix candidate choice and losses, the KL runs and the last divergences).
 mod common;
 
-use common::{check_close, numbers, Case};
+use common::{check_close, f64s, numbers, Case};
 use quantscope::engine::{self, NonFinitePolicy};
 use quantscope::observer::Instance;
 use quantscope::registry;
@@ -14,10 +14,6 @@ use serde_json::Value;
 /// quantscope reproduces them exactly (float32 losses, float64 divergences in PyTorch's
 /// summation order); 1e-6 only absorbs JSON's last digit.
 const DIAGNOSTIC: (f64, f64) = (1e-6, 0.0);
-
-fn f64s(v: &[f32]) -> Vec<f64> {
-    v.iter().map(|&x| x as f64).collect()
-}
 
 /// The report's `extra[key]`, or an error naming it.
 fn extra<'a>(q: &'a quantscope::observer::QParams, key: &str) -> Result<&'a Value, String> {

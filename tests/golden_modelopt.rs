@@ -3,33 +3,16 @@
 //! `num_bins_final` and the histogram's `bin_edges`.
 mod common;
 
-use common::{check_close, numbers, Case};
+use common::family_fields::{check_bin_edges, check_extra_numbers};
+use common::Case;
 
 fn run_modelopt(case: &Case) -> Result<(), String> {
     let Some(report) = common::run_standard_report(case)? else {
         return Ok(());
     };
-    let exp = &case.expected;
-    if let Some(w) = exp.get("num_bins_final") {
-        let got = report
-            .qparams
-            .as_ref()
-            .ok_or("no qparams")?
-            .extra
-            .get("num_bins_final")
-            .ok_or("num_bins_final: the report has none")?;
-        check_close("num_bins_final", &numbers(got), &numbers(w), (0.0, 0.0))?;
-    }
-    if let Some(w) = exp.get("bin_edges") {
-        let h = report
-            .state
-            .histogram
-            .as_ref()
-            .ok_or("bin_edges: no histogram")?;
-        let got: Vec<f64> = h.edges.iter().map(|&e| e as f64).collect();
-        check_close("bin_edges", &got, &numbers(w), (0.0, 0.0))?;
-    }
-    Ok(())
+    let q = report.qparams.as_ref().ok_or("no qparams")?;
+    check_extra_numbers(case, q, &["num_bins_final"], |_| (0.0, 0.0))?;
+    check_bin_edges(case, &report, (0.0, 0.0))
 }
 
 #[test]

@@ -3,7 +3,8 @@
 //! the ONNX fine-tuning quantizers and the non-scaled MX-int8/BFP16 kernels directly.
 mod common;
 
-use common::{check_close, numbers, Case};
+use common::family_fields::{check_bin_edges, check_extra_numbers};
+use common::{check_close, f64s, numbers, qdq_metrics, Case};
 use quantscope::engine::Run;
 use quantscope::formats::{bfp, half_cast::HalfType, mx};
 use quantscope::observer::Grid;
@@ -26,10 +27,6 @@ fn quark_golden_cases() {
     });
 }
 
-fn f64s(v: &[f32]) -> Vec<f64> {
-    v.iter().map(|&x| x as f64).collect()
-}
-
 fn load_npy(case: &Case, name: &str) -> Result<Tensor, String> {
     let path = common::golden_dir().join("quark").join(name);
     let bytes = std::fs::read(&path).map_err(|e| format!("{}: {e}", path.display()))?;
@@ -40,28 +37,15 @@ fn load_npy(case: &Case, name: &str) -> Result<Tensor, String> {
 
 /// `qdq_metrics` of the generator: mse, max |err|, sqnr (float64).
 fn check_metrics(case: &Case, x: &[f32], y: &[f32]) -> Result<(), String> {
-    let Some(want) = case.expected.get("qdq") else {
-        return Ok(());
-    };
-    let n = x.len().max(1) as f64;
-    let (mut se, mut sx, mut max) = (0.0f64, 0.0f64, 0.0f64);
-    for (&a, &b) in x.iter().zip(y) {
-        let e = b as f64 - a as f64;
-        se += e * e;
-        sx += a as f64 * a as f64;
-        max = max.max(e.abs());
+    match case.expected.get("qdq") {
+        Some(want) => qdq_metrics::check_metrics(
+            &qdq_metrics::qdq_metrics(x, y),
+            want,
+            "qdq.",
+            case.tolerance_for("qdq"),
+        ),
+        None => Ok(()),
     }
-    let tol = case.tolerance_for("qdq");
-    let mut fields = vec![("mse", se / n), ("max_abs_err", max)];
-    if se > 0.0 && sx > 0.0 {
-        fields.push(("sqnr_db", 10.0 * (sx / se).log10()));
-    }
-    for (field, got) in fields {
-        if let Some(w) = want.get(field).and_then(Value::as_f64) {
-            check_close(&format!("qdq.{field}"), &[got], &[w], tol)?;
-        }
-    }
-    Ok(())
 }
 
 fn check_values(case: &Case, field: &str, got: &[f32]) -> Result<(), String> {
@@ -98,32 +82,11 @@ fn observer_case(case: &Case) -> Result<(), String> {
             other => return Err(format!("placeholder grid {other:?}")),
         }
     }
-    if let Some(w) = exp.get("num_bins_final") {
-        let got = q
-            .extra
-            .get("num_bins_final")
-            .ok_or("num_bins_final: none")?;
-        check_close("num_bins_final", &numbers(got), &numbers(w), (0.0, 0.0))?;
-    }
-    if let Some(w) = exp.get("bin_edges") {
-        let h = report
-            .state
-            .histogram
-            .as_ref()
-            .ok_or("bin_edges: no histogram")?;
-        check_close(
-            "bin_edges",
-            &f64s(&h.edges),
-            &numbers(w),
-            case.tolerance_for("bin_edges"),
-        )?;
-    }
-    for field in ["observed_min", "observed_max"] {
-        if let Some(w) = exp.get(field) {
-            let got = q.extra.get(field).ok_or_else(|| format!("{field}: none"))?;
-            check_close(field, &numbers(got), &numbers(w), case.tolerance_for(field))?;
-        }
-    }
+    check_extra_numbers(case, q, &["num_bins_final"], |_| (0.0, 0.0))?;
+    check_bin_edges(case, &report, case.tolerance_for("bin_edges"))?;
+    check_extra_numbers(case, q, &["observed_min", "observed_max"], |field| {
+        case.tolerance_for(field)
+    })?;
     if let Some(name) = exp.get("qdq_output").and_then(Value::as_str) {
         let want = load_npy(case, name)?;
         let x = batches.first().ok_or("no batch")?;

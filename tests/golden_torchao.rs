@@ -5,55 +5,25 @@
 //! the stage at which an error is raised.
 mod common;
 
+use common::family_fields::{check_grid_range, check_trace, last_mse_search};
 use common::library_params::flattened;
 use common::Case;
-use quantscope::engine::{Report, Run};
-use quantscope::observer::{Grid, Instance};
-use quantscope::registry;
+use quantscope::engine::Report;
 use serde_json::Value;
 
 fn run_case(case: &Case) -> Result<(), String> {
     let case = flattened(case)?;
     let Some(report) = common::run_standard_report(&case)? else {
-        return check_stage(&case);
+        return common::check_error_stage(&case, "torchao", |stage| stage);
     };
     check_family_fields(&case, &report)?;
     check_trace(&case)
 }
 
-fn check_stage(case: &Case) -> Result<(), String> {
-    let batches = case.load_batches()?;
-    let report = Run::new(&case.observer, case.params.clone(), &batches)
-        .map_err(|e| e.to_string())?
-        .report();
-    let got = report
-        .error
-        .as_ref()
-        .and_then(|e| e.stage.clone())
-        .unwrap_or_else(|| "none".into());
-    match case.expected.get("error_stage").and_then(Value::as_str) {
-        Some(want) if want != got => Err(format!(
-            "error raised at {got}, torchao raises it at {want}"
-        )),
-        _ => Ok(()),
-    }
-}
-
 fn check_family_fields(case: &Case, report: &Report) -> Result<(), String> {
     let exp = &case.expected;
     let q = report.qparams.as_ref().ok_or("no qparams")?;
-    if let (Some(lo), Some(hi)) = (
-        exp.get("quant_min").and_then(Value::as_f64),
-        exp.get("quant_max").and_then(Value::as_f64),
-    ) {
-        match q.grid {
-            Grid::Int {
-                quant_min,
-                quant_max,
-            } if (quant_min as f64, quant_max as f64) == (lo, hi) => {}
-            ref other => return Err(format!("grid {other:?}, expected {lo}..{hi}")),
-        }
-    }
+    check_grid_range(case, q, false)?;
     for field in ["qparam_shape", "zero_point_dtype", "eps_effective"] {
         if let Some(want) = exp.get(field) {
             let got = q.extra.get(field).unwrap_or(&Value::Null);
@@ -80,39 +50,12 @@ fn check_family_fields(case: &Case, report: &Report) -> Result<(), String> {
     {
         return Err("the zero point should be None".into());
     }
-    if let Some(search) = exp.get("mse_search") {
-        let last = match search {
-            Value::Array(all) => all.last().ok_or("empty mse_search")?,
-            one => one,
-        };
+    if let Some(last) = last_mse_search(case)? {
         let (got, want) = (q.extra.get("selected_step"), last.get("selected_step"));
         if got != want {
             return Err(format!(
                 "mse_search.selected_step: got {got:?}, expected {want:?}"
             ));
-        }
-    }
-    Ok(())
-}
-
-/// `min_val`/`max_val` after every batch of a multi-batch case.
-fn check_trace(case: &Case) -> Result<(), String> {
-    let Some(trace) = case.expected.get("trace").and_then(Value::as_array) else {
-        return Ok(());
-    };
-    let spec = registry::find(&case.observer).map_err(|e| e.to_string())?;
-    let mut observer = Instance::new(spec, &case.params).map_err(|e| e.to_string())?;
-    let f64s = |v: &[f32]| v.iter().map(|&x| x as f64).collect::<Vec<_>>();
-    for (i, (batch, want)) in case.load_batches()?.iter().zip(trace).enumerate() {
-        observer.observe(batch).map_err(|e| e.to_string())?;
-        let state = observer.plot();
-        for (field, got) in [("min_val", &state.min_val), ("max_val", &state.max_val)] {
-            common::check_close(
-                &format!("trace[{i}].{field}"),
-                &f64s(got),
-                &common::numbers(&want[field]),
-                case.tolerance_for(field),
-            )?;
         }
     }
     Ok(())

@@ -17,6 +17,7 @@
 //!   `a[1] = f32(start + step)`, `a[i] = start + i·(a[1] − a[0])` in float64.
 //! * [`searchsorted_left`] — `np.searchsorted(a, v)` with numpy's NaN ordering.
 
+use super::torch;
 use crate::error::{Error, Result};
 
 /// Largest array these helpers will allocate (bins or edges); numpy would try and run out of
@@ -104,25 +105,10 @@ pub fn linspace_f32(start: f32, stop: f32, num: usize) -> Vec<f32> {
 }
 
 /// `np.floor_divide` on float32 scalars (numpy's `npy_divmod`: `(a − fmod(a, b))/b`, adjusted
-/// to Python's sign convention, snapped to the nearest integral value).
+/// to Python's sign convention, snapped to the nearest integral value) — the same algorithm,
+/// step for step, as ATen's `c10::div_floor_floating`, so it is [`torch::div_floor`].
 pub fn floor_divide_f32(a: f32, b: f32) -> f32 {
-    if b == 0.0 {
-        return a / b;
-    }
-    let m = a % b;
-    let mut div = (a - m) / b;
-    if m != 0.0 && (b < 0.0) != (m < 0.0) {
-        div -= 1.0;
-    }
-    if div != 0.0 {
-        let mut floordiv = div.floor();
-        if div - floordiv > 0.5 {
-            floordiv += 1.0;
-        }
-        floordiv
-    } else {
-        0.0f32.copysign(a / b)
-    }
+    torch::div_floor(a, b)
 }
 
 /// Counts of `np.histogram(data, bins=n, range=(lo, hi))` on float32 data, and its float32 edges.

@@ -6,7 +6,7 @@
 //! there.
 
 use super::axis::Axis;
-use super::{err, fmt_num, theme, AdaRoundView, DrawResult, Style};
+use super::{err, fmt_num, theme, themed_mesh, AdaRoundView, DrawResult, Style};
 use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
@@ -149,11 +149,7 @@ pub fn draw_adaround<DB: DrawingBackend>(
         }
     };
     let desc_font = theme::font(style.px(11.5)).color(&theme::MUTED);
-    chart
-        .configure_mesh()
-        .light_line_style(TRANSPARENT)
-        .bold_line_style(theme::GRID.stroke_width(style.stroke(1.0)))
-        .axis_style(theme::AXIS.stroke_width(style.stroke(1.0)))
+    themed_mesh(&mut chart, style)
         .x_labels((x_end as usize + 1).min(8))
         .y_labels(6)
         .label_style(label_font.color(&theme::MUTED))
@@ -162,7 +158,6 @@ pub fn draw_adaround<DB: DrawingBackend>(
         .y_desc("loss (log scale)")
         .x_label_formatter(&iteration)
         .y_label_formatter(&fmt)
-        .set_all_tick_mark_size(style.ipx(3.0))
         .draw()
         .map_err(err)?;
     chart
@@ -173,7 +168,6 @@ pub fn draw_adaround<DB: DrawingBackend>(
         .axis_desc_style(desc_font)
         .y_desc("decided roundings")
         .y_label_formatter(&pct)
-        .set_all_tick_mark_size(style.ipx(3.0))
         .draw()
         .map_err(err)?;
 

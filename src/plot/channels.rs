@@ -4,7 +4,7 @@
 //! With more channels than pixels, neighbouring channels share a column (its extremes).
 
 use super::axis::Axis;
-use super::{err, fmt_num, theme, ChannelView, DrawResult, Style};
+use super::{err, fmt_num, theme, themed_mesh, ChannelView, DrawResult, Style};
 use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
@@ -80,18 +80,13 @@ pub fn draw_channels<DB: DrawingBackend>(
         .y_label_area_size(left)
         .build_cartesian_2d(Axis::linear(0.0, n as f64), Axis::linear(y0, y1))
         .map_err(err)?;
-    chart
-        .configure_mesh()
+    themed_mesh(&mut chart, style)
         .disable_x_mesh()
-        .light_line_style(TRANSPARENT)
-        .bold_line_style(theme::GRID.stroke_width(style.stroke(1.0)))
-        .axis_style(theme::AXIS.stroke_width(style.stroke(1.0)))
         .x_labels(6)
         .y_labels(5)
         .label_style(theme::font(style.px(11.0)).color(&theme::MUTED))
         .x_label_formatter(&|v| format!("{}", v.round() as i64))
         .y_label_formatter(&|v| fmt_num(*v))
-        .set_all_tick_mark_size(style.ipx(3.0))
         .draw()
         .map_err(err)?;
     // Zero line.

@@ -3,7 +3,7 @@
 //! dashed horizontal line at their error, and the curve's best threshold as a ring.
 
 use super::axis::Axis;
-use super::{err, fmt_num, theme, CurveView, DrawResult, Style};
+use super::{err, fmt_num, theme, themed_mesh, CurveView, DrawResult, Style};
 use plotters::coord::ranged1d::Ranged;
 use plotters::coord::Shift;
 use plotters::prelude::*;
@@ -84,11 +84,7 @@ pub fn draw_curve<DB: DrawingBackend>(
         }
     };
     let x_fmt = |v: &f64| fmt_num(*v);
-    chart
-        .configure_mesh()
-        .light_line_style(TRANSPARENT)
-        .bold_line_style(theme::GRID.stroke_width(style.stroke(1.0)))
-        .axis_style(theme::AXIS.stroke_width(style.stroke(1.0)))
+    themed_mesh(&mut chart, style)
         .x_labels(10)
         .y_labels(7)
         .label_style(label_font.color(&theme::MUTED))
@@ -101,7 +97,6 @@ pub fn draw_curve<DB: DrawingBackend>(
         })
         .x_label_formatter(&x_fmt)
         .y_label_formatter(&y_fmt)
-        .set_all_tick_mark_size(style.ipx(3.0))
         .draw()
         .map_err(err)?;
     chart

@@ -10,7 +10,7 @@
 //! range comes from the finite values; NaN and −∞ results are not drawn.
 
 use super::axis::Axis;
-use super::{err, fmt_num, theme, DrawResult, FormatsView, Style};
+use super::{err, fmt_num, theme, themed_mesh, DrawResult, FormatsView, Style};
 use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
@@ -187,11 +187,7 @@ pub fn draw_formats<DB: DrawingBackend>(
         .build_cartesian_2d(x_axis, y_axis)
         .map_err(err)?;
     let fmt = |v: &f64| fmt_num(*v);
-    chart
-        .configure_mesh()
-        .light_line_style(TRANSPARENT)
-        .bold_line_style(theme::GRID.stroke_width(style.stroke(1.0)))
-        .axis_style(theme::AXIS.stroke_width(style.stroke(1.0)))
+    themed_mesh(&mut chart, style)
         .x_labels(10)
         .y_labels(7)
         .label_style(label_font.color(&theme::MUTED))
@@ -200,7 +196,6 @@ pub fn draw_formats<DB: DrawingBackend>(
         .y_desc("SQNR (dB)")
         .x_label_formatter(&fmt)
         .y_label_formatter(&fmt)
-        .set_all_tick_mark_size(style.ipx(3.0))
         .draw()
         .map_err(err)?;
 

@@ -2,7 +2,7 @@
 //! the representable range of its grid shaded, and the values it clips highlighted.
 
 use super::axis::Axis;
-use super::{err, fmt_decade, fmt_num, theme, DrawResult, Hist, PanelView, Style};
+use super::{err, fmt_decade, fmt_num, theme, themed_mesh, DrawResult, Hist, PanelView, Style};
 use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
@@ -107,18 +107,13 @@ pub fn draw_histogram<DB: DrawingBackend>(
             fmt_num(*v)
         }
     };
-    chart
-        .configure_mesh()
+    themed_mesh(&mut chart, style)
         .disable_x_mesh()
-        .light_line_style(TRANSPARENT)
-        .bold_line_style(theme::GRID.stroke_width(style.stroke(1.0)))
-        .axis_style(theme::AXIS.stroke_width(style.stroke(1.0)))
         .x_labels(8)
         .y_labels(5)
         .label_style(label_font.color(&theme::MUTED))
         .x_label_formatter(&|v| fmt_num(*v))
         .y_label_formatter(&y_fmt)
-        .set_all_tick_mark_size(style.ipx(3.0))
         .draw()
         .map_err(err)?;
     // Representable range of the grid.

@@ -25,7 +25,9 @@ pub use histogram::draw_histogram;
 pub use layer_profile::{draw_layer_profile, LayerProfileView, ProfileTensor};
 
 use crate::curve::Curve;
-use plotters::coord::Shift;
+use axis::Axis;
+use plotters::chart::{ChartContext, MeshStyle};
+use plotters::coord::{cartesian::Cartesian2d, Shift};
 use plotters::prelude::*;
 use serde::{Deserialize, Serialize};
 
@@ -479,6 +481,20 @@ pub(crate) fn fmt_decade(v: f64) -> String {
 /// Fill a drawing area with the background colour.
 pub fn clear<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>) -> DrawResult {
     area.fill(&theme::BACKGROUND).map_err(err)
+}
+
+/// The mesh every chart starts from: no minor grid lines, the theme's grid and axis strokes,
+/// 3-pixel tick marks. Each chart adds its labels, formatters and descriptions.
+pub(crate) fn themed_mesh<'a, 'b, DB: DrawingBackend>(
+    chart: &'b mut ChartContext<'a, DB, Cartesian2d<Axis, Axis>>,
+    style: &Style,
+) -> MeshStyle<'a, 'b, Axis, Axis, DB> {
+    let mut mesh = chart.configure_mesh();
+    mesh.light_line_style(TRANSPARENT)
+        .bold_line_style(theme::GRID.stroke_width(style.stroke(1.0)))
+        .axis_style(theme::AXIS.stroke_width(style.stroke(1.0)))
+        .set_all_tick_mark_size(style.ipx(3.0));
+    mesh
 }
 
 /// A whole panel as exported (SVG/PNG): title, statistics, notes, histogram and, for per-channel

@@ -114,18 +114,7 @@ pub fn draw_comparison<DB: DrawingBackend>(
 /// The comparison as an SVG document `width` pixels wide.
 pub fn comparison_svg(c: &Comparison, style: &Style, width: u32) -> DrawResult<String> {
     let size = comparison_size(c, width.clamp(400, 4000));
-    let mut out = String::new();
-    {
-        let backend = Measured::new(SVGBackend::with_string(&mut out, size), SVG_FONT_SCALE);
-        let area = backend.into_drawing_area();
-        let style = Style {
-            pixel_ratio: 1.0,
-            ..*style
-        };
-        draw_comparison(&area, c, &style)?;
-        area.present().map_err(err)?;
-    }
-    Ok(out)
+    svg_document(style, size, |area, style| draw_comparison(area, c, style))
 }
 
 /// One panel as an SVG document of `size` pixels.
@@ -135,29 +124,39 @@ pub fn panel_svg(
     style: &Style,
     size: (u32, u32),
 ) -> DrawResult<String> {
-    let size = (size.0.clamp(200, 4000), size.1.clamp(150, 4000));
-    let mut out = String::new();
-    {
-        let backend = Measured::new(SVGBackend::with_string(&mut out, size), SVG_FONT_SCALE);
-        let area = backend.into_drawing_area();
-        let style = Style {
-            pixel_ratio: 1.0,
-            ..*style
-        };
-        draw_panel(&area, hist, view, &style)?;
-        area.present().map_err(err)?;
-    }
-    Ok(out)
+    svg_document(style, clamp_size(size), |area, style| {
+        draw_panel(area, hist, view, style)
+    })
 }
 
-/// Render a chart with `draw` into an SVG document of `size` pixels (clamped to 200–4000 ×
-/// 150–4000) on the plot background.
+/// A chart's `size`, clamped to 200–4000 × 150–4000 pixels.
+fn clamp_size(size: (u32, u32)) -> (u32, u32) {
+    (size.0.clamp(200, 4000), size.1.clamp(150, 4000))
+}
+
+/// Render a chart with `draw` into an SVG document of `size` pixels (clamped as
+/// [`clamp_size`]) on the plot background.
 fn chart_svg(
     style: &Style,
     size: (u32, u32),
-    draw: impl FnOnce(&DrawingArea<Measured<'_, SVGBackend<'_>>, Shift>, &Style) -> DrawResult,
+    draw: impl FnOnce(&SvgArea<'_>, &Style) -> DrawResult,
 ) -> DrawResult<String> {
-    let size = (size.0.clamp(200, 4000), size.1.clamp(150, 4000));
+    svg_document(style, clamp_size(size), |area, style| {
+        clear(area)?;
+        draw(area, style)
+    })
+}
+
+/// The drawing area of an SVG document, its text measured by [`Measured`].
+type SvgArea<'a> = DrawingArea<Measured<'a, SVGBackend<'a>>, Shift>;
+
+/// Render `draw` into an SVG document of exactly `size` pixels, at pixel ratio 1 (SVG is
+/// resolution-free) with plotters-svg's font scale.
+fn svg_document(
+    style: &Style,
+    size: (u32, u32),
+    draw: impl FnOnce(&SvgArea<'_>, &Style) -> DrawResult,
+) -> DrawResult<String> {
     let mut out = String::new();
     {
         let backend = Measured::new(SVGBackend::with_string(&mut out, size), SVG_FONT_SCALE);
@@ -166,7 +165,6 @@ fn chart_svg(
             pixel_ratio: 1.0,
             ..*style
         };
-        clear(&area)?;
         draw(&area, &style)?;
         area.present().map_err(err)?;
     }

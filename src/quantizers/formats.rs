@@ -703,10 +703,11 @@ pub fn compare(t: &Tensor) -> Vec<Result<FormatResult>> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
-    fn ramp(shape: Vec<usize>) -> Tensor {
+    /// A deterministic ramp of values in [−5, 5] with `shape` (shared by the quantizers' tests).
+    pub(crate) fn ramp(shape: Vec<usize>) -> Tensor {
         let n: usize = shape.iter().product();
         Tensor::new(
             shape,

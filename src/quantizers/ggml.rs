@@ -248,20 +248,9 @@ impl GgmlFormat {
 
 #[cfg(test)]
 mod tests {
+    use super::super::formats::tests::ramp;
     use super::super::formats::{evaluate, find};
-    use super::*;
     use crate::params::Params;
-
-    fn ramp(shape: Vec<usize>) -> Tensor {
-        let n: usize = shape.iter().product();
-        Tensor::new(
-            shape,
-            (0..n)
-                .map(|i| ((i * 37 % 101) as f32 - 50.0) / 10.0)
-                .collect(),
-        )
-        .unwrap()
-    }
 
     #[test]
     fn bits_per_value_include_every_scale() {

@@ -6,7 +6,9 @@
 //! `$QUANTSCOPE_SHARED/golden`, else `../shared/golden` next to the crate.
 #![allow(dead_code)]
 
+pub mod family_fields;
 pub mod library_params;
+pub mod qdq_metrics;
 
 use quantscope::engine::{ErrorInfo, Report, Run};
 use quantscope::params::Params;
@@ -361,18 +363,7 @@ pub fn run_standard(case: &Case) -> Result<(), String> {
 /// [`run_standard`], returning the report for a family's own further checks (`None` for an
 /// error case that failed as expected).
 pub fn run_standard_report(case: &Case) -> Result<Option<Report>, String> {
-    let batches = case.load_batches()?;
-    let attributes = Params::from_value(
-        case.raw
-            .get("set_attributes_after_init")
-            .cloned()
-            .unwrap_or(Value::Null),
-    )
-    .map_err(|e| e.to_string())?;
-    let report = Run::new(&case.observer, case.params.clone(), &batches)
-        .map_err(|e| format!("unexpected error: {e}"))?
-        .with_attributes(attributes)
-        .report();
+    let report = run_report(case).map_err(|e| format!("unexpected error: {e}"))?;
     if let Some(want) = case.expected.get("error").and_then(Value::as_str) {
         return match &report.error {
             None => Err(format!("expected error `{want}`, got a result")),
@@ -384,6 +375,55 @@ pub fn run_standard_report(case: &Case) -> Result<Option<Report>, String> {
     }
     check_report(case, &report)?;
     Ok(Some(report))
+}
+
+/// float32 values widened to float64.
+pub fn f64s(v: &[f32]) -> Vec<f64> {
+    v.iter().map(|&x| x as f64).collect()
+}
+
+/// The one driver's report on `case`: its observer, parameters, batches and the attributes it
+/// sets after construction (`set_attributes_after_init`).
+pub fn run_report(case: &Case) -> Result<Report, String> {
+    let batches = case.load_batches()?;
+    let attributes = Params::from_value(
+        case.raw
+            .get("set_attributes_after_init")
+            .cloned()
+            .unwrap_or(Value::Null),
+    )
+    .map_err(|e| e.to_string())?;
+    Ok(Run::new(&case.observer, case.params.clone(), &batches)
+        .map_err(|e| e.to_string())?
+        .with_attributes(attributes)
+        .report())
+}
+
+/// The stage at which `case`'s run raises (`"none"` when it does not).
+pub fn error_stage(case: &Case) -> Result<String, String> {
+    let report = run_report(case)?;
+    Ok(report
+        .error
+        .and_then(|e| e.stage)
+        .unwrap_or_else(|| "none".into()))
+}
+
+/// The stage `case`'s run raises at is the one the case records (`error_stage`, named as the
+/// engine names it by `engine_name`); `who` names the framework in the failure.
+pub fn check_error_stage(
+    case: &Case,
+    who: &str,
+    engine_name: fn(&str) -> &str,
+) -> Result<(), String> {
+    let Some(want) = case.expected.get("error_stage").and_then(Value::as_str) else {
+        return Ok(());
+    };
+    let (got, want) = (error_stage(case)?, engine_name(want));
+    if got == want {
+        Ok(())
+    } else {
+        Err(format!("error raised at {got}, {who} raises it at {want}"))
+    }
 }
 
 /// A report's error matches a framework's `"Class: message"` when it is a framework error of

@@ -32,6 +32,7 @@
 
 use super::fp16::{read_fp16, write_fp16};
 use super::search::{make_qkx_quants, make_qx_quants, Asymmetric, Grid, Weights};
+use super::sub_blocks::{imatrix_weights, sum_squares};
 
 /// Elements per block.
 pub const QK: usize = 32;
@@ -173,21 +174,13 @@ impl Legacy {
             }
             return;
         }
-        let mut sum_x2 = 0.0f32;
-        for &v in row {
-            sum_x2 += v * v;
-        }
-        let sigma2 = sum_x2 / row.len() as f32;
+        let sigma2 = sum_squares(row) / row.len() as f32;
         let blocks = row
             .chunks(QK)
             .zip(imatrix.chunks(QK))
             .zip(out.chunks_mut(self.block_bytes()));
         for ((xb, qw), b) in blocks {
-            let weight: Vec<f32> = xb
-                .iter()
-                .zip(qw)
-                .map(|(&x, &q)| q * (sigma2 + x * x).sqrt())
-                .collect();
+            let weight = imatrix_weights(xb, qw, sigma2);
             match self {
                 Legacy::Q4_0 | Legacy::Q5_0 => {
                     let nmax = if self == Legacy::Q4_0 { 8 } else { 16 };

@@ -29,6 +29,7 @@ pub mod q3_k;
 pub mod q45_k;
 pub mod q6_k;
 pub mod search;
+pub mod sub_blocks;
 
 use crate::error::{Error, Result};
 use legacy::Legacy;

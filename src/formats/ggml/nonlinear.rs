@@ -23,6 +23,7 @@
 
 use super::fp16::{read_fp16, write_fp16};
 use super::search::GROUP_MAX_EPS;
+use super::sub_blocks::{imatrix_weights, sum_squares};
 
 /// Elements per block.
 pub const QK: usize = 32;
@@ -149,17 +150,9 @@ fn best_index_int8(values: &[i8; 16], x: f32) -> u8 {
 pub fn quantize_iq4_nl_block(x: &[f32], qw: Option<&[f32]>, out: &mut [u8]) {
     const NTRY: i32 = 7;
     let values = &KVALUES_IQ4NL;
-    let mut sigma2 = 0.0f32;
-    for &v in x {
-        sigma2 += v * v;
-    }
-    sigma2 *= 2.0f32 / QK as f32;
+    let sigma2 = sum_squares(x) * (2.0f32 / QK as f32);
     let weight: Vec<f32> = match qw {
-        Some(q) => x
-            .iter()
-            .zip(q)
-            .map(|(&v, &w)| w * (sigma2 + v * v).sqrt())
-            .collect(),
+        Some(q) => imatrix_weights(x, q, sigma2),
         None => x.iter().map(|&v| v * v).collect(),
     };
     let (mut amax, mut max) = (0.0f32, 0.0f32);
@@ -173,26 +166,22 @@ pub fn quantize_iq4_nl_block(x: &[f32], qw: Option<&[f32]>, out: &mut [u8]) {
         0.0
     } else {
         let v0 = values[0] as f32;
-        let mut d = -max / v0;
-        let id = 1.0 / d;
-        let (mut sumqx, mut sumq2) = (0.0f32, 0.0f32);
-        for (j, &v) in x.iter().enumerate() {
-            let q = values[best_index_int8(values, id * v) as usize] as f32;
-            let w = weight[j];
-            sumqx += w * q * v;
-            sumq2 += w * q * q;
-        }
-        d = if sumq2 > 0.0 { sumqx / sumq2 } else { 0.0 };
-        let mut best = d * sumqx;
-        for itry in -NTRY..=NTRY {
-            let id = (itry + values[0] as i32) as f32 / max;
+        // `(Σw·q·x, Σw·q²)` of the codes chosen with inverse scale `id`.
+        let sums = |id: f32| {
             let (mut sumqx, mut sumq2) = (0.0f32, 0.0f32);
-            for (j, &v) in x.iter().enumerate() {
+            for (&v, &w) in x.iter().zip(&weight) {
                 let q = values[best_index_int8(values, id * v) as usize] as f32;
-                let w = weight[j];
                 sumqx += w * q * v;
                 sumq2 += w * q * q;
             }
+            (sumqx, sumq2)
+        };
+        let mut d = -max / v0;
+        let (sumqx, sumq2) = sums(1.0 / d);
+        d = if sumq2 > 0.0 { sumqx / sumq2 } else { 0.0 };
+        let mut best = d * sumqx;
+        for itry in -NTRY..=NTRY {
+            let (sumqx, sumq2) = sums((itry + values[0] as i32) as f32 / max);
             if sumq2 > 0.0 && sumqx * sumqx > best * sumq2 {
                 d = sumqx / sumq2;
                 best = d * sumqx;

@@ -5,7 +5,8 @@
 //! `qs[64]` (2-bit codes, four per byte: byte `32·h + l` holds elements `128·h + l + 32·k` in bits
 //! `2k`), `d`, `dmin` (fp16). Value: `(d·sc)·q − dmin·mn`, `q ∈ 0…3`.
 //!
-//! * Reference path: each sub-block's `(scale, min)` from [`make_qkx_quants`] (`qkx2`,
+//! * Reference path: each sub-block's `(scale, min)` from
+//!   [`make_qkx_quants`](super::search::make_qkx_quants) (`qkx2`,
 //!   `nmax 3`, weights `|x|`, `rmin −0.5`, `rdelta 0.1`, 15 steps, **absolute** error); the 16
 //!   scales and mins are quantized to 4 bits with `iscale = 15/max` and [`nearest_int`] (no
 //!   clamp), `d = fp16(max_scale/15)`, `dmin = fp16(max_min/15)`.
@@ -18,7 +19,8 @@
 
 use super::fp16::{read_fp16, round_fp16, write_fp16};
 use super::legacy::GRID_IMATRIX;
-use super::search::{make_qkx_quants, make_qp_quants, nearest_int, Asymmetric, Grid};
+use super::search::{make_qp_quants, nearest_int, Asymmetric, Grid};
+use super::sub_blocks::{fit_asymmetric, imatrix_weights, requantize_asymmetric, sum_squares};
 use super::QK_K;
 
 /// Bytes per super-block.
@@ -37,33 +39,14 @@ const GRID_REF: Grid = Grid {
 /// `quantize_row_q2_K_ref` on one super-block.
 pub fn quantize_block_ref(x: &[f32], out: &mut [u8]) {
     let mut codes = [0u8; QK_K];
-    let mut scales = [0.0f32; 16];
-    let mut mins = [0.0f32; 16];
-    let (mut max_scale, mut max_min) = (0.0f32, 0.0f32);
-    for j in 0..16 {
-        let xs = &x[16 * j..16 * j + 16];
-        let weights: Vec<f32> = xs.iter().map(|v| v.abs()).collect();
-        let (scale, min) = make_qkx_quants(
-            Asymmetric::Qkx2,
-            3,
-            xs,
-            &weights,
-            &mut codes[16 * j..16 * j + 16],
-            GRID_REF,
-        );
-        scales[j] = scale;
-        mins[j] = min;
-        if scale > max_scale {
-            max_scale = scale;
-        }
-        if min > max_min {
-            max_min = min;
-        }
-    }
+    let fits = fit_asymmetric(x, 16, Asymmetric::Qkx2, 3, GRID_REF, &mut codes, |_, xs| {
+        xs.iter().map(|v| v.abs()).collect()
+    });
+    let (max_scale, max_min) = (fits.max_scale(), fits.max_min());
     if max_scale > 0.0 {
         let iscale = 15.0 / max_scale;
-        for j in 0..16 {
-            out[j] = nearest_int(iscale * scales[j]) as u8;
+        for (o, &scale) in out.iter_mut().zip(&fits.scales) {
+            *o = nearest_int(iscale * scale) as u8;
         }
         write_fp16(out, D, max_scale / 15.0);
     } else {
@@ -72,8 +55,8 @@ pub fn quantize_block_ref(x: &[f32], out: &mut [u8]) {
     }
     if max_min > 0.0 {
         let iscale = 15.0 / max_min;
-        for j in 0..16 {
-            out[j] |= (nearest_int(iscale * mins[j]) << 4) as u8;
+        for (o, &min) in out.iter_mut().zip(&fits.mins) {
+            *o |= (nearest_int(iscale * min) << 4) as u8;
         }
         write_fp16(out, DMIN, max_min / 15.0);
     } else {
@@ -85,39 +68,20 @@ pub fn quantize_block_ref(x: &[f32], out: &mut [u8]) {
 /// `quantize_row_q2_K_impl` on one super-block with its 256 imatrix entries.
 pub fn quantize_block_imatrix(x: &[f32], qw: &[f32], out: &mut [u8]) {
     let mut codes = [0u8; QK_K];
-    let mut scales = [0.0f32; 16];
-    let mut mins = [0.0f32; 16];
-    let mut sw = [0.0f32; 16];
-    let mut sumx2 = 0.0f32;
-    for &v in x {
-        sumx2 += v * v;
-    }
-    let sigma2 = sumx2 / QK_K as f32;
-    for j in 0..16 {
-        let xs = &x[16 * j..16 * j + 16];
-        let weight: Vec<f32> = xs
-            .iter()
-            .zip(&qw[16 * j..16 * j + 16])
-            .map(|(&v, &q)| q * (sigma2 + v * v).sqrt())
-            .collect();
-        for &w in &weight {
-            sw[j] += w;
-        }
-        let (scale, min) = make_qkx_quants(
-            Asymmetric::Qkx3,
-            3,
-            xs,
-            &weight,
-            &mut codes[16 * j..16 * j + 16],
-            GRID_IMATRIX,
-        );
-        scales[j] = scale;
-        mins[j] = min;
-    }
+    let sigma2 = sum_squares(x) / QK_K as f32;
+    let fits = fit_asymmetric(
+        x,
+        16,
+        Asymmetric::Qkx3,
+        3,
+        GRID_IMATRIX,
+        &mut codes,
+        |j, xs| imatrix_weights(xs, &qw[16 * j..16 * j + 16], sigma2),
+    );
     let mut ls = [0u8; 16];
     let mut lm = [0u8; 16];
-    let dm = make_qp_quants(15, &scales, &mut ls, &sw);
-    let mm = make_qp_quants(15, &mins, &mut lm, &sw);
+    let dm = make_qp_quants(15, &fits.scales, &mut ls, &fits.weight_sums);
+    let mm = make_qp_quants(15, &fits.mins, &mut lm, &fits.weight_sums);
     write_fp16(out, D, dm);
     write_fp16(out, DMIN, mm);
     for j in 0..16 {
@@ -128,17 +92,9 @@ pub fn quantize_block_imatrix(x: &[f32], qw: &[f32], out: &mut [u8]) {
 
 /// Requantize with the stored scales and pack the 2-bit codes.
 fn requantize_and_pack(x: &[f32], codes: &mut [u8; QK_K], d_all: f32, dmin: f32, out: &mut [u8]) {
-    for j in 0..16 {
-        let d = d_all * (out[j] & 0xF) as f32;
-        if d == 0.0 {
-            continue;
-        }
-        let dm = dmin * (out[j] >> 4) as f32;
-        for ii in 0..16 {
-            let l = nearest_int((x[16 * j + ii] + dm) / d).clamp(0, 3);
-            codes[16 * j + ii] = l as u8;
-        }
-    }
+    requantize_asymmetric(x, 16, 3, codes, |j| {
+        (d_all * (out[j] & 0xF) as f32, dmin * (out[j] >> 4) as f32)
+    });
     for h in 0..2 {
         for l in 0..32 {
             let at = 128 * h + l;

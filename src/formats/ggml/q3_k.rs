@@ -18,6 +18,7 @@
 
 use super::fp16::{read_fp16, write_fp16};
 use super::search::{make_q3_quants, make_qx_quants, nearest_int, Weights};
+use super::sub_blocks::{imatrix_weights, sum, sum_squares};
 use super::QK_K;
 
 /// Bytes per super-block.
@@ -59,23 +60,11 @@ pub fn quantize_block_imatrix(x: &[f32], qw: &[f32], out: &mut [u8]) {
     let mut codes = [0i8; QK_K];
     let mut scales = [0.0f32; 16];
     let mut sw = [0.0f32; 16];
-    let mut sumx2 = 0.0f32;
-    for &v in x {
-        sumx2 += v * v;
-    }
-    let sigma2 = 2.0 * sumx2 / QK_K as f32;
+    let sigma2 = 2.0 * sum_squares(x) / QK_K as f32;
     for j in 0..16 {
         let xs = &x[16 * j..16 * j + 16];
-        let weight: Vec<f32> = xs
-            .iter()
-            .zip(&qw[16 * j..16 * j + 16])
-            .map(|(&v, &q)| q * (sigma2 + v * v).sqrt())
-            .collect();
-        let mut sumw = 0.0f32;
-        for &w in &weight {
-            sumw += w;
-        }
-        sw[j] = sumw;
+        let weight = imatrix_weights(xs, &qw[16 * j..16 * j + 16], sigma2);
+        sw[j] = sum(&weight);
         scales[j] = make_qx_quants(
             4,
             xs,

@@ -9,7 +9,8 @@
 //! `qh[r % 32]`), then `qs[128]` (element `64·c + r`: low nibble of byte `32·c + r`, or high
 //! nibble of byte `32·c + r − 32`). Value: `(d·sc)·q − dmin·mn`.
 //!
-//! * Reference path: weights `√(Σx²/32) + |x|` per sub-block; [`make_qkx_quants`] (`qkx2`,
+//! * Reference path: weights `√(Σx²/32) + |x|` per sub-block;
+//!   [`make_qkx_quants`](super::search::make_qkx_quants) (`qkx2`,
 //!   `nmax` 15|31, `rmin` −1|−0.5, `rdelta 0.1`, 20|15 steps, squared error); scales and mins
 //!   to 6 bits with `inv = 63/max`, `min(63, nearest_int(inv·v))`;
 //!   `d = fp16(max_scale/63)`, `dmin = fp16(max_min/63)`.
@@ -22,7 +23,8 @@
 
 use super::fp16::{read_fp16, write_fp16};
 use super::legacy::GRID_IMATRIX;
-use super::search::{make_qkx_quants, make_qp_quants, nearest_int, Asymmetric, Grid};
+use super::search::{make_qp_quants, nearest_int, Asymmetric, Grid};
+use super::sub_blocks::{fit_asymmetric, imatrix_weights, requantize_asymmetric, sum_squares};
 use super::QK_K;
 
 /// Q4_K or Q5_K.
@@ -79,49 +81,36 @@ impl K45 {
     /// `quantize_row_q4_K_ref` / `quantize_row_q5_K_ref` on one super-block.
     pub fn quantize_block_ref(self, x: &[f32], out: &mut [u8]) {
         let mut codes = [0u8; QK_K];
-        let mut scales = [0.0f32; 8];
-        let mut mins = [0.0f32; 8];
-        let (mut max_scale, mut max_min) = (0.0f32, 0.0f32);
-        for j in 0..8 {
-            let xs = &x[32 * j..32 * j + 32];
-            let mut sum_x2 = 0.0f32;
-            for &v in xs {
-                sum_x2 += v * v;
-            }
-            let av_x = (sum_x2 / 32.0).sqrt();
-            let weights: Vec<f32> = xs.iter().map(|v| av_x + v.abs()).collect();
-            let (scale, min) = make_qkx_quants(
-                Asymmetric::Qkx2,
-                self.nmax(),
-                xs,
-                &weights,
-                &mut codes[32 * j..32 * j + 32],
-                self.grid_ref(),
-            );
-            scales[j] = scale;
-            mins[j] = min;
-            if scale > max_scale {
-                max_scale = scale;
-            }
-            if min > max_min {
-                max_min = min;
-            }
-        }
+        let fits = fit_asymmetric(
+            x,
+            32,
+            Asymmetric::Qkx2,
+            self.nmax(),
+            self.grid_ref(),
+            &mut codes,
+            |_, xs| {
+                let av_x = (sum_squares(xs) / 32.0).sqrt();
+                xs.iter().map(|v| av_x + v.abs()).collect()
+            },
+        );
+        let (max_scale, max_min) = (fits.max_scale(), fits.max_min());
         let inv_scale = if max_scale > 0.0 {
             63.0 / max_scale
         } else {
             0.0
         };
         let inv_min = if max_min > 0.0 { 63.0 / max_min } else { 0.0 };
-        let ls: Vec<u8> = scales
-            .iter()
-            .map(|&s| (nearest_int(inv_scale * s) as u8).min(63))
-            .collect();
-        let lm: Vec<u8> = mins
-            .iter()
-            .map(|&m| (nearest_int(inv_min * m) as u8).min(63))
-            .collect();
-        pack_scales(&ls, &lm, out);
+        let six_bit = |values: &[f32], inv: f32| -> Vec<u8> {
+            values
+                .iter()
+                .map(|&v| (nearest_int(inv * v) as u8).min(63))
+                .collect()
+        };
+        pack_scales(
+            &six_bit(&fits.scales, inv_scale),
+            &six_bit(&fits.mins, inv_min),
+            out,
+        );
         write_fp16(out, D, max_scale / 63.0);
         write_fp16(out, DMIN, max_min / 63.0);
         self.requantize_and_pack(x, &mut codes, out);
@@ -131,41 +120,20 @@ impl K45 {
     /// imatrix entries.
     pub fn quantize_block_imatrix(self, x: &[f32], qw: &[f32], out: &mut [u8]) {
         let mut codes = [0u8; QK_K];
-        let mut scales = [0.0f32; 8];
-        let mut mins = [0.0f32; 8];
-        let mut sw = [0.0f32; 8];
-        let mut sum_x2 = 0.0f32;
-        for &v in x {
-            sum_x2 += v * v;
-        }
-        let sigma2 = 2.0 * sum_x2 / QK_K as f32;
-        for j in 0..8 {
-            let xs = &x[32 * j..32 * j + 32];
-            let weights: Vec<f32> = xs
-                .iter()
-                .zip(&qw[32 * j..32 * j + 32])
-                .map(|(&v, &q)| q * (sigma2 + v * v).sqrt())
-                .collect();
-            let mut sumw = 0.0f32;
-            for &w in &weights {
-                sumw += w;
-            }
-            sw[j] = sumw;
-            let (scale, min) = make_qkx_quants(
-                Asymmetric::Qkx3,
-                self.nmax(),
-                xs,
-                &weights,
-                &mut codes[32 * j..32 * j + 32],
-                GRID_IMATRIX,
-            );
-            scales[j] = scale;
-            mins[j] = min;
-        }
+        let sigma2 = 2.0 * sum_squares(x) / QK_K as f32;
+        let fits = fit_asymmetric(
+            x,
+            32,
+            Asymmetric::Qkx3,
+            self.nmax(),
+            GRID_IMATRIX,
+            &mut codes,
+            |j, xs| imatrix_weights(xs, &qw[32 * j..32 * j + 32], sigma2),
+        );
         let mut ls = [0u8; 8];
         let mut lm = [0u8; 8];
-        let d_block = make_qp_quants(63, &scales, &mut ls, &sw);
-        let m_block = make_qp_quants(63, &mins, &mut lm, &sw);
+        let d_block = make_qp_quants(63, &fits.scales, &mut ls, &fits.weight_sums);
+        let m_block = make_qp_quants(63, &fits.mins, &mut lm, &fits.weight_sums);
         if self == K45::Q5K {
             for l in ls.iter_mut().chain(lm.iter_mut()) {
                 *l = (*l).min(63);
@@ -179,19 +147,7 @@ impl K45 {
 
     /// Requantize with the stored scales and pack the codes (and Q5_K's fifth bits).
     fn requantize_and_pack(self, x: &[f32], codes: &mut [u8; QK_K], out: &mut [u8]) {
-        let (d_all, dmin) = (read_fp16(out, D), read_fp16(out, DMIN));
-        for j in 0..8 {
-            let (sc, m) = scale_min(out, j);
-            let d = d_all * sc as f32;
-            if d == 0.0 {
-                continue;
-            }
-            let dm = dmin * m as f32;
-            for ii in 0..32 {
-                let l = nearest_int((x[32 * j + ii] + dm) / d).clamp(0, self.nmax());
-                codes[32 * j + ii] = l as u8;
-            }
-        }
+        requantize_asymmetric(x, 32, self.nmax(), codes, |j| Self::sub_block(out, j));
         let qs = self.qs();
         if self == K45::Q5K {
             out[16..48].fill(0);

@@ -23,14 +23,18 @@
 //!   the order of ATen's TensorIterator and cascade-sum kernels (golden/llmcompressor and
 //!   golden/torchao range searches); [`pointwise`] — `torch.pow(tensor, scalar)` and float →
 //!   integer casts as compiled C++ does them on x86.
-//! * [`div_floor`] — `torch.div(a, b, rounding_mode="floor")` (`c10::div_floor_floating`);
+//! * [`div_floor`] — `torch.div(a, b, rounding_mode="floor")` (`c10::div_floor_floating`, the
+//!   same steps as numpy's `npy_divmod`: golden/torch HistogramObserver, golden/ort entropy);
 //!   [`f32_to_i32`] — float → int32 as x86 converts (out of range or NaN → `i32::MIN`);
 //!   [`maximum`] / [`minimum`] — NaN-propagating `torch.maximum`/`torch.minimum`.
+//! * [`add_left_aligned`] — `new[:len(old)] += old`, how Quark's and Horizon's histogram
+//!   observers add a batch's counts to the old ones (golden/quark HistogramObserver, whose old
+//!   counts land misplaced after the range grew; golden/horizon KLObserver).
 
 pub mod pointwise;
 pub mod reduce;
 
-use crate::error::{Error, Result};
+use crate::error::{Error, Result, Stage};
 
 const F64_LANES: usize = 4;
 const F32_LANES: usize = 8;
@@ -325,6 +329,26 @@ pub fn f32_to_i32(x: f32) -> i32 {
     } else {
         x as i32
     }
+}
+
+/// `new[:len(old)] += old` in a `forward()`: the old counts added left-aligned into the new
+/// histogram; an `old` longer than `new` raises ATen's broadcasting error.
+pub fn add_left_aligned(new: &mut [f32], old: &[f32]) -> Result<()> {
+    if old.len() > new.len() {
+        return Err(Error::framework(
+            "RuntimeError",
+            format!(
+                "The size of tensor a ({}) must match the size of tensor b ({}) at non-singleton dimension 0",
+                new.len(),
+                old.len()
+            ),
+            Stage::Forward,
+        ));
+    }
+    for (h, &o) in new.iter_mut().zip(old) {
+        *h += o;
+    }
+    Ok(())
 }
 
 /// `torch.maximum(a, b)` for float32 (NaN propagates).

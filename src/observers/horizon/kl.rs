@@ -23,7 +23,9 @@ use super::config::{ensure, BaseConfig, KlBaseArgs};
 use super::scale_quanti;
 use crate::error::{Error, Result, Stage};
 use crate::histogram::histc;
-use crate::kernels::torch::{arange_chunked_f32, arange_count, linspace_two_roundings, sum_f64};
+use crate::kernels::torch::{
+    add_left_aligned, arange_chunked_f32, arange_count, linspace_two_roundings, sum_f64,
+};
 use crate::observer::{HistogramState, ObserverKind, ObserverState, QParams};
 use crate::tensor::Tensor;
 use serde_json::json;
@@ -135,20 +137,7 @@ impl KlState {
         }
         let hi = *self.edges.last().unwrap_or(&0.0);
         let mut hist = histc(abs, self.bins, 0.0, hi);
-        if self.hist.len() > hist.len() {
-            return Err(Error::framework(
-                "RuntimeError",
-                format!(
-                    "The size of tensor a ({}) must match the size of tensor b ({}) at non-singleton dimension 0",
-                    hist.len(),
-                    self.hist.len()
-                ),
-                Stage::Forward,
-            ));
-        }
-        for (h, &old) in hist.iter_mut().zip(&self.hist) {
-            *h += old;
-        }
+        add_left_aligned(&mut hist, &self.hist)?;
         self.hist = hist;
         Ok(())
     }

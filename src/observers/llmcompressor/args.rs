@@ -299,13 +299,18 @@ impl QuantArgs {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::params::{ParamSet, Params};
     use serde_json::json;
 
     fn args(v: serde_json::Value) -> Result<QuantArgs> {
         QuantArgsFields::from_params(&Params::from_value(v).unwrap())?.validate()
+    }
+
+    /// The validated `QuantizationArgs` of keyword arguments `v` (shared by the family's tests).
+    pub(crate) fn valid(v: serde_json::Value) -> QuantArgs {
+        args(v).unwrap()
     }
 
     #[test]

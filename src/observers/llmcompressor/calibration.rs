@@ -12,7 +12,7 @@ use super::flatten::slice_map;
 use super::qparams::{
     calculate_qparams, calculate_range, global_absmax, global_scale, integer_zero_point,
 };
-use super::stats::Stats;
+use super::stats::{Combine, Stats};
 use crate::error::{Error, Result, Stage};
 use crate::observer::{Granularity, Grid, ObserverState, QParams, ZeroPoint};
 use crate::params::Choice;
@@ -69,24 +69,16 @@ impl Calibration {
         batch.is_empty() || (target.base == BaseName::Weight && self.stats.is_some())
     }
 
-    /// Record new statistics from a batch of `shape`.
-    pub fn set(&mut self, stats: Stats, shape: &[usize]) {
-        self.stats = Some(stats);
+    /// Record the statistics of a batch of `shape`, combined with those collected before.
+    pub fn record(&mut self, combine: Combine, new: Stats, shape: &[usize]) -> Result<()> {
+        self.stats = Some(combine.merge(self.stats.as_ref(), new)?);
         self.batch_shape = shape.to_vec();
+        Ok(())
     }
 
     /// The running min/max for plots.
     pub fn plot(&self) -> ObserverState {
-        let (min_val, max_val) = self
-            .stats
-            .as_ref()
-            .map(|s| (s.min.clone(), s.max.clone()))
-            .unwrap_or_default();
-        ObserverState {
-            min_val,
-            max_val,
-            histogram: None,
-        }
+        Stats::plot(self.stats.as_ref())
     }
 }
 

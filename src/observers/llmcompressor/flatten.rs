@@ -265,16 +265,8 @@ fn blocks_padded(batch: &Tensor, l: &Layout) -> Vec<f32> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::observers::llmcompressor::args::QuantArgsFields;
-    use crate::params::{ParamSet, Params};
+    use crate::observers::llmcompressor::args::tests::valid as args;
     use serde_json::json;
-
-    fn args(v: serde_json::Value) -> QuantArgs {
-        QuantArgsFields::from_params(&Params::from_value(v).unwrap())
-            .unwrap()
-            .validate()
-            .unwrap()
-    }
 
     #[test]
     fn layouts_follow_the_library() {

@@ -1,19 +1,48 @@
-//! `minmax` (`MinMaxObserver`, llm-compressor 0.14.0.1 `observers/min_max.py`): a moving
-//! average of every batch's per-qparam `amin`/`amax`,
+//! The min-max observers of llm-compressor 0.14.0.1 (`observers/min_max.py`). Each batch,
+//! laid out by [`flatten_for_calibration`](super::flatten), is reduced to one value per qparam
+//! (tensor, output row, group, block, sequence position),
 //!
-//! `v ← v·(1 − c) + v_batch·c` (float32, `1 − c` and `c` rounded from double),
+//! `min_b = amin(flat, dims=(0, −1))`, `max_b = amax(flat, dims=(0, −1))`,
 //!
-//! initialised by the first batch; `c = 1` keeps the last batch. Then `calculate_qparams`. The
-//! pipeline's default for activations; on weights it is replaced by `memoryless_minmax`, and a
-//! weight is observed once anyway.
+//! and combined with what was collected before ([`Combine`]):
+//!
+//! * `memoryless_minmax` (`MemorylessMinMaxObserver`): the last batch's — the pipeline's default
+//!   for weights, which it observes once;
+//! * `static_minmax` (`StaticMinMaxObserver`): `min ← torch.min(min_b, min)`,
+//!   `max ← torch.max(max_b, max)` (torch broadcasting: statistics of different shapes raise) —
+//!   the FP8 scheme's static activation observer;
+//! * `minmax` (`MinMaxObserver`): the moving average `v ← v·(1 − c) + v_b·c` (float32, `1 − c`
+//!   and `c` rounded from double), initialised by the first batch; `c = 1` keeps the last —
+//!   the pipeline's default for activations.
+//!
+//! Then compressed-tensors' `calculate_qparams` ([`super::qparams`]). On weights the pipeline
+//! replaces the last two by `memoryless_minmax`, and a weight is observed once anyway.
 
 use super::args::{BaseName, QuantArgsFields};
-use super::calibration::{self, Calibration, Target};
+use super::calibration::{Calibration, Target};
 use super::flatten::flatten_for_calibration;
-use super::stats::Stats;
+use super::kind::{Calibrate, CompressorClass};
+use super::stats::{Combine, Stats};
 use crate::error::Result;
-use crate::observer::{Granularity, ObserverKind, ObserverState, QParams};
 use crate::tensor::Tensor;
+
+crate::declare_params! {
+    /// Arguments of `memoryless_minmax`: `base_name` and the `QuantizationArgs` fields.
+    pub struct MemorylessMinMaxArgs {
+        /// observed tensor: a Linear weight [out, in] (observed once) or an activation [batch, seq, hidden]
+        base_name: BaseName = BaseName::Weight; choice(), Data;
+    }
+    include { quant: QuantArgsFields }
+}
+
+crate::declare_params! {
+    /// Arguments of `static_minmax`: `base_name` and the `QuantizationArgs` fields.
+    pub struct StaticMinMaxArgs {
+        /// observed tensor: an activation [batch, seq, hidden] or a Linear weight [out, in] (observed once)
+        base_name: BaseName = BaseName::Input; choice(), Data;
+    }
+    include { quant: QuantArgsFields }
+}
 
 crate::declare_params! {
     /// Arguments of `minmax`: `base_name`, the `QuantizationArgs` fields and its observer kwarg.
@@ -26,62 +55,64 @@ crate::declare_params! {
     include { quant: QuantArgsFields }
 }
 
-/// The configuration of `minmax`.
+/// The configuration of a min-max observer.
 #[derive(Debug, Clone, PartialEq)]
 pub struct MinMaxConfig {
     pub target: Target,
-    pub averaging_constant: f64,
+    pub combine: Combine,
 }
 
-/// llm-compressor's `minmax` observer.
-pub struct MinMax;
-
-impl ObserverKind for MinMax {
-    type Args = MinMaxArgs;
-    type Config = MinMaxConfig;
-    type State = Calibration;
-
-    fn resolve(args: &MinMaxArgs, _: &[String]) -> Result<MinMaxConfig> {
+impl MinMaxConfig {
+    fn new(base: BaseName, quant: &QuantArgsFields, combine: Combine) -> Result<MinMaxConfig> {
+        let args = quant.validate()?;
         Ok(MinMaxConfig {
-            target: Target {
-                base: args.base_name,
-                args: args.quant.validate()?,
-            },
-            averaging_constant: args.averaging_constant,
+            target: Target { base, args },
+            combine,
         })
     }
+}
 
-    fn init(_: &MinMaxConfig) -> Calibration {
-        Calibration::default()
+impl Calibrate for MinMaxConfig {
+    fn target(&self) -> &Target {
+        &self.target
     }
 
-    fn observe(state: &mut Calibration, cfg: &MinMaxConfig, batch: &Tensor) -> Result<()> {
-        if state.skips(&cfg.target, batch) {
-            return Ok(());
-        }
-        let flat = flatten_for_calibration(batch, cfg.target.base, &cfg.target.args)?;
-        let new = Stats::of(&flat)?;
-        let stats = match &state.stats {
-            Some(old) if cfg.averaging_constant != 1.0 => old.lerp(&new, cfg.averaging_constant)?,
-            _ => new,
-        };
-        state.set(stats, &batch.shape);
-        Ok(())
+    fn calibrate(&self, state: &mut Calibration, batch: &Tensor) -> Result<()> {
+        let flat = flatten_for_calibration(batch, self.target.base, &self.target.args)?;
+        state.record(self.combine, Stats::of(&flat)?, &batch.shape)
     }
+}
 
-    fn qparams(state: &Calibration, cfg: &MinMaxConfig) -> Result<QParams> {
-        calibration::qparams(state, &cfg.target)
+/// `memoryless_minmax`: the last batch's min/max.
+pub struct Memoryless;
+
+impl CompressorClass for Memoryless {
+    type Args = MemorylessMinMaxArgs;
+    type Config = MinMaxConfig;
+    fn resolve(args: &MemorylessMinMaxArgs) -> Result<MinMaxConfig> {
+        MinMaxConfig::new(args.base_name, &args.quant, Combine::Last)
     }
+}
 
-    fn fake_quantize(cfg: &MinMaxConfig, x: &Tensor, q: &QParams) -> Result<Tensor> {
-        calibration::fake_quantize(&cfg.target, x, q)
+/// `static_minmax`: running extrema.
+pub struct Static;
+
+impl CompressorClass for Static {
+    type Args = StaticMinMaxArgs;
+    type Config = MinMaxConfig;
+    fn resolve(args: &StaticMinMaxArgs) -> Result<MinMaxConfig> {
+        MinMaxConfig::new(args.base_name, &args.quant, Combine::RunningExtrema)
     }
+}
 
-    fn granularity(cfg: &MinMaxConfig) -> Option<Granularity> {
-        Some(cfg.target.granularity())
-    }
+/// `minmax`: a moving average of the batches' min/max.
+pub struct MovingAverage;
 
-    fn plot(state: &Calibration) -> ObserverState {
-        state.plot()
+impl CompressorClass for MovingAverage {
+    type Args = MinMaxArgs;
+    type Config = MinMaxConfig;
+    fn resolve(args: &MinMaxArgs) -> Result<MinMaxConfig> {
+        let combine = Combine::MovingAverage(args.averaging_constant);
+        MinMaxConfig::new(args.base_name, &args.quant, combine)
     }
 }

@@ -12,19 +12,16 @@ pub mod calibration;
 pub mod fake_quant;
 pub mod flatten;
 pub mod grid_search;
-pub mod imatrix_mse;
-pub mod memoryless_minmax;
-pub mod memoryless_mse;
+pub mod imatrix;
+pub mod kind;
 pub mod minmax;
 pub mod mse;
-pub mod nvfp4_expanded_imatrix;
-pub mod nvfp4_expanded_mse;
 pub mod qparams;
-pub mod static_minmax;
 pub mod stats;
 
-use crate::observer::{Family, Granularity, ObserverKind, ObserverSpec, Preset};
+use crate::observer::{Family, Granularity, ObserverSpec, Preset};
 use crate::params::Params;
+use kind::{CompressorClass, CompressorObserver};
 use serde_json::{json, Value};
 
 /// The versions whose behaviour is reproduced.
@@ -64,12 +61,12 @@ const SEARCH: [&str; 4] = [MSE_NORM, MSE_PATIENCE, TENSOR_GROUP_SEARCH, CPU_SEAR
 /// Quirks of the importance-weighted search.
 const IMATRIX: [&str; 3] = [IMATRIX_SCHEDULE, IMATRIX_FALLBACK, TENSOR_GROUP_SEARCH];
 
-fn spec<K: ObserverKind>(
+fn spec<C: CompressorClass>(
     id: &'static str,
     summary: &'static str,
     quirks: &[&'static str],
 ) -> ObserverSpec {
-    let mut s = ObserverSpec::of::<K>(
+    let mut s = ObserverSpec::of::<CompressorObserver<C>>(
         id,
         Family::Llmcompressor,
         VERSION,
@@ -85,47 +82,47 @@ fn spec<K: ObserverKind>(
 /// The llm-compressor observers.
 pub fn observers() -> Vec<ObserverSpec> {
     vec![
-        spec::<memoryless_minmax::MemorylessMinMax>(
+        spec::<minmax::Memoryless>(
             "llmcompressor.memoryless_minmax",
             "the last batch's min/max per qparam (tensor, output row, group, block, sequence position); symmetric s = absmax/(bit_range/2), asymmetric s = (max⁺ − min⁻)/bit_range, zp = qmin − min/s",
             &[],
         ),
-        spec::<static_minmax::StaticMinMax>(
+        spec::<minmax::Static>(
             "llmcompressor.static_minmax",
             "running element-wise min/max of every batch's per-qparam min/max, then compressed-tensors' qparams",
             &[],
         ),
-        spec::<minmax::MinMax>(
+        spec::<minmax::MovingAverage>(
             "llmcompressor.minmax",
             "moving average v ← v·(1 − c) + v_batch·c of every batch's per-qparam min/max (c = 0.01), then compressed-tensors' qparams",
             &[LERP],
         ),
-        spec::<memoryless_mse::MemorylessMse>(
+        spec::<mse::Memoryless>(
             "llmcompressor.memoryless_mse",
             "per qparam, the shrunk range p·[min, max], p = 1 − i/100 (i < 20), minimising Σ|x̂ − x|^2.4 of the last batch, with patience 5",
             &SEARCH,
         ),
-        spec::<mse::MovingAverageMse>(
+        spec::<mse::MovingAverage>(
             "llmcompressor.mse",
             "moving average (c = 0.01) of the range each batch's MSE search (norm 2.4, 20 shrink steps, patience 5) finds",
             &[MSE_NORM, MSE_PATIENCE, TENSOR_GROUP_SEARCH, CPU_SEARCH, LERP],
         ),
-        spec::<imatrix_mse::IMatrixMse>(
+        spec::<imatrix::IMatrixMse>(
             "llmcompressor.imatrix_mse",
             "per qparam, the shrunk range p·[min, max], p = 1 − i/20 (i = 0…19), minimising Σ|ŵ − w|³·E[x²]_col/mean(E[x²]) with the layer input's importance",
             &IMATRIX,
         ),
-        spec::<nvfp4_expanded_mse::NvFp4ExpandedMse>(
+        spec::<mse::NvFp4Expanded>(
             "llmcompressor.nvfp4_expanded_mse",
             "MSE search from 1.8× the range down to 0.8× (p = 1 − i/200, 111 steps, norm 2.4, no early stop), tuned for NVFP4",
             &SEARCH,
         ),
-        spec::<nvfp4_expanded_mse::FourOverSix>(
+        spec::<mse::FourOverSix>(
             "llmcompressor.fouroversix",
             "deprecated alias of nvfp4_expanded_mse (the same search, with a UserWarning)",
             &[SEARCH[0], SEARCH[1], SEARCH[2], SEARCH[3], "fouroversix returns an nvfp4_expanded_mse observer and warns that it is an alias (llmcompressor/observers/mse.py:148)"],
         ),
-        spec::<nvfp4_expanded_imatrix::NvFp4ExpandedIMatrix>(
+        spec::<imatrix::NvFp4Expanded>(
             "llmcompressor.nvfp4_expanded_imatrix",
             "importance-weighted search from 1.8× the range down to 0.8× (p = 1 − i/200, 112 candidates, norm 2.4), tuned for NVFP4",
             &IMATRIX,

@@ -257,16 +257,8 @@ pub fn global_absmax(min_vals: &[f32], max_vals: &[f32]) -> f32 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::observers::llmcompressor::args::QuantArgsFields;
-    use crate::params::{ParamSet, Params};
+    use crate::observers::llmcompressor::args::tests::valid as args;
     use serde_json::json;
-
-    fn args(v: serde_json::Value) -> QuantArgs {
-        QuantArgsFields::from_params(&Params::from_value(v).unwrap())
-            .unwrap()
-            .validate()
-            .unwrap()
-    }
 
     #[test]
     fn formulas_of_compressed_tensors() {

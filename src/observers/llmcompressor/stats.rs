@@ -6,18 +6,16 @@
 //! * moving average (`lerp`): `old·(1 − c) + new·c`, **not** `old + c·(new − old)`, with
 //!   `1 − c` and `c` computed in double and rounded to float32 by the tensor multiply; the first
 //!   batch initialises it and `c == 1` keeps the last batch.
+//!
+//! [`Combine`] names the three.
 
 use super::flatten::Flattened;
 use crate::error::{Error, Result, Stage};
 use crate::kernels::torch::reduce::min_max_dims;
+use crate::kernels::torch::{maximum, minimum};
 
 /// `min_vals`/`max_vals` with their shape (the qparam shape).
-#[derive(Debug, Clone, PartialEq)]
-pub struct Stats {
-    pub shape: Vec<usize>,
-    pub min: Vec<f32>,
-    pub max: Vec<f32>,
-}
+pub use crate::observers::shaped_stats::ShapedStats as Stats;
 
 impl Stats {
     /// `_get_min_max(observed)`: `amin`/`amax` over dims `(0, −1)`.
@@ -33,8 +31,8 @@ impl Stats {
 
     /// `min = torch.min(new, self)`, `max = torch.max(new, self)` (static min-max).
     pub fn running_extrema(&self, new: &Stats) -> Result<Stats> {
-        let min = broadcast(new, &new.min, self, &self.min, nan_min)?;
-        let max = broadcast(new, &new.max, self, &self.max, nan_max)?;
+        let min = broadcast(new, &new.min, self, &self.min, minimum)?;
+        let max = broadcast(new, &new.max, self, &self.max, maximum)?;
         Ok(Stats {
             shape: min.0,
             min: min.1,
@@ -57,19 +55,25 @@ impl Stats {
     }
 }
 
-fn nan_min(a: f32, b: f32) -> f32 {
-    if a.is_nan() || b.is_nan() {
-        f32::NAN
-    } else {
-        a.min(b)
-    }
+/// How a batch's statistics combine with those already collected.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Combine {
+    /// Memoryless: the last batch's.
+    Last,
+    /// Static: element-wise running extrema.
+    RunningExtrema,
+    /// Moving average with constant `c` (`c == 1` keeps the last batch).
+    MovingAverage(f64),
 }
 
-fn nan_max(a: f32, b: f32) -> f32 {
-    if a.is_nan() || b.is_nan() {
-        f32::NAN
-    } else {
-        a.max(b)
+impl Combine {
+    /// The statistics after `new`, given those collected before (`None` before any batch).
+    pub fn merge(self, old: Option<&Stats>, new: Stats) -> Result<Stats> {
+        match (self, old) {
+            (Combine::RunningExtrema, Some(old)) => old.running_extrema(&new),
+            (Combine::MovingAverage(c), Some(old)) if c != 1.0 => old.lerp(&new, c),
+            _ => Ok(new),
+        }
     }
 }
 

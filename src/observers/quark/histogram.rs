@@ -22,9 +22,12 @@ use super::qparams::{self, ScaleZp};
 use super::spec::{PerTensorScheme, QuarkSpec};
 use crate::error::{Error, Result, Stage};
 use crate::histogram::histc;
-use crate::kernels::torch::{arange_via_f64_fma, linspace_fma};
+use crate::kernels::torch::{add_left_aligned, arange_via_f64_fma, linspace_fma};
 use crate::observer::{HistogramState, ObserverKind, ObserverState, QParams};
+use crate::params::ParamSet;
 use crate::tensor::Tensor;
+use std::fmt::Debug;
+use std::marker::PhantomData;
 
 /// Largest histogram Quark's merging is allowed to grow to here (it grows with the ratio of the
 /// final range to the first batch's bin width).
@@ -187,20 +190,7 @@ impl QuarkHistogram {
             return Err(forward_error(""));
         }
         let mut hist = histc(&x, self.num_bins, self.edges[0], last(&self.edges));
-        if self.hist.len() > hist.len() {
-            return Err(Error::framework(
-                "RuntimeError",
-                format!(
-                    "The size of tensor a ({}) must match the size of tensor b ({}) at non-singleton dimension 0",
-                    hist.len(),
-                    self.hist.len()
-                ),
-                Stage::Forward,
-            ));
-        }
-        for (h, &old) in hist.iter_mut().zip(&self.hist) {
-            *h += old;
-        }
+        add_left_aligned(&mut hist, &self.hist)?;
         self.hist = hist;
         Ok(())
     }
@@ -276,6 +266,81 @@ pub fn histogram_qparams(spec: &QuarkSpec, min: f32, max: f32) -> Result<ScaleZp
     qparams::calculate_qparams(spec, &[min], &[max], true)
 }
 
+/// The search of one histogram observer over the collected histogram.
+pub trait HistogramSearch: Clone + Debug + Send + Sync + 'static {
+    /// The quantization spec and how batches are binned.
+    fn spec_and_binning(&self) -> (&QuarkSpec, &Binning);
+    /// The quantization spec.
+    fn spec(&self) -> &QuarkSpec {
+        self.spec_and_binning().0
+    }
+    /// How batches are binned.
+    fn binning(&self) -> &Binning {
+        self.spec_and_binning().1
+    }
+    /// `(min_val, max_val)` chosen from the histogram; `None` when the observer never sets them
+    /// (its qparams are then those of the untouched `(+inf, −inf)` buffers).
+    fn min_max(&self, hist: &QuarkHistogram) -> Result<Option<(f32, f32)>>;
+    /// Scale and zero point of `(min, max)` (default: [`histogram_qparams`]).
+    fn scale_zp(&self, min: f32, max: f32) -> Result<ScaleZp> {
+        histogram_qparams(self.spec(), min, max)
+    }
+    /// What the observer adds to its qparams (extra fields, notes).
+    fn annotate(&self, _hist: &QuarkHistogram, _q: &mut QParams) {}
+}
+
+/// One of Quark's histogram observer classes: its arguments and how they resolve.
+pub trait HistogramClass: Send + Sync + 'static {
+    /// The configuration the class reads.
+    type Args: ParamSet;
+    /// The resolved configuration and search.
+    type Config: HistogramSearch;
+    /// The constructor.
+    fn resolve(args: &Self::Args) -> Result<Self::Config>;
+}
+
+/// A Quark observer of class `C` that collects a [`QuarkHistogram`] and searches it.
+pub struct HistogramObserver<C>(PhantomData<fn() -> C>);
+
+impl<C: HistogramClass> ObserverKind for HistogramObserver<C> {
+    type Args = C::Args;
+    type Config = C::Config;
+    type State = QuarkHistogram;
+
+    fn resolve(args: &C::Args, _: &[String]) -> Result<C::Config> {
+        C::resolve(args)
+    }
+
+    fn init(cfg: &C::Config) -> QuarkHistogram {
+        QuarkHistogram::new(cfg.binning())
+    }
+
+    fn observe(state: &mut QuarkHistogram, cfg: &C::Config, batch: &Tensor) -> Result<()> {
+        state.observe(cfg.binning(), &batch.data)
+    }
+
+    fn qparams(state: &QuarkHistogram, cfg: &C::Config) -> Result<QParams> {
+        let range = cfg.min_max(state)?;
+        let (lo, hi) = range.unwrap_or((f32::INFINITY, f32::NEG_INFINITY));
+        let sz = cfg.scale_zp(lo, hi)?;
+        let (mins, maxs) = range.map_or((Vec::new(), Vec::new()), |(l, h)| (vec![l], vec![h]));
+        let mut q = build_qparams(cfg.spec(), sz, mins, maxs);
+        q.clip_range = range.map(|(l, h)| (vec![l], vec![h]));
+        q.extra
+            .insert("num_bins_final".into(), state.num_bins.into());
+        cfg.annotate(state, &mut q);
+        Ok(q)
+    }
+
+    fn fake_quantize(cfg: &C::Config, x: &Tensor, q: &QParams) -> Result<Tensor> {
+        scaled_fake_quantize(cfg.spec(), x, &q.scale, &q.zero_point)
+    }
+
+    fn plot(state: &QuarkHistogram) -> ObserverState {
+        state.plot()
+    }
+}
+
 /// The configuration of `PerTensorHistogramObserver`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct HistogramConfig {
@@ -283,48 +348,40 @@ pub struct HistogramConfig {
     pub binning: Binning,
 }
 
-/// Quark's `PerTensorHistogramObserver` (collection only; qparams are the defaults).
-pub struct PerTensorHistogram;
-
-impl ObserverKind for PerTensorHistogram {
-    type Args = PerTensorHistogramArgs;
-    type Config = HistogramConfig;
-    type State = QuarkHistogram;
-
-    fn resolve(args: &PerTensorHistogramArgs, _: &[String]) -> Result<HistogramConfig> {
-        let spec = args.quark_spec()?;
-        let binning = Binning::new(args.bins, args.skip_zeros, spec.symmetric, false);
-        Ok(HistogramConfig { spec, binning })
+impl HistogramSearch for HistogramConfig {
+    fn spec_and_binning(&self) -> (&QuarkSpec, &Binning) {
+        (&self.spec, &self.binning)
     }
 
-    fn init(cfg: &HistogramConfig) -> QuarkHistogram {
-        QuarkHistogram::new(&cfg.binning)
+    /// `PerTensorHistogramObserver` never sets its min/max buffers.
+    fn min_max(&self, _: &QuarkHistogram) -> Result<Option<(f32, f32)>> {
+        Ok(None)
     }
 
-    fn observe(state: &mut QuarkHistogram, cfg: &HistogramConfig, batch: &Tensor) -> Result<()> {
-        state.observe(&cfg.binning, &batch.data)
-    }
-
-    fn qparams(state: &QuarkHistogram, cfg: &HistogramConfig) -> Result<QParams> {
-        let sz = histogram_qparams(&cfg.spec, f32::INFINITY, f32::NEG_INFINITY)?;
-        let mut q = build_qparams(&cfg.spec, sz, Vec::new(), Vec::new());
-        q.extra
-            .insert("num_bins_final".into(), state.num_bins.into());
+    fn annotate(&self, _: &QuarkHistogram, q: &mut QParams) {
         q.notes.push(
             "Quark's PerTensorHistogramObserver never sets min_val/max_val: these are its default qparams"
                 .to_string(),
         );
-        Ok(q)
-    }
-
-    fn fake_quantize(cfg: &HistogramConfig, x: &Tensor, q: &QParams) -> Result<Tensor> {
-        scaled_fake_quantize(&cfg.spec, x, &q.scale, &q.zero_point)
-    }
-
-    fn plot(state: &QuarkHistogram) -> ObserverState {
-        state.plot()
     }
 }
+
+/// `PerTensorHistogramObserver` (collection only; qparams are the defaults).
+pub struct Collection;
+
+impl HistogramClass for Collection {
+    type Args = PerTensorHistogramArgs;
+    type Config = HistogramConfig;
+
+    fn resolve(args: &PerTensorHistogramArgs) -> Result<HistogramConfig> {
+        let spec = args.quark_spec()?;
+        let binning = Binning::new(args.bins, args.skip_zeros, spec.symmetric, false);
+        Ok(HistogramConfig { spec, binning })
+    }
+}
+
+/// Quark's `PerTensorHistogramObserver`.
+pub type PerTensorHistogram = HistogramObserver<Collection>;
 
 #[cfg(test)]
 mod tests {

@@ -12,17 +12,17 @@
 //! merges histograms aligned. `start_bin` and `stride` only enter the search; what is collected
 //! is the histogram of [`super::histogram::Binning`].
 
-use super::build_qparams;
 use super::config::quark_params;
 use super::dtype::MseDtype;
-use super::histogram::{Binning, QuarkHistogram};
-use super::kernels::{int_affine, scaled_fake_quantize};
-use super::qparams;
+use super::histogram::{
+    Binning, HistogramClass, HistogramObserver, HistogramSearch, QuarkHistogram,
+};
+use super::kernels::int_affine;
+use super::qparams::{self, ScaleZp};
 use super::spec::{PerTensorScheme, QuarkSpec};
 use crate::error::{Error, Result, Stage};
-use crate::observer::{ObserverKind, ObserverState, QParams};
+use crate::observer::QParams;
 use crate::params::{Choice, ParamSet};
-use crate::tensor::Tensor;
 use std::marker::PhantomData;
 
 /// The configuration of an MSE observer.
@@ -85,8 +85,20 @@ mse_variant!(
     FixedMseArgs, start_bin 128, aligned true
 );
 
+/// The MSE class with the arguments `A` of a variant.
+pub struct Mse<A>(PhantomData<fn() -> A>);
+
+impl<A: MseVariant> HistogramClass for Mse<A> {
+    type Args = A;
+    type Config = MseConfig;
+
+    fn resolve(args: &A) -> Result<MseConfig> {
+        args.config()
+    }
+}
+
 /// `PerTensorMSEObserver` with the arguments `A` of a variant.
-pub struct PerTensorMse<A>(PhantomData<fn() -> A>);
+pub type PerTensorMse<A> = HistogramObserver<Mse<A>>;
 
 /// Quark's `PerTensorMSEObserver`.
 pub type QuarkMse = PerTensorMse<PerTensorMseArgs>;
@@ -179,46 +191,27 @@ impl MseConfig {
     }
 }
 
-impl<A: MseVariant> ObserverKind for PerTensorMse<A> {
-    type Args = A;
-    type Config = MseConfig;
-    type State = QuarkHistogram;
-
-    fn resolve(args: &A, _: &[String]) -> Result<MseConfig> {
-        args.config()
+impl HistogramSearch for MseConfig {
+    fn spec_and_binning(&self) -> (&QuarkSpec, &Binning) {
+        (&self.spec, &self.binning)
     }
 
-    fn init(cfg: &MseConfig) -> QuarkHistogram {
-        QuarkHistogram::new(&cfg.binning)
+    fn min_max(&self, hist: &QuarkHistogram) -> Result<Option<(f32, f32)>> {
+        MseConfig::min_max(self, hist).map(Some)
     }
 
-    fn observe(state: &mut QuarkHistogram, cfg: &MseConfig, batch: &Tensor) -> Result<()> {
-        state.observe(&cfg.binning, &batch.data)
-    }
-
-    fn qparams(state: &QuarkHistogram, cfg: &MseConfig) -> Result<QParams> {
-        let (lo, hi) = cfg.min_max(state)?;
-        let sz = if cfg.spec.dtype.is_fp8() {
+    fn scale_zp(&self, min: f32, max: f32) -> Result<ScaleZp> {
+        if self.spec.dtype.is_fp8() {
             // The int64 zero `min` turns Quark's float32 eps into an int64 0 on this path.
-            qparams::fp8_qparams(&cfg.spec, &[lo], &[hi], 0.0)
+            Ok(qparams::fp8_qparams(&self.spec, &[min], &[max], 0.0))
         } else {
-            qparams::calculate_qparams(&cfg.spec, &[lo], &[hi], true)?
-        };
-        let mut q = build_qparams(&cfg.spec, sz, vec![lo], vec![hi]);
-        q.clip_range = Some((vec![lo], vec![hi]));
-        q.extra
-            .insert("num_bins_final".into(), state.num_bins.into());
-        q.extra
-            .insert("candidates".into(), cfg.candidates(state).into());
-        Ok(q)
+            qparams::calculate_qparams(&self.spec, &[min], &[max], true)
+        }
     }
 
-    fn fake_quantize(cfg: &MseConfig, x: &Tensor, q: &QParams) -> Result<Tensor> {
-        scaled_fake_quantize(&cfg.spec, x, &q.scale, &q.zero_point)
-    }
-
-    fn plot(state: &QuarkHistogram) -> ObserverState {
-        state.plot()
+    fn annotate(&self, hist: &QuarkHistogram, q: &mut QParams) {
+        q.extra
+            .insert("candidates".into(), self.candidates(hist).into());
     }
 }
 

@@ -14,15 +14,14 @@
 //! An empty histogram gives `min = max = 0`. Then the common qparams. `percentile` only enters
 //! the search; what is collected is the histogram of [`super::histogram::Binning`].
 
-use super::build_qparams;
 use super::config::quark_params;
 use super::dtype::UniformDtype;
-use super::histogram::{histogram_qparams, Binning, QuarkHistogram};
-use super::kernels::scaled_fake_quantize;
+use super::histogram::{
+    Binning, HistogramClass, HistogramObserver, HistogramSearch, QuarkHistogram,
+};
 use super::spec::{PerTensorScheme, QuarkSpec};
 use crate::error::{Error, Result, Stage};
-use crate::observer::{ObserverKind, ObserverState, QParams};
-use crate::tensor::Tensor;
+use crate::observer::QParams;
 
 quark_params! {
     /// The configuration `PerTensorPercentileObserver` reads, and its instance attributes.
@@ -51,16 +50,34 @@ pub struct PercentileConfig {
     pub fixed: bool,
 }
 
-/// `PerTensorPercentileObserver`; `FIXED` puts the asymmetric tails the right way round and
-/// merges histograms aligned.
-pub struct PerTensorPercentile<const FIXED: bool>;
+impl HistogramSearch for PercentileConfig {
+    fn spec_and_binning(&self) -> (&QuarkSpec, &Binning) {
+        (&self.spec, &self.binning)
+    }
 
-impl<const FIXED: bool> ObserverKind for PerTensorPercentile<FIXED> {
+    fn min_max(&self, hist: &QuarkHistogram) -> Result<Option<(f32, f32)>> {
+        percentile_min_max(hist, self.percentile, self.spec.symmetric, self.fixed).map(Some)
+    }
+
+    fn annotate(&self, _: &QuarkHistogram, q: &mut QParams) {
+        if self.spec.symmetric == Some(false) && !self.fixed {
+            q.notes.push(
+                "Quark's asymmetric percentile swaps the tails: max is taken at the lower quantile"
+                    .to_string(),
+            );
+        }
+    }
+}
+
+/// The percentile class; `FIXED` puts the asymmetric tails the right way round and merges
+/// histograms aligned.
+pub struct Percentile<const FIXED: bool>;
+
+impl<const FIXED: bool> HistogramClass for Percentile<FIXED> {
     type Args = PerTensorPercentileArgs;
     type Config = PercentileConfig;
-    type State = QuarkHistogram;
 
-    fn resolve(args: &PerTensorPercentileArgs, _: &[String]) -> Result<PercentileConfig> {
+    fn resolve(args: &PerTensorPercentileArgs) -> Result<PercentileConfig> {
         let spec = args.quark_spec()?;
         Ok(PercentileConfig {
             binning: Binning::new(args.bins, args.skip_zeros, spec.symmetric, FIXED),
@@ -69,39 +86,10 @@ impl<const FIXED: bool> ObserverKind for PerTensorPercentile<FIXED> {
             fixed: FIXED,
         })
     }
-
-    fn init(cfg: &PercentileConfig) -> QuarkHistogram {
-        QuarkHistogram::new(&cfg.binning)
-    }
-
-    fn observe(state: &mut QuarkHistogram, cfg: &PercentileConfig, batch: &Tensor) -> Result<()> {
-        state.observe(&cfg.binning, &batch.data)
-    }
-
-    fn qparams(state: &QuarkHistogram, cfg: &PercentileConfig) -> Result<QParams> {
-        let (lo, hi) = percentile_min_max(state, cfg.percentile, cfg.spec.symmetric, cfg.fixed)?;
-        let sz = histogram_qparams(&cfg.spec, lo, hi)?;
-        let mut q = build_qparams(&cfg.spec, sz, vec![lo], vec![hi]);
-        q.clip_range = Some((vec![lo], vec![hi]));
-        q.extra
-            .insert("num_bins_final".into(), state.num_bins.into());
-        if cfg.spec.symmetric == Some(false) && !cfg.fixed {
-            q.notes.push(
-                "Quark's asymmetric percentile swaps the tails: max is taken at the lower quantile"
-                    .to_string(),
-            );
-        }
-        Ok(q)
-    }
-
-    fn fake_quantize(cfg: &PercentileConfig, x: &Tensor, q: &QParams) -> Result<Tensor> {
-        scaled_fake_quantize(&cfg.spec, x, &q.scale, &q.zero_point)
-    }
-
-    fn plot(state: &QuarkHistogram) -> ObserverState {
-        state.plot()
-    }
 }
+
+/// `PerTensorPercentileObserver` (`FIXED`: the corrected variant).
+pub type PerTensorPercentile<const FIXED: bool> = HistogramObserver<Percentile<FIXED>>;
 
 /// The first index where `pred` holds, else `fallback`.
 fn first_index(cdf: &[f32], fallback: usize, pred: impl Fn(f32) -> bool) -> usize {

@@ -20,6 +20,7 @@ use super::args::{AffineArgs, MappingType, ScaleDtype, ZeroPointDtype};
 use crate::error::{Error, Result, Stage};
 use crate::formats::half_cast::HalfType;
 use crate::kernels::torch::pointwise::float_to_int;
+use crate::kernels::torch::{maximum, minimum};
 use crate::quant::round_half_even;
 
 /// `_get_and_check_qmin_qmax(target_dtype, quant_min, quant_max)`, raising at `stage`.
@@ -99,23 +100,6 @@ fn clamp_min(x: f32, lo: f32) -> f32 {
     }
 }
 
-/// `torch.min`/`torch.max` with NaN propagation.
-fn nan_min(a: f32, b: f32) -> f32 {
-    if a.is_nan() || b.is_nan() {
-        f32::NAN
-    } else {
-        a.min(b)
-    }
-}
-
-fn nan_max(a: f32, b: f32) -> f32 {
-    if a.is_nan() || b.is_nan() {
-        f32::NAN
-    } else {
-        a.max(b)
-    }
-}
-
 /// `choose_qparams_affine_with_min_max(min_val, max_val, …)` (see the module documentation).
 pub fn choose_qparams(
     min_val: &[f32],
@@ -134,11 +118,11 @@ pub fn choose_qparams(
     let mut scale = Vec::with_capacity(min_val.len());
     let mut zero_point = Vec::with_capacity(min_val.len());
     for (&lo, &hi) in min_val.iter().zip(max_val) {
-        let min_neg = nan_min(lo, 0.0);
-        let max_pos = nan_max(hi, 0.0);
+        let min_neg = minimum(lo, 0.0);
+        let max_pos = maximum(hi, 0.0);
         let (s, zp) = match args.mapping_type {
             MappingType::Symmetric => {
-                let m = nan_max(-min_neg, max_pos);
+                let m = maximum(-min_neg, max_pos);
                 let s = m / ((qmax - qmin) / 2.0) as f32;
                 (clamp_min(s, eps), symmetric_zero)
             }

@@ -15,12 +15,7 @@ use crate::tensor::Tensor;
 use serde_json::{Map, Value};
 
 /// `min_val`/`max_val` and their shape.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Stats {
-    pub shape: Vec<usize>,
-    pub min: Vec<f32>,
-    pub max: Vec<f32>,
-}
+pub use crate::observers::shaped_stats::ShapedStats as Stats;
 
 /// An observer's state: its statistics, the block size and shape of the last batch, and the
 /// MSE search's selected steps.
@@ -37,16 +32,7 @@ pub struct Observed {
 impl Observed {
     /// The running min/max for plots.
     pub fn plot(&self) -> ObserverState {
-        let (min_val, max_val) = self
-            .stats
-            .as_ref()
-            .map(|s| (s.min.clone(), s.max.clone()))
-            .unwrap_or_default();
-        ObserverState {
-            min_val,
-            max_val,
-            histogram: None,
-        }
+        Stats::plot(self.stats.as_ref())
     }
 }
 

@@ -13,36 +13,82 @@
 //! **norm 3**. Weights only, CHANNEL/GROUP/TENSOR_GROUP only: an activation, the TENSOR
 //! strategy, no importance, negative or all-zero values or a length other than the weight's
 //! columns fall back to the unweighted search (with `strict`, they raise in `forward`).
+//!
+//! `nvfp4_expanded_imatrix` (`NVFP4ExpandedIMatrixObserver`) is the same search over NVFP4's
+//! expanded range — `expand = 1.8`, `maxshrink = 1 − 0.8/1.8`, `grid = 200` (candidates
+//! `1.8·(1 − i/200)·[min, max]` for `i = 0 … 111`), patience 1000, norm 2.4.
 
 use super::args::{BaseName, QuantArgs, SearchedQuantArgsFields, Strategy};
-use super::calibration::{self, Calibration, SearchReport, Target};
+use super::calibration::{Calibration, SearchReport, Target};
 use super::flatten::{flatten_for_calibration, Flattened};
 use super::grid_search::{grid_search, Schedule, SearchSettings};
+use super::kind::{Calibrate, CompressorClass};
+use super::stats::Combine;
 use crate::error::{Error, Result, Stage};
 use crate::kernels::torch::reduce::sum_dims;
-use crate::observer::{Granularity, ObserverKind, ObserverState, QParams};
 use crate::observers::torch::config::py_float_repr;
 use crate::params::Choice;
 use crate::tensor::Tensor;
 
-crate::declare_params! {
+/// Declares the observer kwargs of an imatrix class with the class's own defaults.
+macro_rules! imatrix_kwargs {
+    (
+        $(#[$meta:meta])*
+        $name:ident {
+            maxshrink: $maxshrink:expr, patience: $patience:expr, grid: $grid:expr,
+            norm: $norm:expr, expand: $expand:expr $(,)?
+        }
+    ) => {
+        crate::declare_params! {
+            $(#[$meta])*
+            pub struct $name {
+                /// largest shrink of the (expanded) range tried: max(1, int(maxshrink·grid)) + 1 candidates
+                maxshrink: f64 = $maxshrink; float(0.0, 1.0), Data;
+                /// stop after this many consecutive candidates without improvement (0: never)
+                patience: i64 = $patience; int(0, 10000), Data;
+                /// resolution of the shrink factors p = 1 − i/grid
+                grid: f64 = $grid; float(0.0, 1000.0), Data;
+                /// exponent of the weighted error Σ|ŵ − w|^norm·importance
+                norm: f64 = $norm; float(0.0, 16.0), Data;
+                /// raise instead of falling back to the unweighted search
+                strict: bool = false; boolean(), Data;
+                /// factor applied to the raw range before searching
+                expand: f64 = $expand; float(0.0, 10.0), Data;
+                /// E[x²] of the layer input per input channel (in_features values; a tensor or .npy)
+                importance: Option<Vec<f64>> = None; vector(), Data;
+            }
+        }
+
+        impl $name {
+            /// The configuration of observing `base` (see [`IMatrixConfig::new`]).
+            fn config(&self, base: BaseName, quant: &SearchedQuantArgsFields) -> Result<IMatrixConfig> {
+                let args = quant.validate()?;
+                IMatrixConfig::new(
+                    Target { base, args },
+                    SearchSettings {
+                        maxshrink: self.maxshrink,
+                        patience: self.patience,
+                        grid: self.grid,
+                        norm: self.norm,
+                        expand: self.expand,
+                    },
+                    self.strict,
+                    self.importance.as_deref(),
+                )
+            }
+        }
+    };
+}
+
+imatrix_kwargs! {
     /// The observer kwargs of `imatrix_mse`, llm-compressor's defaults.
-    pub struct IMatrixKwargs {
-        /// largest shrink tried: max(1, int(maxshrink·grid)) + 1 candidates
-        maxshrink: f64 = 0.95; float(0.0, 1.0), Data;
-        /// stop after this many consecutive candidates without improvement (0: never)
-        patience: i64 = 5; int(0, 10000), Data;
-        /// resolution of the shrink factors p = 1 − i/grid
-        grid: f64 = 20.0; float(0.0, 1000.0), Data;
-        /// exponent of the weighted error Σ|ŵ − w|^norm·importance
-        norm: f64 = 3.0; float(0.0, 16.0), Data;
-        /// raise instead of falling back to the unweighted search
-        strict: bool = false; boolean(), Data;
-        /// factor applied to the raw range before searching
-        expand: f64 = 1.0; float(0.0, 10.0), Data;
-        /// E[x²] of the layer input per input channel (in_features values; a tensor or .npy)
-        importance: Option<Vec<f64>> = None; vector(), Data;
-    }
+    IMatrixKwargs { maxshrink: 0.95, patience: 5, grid: 20.0, norm: 3.0, expand: 1.0 }
+}
+
+imatrix_kwargs! {
+    /// The observer kwargs of `nvfp4_expanded_imatrix`: from 1.8× the range down to 0.8×
+    /// (maxshrink 1 − 0.8/1.8), never stopping early, norm 2.4.
+    NvFp4IMatrixKwargs { maxshrink: 1.0 - 0.8 / 1.8, patience: 1000, grid: 200.0, norm: 2.4, expand: 1.8 }
 }
 
 crate::declare_params! {
@@ -52,6 +98,15 @@ crate::declare_params! {
         base_name: BaseName = BaseName::Weight; choice(), Data;
     }
     include { quant: SearchedQuantArgsFields, kwargs: IMatrixKwargs }
+}
+
+crate::declare_params! {
+    /// Arguments of `nvfp4_expanded_imatrix`.
+    pub struct NvFp4IMatrixArgs {
+        /// observed tensor: a Linear weight [out, in]
+        base_name: BaseName = BaseName::Weight; choice(), Data;
+    }
+    include { quant: SearchedQuantArgsFields, kwargs: NvFp4IMatrixKwargs }
 }
 
 /// The configuration of an imatrix observer.
@@ -67,47 +122,43 @@ fn init_error(message: String) -> Error {
     Error::framework("ValueError", message, Stage::Init)
 }
 
-impl IMatrixKwargs {
+impl IMatrixConfig {
     /// `IMatrixMSEObserver.__init__`'s checks, then the configuration.
-    pub fn config(&self, target: Target) -> Result<IMatrixConfig> {
-        if self.grid <= 0.0 {
+    fn new(
+        target: Target,
+        settings: SearchSettings,
+        strict: bool,
+        importance: Option<&[f64]>,
+    ) -> Result<IMatrixConfig> {
+        if settings.grid <= 0.0 {
             return Err(init_error(format!(
                 "grid must be > 0, got {}",
-                py_float_repr(self.grid)
+                py_float_repr(settings.grid)
             )));
         }
-        if self.patience < 0 {
+        if settings.patience < 0 {
             return Err(init_error(format!(
                 "patience must be >= 0, got {}",
-                self.patience
+                settings.patience
             )));
         }
-        if !(0.0..=1.0).contains(&self.maxshrink) {
+        if !(0.0..=1.0).contains(&settings.maxshrink) {
             return Err(init_error(format!(
                 "maxshrink must be in [0, 1], got {}",
-                py_float_repr(self.maxshrink)
+                py_float_repr(settings.maxshrink)
             )));
         }
-        if !self.norm.is_finite() || self.norm <= 0.0 {
+        if !settings.norm.is_finite() || settings.norm <= 0.0 {
             return Err(init_error(format!(
                 "norm must be a finite positive number, got {}",
-                py_float_repr(self.norm)
+                py_float_repr(settings.norm)
             )));
         }
         Ok(IMatrixConfig {
             target,
-            settings: SearchSettings {
-                maxshrink: self.maxshrink,
-                patience: self.patience,
-                grid: self.grid,
-                norm: self.norm,
-                expand: self.expand,
-            },
-            strict: self.strict,
-            importance: self
-                .importance
-                .as_ref()
-                .map(|v| v.iter().map(|&x| x as f32).collect()),
+            settings,
+            strict,
+            importance: importance.map(|v| v.iter().map(|&x| x as f32).collect()),
         })
     }
 }
@@ -196,74 +247,59 @@ fn element_weights(imp: &[f32], batch: &Tensor) -> Result<Vec<f32>> {
     Ok((0..batch.len()).map(|j| normalised[j % cols]).collect())
 }
 
-/// One batch through the importance-weighted search.
-pub fn observe_imatrix(state: &mut Calibration, cfg: &IMatrixConfig, batch: &Tensor) -> Result<()> {
-    if state.skips(&cfg.target, batch) {
-        return Ok(());
+impl Calibrate for IMatrixConfig {
+    fn target(&self) -> &Target {
+        &self.target
     }
-    let flat = flatten_for_calibration(batch, cfg.target.base, &cfg.target.args)?;
-    let (weights, warning) = match validated_importance(cfg, &flat)? {
-        Ok(imp) => (Some(element_weights(imp, batch)?), None),
-        Err(message) => (
-            None,
-            Some(format!("{message}. Falling back to uniform MSE.")),
-        ),
-    };
-    let outcome = grid_search(
-        &flat,
-        &cfg.target.args,
-        &cfg.settings,
-        Schedule::IMatrix,
-        weights.as_deref(),
-    )?;
-    state.set(outcome.stats, &batch.shape);
-    state.search = Some(SearchReport {
-        selected_step: outcome.selected_step,
-        steps_evaluated: outcome.steps_evaluated,
-        total_steps: outcome.total_steps,
-        importance_used: Some(weights.is_some()),
-        warning,
-    });
-    Ok(())
+
+    /// One batch through the importance-weighted search.
+    fn calibrate(&self, state: &mut Calibration, batch: &Tensor) -> Result<()> {
+        let target = &self.target;
+        let flat = flatten_for_calibration(batch, target.base, &target.args)?;
+        let (weights, warning) = match validated_importance(self, &flat)? {
+            Ok(imp) => (Some(element_weights(imp, batch)?), None),
+            Err(message) => (
+                None,
+                Some(format!("{message}. Falling back to uniform MSE.")),
+            ),
+        };
+        let outcome = grid_search(
+            &flat,
+            &target.args,
+            &self.settings,
+            Schedule::IMatrix,
+            weights.as_deref(),
+        )?;
+        state.record(Combine::Last, outcome.stats, &batch.shape)?;
+        state.search = Some(SearchReport {
+            selected_step: outcome.selected_step,
+            steps_evaluated: outcome.steps_evaluated,
+            total_steps: outcome.total_steps,
+            importance_used: Some(weights.is_some()),
+            warning,
+        });
+        Ok(())
+    }
 }
 
-/// llm-compressor's `imatrix_mse` observer.
+/// `imatrix_mse`: the importance-weighted search.
 pub struct IMatrixMse;
 
-impl ObserverKind for IMatrixMse {
+impl CompressorClass for IMatrixMse {
     type Args = IMatrixMseArgs;
     type Config = IMatrixConfig;
-    type State = Calibration;
-
-    fn resolve(args: &IMatrixMseArgs, _: &[String]) -> Result<IMatrixConfig> {
-        let target = Target {
-            base: args.base_name,
-            args: args.quant.validate()?,
-        };
-        args.kwargs.config(target)
+    fn resolve(args: &IMatrixMseArgs) -> Result<IMatrixConfig> {
+        args.kwargs.config(args.base_name, &args.quant)
     }
+}
 
-    fn init(_: &IMatrixConfig) -> Calibration {
-        Calibration::default()
-    }
+/// `nvfp4_expanded_imatrix`: the importance-weighted search over NVFP4's expanded range.
+pub struct NvFp4Expanded;
 
-    fn observe(state: &mut Calibration, cfg: &IMatrixConfig, batch: &Tensor) -> Result<()> {
-        observe_imatrix(state, cfg, batch)
-    }
-
-    fn qparams(state: &Calibration, cfg: &IMatrixConfig) -> Result<QParams> {
-        calibration::qparams(state, &cfg.target)
-    }
-
-    fn fake_quantize(cfg: &IMatrixConfig, x: &Tensor, q: &QParams) -> Result<Tensor> {
-        calibration::fake_quantize(&cfg.target, x, q)
-    }
-
-    fn granularity(cfg: &IMatrixConfig) -> Option<Granularity> {
-        Some(cfg.target.granularity())
-    }
-
-    fn plot(state: &Calibration) -> ObserverState {
-        state.plot()
+impl CompressorClass for NvFp4Expanded {
+    type Args = NvFp4IMatrixArgs;
+    type Config = IMatrixConfig;
+    fn resolve(args: &NvFp4IMatrixArgs) -> Result<IMatrixConfig> {
+        args.kwargs.config(args.base_name, &args.quant)
     }
 }
