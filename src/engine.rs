@@ -15,7 +15,8 @@ use crate::observer::{
     Collected, Family, Granularity, Grid, Instance, ObserverSpec, ObserverState, QParams, Resolved,
 };
 use crate::params::Params;
-use crate::quant::{accumulate_metrics, MetricsAccumulator, QdqMetrics};
+use crate::qdq::{self, BlockMetrics};
+use crate::quant::QdqMetrics;
 use crate::registry;
 use crate::tensor::{NonFiniteCounts, Tensor};
 use serde::{Deserialize, Serialize};
@@ -302,19 +303,28 @@ pub fn collect(
     Ok(state)
 }
 
-/// Error metrics of quantize–dequantizing `batches` with `q` the observer's way.
+/// Error metrics of quantize–dequantizing `batches` with `q` the observer's way: one fused pass
+/// per batch where the observer has a kernel, else `fake_quantize` and a pass over its result;
+/// either way in fixed pieces merged in order (see [`crate::qdq`]), so the result does not
+/// depend on the number of threads.
 pub fn measure(
     resolved: &dyn Resolved,
     state: &dyn Collected,
     q: &QParams,
     batches: &[&Tensor],
 ) -> Result<QdqMetrics> {
-    let mut acc = MetricsAccumulator::default();
+    let mut total = BlockMetrics::default();
     for batch in batches {
-        let dq = resolved.fake_quantize(state, batch, q)?;
-        accumulate_metrics(&mut acc, batch, &dq, q);
+        let metrics = match resolved.qdq_kernel(&batch.shape, q) {
+            Some(kernel) => qdq::measure_kernel(&batch.data, kernel.as_ref()),
+            None => {
+                let dq = resolved.fake_quantize(state, batch, q)?;
+                qdq::measure_pair(batch, &dq, q)
+            }
+        };
+        total.merge(&metrics);
     }
-    Ok(acc.finish())
+    Ok(total.finish())
 }
 
 /// The report of an observer that collected `state` from `batches`: its qparams (a pure search)

@@ -29,6 +29,7 @@ pub use spec::{Family, Granularity, ObserverSpec, Preset};
 
 use crate::error::{Error, Result};
 use crate::params::ParamSet;
+use crate::qdq::QdqKernel;
 use crate::quant;
 use crate::tensor::Tensor;
 use serde::Serialize;
@@ -89,6 +90,18 @@ pub trait ObserverKind: Send + Sync + 'static {
         quant::fake_quantize_affine(x, q)
     }
 
+    /// The same quantize–dequantize as [`ObserverKind::fake_quantize`], bit for bit, as a fused
+    /// kernel that measures the error piece by piece (see [`crate::qdq`]) for tensors of
+    /// `shape`. `None` (the default, and whenever the qparams do not fit) makes the driver call
+    /// `fake_quantize` and measure its result instead.
+    fn qdq_kernel(
+        _config: &Self::Config,
+        _shape: &[usize],
+        _q: &QParams,
+    ) -> Option<Box<dyn QdqKernel>> {
+        None
+    }
+
     /// A snapshot for plotting.
     fn plot(state: &Self::State) -> ObserverState;
 }
@@ -103,6 +116,8 @@ pub trait Resolved: Send + Sync + Debug {
     fn qparams(&self, state: &dyn Collected) -> Result<QParams>;
     /// [`ObserverKind::fake_quantize`].
     fn fake_quantize(&self, state: &dyn Collected, x: &Tensor, q: &QParams) -> Result<Tensor>;
+    /// [`ObserverKind::qdq_kernel`].
+    fn qdq_kernel(&self, shape: &[usize], q: &QParams) -> Option<Box<dyn QdqKernel>>;
 }
 
 /// Collected state (type-erased [`ObserverKind::State`]).
@@ -166,6 +181,10 @@ impl<K: ObserverKind> Resolved for Bound<K> {
 
     fn fake_quantize(&self, _state: &dyn Collected, x: &Tensor, q: &QParams) -> Result<Tensor> {
         K::fake_quantize(&self.0, x, q)
+    }
+
+    fn qdq_kernel(&self, shape: &[usize], q: &QParams) -> Option<Box<dyn QdqKernel>> {
+        K::qdq_kernel(&self.0, shape, q)
     }
 }
 

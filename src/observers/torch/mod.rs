@@ -12,6 +12,7 @@ pub mod minmax;
 pub mod ops;
 pub mod passthrough;
 pub mod per_channel;
+pub mod qdq_kernel;
 pub mod qparams;
 
 use crate::observer::ObserverKind;

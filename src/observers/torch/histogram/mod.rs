@@ -21,6 +21,7 @@ use super::ops::linspace_f32;
 use super::qparams::{calculate, to_qparams, Buffers};
 use crate::error::{Error, Result, Stage};
 use crate::histogram::finite_min_max;
+use crate::qdq::QdqKernel;
 use crate::observer::{HistogramState, ObserverKind, ObserverState, QParams};
 use crate::tensor::Tensor;
 use serde_json::Value;
@@ -229,6 +230,10 @@ impl ObserverKind for Histogram {
     /// PyTorch's own fake-quantize kernels ([`super::fake_quant`]).
     fn fake_quantize(_: &HistogramConfig, x: &Tensor, q: &QParams) -> Result<Tensor> {
         super::fake_quant::fake_quantize(x, q)
+    }
+
+    fn qdq_kernel(_: &HistogramConfig, shape: &[usize], q: &QParams) -> Option<Box<dyn QdqKernel>> {
+        super::qdq_kernel::kernel(shape, q)
     }
 
     fn plot(state: &HistogramObserverState) -> ObserverState {
