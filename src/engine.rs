@@ -18,6 +18,7 @@ use crate::params::Params;
 use crate::qdq::{self, BlockMetrics};
 use crate::quant::QdqMetrics;
 use crate::registry;
+use crate::shared_stats::{self, SharedStats};
 use crate::tensor::{NonFiniteCounts, Tensor};
 use serde::{Deserialize, Serialize};
 use std::borrow::Cow;
@@ -130,9 +131,9 @@ impl Report {
             metrics: None,
             metrics_pending: false,
             state_reused: false,
-            nonfinite: batches
-                .iter()
-                .fold(NonFiniteCounts::default(), |acc, b| acc + b.nonfinite()),
+            nonfinite: batches.iter().fold(NonFiniteCounts::default(), |acc, b| {
+                acc + shared_stats::nonfinite(&b.data)
+            }),
             batches: batches.len(),
             elements: batches.iter().map(|b| b.len()).sum(),
             state: ObserverState::default(),
@@ -210,6 +211,7 @@ impl<'a> Run<'a> {
 
     /// Run it: resolve, collect, search and measure. Refusals are reported in the report.
     pub fn report(&self) -> Report {
+        let _shared = SharedStats::share(&self.batches);
         let params = match &self.attributes {
             Some(a) => self.params.merged(a),
             None => self.params.clone(),
@@ -251,7 +253,7 @@ pub fn prepare_batch(
     granularity: Granularity,
     policy: NonFinitePolicy,
 ) -> Result<Cow<'_, Tensor>> {
-    let counts = batch.nonfinite();
+    let counts = shared_stats::nonfinite(&batch.data);
     if counts.total() == 0 {
         return Ok(Cow::Borrowed(batch));
     }

@@ -34,6 +34,7 @@ pub mod qparams;
 pub mod quant;
 pub mod quantizers;
 pub mod registry;
+pub mod shared_stats;
 pub mod tensor;
 #[cfg(target_arch = "wasm32")]
 pub mod wasm;

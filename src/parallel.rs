@@ -14,14 +14,11 @@ pub const CHUNK: usize = 1 << 16;
 /// `f(i)` for every `i` in `0..n`, in order, computed in parallel natively.
 pub fn map_indices<R: Send>(n: usize, f: impl Fn(usize) -> R + Send + Sync) -> Vec<R> {
     #[cfg(not(target_arch = "wasm32"))]
-    {
+    if n > 1 {
         use rayon::prelude::*;
-        (0..n).into_par_iter().map(f).collect()
+        return (0..n).into_par_iter().map(f).collect();
     }
-    #[cfg(target_arch = "wasm32")]
-    {
-        (0..n).map(f).collect()
-    }
+    (0..n).map(f).collect()
 }
 
 /// `f(start, piece)` for consecutive pieces of `data` of [`CHUNK`] elements (the last may be

@@ -86,6 +86,31 @@ pub struct Accumulator {
     position: usize,
 }
 
+/// The partial sums while a loop runs.
+struct Lanes {
+    sum_sq_err: [f64; LANES],
+    sum_sq_signal: [f64; LANES],
+    max_abs_err: [f64; LANES],
+    clipped: [u64; LANES],
+    count: [u64; LANES],
+}
+
+impl Lanes {
+    /// One element into lane `k`: branch-free, so that eight of them become vector operations.
+    #[inline(always)]
+    fn step(&mut self, k: usize, x: f32, y: f32, lo: f64, hi: f64) {
+        let finite = x.is_finite();
+        let xd = x as f64;
+        let e = (xd - y as f64).abs();
+        self.sum_sq_err[k] += if finite { e * e } else { 0.0 };
+        self.sum_sq_signal[k] += if finite { xd * xd } else { 0.0 };
+        let m = self.max_abs_err[k];
+        self.max_abs_err[k] = if finite { max_err(m, e) } else { m };
+        self.clipped[k] += u64::from(finite & ((xd < lo) | (xd > hi)));
+        self.count[k] += u64::from(finite);
+    }
+}
+
 impl Default for Accumulator {
     fn default() -> Self {
         Accumulator {
@@ -100,20 +125,6 @@ impl Default for Accumulator {
 }
 
 impl Accumulator {
-    /// One element into lane `k`: branch-free, so that eight of them become vector operations.
-    #[inline(always)]
-    fn step(&mut self, k: usize, x: f32, y: f32, lo: f64, hi: f64) {
-        let finite = x.is_finite();
-        let xd = x as f64;
-        let e = (xd - y as f64).abs();
-        self.sum_sq_err[k] += if finite { e * e } else { 0.0 };
-        self.sum_sq_signal[k] += if finite { xd * xd } else { 0.0 };
-        let m = self.max_abs_err[k];
-        self.max_abs_err[k] = if finite { max_err(m, e) } else { m };
-        self.clipped[k] += u64::from(finite & ((xd < lo) | (xd > hi)));
-        self.count[k] += u64::from(finite);
-    }
-
     /// Add elements `x` and their quantize–dequantize `y`, every one with the representable
     /// range `[lo, hi]` (use `±∞` for none).
     #[inline(always)]
@@ -130,27 +141,40 @@ impl Accumulator {
     }
 
     /// The loop shared by [`Accumulator::add`] and [`Accumulator::add_each`]: single elements
-    /// up to a lane boundary, then groups of eight, then the tail.
+    /// up to a lane boundary, then groups of eight, then the tail. The lanes live in local
+    /// variables meanwhile, so that they stay in vector registers.
     #[inline(always)]
     fn add_with(&mut self, x: &[f32], y: &[f32], range: impl Fn(usize) -> (f64, f64)) {
+        let mut lanes = Lanes {
+            sum_sq_err: self.sum_sq_err,
+            sum_sq_signal: self.sum_sq_signal,
+            max_abs_err: self.max_abs_err,
+            clipped: self.clipped,
+            count: self.count,
+        };
         let n = x.len().min(y.len());
         let head = ((LANES - self.position % LANES) % LANES).min(n);
         for j in 0..head {
             let (lo, hi) = range(j);
-            self.step((self.position + j) % LANES, x[j], y[j], lo, hi);
+            lanes.step((self.position + j) % LANES, x[j], y[j], lo, hi);
         }
         let body = (n - head) / LANES * LANES;
         let (xs, ys) = (&x[head..head + body], &y[head..head + body]);
         for (g, (xc, yc)) in xs.chunks_exact(LANES).zip(ys.chunks_exact(LANES)).enumerate() {
             for k in 0..LANES {
                 let (lo, hi) = range(head + g * LANES + k);
-                self.step(k, xc[k], yc[k], lo, hi);
+                lanes.step(k, xc[k], yc[k], lo, hi);
             }
         }
         for j in head + body..n {
             let (lo, hi) = range(j);
-            self.step((j - head) % LANES, x[j], y[j], lo, hi);
+            lanes.step((j - head) % LANES, x[j], y[j], lo, hi);
         }
+        self.sum_sq_err = lanes.sum_sq_err;
+        self.sum_sq_signal = lanes.sum_sq_signal;
+        self.max_abs_err = lanes.max_abs_err;
+        self.clipped = lanes.clipped;
+        self.count = lanes.count;
         self.position += n;
     }
 

@@ -14,6 +14,7 @@
 //! What is collected depends on `bins`, `skip_zeros` and `symmetric` only ([`Binning`]); the
 //! other parameters enter the search.
 
+use crate::qdq::QdqKernel;
 use super::build_qparams;
 use super::config::quark_params;
 use super::dtype::UniformDtype;
@@ -317,6 +318,10 @@ impl ObserverKind for PerTensorHistogram {
 
     fn fake_quantize(cfg: &HistogramConfig, x: &Tensor, q: &QParams) -> Result<Tensor> {
         scaled_fake_quantize(&cfg.spec, x, &q.scale, &q.zero_point)
+    }
+
+    fn qdq_kernel(cfg: &HistogramConfig, _: &[usize], q: &QParams) -> Option<Box<dyn QdqKernel>> {
+        super::qdq_kernel::kernel(&cfg.spec, q)
     }
 
     fn plot(state: &QuarkHistogram) -> ObserverState {

@@ -12,6 +12,7 @@
 //! is what is collected (it depends on `bins` only), and every other parameter enters torch's
 //! search.
 
+use crate::qdq::QdqKernel;
 use super::config::quark_params;
 use super::dtype::HistogramProDtype;
 use super::spec::{PerTensorScheme, QuarkSpec};
@@ -138,6 +139,10 @@ impl ObserverKind for PerTensorHistogramPro {
     /// torch's `fake_quantize_per_tensor_affine`, as the torch observer's qparams are applied.
     fn fake_quantize(cfg: &HistogramProConfig, x: &Tensor, q: &QParams) -> Result<Tensor> {
         Histogram::fake_quantize(&cfg.torch, x, q)
+    }
+
+    fn qdq_kernel(cfg: &HistogramProConfig, shape: &[usize], q: &QParams) -> Option<Box<dyn QdqKernel>> {
+        Histogram::qdq_kernel(&cfg.torch, shape, q)
     }
 
     fn plot(state: &HistogramObserverState) -> ObserverState {

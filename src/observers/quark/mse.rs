@@ -12,6 +12,7 @@
 //! merges histograms aligned. `start_bin` and `stride` only enter the search; what is collected
 //! is the histogram of [`super::histogram::Binning`].
 
+use crate::qdq::QdqKernel;
 use super::build_qparams;
 use super::config::quark_params;
 use super::dtype::MseDtype;
@@ -215,6 +216,10 @@ impl<A: MseVariant> ObserverKind for PerTensorMse<A> {
 
     fn fake_quantize(cfg: &MseConfig, x: &Tensor, q: &QParams) -> Result<Tensor> {
         scaled_fake_quantize(&cfg.spec, x, &q.scale, &q.zero_point)
+    }
+
+    fn qdq_kernel(cfg: &MseConfig, _: &[usize], q: &QParams) -> Option<Box<dyn QdqKernel>> {
+        super::qdq_kernel::kernel(&cfg.spec, q)
     }
 
     fn plot(state: &QuarkHistogram) -> ObserverState {

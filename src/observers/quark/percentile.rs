@@ -14,6 +14,7 @@
 //! An empty histogram gives `min = max = 0`. Then the common qparams. `percentile` only enters
 //! the search; what is collected is the histogram of [`super::histogram::Binning`].
 
+use crate::qdq::QdqKernel;
 use super::build_qparams;
 use super::config::quark_params;
 use super::dtype::UniformDtype;
@@ -96,6 +97,10 @@ impl<const FIXED: bool> ObserverKind for PerTensorPercentile<FIXED> {
 
     fn fake_quantize(cfg: &PercentileConfig, x: &Tensor, q: &QParams) -> Result<Tensor> {
         scaled_fake_quantize(&cfg.spec, x, &q.scale, &q.zero_point)
+    }
+
+    fn qdq_kernel(cfg: &PercentileConfig, _: &[usize], q: &QParams) -> Option<Box<dyn QdqKernel>> {
+        super::qdq_kernel::kernel(&cfg.spec, q)
     }
 
     fn plot(state: &QuarkHistogram) -> ObserverState {

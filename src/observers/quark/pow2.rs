@@ -20,6 +20,7 @@
 //! so with `qparams_every_batch` the search runs during the data pass: its `dtype`,
 //! `symmetric`, `scale_type` and `qparams_every_batch` are data parameters.
 
+use crate::qdq::QdqKernel;
 use super::build_qparams;
 use super::config::quark_params;
 use super::dtype::PowOf2Dtype;
@@ -260,6 +261,10 @@ impl ObserverKind for PowOf2MinMax {
         scaled_fake_quantize(&cfg.spec, x, &q.scale, &q.zero_point)
     }
 
+    fn qdq_kernel(cfg: &PowOf2Config, _: &[usize], q: &QParams) -> Option<Box<dyn QdqKernel>> {
+        super::qdq_kernel::kernel(&cfg.spec, q)
+    }
+
     fn plot(state: &PowOf2MinMaxState) -> ObserverState {
         state.range.plot()
     }
@@ -318,6 +323,10 @@ impl ObserverKind for PowOf2MinMse {
 
     fn fake_quantize(cfg: &PowOf2Config, x: &Tensor, q: &QParams) -> Result<Tensor> {
         scaled_fake_quantize(&cfg.spec, x, &q.scale, &q.zero_point)
+    }
+
+    fn qdq_kernel(cfg: &PowOf2Config, _: &[usize], q: &QParams) -> Option<Box<dyn QdqKernel>> {
+        super::qdq_kernel::kernel(&cfg.spec, q)
     }
 
     fn plot(state: &PowOf2MinMseState) -> ObserverState {
