@@ -108,7 +108,11 @@ pub fn finite_min_max_lanes(data: &[f32]) -> ([f32; 8], [f32; 8]) {
 }
 
 /// Combine the lanes of [`finite_min_max_lanes`] in order, then the remaining elements `rest`.
-pub fn finite_min_max_finish(lanes_lo: [f32; 8], lanes_hi: [f32; 8], rest: &[f32]) -> Option<(f32, f32)> {
+pub fn finite_min_max_finish(
+    lanes_lo: [f32; 8],
+    lanes_hi: [f32; 8],
+    rest: &[f32],
+) -> Option<(f32, f32)> {
     let mut lo = f32::INFINITY;
     let mut hi = f32::NEG_INFINITY;
     for k in 0..8 {

@@ -23,7 +23,10 @@ pub fn map_indices<R: Send>(n: usize, f: impl Fn(usize) -> R + Send + Sync) -> V
 
 /// `f(start, piece)` for consecutive pieces of `data` of [`CHUNK`] elements (the last may be
 /// shorter), in order.
-pub fn map_chunks<T: Sync, R: Send>(data: &[T], f: impl Fn(usize, &[T]) -> R + Send + Sync) -> Vec<R> {
+pub fn map_chunks<T: Sync, R: Send>(
+    data: &[T],
+    f: impl Fn(usize, &[T]) -> R + Send + Sync,
+) -> Vec<R> {
     let pieces = data.len().div_ceil(CHUNK);
     map_indices(pieces, |k| {
         let start = k * CHUNK;

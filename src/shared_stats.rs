@@ -133,8 +133,16 @@ fn min_max(data: &[f32]) -> Option<(f32, f32)> {
     let mut hi = [f32::NEG_INFINITY; 8];
     for (piece_lo, piece_hi) in lanes {
         for k in 0..8 {
-            lo[k] = if piece_lo[k] < lo[k] { piece_lo[k] } else { lo[k] };
-            hi[k] = if piece_hi[k] > hi[k] { piece_hi[k] } else { hi[k] };
+            lo[k] = if piece_lo[k] < lo[k] {
+                piece_lo[k]
+            } else {
+                lo[k]
+            };
+            hi[k] = if piece_hi[k] > hi[k] {
+                piece_hi[k]
+            } else {
+                hi[k]
+            };
         }
     }
     crate::histogram::finite_min_max_finish(lo, hi, &data[body..])
@@ -170,7 +178,9 @@ mod tests {
         assert_eq!(nonfinite(&t.data).nan, 1);
         assert_eq!(nonfinite(&t.data).neg_inf, 1);
         // Zeros of both signs: the same sign as the sequential version.
-        let zeros: Vec<f32> = (0..100).map(|i| if i % 3 == 0 { -0.0 } else { 0.0 }).collect();
+        let zeros: Vec<f32> = (0..100)
+            .map(|i| if i % 3 == 0 { -0.0 } else { 0.0 })
+            .collect();
         let (a, b) = min_max(&zeros).unwrap();
         let (c, d) = crate::histogram::finite_min_max_sequential(&zeros).unwrap();
         assert_eq!((a.to_bits(), b.to_bits()), (c.to_bits(), d.to_bits()));

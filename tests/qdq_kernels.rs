@@ -58,8 +58,8 @@ fn every_kernel_equals_fake_quantize_bit_for_bit() {
         for shape in [vec![4096], vec![16, 96]] {
             let batches = [calibration(&shape)];
             for params in &variants {
-                let Ok(instance) = Run::new(spec.id, params.clone(), &batches)
-                    .and_then(|run| run.instance())
+                let Ok(instance) =
+                    Run::new(spec.id, params.clone(), &batches).and_then(|run| run.instance())
                 else {
                     continue;
                 };

@@ -15,7 +15,7 @@
 
 mod metrics;
 
-pub use metrics::{Accumulator, BlockMetrics};
+pub use metrics::{bounds_f32, Accumulator, BlockMetrics};
 
 use crate::formats::blocks::BlockLayout;
 use crate::parallel;
@@ -40,10 +40,24 @@ fn bounds(q: &QParams, slice: usize) -> (f64, f64) {
         .unwrap_or((f64::NEG_INFINITY, f64::INFINITY))
 }
 
+/// A fresh accumulator for data whose non-finite values are counted (shared per tensor, see
+/// [`crate::shared_stats`]): without the finite test when there are none.
+fn accumulator_for(data: &[f32]) -> impl Fn() -> Accumulator {
+    let all_finite = crate::shared_stats::nonfinite(data).total() == 0;
+    move || {
+        if all_finite {
+            Accumulator::all_finite()
+        } else {
+            Accumulator::default()
+        }
+    }
+}
+
 /// Error metrics of `kernel` over `data`, in parallel pieces merged in order.
 pub fn measure_kernel(data: &[f32], kernel: &dyn QdqKernel) -> BlockMetrics {
+    let fresh = accumulator_for(data);
     let pieces = parallel::map_chunks(data, |start, piece| {
-        let mut acc = Accumulator::default();
+        let mut acc = fresh();
         kernel.measure(start, piece, &mut acc);
         acc.finish()
     });
@@ -72,14 +86,15 @@ pub fn measure_pair(x: &Tensor, dq: &Tensor, q: &QParams) -> BlockMetrics {
     };
     let n = x.data.len().min(dq.data.len());
     let (xs, ys) = (&x.data[..n], &dq.data[..n]);
+    let fresh = accumulator_for(&x.data);
     let pieces = parallel::map_chunks(xs, |start, piece| {
-        let mut acc = Accumulator::default();
+        let mut acc = fresh();
         let y = &ys[start..start + piece.len()];
         match &slices {
             Slices::One(lo, hi) => acc.add(piece, y, *lo, *hi),
             _ => {
-                let mut lo = [0.0f64; TILE];
-                let mut hi = [0.0f64; TILE];
+                let mut lo = [0.0f32; TILE];
+                let mut hi = [0.0f32; TILE];
                 for (t, (xt, yt)) in piece.chunks(TILE).zip(y.chunks(TILE)).enumerate() {
                     for j in 0..xt.len() {
                         let i = start + t * TILE + j;
@@ -88,7 +103,8 @@ pub fn measure_pair(x: &Tensor, dq: &Tensor, q: &QParams) -> BlockMetrics {
                             Slices::Block(layout) => layout.block_of(i),
                             Slices::One(..) => 0,
                         };
-                        (lo[j], hi[j]) = bounds(q, slice);
+                        let (l, h) = bounds(q, slice);
+                        (lo[j], hi[j]) = bounds_f32(l, h);
                     }
                     acc.add_each(xt, yt, &lo[..xt.len()], &hi[..xt.len()]);
                 }
@@ -102,8 +118,8 @@ pub fn measure_pair(x: &Tensor, dq: &Tensor, q: &QParams) -> BlockMetrics {
 /// One element map for the whole tensor (per-tensor qparams) and one representable range.
 pub struct PerTensor<F> {
     map: F,
-    lo: f64,
-    hi: f64,
+    lo: f32,
+    hi: f32,
 }
 
 impl<F: Fn(f32) -> f32 + Send + Sync> PerTensor<F> {
@@ -111,6 +127,7 @@ impl<F: Fn(f32) -> f32 + Send + Sync> PerTensor<F> {
     /// `q`.
     pub fn new(q: &QParams, map: F) -> Self {
         let (lo, hi) = bounds(q, 0);
+        let (lo, hi) = bounds_f32(lo, hi);
         PerTensor { map, lo, hi }
     }
 
@@ -122,7 +139,7 @@ impl<F: Fn(f32) -> f32 + Send + Sync> PerTensor<F> {
             for (o, &v) in yt.iter_mut().zip(xt) {
                 *o = (self.map)(v);
             }
-            acc.add(xt, yt, self.lo, self.hi);
+            acc.add_f32(xt, yt, self.lo, self.hi);
         }
     }
 }
@@ -154,8 +171,8 @@ impl<F: Fn(f32) -> f32 + Send + Sync> QdqKernel for PerTensor<F> {
 /// parameter array, so neither needs a division per element.
 pub struct PerChannel<P, F> {
     params: Vec<P>,
-    lo: Vec<f64>,
-    hi: Vec<f64>,
+    lo: Vec<f32>,
+    hi: Vec<f32>,
     inner: usize,
     map: F,
 }
@@ -167,7 +184,12 @@ impl<P: Copy + Send + Sync, F: Fn(f32, &P) -> f32 + Send + Sync> PerChannel<P, F
         if axis >= shape.len() || shape[axis] != params.len() || params.is_empty() {
             return None;
         }
-        let (lo, hi) = (0..params.len()).map(|c| bounds(q, c)).unzip();
+        let (lo, hi) = (0..params.len())
+            .map(|c| {
+                let (lo, hi) = bounds(q, c);
+                bounds_f32(lo, hi)
+            })
+            .unzip();
         Some(PerChannel {
             params,
             lo,
@@ -203,7 +225,7 @@ impl<P: Copy + Send + Sync, F: Fn(f32, &P) -> f32 + Send + Sync> PerChannel<P, F
                 for (o, &v) in yt.iter_mut().zip(xt) {
                     *o = (self.map)(v, &p);
                 }
-                acc.add(xt, yt, self.lo[c], self.hi[c]);
+                acc.add_f32(xt, yt, self.lo[c], self.hi[c]);
                 done += run;
             }
         }
@@ -289,7 +311,11 @@ mod tests {
             )
             .unwrap();
             let kernel = PerChannel::new(&q, &shape, axis, scales.clone(), map).unwrap();
-            assert_eq!(measure_kernel(&x.data, &kernel), measure_pair(&x, &dq, &q), "{shape:?}");
+            assert_eq!(
+                measure_kernel(&x.data, &kernel),
+                measure_pair(&x, &dq, &q),
+                "{shape:?}"
+            );
         }
         let q = affine(vec![1.0; 4], vec![0; 4], Some(0));
         assert!(PerChannel::new(&q, &[3, 2], 0, vec![1.0f32; 4], |v, _| v).is_none());

@@ -144,13 +144,11 @@ fn map_unix(file: &File, offset: u64, count: usize) -> Option<Vec<f32>> {
     if offset.checked_add(bytes as u64)? > file_len {
         return None;
     }
-    let slot = BLOCKS
-        .iter()
-        .find(|s| {
-            s.data
-                .compare_exchange(0, 1, Ordering::AcqRel, Ordering::Acquire)
-                .is_ok()
-        })?;
+    let slot = BLOCKS.iter().find(|s| {
+        s.data
+            .compare_exchange(0, 1, Ordering::AcqRel, Ordering::Acquire)
+            .is_ok()
+    })?;
     // SAFETY: a private mapping of a file region that exists (checked above); the kernel picks
     // the address.
     let base = unsafe {
@@ -199,7 +197,8 @@ pub fn read_file(path: &Path) -> Result<Vec<NamedTensor>> {
     let map = unsafe { memmap2::Mmap::map(&file) }.map_err(fail)?;
     let bytes: &[u8] = &map;
     let base = bytes.as_ptr() as usize;
-    let zero_copy = |raw: &[u8]| map_f32(&file, (raw.as_ptr() as usize - base) as u64, raw.len() / 4);
+    let zero_copy =
+        |raw: &[u8]| map_f32(&file, (raw.as_ptr() as usize - base) as u64, raw.len() / 4);
     match super::FileKind::detect(bytes, &name) {
         Some(super::FileKind::Npy) => npy::read_npy_with(bytes, zero_copy)
             .map(|tensor| {
@@ -209,8 +208,10 @@ pub fn read_file(path: &Path) -> Result<Vec<NamedTensor>> {
                 }]
             })
             .map_err(|e| super::rename_load_error(e, &name)),
-        Some(super::FileKind::Safetensors) => safetensors_file::read_safetensors_with(bytes, zero_copy)
-            .map_err(|e| super::rename_load_error(e, &name)),
+        Some(super::FileKind::Safetensors) => {
+            safetensors_file::read_safetensors_with(bytes, zero_copy)
+                .map_err(|e| super::rename_load_error(e, &name))
+        }
         _ => read_tensors(bytes, &name),
     }
 }

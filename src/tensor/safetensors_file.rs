@@ -38,7 +38,9 @@ pub(crate) fn read_safetensors_with(
             .tensor(&name)
             .map_err(|e| err(format!("tensor `{name}`: {e}")))?;
         let dtype = map_dtype(view.dtype()).map_err(|reason| Error::load(name.clone(), reason))?;
-        let mapped = (dtype == DType::F32).then(|| zero_copy(view.data())).flatten();
+        let mapped = (dtype == DType::F32)
+            .then(|| zero_copy(view.data()))
+            .flatten();
         let data = match mapped {
             Some(values) => values,
             None => decode::decode(dtype, ByteOrder::Little, view.data()),

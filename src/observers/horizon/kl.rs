@@ -383,7 +383,11 @@ impl ObserverKind for Kl {
         scale_quanti::fake_quantize(x, q, cfg.base.quant.round_mode)
     }
 
-    fn qdq_kernel(cfg: &KlConfig, shape: &[usize], q: &QParams) -> Option<Box<dyn crate::qdq::QdqKernel>> {
+    fn qdq_kernel(
+        cfg: &KlConfig,
+        shape: &[usize],
+        q: &QParams,
+    ) -> Option<Box<dyn crate::qdq::QdqKernel>> {
         super::qdq_kernel::kernel(shape, q, cfg.base.quant.round_mode)
     }
 

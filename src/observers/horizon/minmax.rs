@@ -61,7 +61,11 @@ impl ObserverKind for MinMax {
         scale_quanti::fake_quantize(x, q, cfg.quant.round_mode)
     }
 
-    fn qdq_kernel(cfg: &BaseConfig, shape: &[usize], q: &QParams) -> Option<Box<dyn crate::qdq::QdqKernel>> {
+    fn qdq_kernel(
+        cfg: &BaseConfig,
+        shape: &[usize],
+        q: &QParams,
+    ) -> Option<Box<dyn crate::qdq::QdqKernel>> {
         super::qdq_kernel::kernel(shape, q, cfg.quant.round_mode)
     }
 
@@ -128,7 +132,11 @@ impl ObserverKind for Clip {
         scale_quanti::fake_quantize(x, q, cfg.base.quant.round_mode)
     }
 
-    fn qdq_kernel(cfg: &ClipConfig, shape: &[usize], q: &QParams) -> Option<Box<dyn crate::qdq::QdqKernel>> {
+    fn qdq_kernel(
+        cfg: &ClipConfig,
+        shape: &[usize],
+        q: &QParams,
+    ) -> Option<Box<dyn crate::qdq::QdqKernel>> {
         super::qdq_kernel::kernel(shape, q, cfg.base.quant.round_mode)
     }
 

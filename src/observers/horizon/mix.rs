@@ -177,7 +177,11 @@ impl ObserverKind for Mix {
         scale_quanti::fake_quantize(x, q, cfg.quant.round_mode)
     }
 
-    fn qdq_kernel(cfg: &BaseConfig, shape: &[usize], q: &QParams) -> Option<Box<dyn crate::qdq::QdqKernel>> {
+    fn qdq_kernel(
+        cfg: &BaseConfig,
+        shape: &[usize],
+        q: &QParams,
+    ) -> Option<Box<dyn crate::qdq::QdqKernel>> {
         super::qdq_kernel::kernel(shape, q, cfg.quant.round_mode)
     }
 

@@ -188,7 +188,11 @@ impl ObserverKind for Percentile {
         scale_quanti::fake_quantize(x, q, cfg.base.quant.round_mode)
     }
 
-    fn qdq_kernel(cfg: &PercentileConfig, shape: &[usize], q: &QParams) -> Option<Box<dyn crate::qdq::QdqKernel>> {
+    fn qdq_kernel(
+        cfg: &PercentileConfig,
+        shape: &[usize],
+        q: &QParams,
+    ) -> Option<Box<dyn crate::qdq::QdqKernel>> {
         super::qdq_kernel::kernel(shape, q, cfg.base.quant.round_mode)
     }
 

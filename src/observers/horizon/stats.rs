@@ -184,7 +184,11 @@ impl ObserverKind for ClipStd {
         scale_quanti::fake_quantize(x, q, cfg.base.quant.round_mode)
     }
 
-    fn qdq_kernel(cfg: &ClipStdConfig, shape: &[usize], q: &QParams) -> Option<Box<dyn crate::qdq::QdqKernel>> {
+    fn qdq_kernel(
+        cfg: &ClipStdConfig,
+        shape: &[usize],
+        q: &QParams,
+    ) -> Option<Box<dyn crate::qdq::QdqKernel>> {
         super::qdq_kernel::kernel(shape, q, cfg.base.quant.round_mode)
     }
 
@@ -247,7 +251,11 @@ impl ObserverKind for Norm {
         scale_quanti::fake_quantize(x, q, cfg.base.quant.round_mode)
     }
 
-    fn qdq_kernel(cfg: &NormConfig, shape: &[usize], q: &QParams) -> Option<Box<dyn crate::qdq::QdqKernel>> {
+    fn qdq_kernel(
+        cfg: &NormConfig,
+        shape: &[usize],
+        q: &QParams,
+    ) -> Option<Box<dyn crate::qdq::QdqKernel>> {
         super::qdq_kernel::kernel(shape, q, cfg.base.quant.round_mode)
     }
 

@@ -168,7 +168,11 @@ impl<M: Method> ObserverKind for HistogramCalibrator<M> {
         fake_quantize(x, q, &cfg.quantizer)
     }
 
-    fn qdq_kernel(cfg: &Self::Config, shape: &[usize], q: &QParams) -> Option<Box<dyn crate::qdq::QdqKernel>> {
+    fn qdq_kernel(
+        cfg: &Self::Config,
+        shape: &[usize],
+        q: &QParams,
+    ) -> Option<Box<dyn crate::qdq::QdqKernel>> {
         super::quant::qdq_kernel(shape, q, &cfg.quantizer)
     }
 

@@ -168,9 +168,10 @@ pub fn qdq_kernel(
                     })))
                 }
                 Some(axis) if amax.len() > 1 => {
-                    let k = PerChannel::new(q, shape, axis, amax.clone(), move |v: f32, a: &f32| {
-                        tensor_quant_value(v, *a, lo, hi)
-                    })?;
+                    let k =
+                        PerChannel::new(q, shape, axis, amax.clone(), move |v: f32, a: &f32| {
+                            tensor_quant_value(v, *a, lo, hi)
+                        })?;
                     Some(Box::new(k))
                 }
                 _ => None,

@@ -139,7 +139,11 @@ impl<M: Method> ObserverKind for Calibrater<M> {
         quantize_dequantize(x, q)
     }
 
-    fn qdq_kernel(_: &Config<M::Search>, _: &[usize], q: &QParams) -> Option<Box<dyn crate::qdq::QdqKernel>> {
+    fn qdq_kernel(
+        _: &Config<M::Search>,
+        _: &[usize],
+        q: &QParams,
+    ) -> Option<Box<dyn crate::qdq::QdqKernel>> {
         super::qparams::qdq_kernel(q)
     }
 

@@ -191,7 +191,11 @@ impl ObserverKind for MinMax {
         quantize_dequantize(x, q)
     }
 
-    fn qdq_kernel(_: &MinMaxConfig, _: &[usize], q: &QParams) -> Option<Box<dyn crate::qdq::QdqKernel>> {
+    fn qdq_kernel(
+        _: &MinMaxConfig,
+        _: &[usize],
+        q: &QParams,
+    ) -> Option<Box<dyn crate::qdq::QdqKernel>> {
         super::qparams::qdq_kernel(q)
     }
 

@@ -14,7 +14,6 @@
 //! What is collected depends on `bins`, `skip_zeros` and `symmetric` only ([`Binning`]); the
 //! other parameters enter the search.
 
-use crate::qdq::QdqKernel;
 use super::build_qparams;
 use super::config::quark_params;
 use super::dtype::UniformDtype;
@@ -25,6 +24,7 @@ use super::torch_ops::{arange_f32, linspace_f32};
 use crate::error::{Error, Result, Stage};
 use crate::histogram::histc;
 use crate::observer::{HistogramState, ObserverKind, ObserverState, QParams};
+use crate::qdq::QdqKernel;
 use crate::tensor::Tensor;
 
 /// Largest histogram Quark's merging is allowed to grow to here (it grows with the ratio of the

@@ -12,7 +12,6 @@
 //! is what is collected (it depends on `bins` only), and every other parameter enters torch's
 //! search.
 
-use crate::qdq::QdqKernel;
 use super::config::quark_params;
 use super::dtype::HistogramProDtype;
 use super::spec::{PerTensorScheme, QuarkSpec};
@@ -23,6 +22,7 @@ use crate::observers::torch::histogram::{
     Histogram, HistogramArgs, HistogramConfig, HistogramObserverState,
 };
 use crate::params::{ParamSet, Params};
+use crate::qdq::QdqKernel;
 use crate::tensor::Tensor;
 use serde_json::Value;
 
@@ -141,7 +141,11 @@ impl ObserverKind for PerTensorHistogramPro {
         Histogram::fake_quantize(&cfg.torch, x, q)
     }
 
-    fn qdq_kernel(cfg: &HistogramProConfig, shape: &[usize], q: &QParams) -> Option<Box<dyn QdqKernel>> {
+    fn qdq_kernel(
+        cfg: &HistogramProConfig,
+        shape: &[usize],
+        q: &QParams,
+    ) -> Option<Box<dyn QdqKernel>> {
         Histogram::qdq_kernel(&cfg.torch, shape, q)
     }
 

@@ -14,7 +14,6 @@
 //! The search: [`super::qparams::calculate_qparams`] on that state (per group: int or fp8
 //! qparams per group). Only `ch_axis`, `group_size` and `is_dynamic` decide what is collected.
 
-use crate::qdq::QdqKernel;
 use super::config::quark_params;
 use super::dtype::{PerChannelDtype, UniformDtype};
 use super::kernels::{group_layout, scaled_fake_quantize};
@@ -23,6 +22,7 @@ use super::spec::{PerChannelScheme, PerGroupScheme, PerTensorScheme, QuarkSpec};
 use super::{aminmax, build_qparams};
 use crate::error::{Error, Result, Stage};
 use crate::observer::{ObserverKind, ObserverState, QParams};
+use crate::qdq::QdqKernel;
 use crate::tensor::Tensor;
 
 quark_params! {

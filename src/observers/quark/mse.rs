@@ -12,7 +12,6 @@
 //! merges histograms aligned. `start_bin` and `stride` only enter the search; what is collected
 //! is the histogram of [`super::histogram::Binning`].
 
-use crate::qdq::QdqKernel;
 use super::build_qparams;
 use super::config::quark_params;
 use super::dtype::MseDtype;
@@ -23,6 +22,7 @@ use super::spec::{PerTensorScheme, QuarkSpec};
 use crate::error::{Error, Result, Stage};
 use crate::observer::{ObserverKind, ObserverState, QParams};
 use crate::params::{Choice, ParamSet};
+use crate::qdq::QdqKernel;
 use crate::tensor::Tensor;
 use std::marker::PhantomData;
 

@@ -14,7 +14,6 @@
 //! An empty histogram gives `min = max = 0`. Then the common qparams. `percentile` only enters
 //! the search; what is collected is the histogram of [`super::histogram::Binning`].
 
-use crate::qdq::QdqKernel;
 use super::build_qparams;
 use super::config::quark_params;
 use super::dtype::UniformDtype;
@@ -23,6 +22,7 @@ use super::kernels::scaled_fake_quantize;
 use super::spec::{PerTensorScheme, QuarkSpec};
 use crate::error::{Error, Result, Stage};
 use crate::observer::{ObserverKind, ObserverState, QParams};
+use crate::qdq::QdqKernel;
 use crate::tensor::Tensor;
 
 quark_params! {

@@ -20,7 +20,6 @@
 //! so with `qparams_every_batch` the search runs during the data pass: its `dtype`,
 //! `symmetric`, `scale_type` and `qparams_every_batch` are data parameters.
 
-use crate::qdq::QdqKernel;
 use super::build_qparams;
 use super::config::quark_params;
 use super::dtype::PowOf2Dtype;
@@ -30,6 +29,7 @@ use super::spec::{PerTensorScheme, QuarkSpec};
 use crate::error::{Error, Result, Stage};
 use crate::formats::e8m0::{exp2_f32, log2_f32};
 use crate::observer::{ObserverKind, ObserverState, QParams, ZeroPoint};
+use crate::qdq::QdqKernel;
 use crate::quant::round_half_even;
 use crate::tensor::Tensor;
 

@@ -15,7 +15,9 @@ pub fn kernel(spec: &QuarkSpec, q: &QParams) -> Option<Box<dyn QdqKernel>> {
         return None;
     }
     if let Some(half) = spec.dtype.half() {
-        return Some(Box::new(PerTensor::new(q, move |v: f32| half.round_trip(v))));
+        return Some(Box::new(PerTensor::new(q, move |v: f32| {
+            half.round_trip(v)
+        })));
     }
     if spec.qscheme != QScheme::PerTensor || q.scale.len() != 1 || q.zero_point.len() != 1 {
         return None;
@@ -24,7 +26,7 @@ pub fn kernel(spec: &QuarkSpec, q: &QParams) -> Option<Box<dyn QdqKernel>> {
     if spec.dtype.is_int() {
         let (qmin, qmax) = spec.qrange();
         let (qmin, qmax) = (qmin as f32, qmax as f32);
-        if !(qmin <= qmax) {
+        if qmin > qmax {
             return None;
         }
         // Float zero points are truncated like `.to(torch.int32)`.

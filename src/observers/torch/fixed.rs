@@ -4,9 +4,9 @@
 
 use super::config::{not_implemented, reject_unknown, QDtype, QScheme};
 use crate::error::{Error, Result, Stage};
-use crate::qdq::QdqKernel;
 use crate::observer::{Grid, ObserverKind, ObserverState, QParams, ZeroPoint};
 use crate::params::Choice;
+use crate::qdq::QdqKernel;
 use crate::tensor::Tensor;
 use serde_json::{Map, Value};
 

@@ -11,9 +11,9 @@ use super::config::{not_implemented, py_float_repr, QScheme, UniformArgs, Unifor
 use super::qparams::{calculate, to_qparams, Buffers};
 use crate::error::Result;
 use crate::histogram::finite_min_max;
-use crate::qdq::QdqKernel;
 use crate::observer::{ObserverKind, ObserverState, QParams};
 use crate::params::Choice;
+use crate::qdq::QdqKernel;
 use crate::tensor::Tensor;
 
 crate::declare_params! {
@@ -196,7 +196,11 @@ impl ObserverKind for MovingAverageMinMax {
         super::fake_quant::fake_quantize(x, q)
     }
 
-    fn qdq_kernel(_: &MovingAverageConfig, shape: &[usize], q: &QParams) -> Option<Box<dyn QdqKernel>> {
+    fn qdq_kernel(
+        _: &MovingAverageConfig,
+        shape: &[usize],
+        q: &QParams,
+    ) -> Option<Box<dyn QdqKernel>> {
         super::qdq_kernel::kernel(shape, q)
     }
 

@@ -11,9 +11,9 @@
 use super::config::{not_implemented, QScheme, UniformArgs, UniformConfig};
 use super::qparams::{calculate, to_qparams, Buffers};
 use crate::error::{Error, Result, Stage};
-use crate::qdq::QdqKernel;
 use crate::observer::{ObserverKind, ObserverState, QParams};
 use crate::params::ParamSet;
+use crate::qdq::QdqKernel;
 use crate::tensor::Tensor;
 use std::marker::PhantomData;
 
@@ -265,7 +265,11 @@ impl<C: PerChannelClass> ObserverKind for PerChannel<C> {
         super::fake_quant::fake_quantize(x, q)
     }
 
-    fn qdq_kernel(_: &PerChannelConfig, shape: &[usize], q: &QParams) -> Option<Box<dyn QdqKernel>> {
+    fn qdq_kernel(
+        _: &PerChannelConfig,
+        shape: &[usize],
+        q: &QParams,
+    ) -> Option<Box<dyn QdqKernel>> {
         super::qdq_kernel::kernel(shape, q)
     }
 

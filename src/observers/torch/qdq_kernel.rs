@@ -81,11 +81,17 @@ pub fn kernel(shape: &[usize], q: &QParams) -> Option<Box<dyn QdqKernel>> {
                 .zip(zps)
                 .map(|(&s, &zp)| (1.0f32 / s, zp as f32, zp as f64, s as f64))
                 .collect();
-            let k = PerChannel::new(q, shape, axis, params, move |v: f32, p: &(f32, f32, f64, f64)| {
-                let (inv, zp32, zp64, s) = *p;
-                let t = clamp_like_int64(zp32 + round_half_even(v * inv), qmin, qmax);
-                ((t as f64 - zp64) * s) as f32
-            })?;
+            let k = PerChannel::new(
+                q,
+                shape,
+                axis,
+                params,
+                move |v: f32, p: &(f32, f32, f64, f64)| {
+                    let (inv, zp32, zp64, s) = *p;
+                    let t = clamp_like_int64(zp32 + round_half_even(v * inv), qmin, qmax);
+                    ((t as f64 - zp64) * s) as f32
+                },
+            )?;
             Some(Box::new(k))
         }
         (Some(axis), ZeroPoint::Float(zps)) => {
@@ -95,11 +101,17 @@ pub fn kernel(shape: &[usize], q: &QParams) -> Option<Box<dyn QdqKernel>> {
                 .zip(zps)
                 .map(|(&s, &zp)| (1.0f32 / s, zp, s as f64))
                 .collect();
-            let k = PerChannel::new(q, shape, axis, params, move |v: f32, p: &(f32, f32, f64)| {
-                let (inv, zp, s) = *p;
-                let t = clamp_like_int64(round_half_even(v.mul_add(inv, zp)), qmin, qmax);
-                ((t as f64 - zp as f64) * s) as f32
-            })?;
+            let k = PerChannel::new(
+                q,
+                shape,
+                axis,
+                params,
+                move |v: f32, p: &(f32, f32, f64)| {
+                    let (inv, zp, s) = *p;
+                    let t = clamp_like_int64(round_half_even(v.mul_add(inv, zp)), qmin, qmax);
+                    ((t as f64 - zp as f64) * s) as f32
+                },
+            )?;
             Some(Box::new(k))
         }
     }

@@ -21,8 +21,8 @@ use super::ops::linspace_f32;
 use super::qparams::{calculate, to_qparams, Buffers};
 use crate::error::{Error, Result, Stage};
 use crate::histogram::finite_min_max;
-use crate::qdq::QdqKernel;
 use crate::observer::{HistogramState, ObserverKind, ObserverState, QParams};
+use crate::qdq::QdqKernel;
 use crate::tensor::Tensor;
 use serde_json::Value;
 
