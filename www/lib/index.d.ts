@@ -139,6 +139,8 @@ export function init(input?: BufferSource | URL | string | Response | WebAssembl
 /** Initialise synchronously from the .wasm bytes or a compiled module. */
 export function initSync(bytes: BufferSource | WebAssembly.Module): void;
 export function version(): string;
+/** Which WebAssembly build was loaded: "simd128" or "baseline" (null before init). */
+export function loadedFlavour(): "simd128" | "baseline" | null;
 export function observers(): ObserverInfo[];
 export function presets(): Preset[];
 
