@@ -1,197 +1,103 @@
-//! Throughput of the engine's hot paths on a 16M-element float32 tensor, printed as ratios
-//! against fixed reference figures (PyTorch 2.15 on these machines, memory speed) and against a
-//! saved baseline of a previous run.
+//! The library in-process on one tensor file, timed and printed as JSON (no reference figures:
+//! `scripts/bench.sh` measures PyTorch and numpy in the same run and computes the ratios).
 //!
 //! ```text
-//! cargo bench --bench engine                 # run, compare with target/bench-baseline.json if present
-//! QUANTSCOPE_BENCH_SAVE=1 cargo bench ...    # also save this run as the baseline
-//! QUANTSCOPE_BENCH_ELEMENTS=1000000 ...      # smaller tensor for a quick look
+//! cargo bench --bench engine -- FILE.npy [--repeat N]
 //! ```
+//!
+//! Prints one JSON object: the tensor's size, the median (and every) wall time in seconds of
+//! reading the file, of `torch.HistogramObserver` and `torch.MinMaxObserver` runs (observe,
+//! search and metrics), of each default per-tensor observer alone, of all of them together (in
+//! parallel, as the CLI runs them), and of the bare min/max and 2048-bin histc passes, with the
+//! number of threads used (`RAYON_NUM_THREADS`).
 
-use quantscope::engine;
+use quantscope::engine::Run;
 use quantscope::histogram::{finite_min_max, histc};
+use quantscope::parallel;
 use quantscope::params::Params;
-use quantscope::registry;
-use quantscope::tensor::Tensor;
-use std::collections::BTreeMap;
+use quantscope::registry::{self, Granularity};
+use quantscope::shared_stats::SharedStats;
+use quantscope::tensor::{mapped, Tensor};
+use serde_json::{json, Value};
 use std::hint::black_box;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
-/// Deterministic Laplace-like data with a few outliers (no external RNG needed).
-fn synthetic(n: usize) -> Vec<f32> {
-    let mut state = 0x9E37_79B9_7F4A_7C15u64;
-    (0..n)
-        .map(|i| {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            let u = ((state >> 11) as f64 + 0.5) / (1u64 << 53) as f64;
-            let v = if u < 0.5 {
-                (2.0 * u).ln()
-            } else {
-                -(2.0 * (1.0 - u)).ln()
-            };
-            let outlier = if i % 1_000_003 == 0 { 40.0 } else { 1.0 };
-            (v * outlier) as f32
-        })
-        .collect()
-}
+#[global_allocator]
+static ALLOCATOR: mapped::MapAwareAllocator = mapped::MapAwareAllocator;
 
-/// Best-of-`runs` wall time of `f` (after one warm-up call).
-fn time<R>(runs: usize, mut f: impl FnMut() -> R) -> Duration {
+/// Wall times of `repeat` calls of `f` (after one warm-up call) and their median.
+fn time<R>(repeat: usize, mut f: impl FnMut() -> R) -> Value {
     black_box(f());
-    (0..runs)
+    let mut runs: Vec<f64> = (0..repeat.max(1))
         .map(|_| {
             let start = Instant::now();
             black_box(f());
-            start.elapsed()
+            start.elapsed().as_secs_f64()
         })
-        .min()
-        .unwrap_or_default()
+        .collect();
+    let all = runs.clone();
+    runs.sort_by(f64::total_cmp);
+    json!({ "median_s": runs[runs.len() / 2], "runs_s": all })
 }
 
-struct Row {
-    name: &'static str,
-    value: f64,
-    unit: &'static str,
-    reference: Option<(f64, &'static str)>,
-    higher_is_better: bool,
+/// The observers `quantscope observe FILE` runs by default.
+fn default_observers() -> Vec<&'static str> {
+    registry::observers()
+        .iter()
+        .filter(|s| s.granularity == Granularity::PerTensor && s.corrects.is_none())
+        .map(|s| s.id)
+        .collect()
 }
 
 fn main() {
-    let n: usize = std::env::var("QUANTSCOPE_BENCH_ELEMENTS")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(16 << 20);
-    let data = synthetic(n);
-    let tensor = Tensor::from_vec(data.clone());
-    let channels = 256;
-    let per_channel = Tensor::new(
-        vec![channels, n / channels],
-        data[..channels * (n / channels)].to_vec(),
-    )
-    .expect("shape");
-    let melem = |d: Duration| n as f64 / d.as_secs_f64() / 1e6;
-    let mut rows = Vec::new();
-
-    let (lo, hi) = finite_min_max(&data).expect("finite data");
-    rows.push(Row {
-        name: "min/max",
-        value: melem(time(5, || finite_min_max(&data))),
-        unit: "M elem/s",
-        reference: Some((1000.0, "memory speed target (1 G elem/s)")),
-        higher_is_better: true,
+    let args: Vec<String> = std::env::args()
+        .skip(1)
+        .filter(|a| a != "--bench")
+        .collect();
+    let Some(path) = args.iter().find(|a| !a.starts_with("--")) else {
+        eprintln!("usage: cargo bench --bench engine -- FILE.npy [--repeat N]");
+        std::process::exit(2);
+    };
+    let repeat = args
+        .iter()
+        .position(|a| a == "--repeat")
+        .and_then(|i| args.get(i + 1))
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(5);
+    let read = || -> Tensor {
+        let mut tensors = mapped::read_file(std::path::Path::new(path)).expect("read the tensor");
+        tensors.swap_remove(0).tensor
+    };
+    let tensor = read();
+    let batches = [tensor];
+    let run = |id: &str| {
+        Run::new(id, Params::new(), &batches)
+            .expect("observer")
+            .report()
+    };
+    let ids = default_observers();
+    let each: serde_json::Map<String, Value> = ids
+        .iter()
+        .map(|id| (id.to_string(), time(repeat.min(3), || run(id))))
+        .collect();
+    let all = time(repeat.min(3), || {
+        let refs: Vec<&Tensor> = batches.iter().collect();
+        let _shared = SharedStats::share(&refs);
+        parallel::map_items(&ids, |id| run(id))
     });
-    rows.push(Row {
-        name: "histogram 2048 bins (histc)",
-        value: melem(time(3, || histc(&data, 2048, lo, hi))),
-        unit: "M elem/s",
-        reference: None,
-        higher_is_better: true,
+    let data = &batches[0].data;
+    let (lo, hi) = finite_min_max(data).unwrap_or((0.0, 1.0));
+    let out = json!({
+        "elements": data.len(),
+        "threads": rayon::current_num_threads(),
+        "read_file": time(repeat, read),
+        "histogram_observer": time(repeat, || run("torch.HistogramObserver")),
+        "minmax_qdq_metrics": time(repeat, || run("torch.MinMaxObserver")),
+        "min_max_pass": time(repeat, || finite_min_max(data)),
+        "histc_2048": time(repeat, || histc(data, 2048, lo, hi)),
+        "observers": ids,
+        "each_observer": each,
+        "all_observers": all,
     });
-
-    if let Ok(spec) = registry::find("torch.HistogramObserver") {
-        let params = Params::new().with("bins", 2048);
-        let forward = time(3, || {
-            let mut observer = quantscope::observer::Instance::new(spec, &params).expect("resolve");
-            observer.observe(&tensor).expect("observe");
-            observer
-        });
-        rows.push(Row {
-            name: "torch.HistogramObserver forward (2048 bins)",
-            value: melem(forward),
-            unit: "M elem/s",
-            reference: Some((33.0, "PyTorch 2.15, 2 threads (≥10× wanted)")),
-            higher_is_better: true,
-        });
-        let mut observer = quantscope::observer::Instance::new(spec, &params).expect("resolve");
-        observer.observe(&tensor).expect("observe");
-        let search = time(20, || observer.qparams().expect("qparams"));
-        rows.push(Row {
-            name: "torch.HistogramObserver qparams search (2048 bins)",
-            value: search.as_secs_f64() * 1e3,
-            unit: "ms",
-            reference: Some((45.0, "PyTorch 2.15: 30–60 ms (<1 ms wanted)")),
-            higher_is_better: false,
-        });
-    }
-    if let Ok(spec) = registry::find("torch.PerChannelMinMaxObserver") {
-        let params = Params::new()
-            .with("ch_axis", 0)
-            .with("qscheme", "per_channel_affine");
-        let d = time(3, || {
-            let mut observer = quantscope::observer::Instance::new(spec, &params).expect("resolve");
-            observer.observe(&per_channel).expect("observe");
-            observer
-        });
-        rows.push(Row {
-            name: "per-channel min/max (256 channels)",
-            value: melem(d),
-            unit: "M elem/s",
-            reference: Some((1000.0, "memory speed target")),
-            higher_is_better: true,
-        });
-    }
-    if registry::find("torch.MinMaxObserver").is_ok() {
-        let batches = [tensor.clone()];
-        let d = time(3, || {
-            engine::run(
-                "torch.MinMaxObserver",
-                &Params::new(),
-                &batches,
-                Default::default(),
-            )
-            .expect("run")
-        });
-        rows.push(Row {
-            name: "MinMax observe + Q/DQ + metrics",
-            value: melem(d),
-            unit: "M elem/s",
-            reference: None,
-            higher_is_better: true,
-        });
-    }
-
-    let baseline_path =
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("target/bench-baseline.json");
-    let baseline: BTreeMap<String, f64> = std::fs::read_to_string(&baseline_path)
-        .ok()
-        .and_then(|s| serde_json::from_str(&s).ok())
-        .unwrap_or_default();
-    println!("quantscope engine benchmark: {n} float32 elements, one thread");
-    println!(
-        "{:52} {:>12} {:10} {:>10} {:>10}  reference",
-        "path", "value", "unit", "×ref", "×baseline"
-    );
-    for row in &rows {
-        let ratio = |reference: f64| {
-            if row.higher_is_better {
-                row.value / reference
-            } else {
-                reference / row.value
-            }
-        };
-        let vs_ref = row
-            .reference
-            .map_or("-".to_string(), |(r, _)| format!("{:.1}×", ratio(r)));
-        let vs_base = baseline
-            .get(row.name)
-            .map_or("-".to_string(), |&b| format!("{:.2}×", ratio(b)));
-        println!(
-            "{:52} {:>12.3} {:10} {:>10} {:>10}  {}",
-            row.name,
-            row.value,
-            row.unit,
-            vs_ref,
-            vs_base,
-            row.reference.map_or("", |(_, what)| what)
-        );
-    }
-    if std::env::var("QUANTSCOPE_BENCH_SAVE").is_ok() {
-        let map: BTreeMap<&str, f64> = rows.iter().map(|r| (r.name, r.value)).collect();
-        if let Ok(text) = serde_json::to_string_pretty(&map) {
-            let _ = std::fs::write(&baseline_path, text);
-            println!("saved baseline to {}", baseline_path.display());
-        }
-    }
+    println!("{out}");
 }

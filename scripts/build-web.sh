@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
-# Builds the WebAssembly module for the page and the npm package:
+# Builds the WebAssembly module for the page and the npm package, in two flavours:
 #   cargo (release, wasm32, SIMD128 from .cargo/config.toml) → wasm-bindgen --target web into
-#   www/pkg → wasm-opt from the npm `binaryen` package (never Debian's, which breaks the module).
+#   www/pkg → wasm-opt from the npm `binaryen` package (never Debian's, which breaks the module);
+#   the same without SIMD128 (its own target dir, target/wasm-baseline) → quantscope_bg.baseline.wasm.
+# Both share the wasm-bindgen glue (same exports); www/lib/wasm-flavour.js picks one at run time
+# by feature detection.
 # With --dist, also assembles the self-contained static site in dist/ (what `npm run build` does).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -16,17 +19,32 @@ if [ "$(wasm-bindgen --version 2>/dev/null || true)" != "wasm-bindgen $wb_versio
 fi
 
 cargo build --lib --release --locked --target wasm32-unknown-unknown
+# The baseline flavour: the config's SIMD128 flag replaced (the env variable takes precedence).
+CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUSTFLAGS="-C target-feature=-simd128" CARGO_TARGET_DIR=target/wasm-baseline \
+  cargo build --lib --release --locked --target wasm32-unknown-unknown
 rm -rf www/pkg
 wasm-bindgen --target web --out-dir www/pkg target/wasm32-unknown-unknown/release/quantscope.wasm
+wasm-bindgen --target web --out-dir target/wasm-baseline/pkg target/wasm-baseline/wasm32-unknown-unknown/release/quantscope.wasm
+cp target/wasm-baseline/pkg/quantscope_bg.wasm www/pkg/quantscope_bg.baseline.wasm
+if ! cmp -s <(grep -v '^//' www/pkg/quantscope.js) <(grep -v '^//' target/wasm-baseline/pkg/quantscope.js); then
+  echo "error: the SIMD128 and baseline builds need different JS glue" >&2
+  exit 1
+fi
 
-if [ -x node_modules/.bin/wasm-opt ]; then
-  before=$(stat -c %s www/pkg/quantscope_bg.wasm)
-  node_modules/.bin/wasm-opt -O3 \
-    --enable-simd --enable-bulk-memory --enable-nontrapping-float-to-int --enable-sign-ext \
+optimise() { # FILE FEATURES...
+  local file=$1 before
+  shift
+  before=$(stat -c %s "$file")
+  node_modules/.bin/wasm-opt -O3 "$@" \
+    --enable-bulk-memory --enable-nontrapping-float-to-int --enable-sign-ext \
     --enable-mutable-globals --enable-reference-types --enable-multivalue \
-    www/pkg/quantscope_bg.wasm -o www/pkg/quantscope_bg.wasm.opt
-  mv www/pkg/quantscope_bg.wasm.opt www/pkg/quantscope_bg.wasm
-  echo "wasm-opt: $before → $(stat -c %s www/pkg/quantscope_bg.wasm) bytes" >&2
+    "$file" -o "$file.opt"
+  mv "$file.opt" "$file"
+  echo "wasm-opt $file: $before → $(stat -c %s "$file") bytes" >&2
+}
+if [ -x node_modules/.bin/wasm-opt ]; then
+  optimise www/pkg/quantscope_bg.wasm --enable-simd
+  optimise www/pkg/quantscope_bg.baseline.wasm
 else
   echo "warning: node_modules/.bin/wasm-opt missing (npm ci installs binaryen); skipping wasm-opt" >&2
 fi

@@ -15,8 +15,10 @@ use crate::observer::{
     Collected, Family, Granularity, Grid, Instance, ObserverSpec, ObserverState, QParams, Resolved,
 };
 use crate::params::Params;
-use crate::quant::{accumulate_metrics, MetricsAccumulator, QdqMetrics};
+use crate::qdq::{self, BlockMetrics};
+use crate::quant::QdqMetrics;
 use crate::registry;
+use crate::shared_stats::{self, SharedStats};
 use crate::tensor::{NonFiniteCounts, Tensor};
 use serde::{Deserialize, Serialize};
 use std::borrow::Cow;
@@ -131,9 +133,9 @@ impl Report {
             metrics: None,
             metrics_pending: false,
             state_reused: false,
-            nonfinite: batches
-                .iter()
-                .fold(NonFiniteCounts::default(), |acc, b| acc + b.nonfinite()),
+            nonfinite: batches.iter().fold(NonFiniteCounts::default(), |acc, b| {
+                acc + shared_stats::nonfinite(&b.data)
+            }),
             batches: batches.len(),
             elements: batches.iter().map(|b| b.len()).sum(),
             state: ObserverState::default(),
@@ -211,6 +213,7 @@ impl<'a> Run<'a> {
 
     /// Run it: resolve, collect, search and measure. Refusals are reported in the report.
     pub fn report(&self) -> Report {
+        let _shared = SharedStats::share(&self.batches);
         let params = match &self.attributes {
             Some(a) => self.params.merged(a),
             None => self.params.clone(),
@@ -254,7 +257,7 @@ pub fn prepare_batch(
     granularity: Granularity,
     policy: NonFinitePolicy,
 ) -> Result<Cow<'_, Tensor>> {
-    let counts = batch.nonfinite();
+    let counts = shared_stats::nonfinite(&batch.data);
     if counts.total() == 0 {
         return Ok(Cow::Borrowed(batch));
     }
@@ -307,19 +310,28 @@ pub fn collect(
     Ok(state)
 }
 
-/// Error metrics of quantize–dequantizing `batches` with `q` the observer's way.
+/// Error metrics of quantize–dequantizing `batches` with `q` the observer's way: one fused pass
+/// per batch where the observer has a kernel, else `fake_quantize` and a pass over its result;
+/// either way in fixed pieces merged in order (see [`crate::qdq`]), so the result does not
+/// depend on the number of threads.
 pub fn measure(
     resolved: &dyn Resolved,
     state: &dyn Collected,
     q: &QParams,
     batches: &[&Tensor],
 ) -> Result<QdqMetrics> {
-    let mut acc = MetricsAccumulator::default();
+    let mut total = BlockMetrics::default();
     for batch in batches {
-        let dq = resolved.fake_quantize(state, batch, q)?;
-        accumulate_metrics(&mut acc, batch, &dq, q);
+        let metrics = match resolved.qdq_kernel(&batch.shape, q) {
+            Some(kernel) => qdq::measure_kernel(&batch.data, kernel.as_ref()),
+            None => {
+                let dq = resolved.fake_quantize(state, batch, q)?;
+                qdq::measure_pair(batch, &dq, q)
+            }
+        };
+        total.merge(&metrics);
     }
-    Ok(acc.finish())
+    Ok(total.finish())
 }
 
 /// The report of an observer that collected `state` from `batches`: its qparams (a pure search)

@@ -8,7 +8,35 @@
 
 /// Add the histc counts of `data` over `[lo, hi]` with `bins` bins into `counts`
 /// (`counts.len() == bins`). Returns the number of elements counted.
+///
+/// The elements are binned and counted in integers (in parallel natively, see
+/// [`crate::observers::torch::histogram::binning::count`]); adding `k` to a float32 count `c`
+/// then gives what `k` additions of 1.0 give: `c + k` exactly when `c` is an integer and
+/// `c + k ≤ 2²⁴`, otherwise the additions are made one by one.
 pub fn histc_accumulate(data: &[f32], lo: f32, hi: f32, counts: &mut [f32]) -> usize {
+    const EXACT: f32 = 16_777_216.0; // 2^24
+    let bins = counts.len();
+    if bins == 0 {
+        return 0;
+    }
+    let totals = crate::observers::torch::histogram::binning::count(data, bins, lo, hi);
+    let mut counted = 0usize;
+    for (c, &k) in counts.iter_mut().zip(&totals) {
+        counted += k as usize;
+        if c.fract() == 0.0 && (k as f64) + (*c as f64) <= EXACT as f64 {
+            *c += k as f32;
+        } else {
+            for _ in 0..k {
+                *c += 1.0;
+            }
+        }
+    }
+    counted
+}
+
+/// The histc counts of `data` one element at a time: the definition [`histc_accumulate`]
+/// reproduces.
+pub fn histc_accumulate_sequential(data: &[f32], lo: f32, hi: f32, counts: &mut [f32]) -> usize {
     let bins = counts.len();
     if bins == 0 {
         return 0;
@@ -40,16 +68,27 @@ pub fn histc(data: &[f32], bins: usize, lo: f32, hi: f32) -> Vec<f32> {
 }
 
 /// Min and max of the finite values of `data` (`None` when there are none). Fast path for the
-/// observers' `aminmax`.
+/// observers' `aminmax`; computed once per tensor while its statistics are shared
+/// ([`crate::shared_stats`]), in parallel pieces natively.
 pub fn finite_min_max(data: &[f32]) -> Option<(f32, f32)> {
-    let mut lo = f32::INFINITY;
-    let mut hi = f32::NEG_INFINITY;
+    crate::shared_stats::finite_min_max(data)
+}
+
+/// [`finite_min_max`] in one sequential pass (the definition the parallel version reproduces).
+pub fn finite_min_max_sequential(data: &[f32]) -> Option<(f32, f32)> {
+    let body = data.len() / 8 * 8;
+    let (lo, hi) = finite_min_max_lanes(&data[..body]);
+    finite_min_max_finish(lo, hi, &data[body..])
+}
+
+/// The eight lanes of [`finite_min_max`] over `data` (a multiple of 8 elements; the rest is
+/// ignored): lane `k` holds the extrema of elements `k, k + 8, …`, the first of equal values
+/// kept.
+pub fn finite_min_max_lanes(data: &[f32]) -> ([f32; 8], [f32; 8]) {
     // Eight independent lanes let the compiler vectorise the reduction.
     let mut lanes_lo = [f32::INFINITY; 8];
     let mut lanes_hi = [f32::NEG_INFINITY; 8];
-    let chunks = data.chunks_exact(8);
-    let rest = chunks.remainder();
-    for chunk in chunks {
+    for chunk in data.chunks_exact(8) {
         for k in 0..8 {
             let v = chunk[k];
             let finite = v.is_finite();
@@ -65,6 +104,17 @@ pub fn finite_min_max(data: &[f32]) -> Option<(f32, f32)> {
             };
         }
     }
+    (lanes_lo, lanes_hi)
+}
+
+/// Combine the lanes of [`finite_min_max_lanes`] in order, then the remaining elements `rest`.
+pub fn finite_min_max_finish(
+    lanes_lo: [f32; 8],
+    lanes_hi: [f32; 8],
+    rest: &[f32],
+) -> Option<(f32, f32)> {
+    let mut lo = f32::INFINITY;
+    let mut hi = f32::NEG_INFINITY;
     for k in 0..8 {
         lo = lo.min(lanes_lo[k]);
         hi = hi.max(lanes_hi[k]);
@@ -81,6 +131,18 @@ pub fn finite_min_max(data: &[f32]) -> Option<(f32, f32)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn integer_counting_equals_one_addition_at_a_time() {
+        let data: Vec<f32> = (0..5000).map(|i| ((i as f32) * 0.77).sin() * 3.0).collect();
+        for start in [vec![0.0f32; 16], vec![0.5; 16], vec![16_777_000.0; 16]] {
+            let mut fast = start.clone();
+            let mut slow = start.clone();
+            let a = histc_accumulate(&data, -2.0, 2.5, &mut fast);
+            let b = histc_accumulate_sequential(&data, -2.0, 2.5, &mut slow);
+            assert_eq!((a, fast), (b, slow));
+        }
+    }
 
     #[test]
     fn max_goes_to_last_bin_and_outside_is_dropped() {

@@ -28,12 +28,15 @@ pub mod kernels;
 pub mod model;
 pub mod observer;
 pub mod observers;
+pub mod parallel;
 pub mod params;
 pub mod plot;
+pub mod qdq;
 pub mod qparams;
 pub mod quant;
 pub mod quantizers;
 pub mod registry;
+pub mod shared_stats;
 pub mod slice_map;
 pub mod tensor;
 #[cfg(target_arch = "wasm32")]

@@ -58,6 +58,18 @@ pub fn version() -> String {
     env!("CARGO_PKG_VERSION").to_string()
 }
 
+/// Which build of the module this is: `"simd128"` (compiled with WebAssembly SIMD) or
+/// `"baseline"` (for engines without it); `www/lib/wasm-flavour.js` picks one at run time.
+#[wasm_bindgen(js_name = wasmFlavour)]
+pub fn wasm_flavour() -> String {
+    if cfg!(target_feature = "simd128") {
+        "simd128"
+    } else {
+        "baseline"
+    }
+    .to_string()
+}
+
 fn js_err(e: impl std::fmt::Display) -> JsError {
     JsError::new(&e.to_string())
 }

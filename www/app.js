@@ -3,6 +3,7 @@
 // Worker (worker.js) behind rpc.js's RemoteEngine; this thread only draws (the WebAssembly
 // plotting code on canvases). `window.quantscope` is a thin layer over the views and the engine.
 import init from './pkg/quantscope.js';
+import { wasmUrl } from './lib/wasm-flavour.js';
 import { RemoteEngine } from './lib/rpc.js';
 import { ObserversView } from './ui/observers.js';
 import { FormatsView } from './ui/formats.js';
@@ -431,7 +432,7 @@ function exposeApi(ready) {
 }
 
 async function main() {
-  await init();
+  await init({ module_or_path: wasmUrl() });
   app.engine = new RemoteEngine(new URL('./worker.js', import.meta.url), { onCrash });
   const registry = await app.engine.call('registry');
   app.registry = registry;

@@ -4,10 +4,11 @@
 // order but does not hold the queue: the explorer stays live while it learns; so does ranking a
 // checkpoint (the model view).
 import init from './pkg/quantscope.js';
+import { wasmUrl } from './lib/wasm-flavour.js';
 import { Engine } from './lib/engine.js';
 import { serve } from './lib/rpc.js';
 
 serve(async () => {
-  await init();
+  await init({ module_or_path: wasmUrl() }); // the SIMD128 build, or the baseline one without SIMD
   return new Engine();
 }, { concurrent: ['adaround', 'rankModel'] });

@@ -29,6 +29,7 @@ pub use spec::{Family, Granularity, ObserverSpec, Preset};
 
 use crate::error::{Error, Result};
 use crate::params::ParamSet;
+use crate::qdq::QdqKernel;
 use crate::quant;
 use crate::tensor::Tensor;
 use serde::Serialize;
@@ -89,6 +90,18 @@ pub trait ObserverKind: Send + Sync + 'static {
         quant::fake_quantize_affine(x, q)
     }
 
+    /// The same quantize–dequantize as [`ObserverKind::fake_quantize`], bit for bit, as a fused
+    /// kernel that measures the error piece by piece (see [`crate::qdq`]) for tensors of
+    /// `shape`. `None` (the default, and whenever the qparams do not fit) makes the driver call
+    /// `fake_quantize` and measure its result instead.
+    fn qdq_kernel(
+        _config: &Self::Config,
+        _shape: &[usize],
+        _q: &QParams,
+    ) -> Option<Box<dyn QdqKernel>> {
+        None
+    }
+
     /// A snapshot for plotting.
     fn plot(state: &Self::State) -> ObserverState;
 
@@ -113,6 +126,8 @@ pub trait Resolved: Send + Sync + Debug {
     fn fake_quantize(&self, state: &dyn Collected, x: &Tensor, q: &QParams) -> Result<Tensor>;
     /// [`ObserverKind::granularity`].
     fn granularity(&self) -> Option<Granularity>;
+    /// [`ObserverKind::qdq_kernel`].
+    fn qdq_kernel(&self, shape: &[usize], q: &QParams) -> Option<Box<dyn QdqKernel>>;
 }
 
 /// Collected state (type-erased [`ObserverKind::State`]).
@@ -180,6 +195,10 @@ impl<K: ObserverKind> Resolved for Bound<K> {
 
     fn granularity(&self) -> Option<Granularity> {
         K::granularity(&self.0)
+    }
+
+    fn qdq_kernel(&self, shape: &[usize], q: &QParams) -> Option<Box<dyn QdqKernel>> {
+        K::qdq_kernel(&self.0, shape, q)
     }
 }
 

@@ -5,6 +5,8 @@
 //! [`Tensor::dtype`].
 
 pub(crate) mod decode;
+#[cfg(not(target_arch = "wasm32"))]
+pub mod mapped;
 pub(crate) mod npy;
 mod npz;
 mod safetensors_file;
@@ -236,7 +238,7 @@ pub fn read_tensors(bytes: &[u8], file_name: &str) -> Result<Vec<NamedTensor>> {
 }
 
 /// Put the file name into a load error raised by a parser that only saw bytes.
-fn rename_load_error(error: Error, file_name: &str) -> Error {
+pub(crate) fn rename_load_error(error: Error, file_name: &str) -> Error {
     match error {
         Error::Load { what, reason } if what.is_empty() || what == ".npy" => {
             Error::load(file_name, reason)

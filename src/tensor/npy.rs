@@ -44,6 +44,15 @@ pub(crate) struct NpyHeader {
 
 /// Parse a whole `.npy` file.
 pub fn read_npy(bytes: &[u8]) -> Result<Tensor> {
+    read_npy_with(bytes, |_| None)
+}
+
+/// Parse a whole `.npy` file; C-order float32 little-endian data is first offered to
+/// `zero_copy` (its raw bytes), which may return the values without decoding them.
+pub(crate) fn read_npy_with(
+    bytes: &[u8],
+    zero_copy: impl FnOnce(&[u8]) -> Option<Vec<f32>>,
+) -> Result<Tensor> {
     let header = parse_header(bytes)?;
     let available = bytes.len().saturating_sub(header.data_offset);
     if available != header.data_len {
@@ -64,7 +73,14 @@ pub fn read_npy(bytes: &[u8]) -> Result<Tensor> {
         }));
     }
     let raw = bytes.get(header.data_offset..).unwrap_or_default();
-    let mut data = decode::decode(header.dtype, header.order, raw);
+    let contiguous = !header.fortran_order || header.shape.len() <= 1;
+    let mapped = (header.dtype == DType::F32 && header.order == ByteOrder::Little && contiguous)
+        .then(|| zero_copy(raw))
+        .flatten();
+    let mut data = match mapped {
+        Some(values) => values,
+        None => decode::decode(header.dtype, header.order, raw),
+    };
     if header.fortran_order && header.shape.len() > 1 {
         data = fortran_to_c(&header.shape, &data);
     }

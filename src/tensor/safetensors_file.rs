@@ -18,6 +18,15 @@ fn err(reason: impl Into<String>) -> Error {
 
 /// Parse every tensor of a `.safetensors` file, in the order of their data in the file.
 pub fn read_safetensors(bytes: &[u8]) -> Result<Vec<NamedTensor>> {
+    read_safetensors_with(bytes, |_| None)
+}
+
+/// Parse every tensor of a `.safetensors` file; F32 data is first offered to `zero_copy` (its
+/// raw bytes), which may return the values without decoding them.
+pub(crate) fn read_safetensors_with(
+    bytes: &[u8],
+    zero_copy: impl Fn(&[u8]) -> Option<Vec<f32>>,
+) -> Result<Vec<NamedTensor>> {
     if bytes.is_empty() {
         return Err(err("empty file (0 bytes): not a .safetensors file"));
     }
@@ -29,7 +38,13 @@ pub fn read_safetensors(bytes: &[u8]) -> Result<Vec<NamedTensor>> {
             .tensor(&name)
             .map_err(|e| err(format!("tensor `{name}`: {e}")))?;
         let dtype = map_dtype(view.dtype()).map_err(|reason| Error::load(name.clone(), reason))?;
-        let data = decode::decode(dtype, ByteOrder::Little, view.data());
+        let mapped = (dtype == DType::F32)
+            .then(|| zero_copy(view.data()))
+            .flatten();
+        let data = match mapped {
+            Some(values) => values,
+            None => decode::decode(dtype, ByteOrder::Little, view.data()),
+        };
         tensors.push(NamedTensor {
             name,
             tensor: Tensor {

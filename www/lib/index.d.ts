@@ -99,6 +99,8 @@ export function init(input?: Bytes | URL | string | Response | WebAssembly.Modul
 /** Initialise synchronously from the .wasm bytes or a compiled module. */
 export function initSync(bytes: Bytes | WebAssembly.Module): void;
 export function version(): string;
+/** Which WebAssembly build was loaded: "simd128" or "baseline" (null before init). */
+export function loadedFlavour(): "simd128" | "baseline" | null;
 export function observers(): ObserverEntry[];
 export function presets(): Preset[];
 /** What a report shows as a panel (the engine's one display function). */

@@ -13,6 +13,8 @@ import initWasm, * as wasm from '../pkg/quantscope.js';
 import { Engine, adaroundSteps, memberOf } from './engine.js';
 import { runSync } from './steps.js';
 import { createPanel, fillPanel, drawPanel } from './panel.js';
+import { markLoaded, wasmUrl } from './wasm-flavour.js';
+export { loadedFlavour } from './wasm-flavour.js';
 
 export { Engine } from './engine.js';
 export { serve, RemoteEngine, LocalEngine, EngineError } from './rpc.js';
@@ -31,11 +33,16 @@ export function init(input) {
   if (!initPromise) {
     initPromise = (async () => {
       let source = input;
-      if (source === undefined && isNode) {
-        const { readFile } = await import('node:fs/promises');
-        source = await readFile(new URL('../pkg/quantscope_bg.wasm', import.meta.url));
+      if (source === undefined) {
+        // The SIMD128 or the baseline build, whichever this engine runs (wasm-flavour.js).
+        source = wasmUrl();
+        if (isNode) {
+          const { readFile } = await import('node:fs/promises');
+          source = await readFile(source);
+        }
       }
-      await initWasm(source === undefined ? undefined : { module_or_path: source });
+      await initWasm({ module_or_path: source });
+      markLoaded(wasm);
       initialised = true;
     })();
   }
@@ -46,6 +53,7 @@ export function init(input) {
 export function initSync(bytes) {
   if (initialised) return;
   wasm.initSync({ module: bytes });
+  markLoaded(wasm);
   initialised = true;
 }
 

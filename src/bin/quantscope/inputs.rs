@@ -7,15 +7,15 @@ use quantscope::checkpoint::native::Checkpoint;
 use quantscope::engine::split_batches;
 use quantscope::error::{Error, Result};
 use quantscope::params::Params;
-use quantscope::tensor::{pick, read_tensors, split_spec, NamedTensor, Tensor};
+use quantscope::tensor::{pick, split_spec, NamedTensor, Tensor};
 use serde_json::Value;
 use std::path::PathBuf;
 
-/// Every tensor of a file (a `:member` suffix, if any, is ignored here).
+/// Every tensor of a file (a `:member` suffix, if any, is ignored here), read through a memory
+/// map: float32 data without a copy where possible ([`quantscope::tensor::mapped`]).
 pub fn read_file(arg: &str) -> Result<Vec<NamedTensor>> {
     let (path, _) = split_spec(arg);
-    let bytes = std::fs::read(path).map_err(|e| Error::load(path, e.to_string()))?;
-    read_tensors(&bytes, path)
+    quantscope::tensor::mapped::read_file(std::path::Path::new(path))
 }
 
 /// One tensor of a GGUF file through the checkpoint catalogue: the named one, or the only one.

@@ -19,13 +19,21 @@ mod vector_params;
 
 use clap::{Parser, Subcommand};
 use quantscope::engine::{NonFinitePolicy, Run};
+use quantscope::parallel;
 use quantscope::params::Params;
 use quantscope::quantizers::adaround::{self, AdaRoundConfig, WeightScheme};
 use quantscope::quantizers::apply as quantize;
 use quantscope::quantizers::formats;
 use quantscope::registry::{self, Granularity};
+use quantscope::shared_stats::SharedStats;
 use quantscope::Result;
 use std::process::ExitCode;
+
+/// Lets `.npy`/`.safetensors` float32 data be used straight from a memory map
+/// (see [`quantscope::tensor::mapped`]).
+#[global_allocator]
+static ALLOCATOR: quantscope::tensor::mapped::MapAwareAllocator =
+    quantscope::tensor::mapped::MapAwareAllocator;
 
 /// Quantization observers of PyTorch, AMD Quark, Horizon, ONNX Runtime and NVIDIA ModelOpt,
 /// reproduced exactly.
@@ -231,16 +239,19 @@ fn run(command: Command) -> Result<()> {
                     .map(|s| (s.id.to_string(), user_params.clone()))
                     .collect(),
             };
-            let reports = runs
-                .into_iter()
-                .map(|(id, params)| {
-                    let params = vector_params::read_vector_params(&id, params)?;
-                    Ok(Run::new(&id, params, &batches)?
-                        .with_attributes(attributes.clone())
-                        .with_policy(policy)
-                        .report())
-                })
-                .collect::<Result<Vec<_>>>()?;
+            // Every observer at once (rayon, natively), each batch's statistics computed once;
+            // the reports come back in order and equal one-at-a-time runs bit for bit.
+            let batch_refs: Vec<&quantscope::tensor::Tensor> = batches.iter().collect();
+            let _shared = SharedStats::share(&batch_refs);
+            let reports = parallel::map_items(&runs, |(id, params)| {
+                let params = vector_params::read_vector_params(id, params.clone())?;
+                Ok(Run::new(id, params, &batches)?
+                    .with_attributes(attributes.clone())
+                    .with_policy(policy)
+                    .report())
+            })
+            .into_iter()
+            .collect::<Result<Vec<_>>>()?;
             if let [report] = reports.as_slice() {
                 if let Some(e) = &report.error {
                     return Err(quantscope::Error::input(e.message.clone()));

@@ -67,6 +67,14 @@ impl ObserverKind for FixedScale {
         scale_quanti::fake_quantize(x, q, cfg.base.quant.round_mode)
     }
 
+    fn qdq_kernel(
+        cfg: &FixedScaleConfig,
+        shape: &[usize],
+        q: &QParams,
+    ) -> Option<Box<dyn crate::qdq::QdqKernel>> {
+        super::qdq_kernel::kernel(shape, q, cfg.base.quant.round_mode)
+    }
+
     fn plot(_: &()) -> ObserverState {
         ObserverState::default()
     }

@@ -372,6 +372,14 @@ impl ObserverKind for Kl {
         scale_quanti::fake_quantize(x, q, cfg.base.quant.round_mode)
     }
 
+    fn qdq_kernel(
+        cfg: &KlConfig,
+        shape: &[usize],
+        q: &QParams,
+    ) -> Option<Box<dyn crate::qdq::QdqKernel>> {
+        super::qdq_kernel::kernel(shape, q, cfg.base.quant.round_mode)
+    }
+
     /// The histogram being collected, or else the one the last search used.
     fn plot(state: &KlState) -> ObserverState {
         let histogram = if !state.hist.is_empty() && state.edges.len() == state.hist.len() + 1 {

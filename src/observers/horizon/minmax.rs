@@ -61,6 +61,14 @@ impl ObserverKind for MinMax {
         scale_quanti::fake_quantize(x, q, cfg.quant.round_mode)
     }
 
+    fn qdq_kernel(
+        cfg: &BaseConfig,
+        shape: &[usize],
+        q: &QParams,
+    ) -> Option<Box<dyn crate::qdq::QdqKernel>> {
+        super::qdq_kernel::kernel(shape, q, cfg.quant.round_mode)
+    }
+
     fn plot(state: &MinMaxState) -> ObserverState {
         plot_state(state, None)
     }
@@ -122,6 +130,14 @@ impl ObserverKind for Clip {
 
     fn fake_quantize(cfg: &ClipConfig, x: &Tensor, q: &QParams) -> Result<Tensor> {
         scale_quanti::fake_quantize(x, q, cfg.base.quant.round_mode)
+    }
+
+    fn qdq_kernel(
+        cfg: &ClipConfig,
+        shape: &[usize],
+        q: &QParams,
+    ) -> Option<Box<dyn crate::qdq::QdqKernel>> {
+        super::qdq_kernel::kernel(shape, q, cfg.base.quant.round_mode)
     }
 
     fn plot(state: &MinMaxState) -> ObserverState {

@@ -177,6 +177,14 @@ impl ObserverKind for Mix {
         scale_quanti::fake_quantize(x, q, cfg.quant.round_mode)
     }
 
+    fn qdq_kernel(
+        cfg: &BaseConfig,
+        shape: &[usize],
+        q: &QParams,
+    ) -> Option<Box<dyn crate::qdq::QdqKernel>> {
+        super::qdq_kernel::kernel(shape, q, cfg.quant.round_mode)
+    }
+
     fn plot(state: &MixState) -> ObserverState {
         let histogram = state.last.as_ref().map(|r| r.hist.plot_state());
         plot_state(&state.stats, histogram)

@@ -29,6 +29,7 @@ pub mod minmax;
 pub mod mix;
 pub mod mse;
 pub mod percentile;
+pub mod qdq_kernel;
 pub mod scale_quanti;
 pub mod stats;
 

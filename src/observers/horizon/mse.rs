@@ -224,6 +224,14 @@ impl<const CORRECTED: bool> ObserverKind for Mse<CORRECTED> {
         scale_quanti::fake_quantize(x, q, cfg.base.quant.round_mode)
     }
 
+    fn qdq_kernel(
+        cfg: &MseConfig,
+        shape: &[usize],
+        q: &QParams,
+    ) -> Option<Box<dyn crate::qdq::QdqKernel>> {
+        super::qdq_kernel::kernel(shape, q, cfg.base.quant.round_mode)
+    }
+
     fn plot(state: &MseState) -> ObserverState {
         plot_state(&state.stats, None)
     }

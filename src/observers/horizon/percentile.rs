@@ -188,6 +188,14 @@ impl ObserverKind for Percentile {
         scale_quanti::fake_quantize(x, q, cfg.base.quant.round_mode)
     }
 
+    fn qdq_kernel(
+        cfg: &PercentileConfig,
+        shape: &[usize],
+        q: &QParams,
+    ) -> Option<Box<dyn crate::qdq::QdqKernel>> {
+        super::qdq_kernel::kernel(shape, q, cfg.base.quant.round_mode)
+    }
+
     fn plot(state: &PercentileState) -> ObserverState {
         plot_state(
             &state.stats,

@@ -27,6 +27,12 @@ impl RoundMode {
     }
 }
 
+/// `scale_quanti` of one value with scale `s` and zero point `zp`, rounding with `round`.
+#[inline(always)]
+pub fn qdq_value(v: f32, s: f32, zp: f32, qmin: f32, qmax: f32, round: impl Fn(f32) -> f32) -> f32 {
+    ((round(v / s) + zp).clamp(qmin, qmax) - zp) * s
+}
+
 /// Horizon's fake quantisation (`scale_quanti`) of `x` with `q`, rounding with `round_mode`.
 /// One scale applies to the whole tensor; several broadcast along `q.axis`, or, without an
 /// axis (NormObserver's column scales), along the flattened trailing dimensions.
@@ -48,7 +54,7 @@ pub fn fake_quantize(x: &Tensor, q: &QParams, round_mode: RoundMode) -> Result<T
         ));
     }
     let zps: Vec<f32> = (0..n).map(|i| q.zero_point.get_f64(i) as f32).collect();
-    let one = |v: f32, s: f32, zp: f32| ((round_mode.round(v / s) + zp).clamp(qmin, qmax) - zp) * s;
+    let one = |v: f32, s: f32, zp: f32| qdq_value(v, s, zp, qmin, qmax, |r| round_mode.round(r));
     let mut data = Vec::with_capacity(x.len());
     if n == 1 {
         data.extend(x.data.iter().map(|&v| one(v, q.scale[0], zps[0])));

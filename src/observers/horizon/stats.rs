@@ -184,6 +184,14 @@ impl ObserverKind for ClipStd {
         scale_quanti::fake_quantize(x, q, cfg.base.quant.round_mode)
     }
 
+    fn qdq_kernel(
+        cfg: &ClipStdConfig,
+        shape: &[usize],
+        q: &QParams,
+    ) -> Option<Box<dyn crate::qdq::QdqKernel>> {
+        super::qdq_kernel::kernel(shape, q, cfg.base.quant.round_mode)
+    }
+
     fn plot(state: &MinMaxState) -> ObserverState {
         plot_state(state, None)
     }
@@ -241,6 +249,14 @@ impl ObserverKind for Norm {
 
     fn fake_quantize(cfg: &NormConfig, x: &Tensor, q: &QParams) -> Result<Tensor> {
         scale_quanti::fake_quantize(x, q, cfg.base.quant.round_mode)
+    }
+
+    fn qdq_kernel(
+        cfg: &NormConfig,
+        shape: &[usize],
+        q: &QParams,
+    ) -> Option<Box<dyn crate::qdq::QdqKernel>> {
+        super::qdq_kernel::kernel(shape, q, cfg.base.quant.round_mode)
     }
 
     fn plot(state: &NormState) -> ObserverState {

@@ -176,6 +176,14 @@ impl<M: Method> ObserverKind for HistogramCalibrator<M> {
         fake_quantize(x, q, &cfg.quantizer)
     }
 
+    fn qdq_kernel(
+        cfg: &Self::Config,
+        shape: &[usize],
+        q: &QParams,
+    ) -> Option<Box<dyn crate::qdq::QdqKernel>> {
+        super::quant::qdq_kernel(shape, q, &cfg.quantizer)
+    }
+
     fn plot(state: &Collected) -> ObserverState {
         let Some(hist) = &state.hist else {
             return ObserverState::default();

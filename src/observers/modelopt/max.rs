@@ -176,6 +176,14 @@ impl ObserverKind for Max {
         fake_quantize(x, q, &cfg.quantizer)
     }
 
+    fn qdq_kernel(
+        cfg: &MaxArgs,
+        shape: &[usize],
+        q: &QParams,
+    ) -> Option<Box<dyn crate::qdq::QdqKernel>> {
+        super::quant::qdq_kernel(shape, q, &cfg.quantizer)
+    }
+
     fn plot(state: &RunningAmax) -> ObserverState {
         match &state.amax {
             Some((amax, _)) => ObserverState {

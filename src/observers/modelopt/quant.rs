@@ -147,6 +147,56 @@ pub fn qparams_from_amax(
     })
 }
 
+/// The fused kernel of [`fake_quantize`] (see [`crate::qdq`]): the same per-element functions
+/// per tensor, or per channel when `q` has an axis and several amax values. Unsigned integer
+/// grids keep the two-step path, whose first step refuses negative inputs.
+pub fn qdq_kernel(
+    shape: &[usize],
+    q: &QParams,
+    cfg: &QuantizerArgs,
+) -> Option<Box<dyn crate::qdq::QdqKernel>> {
+    use crate::qdq::{PerChannel, PerTensor};
+    let amax = q.amax.as_ref().filter(|a| !a.is_empty())?;
+    match cfg.num_bits {
+        Bits::Int(b) if !cfg.unsigned => {
+            let (lo, hi) = bounds(b, cfg.unsigned, cfg.narrow_range);
+            match q.axis {
+                None if amax.len() == 1 => {
+                    let a = amax[0];
+                    Some(Box::new(PerTensor::new(q, move |v: f32| {
+                        tensor_quant_value(v, a, lo, hi)
+                    })))
+                }
+                Some(axis) if amax.len() > 1 => {
+                    let k =
+                        PerChannel::new(q, shape, axis, amax.clone(), move |v: f32, a: &f32| {
+                            tensor_quant_value(v, *a, lo, hi)
+                        })?;
+                    Some(Box::new(k))
+                }
+                _ => None,
+            }
+        }
+        Bits::Float {
+            exponent: 4,
+            mantissa: 3,
+        } => match q.axis {
+            None if amax.len() == 1 => {
+                let a = amax[0];
+                Some(Box::new(PerTensor::new(q, move |v: f32| e4m3_value(v, a))))
+            }
+            Some(axis) if amax.len() > 1 => {
+                let k = PerChannel::new(q, shape, axis, amax.clone(), |v: f32, a: &f32| {
+                    e4m3_value(v, *a)
+                })?;
+                Some(Box::new(k))
+            }
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
 /// `fake_tensor_quant(x, amax, None, num_bits, unsigned, narrow_range)` or
 /// `scaled_e4m3(x, amax, None, 4, 3)` with the amax of `q`.
 pub fn fake_quantize(x: &Tensor, q: &QParams, cfg: &QuantizerArgs) -> Result<Tensor> {

@@ -139,6 +139,14 @@ impl<M: Method> ObserverKind for Calibrater<M> {
         quantize_dequantize(x, q)
     }
 
+    fn qdq_kernel(
+        _: &Config<M::Search>,
+        _: &[usize],
+        q: &QParams,
+    ) -> Option<Box<dyn crate::qdq::QdqKernel>> {
+        super::qparams::qdq_kernel(q)
+    }
+
     fn plot(state: &Histogram) -> ObserverState {
         state.plot()
     }

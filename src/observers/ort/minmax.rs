@@ -191,6 +191,14 @@ impl ObserverKind for MinMax {
         quantize_dequantize(x, q)
     }
 
+    fn qdq_kernel(
+        _: &MinMaxConfig,
+        _: &[usize],
+        q: &QParams,
+    ) -> Option<Box<dyn crate::qdq::QdqKernel>> {
+        super::qparams::qdq_kernel(q)
+    }
+
     /// The observed data range (the calibrated range depends on the search parameters and is in
     /// the qparams).
     fn plot(state: &Reductions) -> ObserverState {

@@ -141,6 +141,37 @@ pub fn qparams_from_range(lo: f32, hi: f32, opts: &QuantOptions) -> QParams {
     q
 }
 
+/// `quantize_nparray` followed by ORT's dequantization `(q − zp)·scale` of one value, all
+/// float32 (a true division by the scale).
+#[inline(always)]
+pub fn qdq_value(v: f32, scale: f32, zp: f32, lo: f32, hi: f32) -> f32 {
+    let qv = (round_half_even(v / scale) + zp).clamp(lo, hi);
+    (qv - zp) * scale
+}
+
+/// The fused kernel of [`quantize_dequantize`] (see [`crate::qdq`]).
+pub fn qdq_kernel(q: &QParams) -> Option<Box<dyn crate::qdq::QdqKernel>> {
+    let Grid::Int {
+        quant_min,
+        quant_max,
+    } = q.grid
+    else {
+        return None;
+    };
+    if q.axis.is_some() || q.zero_point.is_empty() {
+        return None;
+    }
+    let scale = *q.scale.first()?;
+    let zp = q.zero_point.get_f64(0) as f32;
+    let (lo, hi) = (quant_min as f32, quant_max as f32);
+    if lo > hi {
+        return None;
+    }
+    Some(Box::new(crate::qdq::PerTensor::new(q, move |v: f32| {
+        qdq_value(v, scale, zp, lo, hi)
+    })))
+}
+
 /// `quantize_nparray` followed by ORT's dequantization `(q − zp)·scale`, all float32.
 pub fn quantize_dequantize(x: &Tensor, q: &QParams) -> Result<Tensor> {
     let Grid::Int {
@@ -161,10 +192,7 @@ pub fn quantize_dequantize(x: &Tensor, q: &QParams) -> Result<Tensor> {
     let data = x
         .data
         .iter()
-        .map(|&v| {
-            let qv = (round_half_even(v / scale) + zp).clamp(lo, hi);
-            (qv - zp) * scale
-        })
+        .map(|&v| qdq_value(v, scale, zp, lo, hi))
         .collect();
     Ok(Tensor {
         shape: x.shape.clone(),

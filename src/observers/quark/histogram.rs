@@ -25,6 +25,7 @@ use crate::histogram::histc;
 use crate::kernels::torch::{add_left_aligned, arange_via_f64_fma, linspace_fma};
 use crate::observer::{HistogramState, ObserverKind, ObserverState, QParams};
 use crate::params::ParamSet;
+use crate::qdq::QdqKernel;
 use crate::tensor::Tensor;
 use std::fmt::Debug;
 use std::marker::PhantomData;
@@ -334,6 +335,10 @@ impl<C: HistogramClass> ObserverKind for HistogramObserver<C> {
 
     fn fake_quantize(cfg: &C::Config, x: &Tensor, q: &QParams) -> Result<Tensor> {
         scaled_fake_quantize(cfg.spec(), x, &q.scale, &q.zero_point)
+    }
+
+    fn qdq_kernel(cfg: &C::Config, _: &[usize], q: &QParams) -> Option<Box<dyn QdqKernel>> {
+        super::qdq_kernel::kernel(cfg.spec(), q)
     }
 
     fn plot(state: &QuarkHistogram) -> ObserverState {

@@ -22,6 +22,7 @@ use crate::observers::torch::histogram::{
     Histogram, HistogramArgs, HistogramConfig, HistogramObserverState,
 };
 use crate::params::{ParamSet, Params};
+use crate::qdq::QdqKernel;
 use crate::tensor::Tensor;
 use serde_json::Value;
 
@@ -138,6 +139,14 @@ impl ObserverKind for PerTensorHistogramPro {
     /// torch's `fake_quantize_per_tensor_affine`, as the torch observer's qparams are applied.
     fn fake_quantize(cfg: &HistogramProConfig, x: &Tensor, q: &QParams) -> Result<Tensor> {
         Histogram::fake_quantize(&cfg.torch, x, q)
+    }
+
+    fn qdq_kernel(
+        cfg: &HistogramProConfig,
+        shape: &[usize],
+        q: &QParams,
+    ) -> Option<Box<dyn QdqKernel>> {
+        Histogram::qdq_kernel(&cfg.torch, shape, q)
     }
 
     fn plot(state: &HistogramObserverState) -> ObserverState {

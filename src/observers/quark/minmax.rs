@@ -22,6 +22,7 @@ use super::spec::{PerChannelScheme, PerGroupScheme, PerTensorScheme, QuarkSpec};
 use super::{aminmax, build_qparams};
 use crate::error::{Error, Result, Stage};
 use crate::observer::{ObserverKind, ObserverState, QParams};
+use crate::qdq::QdqKernel;
 use crate::tensor::Tensor;
 
 quark_params! {
@@ -157,6 +158,10 @@ impl ObserverKind for PerTensorMinMax {
         scaled_fake_quantize(spec, x, &q.scale, &q.zero_point)
     }
 
+    fn qdq_kernel(spec: &QuarkSpec, _: &[usize], q: &QParams) -> Option<Box<dyn QdqKernel>> {
+        super::qdq_kernel::kernel(spec, q)
+    }
+
     fn plot(state: &RunningMinMax) -> ObserverState {
         state.plot()
     }
@@ -259,6 +264,13 @@ impl ObserverKind for PerChannelMinMax {
         }
     }
 
+    fn qdq_kernel(spec: &QuarkSpec, _: &[usize], q: &QParams) -> Option<Box<dyn QdqKernel>> {
+        match q.axis {
+            Some(_) => super::qdq_kernel::kernel(spec, q),
+            None => super::qdq_kernel::kernel(&spec.per_tensor(), q),
+        }
+    }
+
     fn plot(state: &PerChannelState) -> ObserverState {
         ObserverState {
             min_val: state.min.clone(),
@@ -348,6 +360,13 @@ impl ObserverKind for PerGroupMinMax {
             return scaled_fake_quantize(&spec.per_tensor(), x, &q.scale, &q.zero_point);
         }
         scaled_fake_quantize(spec, x, &q.scale, &q.zero_point)
+    }
+
+    fn qdq_kernel(spec: &QuarkSpec, _: &[usize], q: &QParams) -> Option<Box<dyn QdqKernel>> {
+        if q.min_val.is_empty() {
+            return super::qdq_kernel::kernel(&spec.per_tensor(), q);
+        }
+        super::qdq_kernel::kernel(spec, q)
     }
 
     fn plot(state: &PerGroupState) -> ObserverState {

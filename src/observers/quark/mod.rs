@@ -20,6 +20,7 @@ pub mod mx;
 pub mod percentile;
 pub mod placeholder;
 pub mod pow2;
+pub mod qdq_kernel;
 pub mod qparams;
 pub mod spec;
 

@@ -29,6 +29,7 @@ use super::spec::{PerTensorScheme, QuarkSpec};
 use crate::error::{Error, Result, Stage};
 use crate::formats::e8m0::{exp2_f32, log2_f32};
 use crate::observer::{ObserverKind, ObserverState, QParams, ZeroPoint};
+use crate::qdq::QdqKernel;
 use crate::quant::round_half_even;
 use crate::tensor::Tensor;
 
@@ -260,6 +261,10 @@ impl ObserverKind for PowOf2MinMax {
         scaled_fake_quantize(&cfg.spec, x, &q.scale, &q.zero_point)
     }
 
+    fn qdq_kernel(cfg: &PowOf2Config, _: &[usize], q: &QParams) -> Option<Box<dyn QdqKernel>> {
+        super::qdq_kernel::kernel(&cfg.spec, q)
+    }
+
     fn plot(state: &PowOf2MinMaxState) -> ObserverState {
         state.range.plot()
     }
@@ -318,6 +323,10 @@ impl ObserverKind for PowOf2MinMse {
 
     fn fake_quantize(cfg: &PowOf2Config, x: &Tensor, q: &QParams) -> Result<Tensor> {
         scaled_fake_quantize(&cfg.spec, x, &q.scale, &q.zero_point)
+    }
+
+    fn qdq_kernel(cfg: &PowOf2Config, _: &[usize], q: &QParams) -> Option<Box<dyn QdqKernel>> {
+        super::qdq_kernel::kernel(&cfg.spec, q)
     }
 
     fn plot(state: &PowOf2MinMseState) -> ObserverState {

@@ -6,6 +6,7 @@ use super::config::{not_implemented, reject_unknown, QDtype, QScheme};
 use crate::error::{Error, Result, Stage};
 use crate::observer::{Grid, ObserverKind, ObserverState, QParams, ZeroPoint};
 use crate::params::Choice;
+use crate::qdq::QdqKernel;
 use crate::tensor::Tensor;
 use serde_json::{Map, Value};
 
@@ -121,6 +122,10 @@ impl ObserverKind for FixedQParams {
     /// PyTorch's own fake-quantize kernels ([`super::fake_quant`]).
     fn fake_quantize(_: &FixedConfig, x: &Tensor, q: &QParams) -> Result<Tensor> {
         super::fake_quant::fake_quantize(x, q)
+    }
+
+    fn qdq_kernel(_: &FixedConfig, shape: &[usize], q: &QParams) -> Option<Box<dyn QdqKernel>> {
+        super::qdq_kernel::kernel(shape, q)
     }
 
     fn plot(_: &()) -> ObserverState {

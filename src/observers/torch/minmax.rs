@@ -13,6 +13,7 @@ use crate::error::Result;
 use crate::histogram::finite_min_max;
 use crate::observer::{ObserverKind, ObserverState, QParams};
 use crate::params::Choice;
+use crate::qdq::QdqKernel;
 use crate::tensor::Tensor;
 
 crate::declare_params! {
@@ -127,6 +128,10 @@ impl ObserverKind for MinMax {
         super::fake_quant::fake_quantize(x, q)
     }
 
+    fn qdq_kernel(_: &UniformConfig, shape: &[usize], q: &QParams) -> Option<Box<dyn QdqKernel>> {
+        super::qdq_kernel::kernel(shape, q)
+    }
+
     fn plot(state: &MinMaxState) -> ObserverState {
         state.plot()
     }
@@ -189,6 +194,14 @@ impl ObserverKind for MovingAverageMinMax {
     /// PyTorch's own fake-quantize kernels ([`super::fake_quant`]).
     fn fake_quantize(_: &MovingAverageConfig, x: &Tensor, q: &QParams) -> Result<Tensor> {
         super::fake_quant::fake_quantize(x, q)
+    }
+
+    fn qdq_kernel(
+        _: &MovingAverageConfig,
+        shape: &[usize],
+        q: &QParams,
+    ) -> Option<Box<dyn QdqKernel>> {
+        super::qdq_kernel::kernel(shape, q)
     }
 
     fn plot(state: &MinMaxState) -> ObserverState {

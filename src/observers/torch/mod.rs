@@ -11,6 +11,7 @@ pub mod histogram;
 pub mod minmax;
 pub mod passthrough;
 pub mod per_channel;
+pub mod qdq_kernel;
 pub mod qparams;
 
 use crate::observer::ObserverKind;

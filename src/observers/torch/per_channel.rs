@@ -13,6 +13,7 @@ use super::qparams::{calculate, to_qparams, Buffers};
 use crate::error::{Error, Result, Stage};
 use crate::observer::{ObserverKind, ObserverState, QParams};
 use crate::params::ParamSet;
+use crate::qdq::QdqKernel;
 use crate::tensor::Tensor;
 use std::marker::PhantomData;
 
@@ -262,6 +263,14 @@ impl<C: PerChannelClass> ObserverKind for PerChannel<C> {
     /// PyTorch's own fake-quantize kernels ([`super::fake_quant`]).
     fn fake_quantize(_: &PerChannelConfig, x: &Tensor, q: &QParams) -> Result<Tensor> {
         super::fake_quant::fake_quantize(x, q)
+    }
+
+    fn qdq_kernel(
+        _: &PerChannelConfig,
+        shape: &[usize],
+        q: &QParams,
+    ) -> Option<Box<dyn QdqKernel>> {
+        super::qdq_kernel::kernel(shape, q)
     }
 
     fn plot(state: &PerChannelState) -> ObserverState {

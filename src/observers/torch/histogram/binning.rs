@@ -61,9 +61,27 @@ impl Bins {
     }
 }
 
-/// Integer counts per bin, with histc's binning rule.
+/// Elements per parallel piece of [`count`]: few enough pieces that their sub-histograms cost
+/// little to add up.
+const PIECE: usize = 1 << 20;
+
+/// Integer counts per bin, with histc's binning rule. Natively the data is cut into pieces
+/// counted in parallel; integer counts add up to the same totals in any order.
 pub fn count(data: &[f32], bins: usize, lo: f32, hi: f32) -> Vec<u64> {
-    count_impl::<false>(data, bins, lo, hi).0
+    if data.len() <= PIECE {
+        return count_impl::<false>(data, bins, lo, hi).0;
+    }
+    let pieces = crate::parallel::map_indices(data.len().div_ceil(PIECE), |k| {
+        let piece = &data[k * PIECE..((k + 1) * PIECE).min(data.len())];
+        count_impl::<false>(piece, bins, lo, hi).0
+    });
+    let mut totals = vec![0u64; bins];
+    for piece in pieces {
+        for (t, c) in totals.iter_mut().zip(piece) {
+            *t += c;
+        }
+    }
+    totals
 }
 
 /// `torch.histc(data, bins, lo, hi)` together with the min and max of the finite values of

@@ -22,6 +22,7 @@ use crate::error::{Error, Result, Stage};
 use crate::histogram::finite_min_max;
 use crate::kernels::torch::linspace_fma;
 use crate::observer::{HistogramState, ObserverKind, ObserverState, QParams};
+use crate::qdq::QdqKernel;
 use crate::tensor::Tensor;
 use serde_json::Value;
 
@@ -229,6 +230,10 @@ impl ObserverKind for Histogram {
     /// PyTorch's own fake-quantize kernels ([`super::fake_quant`]).
     fn fake_quantize(_: &HistogramConfig, x: &Tensor, q: &QParams) -> Result<Tensor> {
         super::fake_quant::fake_quantize(x, q)
+    }
+
+    fn qdq_kernel(_: &HistogramConfig, shape: &[usize], q: &QParams) -> Option<Box<dyn QdqKernel>> {
+        super::qdq_kernel::kernel(shape, q)
     }
 
     fn plot(state: &HistogramObserverState) -> ObserverState {

@@ -1,0 +1,274 @@
+"""quantscope against its references, measured side by side in one run (`npm run bench`).
+
+Run by scripts/bench.sh in its cached venv (target/bench-venv: torch 2.15.0, numpy 2.4.6).
+Every figure comes from this run: nothing is typed in. On one 16M-element float32 .npy it times
+
+* PyTorch in-process: `torch.ao.quantization.HistogramObserver` forward + calculate_qparams;
+* numpy in-process: MinMax qparams (PyTorch's quint8 affine formula), Q/DQ, MSE, SQNR, max error
+  and clipped share;
+* the quantscope CLI as a whole process (file read included): the same HistogramObserver run,
+  MinMaxObserver with its metrics, and `observe FILE` (the 23 default per-tensor observers);
+* the library in-process (benches/engine.rs, printing JSON);
+* the wasm package in Node (scripts/bench/wasm-node.mjs);
+* the page in headless Chromium (e2e/bench-page.mjs, see `measure_page`; QUANTSCOPE_BENCH_PAGE=0
+  skips it).
+
+Each timing is the median of several repetitions after a warm-up. It prints a table with the
+ratios and writes target/bench.json (with the machine, the versions and the load average before
+and after, since the machine may be shared).
+"""
+
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import torch
+from torch.ao.quantization import HistogramObserver
+
+ROOT = Path(__file__).resolve().parents[2]
+TARGET = ROOT / "target"
+ELEMENTS = 1 << 24
+REPEAT = int(os.environ.get("QUANTSCOPE_BENCH_REPEAT", "5"))
+
+
+def make_data(path: Path) -> np.ndarray:
+    """16M float32 values: standard normal with every 1,000,003rd value 40× (outliers)."""
+    if not path.exists():
+        rng = np.random.default_rng(0)
+        x = rng.standard_normal(ELEMENTS, dtype=np.float32)
+        x[::1_000_003] *= 40
+        path.parent.mkdir(parents=True, exist_ok=True)
+        np.save(path, x)
+    return np.load(path)
+
+
+def timed(f, repeat=REPEAT):
+    """Median and every wall time (seconds) of `repeat` calls after one warm-up; last result."""
+    result = f()
+    runs = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        result = f()
+        runs.append(time.perf_counter() - start)
+    return {"median_s": statistics.median(runs), "runs_s": runs}, result
+
+
+def torch_histogram(x: np.ndarray):
+    t = torch.from_numpy(x)
+
+    def run():
+        obs = HistogramObserver()
+        obs(t)
+        scale, zp = obs.calculate_qparams()
+        return float(scale[0]), int(zp[0])
+
+    return timed(run)
+
+
+def numpy_minmax_metrics(x: np.ndarray):
+    """MinMaxObserver's default qparams (quint8, per-tensor affine) and the error of Q/DQ."""
+
+    def run():
+        lo = np.float32(min(x.min(), 0.0))
+        hi = np.float32(max(x.max(), 0.0))
+        scale = np.float32(max((hi - lo) / np.float32(255), np.finfo(np.float32).eps))
+        zp = int(np.clip(-np.round(lo / scale), 0, 255))
+        q = np.clip(np.round(x * (np.float32(1) / scale)) + zp, 0, 255)
+        dq = ((q - zp) * scale).astype(np.float32)
+        err = x.astype(np.float64) - dq
+        sq = err * err
+        mse = float(sq.mean())
+        signal = float(np.square(x, dtype=np.float64).mean())
+        grid_lo, grid_hi = (0 - zp) * float(scale), (255 - zp) * float(scale)
+        clipped = float(np.count_nonzero((x < grid_lo) | (x > grid_hi))) / x.size
+        return {
+            "scale": float(scale),
+            "zero_point": zp,
+            "mse": mse,
+            "sqnr_db": 10 * np.log10(signal / mse),
+            "max_abs_err": float(np.abs(err).max()),
+            "clipped_fraction": clipped,
+        }
+
+    return timed(run)
+
+
+def cli(args, repeat=REPEAT):
+    """The quantscope CLI as a whole process; its parsed JSON output (or text)."""
+    exe = TARGET / "release" / "quantscope"
+
+    def run():
+        out = subprocess.run([str(exe), *args], check=True, capture_output=True, text=True).stdout
+        return json.loads(out) if "--json" in args else out
+
+    return timed(run, repeat)
+
+
+def library(path: Path, repeat: int, threads=None):
+    """benches/engine.rs: the library in-process."""
+    env = dict(os.environ)
+    if threads:
+        env["RAYON_NUM_THREADS"] = str(threads)
+    out = subprocess.run(
+        ["cargo", "bench", "--locked", "--quiet", "--bench", "engine", "--", str(path), "--repeat", str(repeat)],
+        cwd=ROOT, check=True, capture_output=True, text=True, env=env,
+    ).stdout
+    return json.loads(out.strip().splitlines()[-1])
+
+
+def wasm_node(path: Path, repeat: int, ids):
+    """scripts/bench/wasm-node.mjs: the npm package (WebAssembly) in Node."""
+    out = subprocess.run(
+        ["node", str(ROOT / "scripts/bench/wasm-node.mjs"), str(path), str(repeat), *ids],
+        cwd=ROOT, check=True, capture_output=True, text=True,
+    ).stdout
+    return json.loads(out.strip().splitlines()[-1])
+
+
+def measure_page(path: Path):
+    """The page in headless Chromium (e2e/bench-page.mjs, Playwright with Debian's Chromium as in
+    the end-to-end tests): every registered observer on `path`, the time until all panels are
+    ready, then the median and p95 of a histogram-only slider change (torch.HistogramObserver's
+    search-only slider) as the page measures its own redraws. Returns its JSON, e.g.
+    `{"all_panels_ready_s": …, "slider_p95_ms": …, "observers": 43, …}`, or None when
+    QUANTSCOPE_BENCH_PAGE=0 or the script is missing."""
+    script = ROOT / "e2e" / "bench-page.mjs"
+    if os.environ.get("QUANTSCOPE_BENCH_PAGE") == "0" or not script.exists():
+        return None
+    out = subprocess.run(["node", str(script), str(path)], cwd=ROOT, check=True,
+                         capture_output=True, text=True).stdout
+    return json.loads(out.strip().splitlines()[-1])
+
+
+def machine():
+    model = ""
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                model = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    return {
+        "cpu": model or platform.processor(),
+        "cores": os.cpu_count(),
+        "python": platform.python_version(),
+        "torch": torch.__version__,
+        "torch_threads": torch.get_num_threads(),
+        "numpy": np.__version__,
+        "rustc": subprocess.run(["rustc", "--version"], capture_output=True, text=True).stdout.strip(),
+        "node": subprocess.run(["node", "--version"], capture_output=True, text=True).stdout.strip(),
+    }
+
+
+def main():
+    path = TARGET / "bench" / "x16m.npy"
+    x = make_data(path)
+    load_before = os.getloadavg()
+    print(f"quantscope benchmark: {x.size:,} float32 values ({path}); load average {load_before[0]:.2f}",
+          file=sys.stderr)
+
+    t_hist, torch_q = torch_histogram(x)
+    t_numpy, numpy_m = numpy_minmax_metrics(x)
+    t_cli_hist, cli_hist = cli(["observe", str(path), "--observer", "torch.HistogramObserver", "--json"])
+    t_cli_minmax, cli_minmax = cli(["observe", str(path), "--observer", "torch.MinMaxObserver", "--json"])
+    t_cli_all, _ = cli(["observe", str(path)], repeat=max(3, REPEAT // 2))
+    lib = library(path, REPEAT)
+    lib_one = library(path, REPEAT, threads=1)
+    ids = lib["observers"]
+    node = wasm_node(path, REPEAT, ids)
+    page = measure_page(path)
+    load_after = os.getloadavg()
+
+    n = x.size
+    per_observer = len(ids) * n / t_cli_all["median_s"] / 1e6
+    wasm_all = node["all_observers"]["observe_median_s"]
+    native_all = lib["all_observers"]["median_s"]
+    rows = [
+        ("torch.HistogramObserver: whole CLI process vs PyTorch in-process",
+         t_cli_hist["median_s"], t_hist["median_s"], t_hist["median_s"] / t_cli_hist["median_s"], "≥ 4×"),
+        ("MinMax + Q/DQ + metrics: whole CLI process vs numpy",
+         t_cli_minmax["median_s"], t_numpy["median_s"], t_numpy["median_s"] / t_cli_minmax["median_s"], "≥ 5×"),
+        (f"the {len(ids)} per-tensor observers with metrics: whole CLI process",
+         t_cli_all["median_s"], None, None, f"{per_observer:.0f} M elements/s per observer (≥ 400)"),
+        (f"the {len(ids)} observers in-process: wasm in Node vs native library ({lib['threads']} threads)",
+         wasm_all, native_all, wasm_all / native_all, "≤ 1.6× the native time"),
+        (f"the {len(ids)} observers in-process: wasm in Node vs native library (1 thread)",
+         wasm_all, lib_one["all_observers"]["median_s"], wasm_all / lib_one["all_observers"]["median_s"], "(for reference)"),
+    ]
+    if page is not None:
+        rows += [
+            (f"page in Chromium: all {page['observers']} observers, all panels ready",
+             page["all_panels_ready_s"], None, None, "< 3 s"),
+            ("page in Chromium: histogram-only slider change, p95 (median "
+             f"{page['slider_median_ms'] or float('nan'):.1f} ms)",
+             (page["slider_p95_ms"] or float("nan")) / 1e3, None, None, "< 16 ms"),
+        ]
+    same_hist = (cli_hist["scale"][0], cli_hist["zero_point"][0]) == torch_q
+    m = cli_minmax["metrics"]
+    same_minmax = abs(m["mse"] - numpy_m["mse"]) <= 1e-9 * numpy_m["mse"] and cli_minmax["zero_point"][0] == numpy_m["zero_point"]
+
+    print()
+    print(f"{'work':78} {'quantscope':>11} {'reference':>11} {'ratio':>8}  target")
+    for name, ours, ref, ratio, target in rows:
+        ref_s = f"{ref * 1e3:9.1f} ms" if ref is not None else f"{'—':>11}"
+        ratio_s = f"{ratio:7.2f}×" if ratio is not None else f"{'—':>8}"
+        print(f"{name:78} {ours * 1e3:8.1f} ms {ref_s} {ratio_s}  {target}")
+    print()
+    print("library in-process (median):", ", ".join(
+        f"{k} {lib[k]['median_s'] * 1e3:.1f} ms" for k in
+        ["read_file", "histogram_observer", "minmax_qdq_metrics", "min_max_pass", "histc_2048", "all_observers"]))
+    slow = sorted(lib["each_observer"].items(), key=lambda kv: -kv[1]["median_s"])
+    print("slowest observers alone (ms):", ", ".join(f"{k} {v['median_s'] * 1e3:.0f}" for k, v in slow[:6]))
+    print(f"wasm flavour in Node: {node.get('flavour') or 'not reported'}; tensor load in Node "
+          f"{node['all_observers']['load_median_s'] * 1e3:.0f} ms")
+    print(f"same qparams as PyTorch's HistogramObserver: {'yes' if same_hist else 'NO'} {torch_q}; "
+          f"same MinMax metrics as numpy: {'yes' if same_minmax else 'NO'}")
+    if page is None:
+        print("page in Chromium: not measured (QUANTSCOPE_BENCH_PAGE=0 or e2e/bench-page.mjs missing)")
+    elif page["panels_not_ready"] or page["page_errors"]:
+        first = page["page_errors"][0].splitlines()[0] if page["page_errors"] else "none"
+        print(f"page in Chromium: NOT VALID: {len(page['panels_not_ready'])} of {page['observers']} panels not "
+              f"ready, {len(page['page_errors'])} page errors (first: {first}); see target/bench.json")
+    print(f"load average: {load_before[0]:.2f} before, {load_after[0]:.2f} after "
+          f"({os.cpu_count()} cores; figures taken above 1.5 are not representative)")
+
+    report = {
+        "elements": n,
+        "machine": machine(),
+        "load_average": {"before": load_before, "after": load_after},
+        "repeat": REPEAT,
+        "reference": {
+            "torch_histogram_observer": {**t_hist, "qparams": torch_q},
+            "numpy_minmax_qdq_metrics": {**t_numpy, "result": numpy_m},
+        },
+        "cli": {
+            "histogram_observer": {**t_cli_hist, "scale": cli_hist["scale"], "zero_point": cli_hist["zero_point"]},
+            "minmax_qdq_metrics": {**t_cli_minmax, "metrics": cli_minmax["metrics"]},
+            "all_observers": t_cli_all,
+        },
+        "library": lib,
+        "library_one_thread": lib_one,
+        "wasm_node": node,
+        "page": page,
+        "ratios": {
+            "histogram_vs_pytorch": rows[0][3],
+            "minmax_metrics_vs_numpy": rows[1][3],
+            "per_observer_melem_per_s": per_observer,
+            "wasm_node_over_native": rows[3][3],
+            "wasm_node_over_native_one_thread": rows[4][3],
+        },
+        "checks": {"same_histogram_qparams_as_pytorch": same_hist, "same_minmax_metrics_as_numpy": same_minmax},
+    }
+    (TARGET / "bench.json").write_text(json.dumps(report, indent=2))
+    print(f"wrote {TARGET / 'bench.json'}", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,57 @@
+//! Deterministic data parallelism: work is cut into pieces whose boundaries depend only on the
+//! input (never on the number of threads), each piece is computed on its own, and the pieces'
+//! results come back **in order**, so a caller that combines them left to right gets the same
+//! bits on one thread or many.
+//!
+//! Natively the pieces run on rayon's thread pool (`RAYON_NUM_THREADS` sets its size); on
+//! WebAssembly, which has no threads here, they run one after the other. The results are the
+//! same either way.
+
+/// Elements per piece of a chunked reduction: small enough for two cores to share a 16M-element
+/// tensor evenly (256 pieces), large enough that the per-piece overhead vanishes.
+pub const CHUNK: usize = 1 << 16;
+
+/// `f(i)` for every `i` in `0..n`, in order, computed in parallel natively.
+pub fn map_indices<R: Send>(n: usize, f: impl Fn(usize) -> R + Send + Sync) -> Vec<R> {
+    #[cfg(not(target_arch = "wasm32"))]
+    if n > 1 {
+        use rayon::prelude::*;
+        return (0..n).into_par_iter().map(f).collect();
+    }
+    (0..n).map(f).collect()
+}
+
+/// `f(start, piece)` for consecutive pieces of `data` of [`CHUNK`] elements (the last may be
+/// shorter), in order.
+pub fn map_chunks<T: Sync, R: Send>(
+    data: &[T],
+    f: impl Fn(usize, &[T]) -> R + Send + Sync,
+) -> Vec<R> {
+    let pieces = data.len().div_ceil(CHUNK);
+    map_indices(pieces, |k| {
+        let start = k * CHUNK;
+        let end = (start + CHUNK).min(data.len());
+        f(start, &data[start..end])
+    })
+}
+
+/// `f(item)` for every item, in order, computed in parallel natively (e.g. one observer each).
+pub fn map_items<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Send + Sync) -> Vec<R> {
+    map_indices(items.len(), |i| f(&items[i]))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn chunks_cover_the_data_in_order() {
+        let data: Vec<u32> = (0..(3 * CHUNK + 5) as u32).collect();
+        let pieces = map_chunks(&data, |start, piece| (start, piece.len(), piece[0]));
+        assert_eq!(pieces.len(), 4);
+        assert_eq!(pieces[0], (0, CHUNK, 0));
+        assert_eq!(pieces[3], (3 * CHUNK, 5, (3 * CHUNK) as u32));
+        assert!(map_chunks(&[] as &[u32], |_, p| p.len()).is_empty());
+        assert_eq!(map_items(&[3, 1, 2], |v| v * 10), vec![30, 10, 20]);
+    }
+}

@@ -1,0 +1,323 @@
+//! One fused pass per observer: quantize–dequantize and measure the error together, chunk by
+//! chunk, with no full-size temporary.
+//!
+//! An observer that can quantize element by element offers a [`QdqKernel`] for given qparams
+//! (see [`crate::observer::ObserverKind::qdq_kernel`]): it quantize–dequantizes a piece of the
+//! tensor into a small stack tile, exactly as its `fake_quantize` does, and adds the error to an
+//! [`Accumulator`]. [`measure_kernel`] runs it over [`crate::parallel::CHUNK`]-sized pieces in
+//! parallel and merges them in order. Observers without a kernel keep the two-step path
+//! ([`measure_pair`]: `fake_quantize`, then the same chunked metrics), which gives the same bits
+//! when the dequantized values are the same.
+//!
+//! The generic kernels [`PerTensor`] and [`PerChannel`] take the framework's own per-element
+//! arithmetic as a closure (PyTorch's multiply by the float32 inverse scale, Horizon's rounding
+//! modes, …); their loops are written without branches so that LLVM vectorises them.
+
+mod metrics;
+
+pub use metrics::{bounds_f32, Accumulator, BlockMetrics};
+
+use crate::formats::blocks::BlockLayout;
+use crate::parallel;
+use crate::qparams::QParams;
+use crate::quant::{block_layout, ChannelIndexer};
+use crate::tensor::Tensor;
+
+/// Elements quantize–dequantized into one stack tile before they are measured.
+const TILE: usize = 256;
+
+/// A quantize–dequantize bound to one set of qparams and one tensor shape, measuring as it goes.
+pub trait QdqKernel: Send + Sync {
+    /// Quantize–dequantize `x`, the elements `start..start + x.len()` of the tensor in C order,
+    /// and add their error to `acc`.
+    fn measure(&self, start: usize, x: &[f32], acc: &mut Accumulator);
+}
+
+/// The representable range of a slice as the metrics compare with it (`±∞` when the grid has
+/// none).
+fn bounds(q: &QParams, slice: usize) -> (f64, f64) {
+    q.representable_range(slice)
+        .unwrap_or((f64::NEG_INFINITY, f64::INFINITY))
+}
+
+/// A fresh accumulator for data whose non-finite values are counted (shared per tensor, see
+/// [`crate::shared_stats`]): without the finite test when there are none.
+fn accumulator_for(data: &[f32]) -> impl Fn() -> Accumulator {
+    let all_finite = crate::shared_stats::nonfinite(data).total() == 0;
+    move || {
+        if all_finite {
+            Accumulator::all_finite()
+        } else {
+            Accumulator::default()
+        }
+    }
+}
+
+/// Error metrics of `kernel` over `data`, in parallel pieces merged in order.
+pub fn measure_kernel(data: &[f32], kernel: &dyn QdqKernel) -> BlockMetrics {
+    let fresh = accumulator_for(data);
+    let pieces = parallel::map_chunks(data, |start, piece| {
+        let mut acc = fresh();
+        kernel.measure(start, piece, &mut acc);
+        acc.finish()
+    });
+    BlockMetrics::merged(&pieces)
+}
+
+/// Error metrics of an already dequantized `dq` of `x` under `q` (per tensor, per channel along
+/// `q.axis`, or per block as [`block_layout`] reads it), in the same pieces and lanes as
+/// [`measure_kernel`].
+pub fn measure_pair(x: &Tensor, dq: &Tensor, q: &QParams) -> BlockMetrics {
+    enum Slices {
+        One(f64, f64),
+        Channel(ChannelIndexer),
+        Block(BlockLayout),
+    }
+    let slices = if let Some(layout) = block_layout(q, &x.shape) {
+        Slices::Block(layout)
+    } else {
+        match q.axis {
+            Some(axis) if axis < x.ndim() => Slices::Channel(ChannelIndexer::new(&x.shape, axis)),
+            _ => {
+                let (lo, hi) = bounds(q, 0);
+                Slices::One(lo, hi)
+            }
+        }
+    };
+    let n = x.data.len().min(dq.data.len());
+    let (xs, ys) = (&x.data[..n], &dq.data[..n]);
+    let fresh = accumulator_for(&x.data);
+    let pieces = parallel::map_chunks(xs, |start, piece| {
+        let mut acc = fresh();
+        let y = &ys[start..start + piece.len()];
+        match &slices {
+            Slices::One(lo, hi) => acc.add(piece, y, *lo, *hi),
+            _ => {
+                let mut lo = [0.0f32; TILE];
+                let mut hi = [0.0f32; TILE];
+                for (t, (xt, yt)) in piece.chunks(TILE).zip(y.chunks(TILE)).enumerate() {
+                    for j in 0..xt.len() {
+                        let i = start + t * TILE + j;
+                        let slice = match &slices {
+                            Slices::Channel(ix) => ix.channel(i),
+                            Slices::Block(layout) => layout.block_of(i),
+                            Slices::One(..) => 0,
+                        };
+                        let (l, h) = bounds(q, slice);
+                        (lo[j], hi[j]) = bounds_f32(l, h);
+                    }
+                    acc.add_each(xt, yt, &lo[..xt.len()], &hi[..xt.len()]);
+                }
+            }
+        }
+        acc.finish()
+    });
+    BlockMetrics::merged(&pieces)
+}
+
+/// One element map for the whole tensor (per-tensor qparams) and one representable range.
+pub struct PerTensor<F> {
+    map: F,
+    lo: f32,
+    hi: f32,
+}
+
+impl<F: Fn(f32) -> f32 + Send + Sync> PerTensor<F> {
+    /// The kernel quantize–dequantizing with `map` and measuring clipping against slice 0 of
+    /// `q`.
+    pub fn new(q: &QParams, map: F) -> Self {
+        let (lo, hi) = bounds(q, 0);
+        let (lo, hi) = bounds_f32(lo, hi);
+        PerTensor { map, lo, hi }
+    }
+
+    #[inline(always)]
+    fn run(&self, x: &[f32], acc: &mut Accumulator) {
+        let mut y = [0.0f32; TILE];
+        for xt in x.chunks(TILE) {
+            let yt = &mut y[..xt.len()];
+            for (o, &v) in yt.iter_mut().zip(xt) {
+                *o = (self.map)(v);
+            }
+            acc.add_f32(xt, yt, self.lo, self.hi);
+        }
+    }
+}
+
+impl<F: Fn(f32) -> f32 + Send + Sync> PerTensor<F> {
+    /// [`PerTensor::run`] compiled for AVX2.
+    #[cfg(all(target_arch = "x86_64", not(target_feature = "avx2")))]
+    #[target_feature(enable = "avx2")]
+    unsafe fn run_avx2(&self, x: &[f32], acc: &mut Accumulator) {
+        self.run(x, acc)
+    }
+}
+
+impl<F: Fn(f32) -> f32 + Send + Sync> QdqKernel for PerTensor<F> {
+    fn measure(&self, _start: usize, x: &[f32], acc: &mut Accumulator) {
+        #[cfg(all(target_arch = "x86_64", not(target_feature = "avx2")))]
+        if simd::has_avx2() {
+            // SAFETY: the CPU has AVX2.
+            return unsafe { self.run_avx2(x, acc) };
+        }
+        self.run(x, acc)
+    }
+}
+
+/// Per-channel parameters `P` along one axis, with the element map `map(x, &P)`.
+///
+/// The loops follow the layout: for an axis with trailing elements, each run of elements with
+/// the same channel uses one broadcast parameter; for the last axis, each row is zipped with the
+/// parameter array, so neither needs a division per element.
+pub struct PerChannel<P, F> {
+    params: Vec<P>,
+    lo: Vec<f32>,
+    hi: Vec<f32>,
+    inner: usize,
+    map: F,
+}
+
+impl<P: Copy + Send + Sync, F: Fn(f32, &P) -> f32 + Send + Sync> PerChannel<P, F> {
+    /// The kernel for `shape` with channels along `axis` (which must be in range and have
+    /// `params.len()` channels, else `None`), clipping measured against each channel of `q`.
+    pub fn new(q: &QParams, shape: &[usize], axis: usize, params: Vec<P>, map: F) -> Option<Self> {
+        if axis >= shape.len() || shape[axis] != params.len() || params.is_empty() {
+            return None;
+        }
+        let (lo, hi) = (0..params.len())
+            .map(|c| {
+                let (lo, hi) = bounds(q, c);
+                bounds_f32(lo, hi)
+            })
+            .unzip();
+        Some(PerChannel {
+            params,
+            lo,
+            hi,
+            inner: shape[axis + 1..].iter().product::<usize>().max(1),
+            map,
+        })
+    }
+
+    #[inline(always)]
+    fn run(&self, start: usize, x: &[f32], acc: &mut Accumulator) {
+        let channels = self.params.len();
+        let mut y = [0.0f32; TILE];
+        let mut done = 0;
+        while done < x.len() {
+            let i = start + done;
+            if self.inner == 1 {
+                // Channels are the last axis: zip a row's elements with the parameters.
+                let c = i % channels;
+                let run = (channels - c).min(x.len() - done).min(TILE);
+                let (xt, yt) = (&x[done..done + run], &mut y[..run]);
+                for ((o, &v), p) in yt.iter_mut().zip(xt).zip(&self.params[c..c + run]) {
+                    *o = (self.map)(v, p);
+                }
+                acc.add_each(xt, yt, &self.lo[c..c + run], &self.hi[c..c + run]);
+                done += run;
+            } else {
+                // A run of elements of one channel: broadcast its parameter.
+                let c = (i / self.inner) % channels;
+                let run = (self.inner - i % self.inner).min(x.len() - done).min(TILE);
+                let p = self.params[c];
+                let (xt, yt) = (&x[done..done + run], &mut y[..run]);
+                for (o, &v) in yt.iter_mut().zip(xt) {
+                    *o = (self.map)(v, &p);
+                }
+                acc.add_f32(xt, yt, self.lo[c], self.hi[c]);
+                done += run;
+            }
+        }
+    }
+}
+
+impl<P: Copy + Send + Sync, F: Fn(f32, &P) -> f32 + Send + Sync> PerChannel<P, F> {
+    /// [`PerChannel::run`] compiled for AVX2.
+    #[cfg(all(target_arch = "x86_64", not(target_feature = "avx2")))]
+    #[target_feature(enable = "avx2")]
+    unsafe fn run_avx2(&self, start: usize, x: &[f32], acc: &mut Accumulator) {
+        self.run(start, x, acc)
+    }
+}
+
+impl<P: Copy + Send + Sync, F: Fn(f32, &P) -> f32 + Send + Sync> QdqKernel for PerChannel<P, F> {
+    fn measure(&self, start: usize, x: &[f32], acc: &mut Accumulator) {
+        #[cfg(all(target_arch = "x86_64", not(target_feature = "avx2")))]
+        if simd::has_avx2() {
+            // SAFETY: the CPU has AVX2.
+            return unsafe { self.run_avx2(start, x, acc) };
+        }
+        self.run(start, x, acc)
+    }
+}
+
+/// Wider vectors where the CPU has them: each kernel's loop is also compiled for AVX2 and picked
+/// at run time. IEEE arithmetic gives the same bits at any vector width, and Rust never
+/// contracts `a·b + c` into a fused multiply-add on its own, so both paths compute identical
+/// values.
+pub(crate) mod simd {
+    /// True when this x86-64 CPU has AVX2 (cached by the standard library).
+    #[cfg(all(target_arch = "x86_64", not(target_feature = "avx2")))]
+    #[inline]
+    pub fn has_avx2() -> bool {
+        std::arch::is_x86_feature_detected!("avx2")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::qparams::ZeroPoint;
+
+    fn affine(scale: Vec<f32>, zp: Vec<i64>, axis: Option<usize>) -> QParams {
+        let mut q = QParams::int(scale, ZeroPoint::Int(zp), -8, 7, vec![], vec![]);
+        q.axis = axis;
+        q
+    }
+
+    fn data(n: usize) -> Vec<f32> {
+        (0..n).map(|i| ((i as f32) * 0.731).sin() * 9.0).collect()
+    }
+
+    fn reference(x: &[f32], f: impl Fn(usize, f32) -> f32) -> Vec<f32> {
+        x.iter().enumerate().map(|(i, &v)| f(i, v)).collect()
+    }
+
+    #[test]
+    fn per_tensor_kernel_equals_the_two_step_path() {
+        let q = affine(vec![0.5], vec![1], None);
+        let map = |v: f32| ((v * 2.0).round_ties_even().clamp(-9.0, 6.0) - 1.0) * 0.5;
+        let x = Tensor::from_vec(data(3 * parallel::CHUNK + 77));
+        let dq = Tensor::from_vec(reference(&x.data, |_, v| map(v)));
+        let fused = measure_kernel(&x.data, &PerTensor::new(&q, map));
+        assert_eq!(fused, measure_pair(&x, &dq, &q));
+        assert!(fused.clipped > 0 && fused.count == x.len() as u64);
+    }
+
+    #[test]
+    fn per_channel_kernel_equals_the_two_step_path_on_every_axis() {
+        for (shape, axis) in [(vec![3, 5, 7], 0), (vec![3, 5, 7], 1), (vec![300, 700], 1)] {
+            let n: usize = shape.iter().product();
+            let channels = shape[axis];
+            let scales: Vec<f32> = (0..channels).map(|c| 0.25 + c as f32 * 0.1).collect();
+            let q = affine(scales.clone(), vec![0; channels], Some(axis));
+            let x = Tensor::new(shape.clone(), data(n)).unwrap();
+            let map = |v: f32, s: &f32| (v / s).round_ties_even().clamp(-8.0, 7.0) * s;
+            let ix = ChannelIndexer::new(&shape, axis);
+            let dq = Tensor::new(
+                shape.clone(),
+                reference(&x.data, |i, v| map(v, &scales[ix.channel(i)])),
+            )
+            .unwrap();
+            let kernel = PerChannel::new(&q, &shape, axis, scales.clone(), map).unwrap();
+            assert_eq!(
+                measure_kernel(&x.data, &kernel),
+                measure_pair(&x, &dq, &q),
+                "{shape:?}"
+            );
+        }
+        let q = affine(vec![1.0; 4], vec![0; 4], Some(0));
+        assert!(PerChannel::new(&q, &[3, 2], 0, vec![1.0f32; 4], |v, _| v).is_none());
+    }
+}

@@ -1,0 +1,188 @@
+//! Per-tensor statistics computed once and shared by every observer that reads them.
+//!
+//! When several observers run over the same calibration batches (the CLI's `observe` without
+//! `--observer`, a whole comparison), each would otherwise count the non-finite values and find
+//! the finite min/max of every batch again. [`SharedStats::share`] registers the batches for as
+//! long as it lives (it borrows them, so they can neither change nor be freed meanwhile);
+//! [`nonfinite`] and [`finite_min_max`] then compute each statistic of a registered tensor once,
+//! on first use, and hand out the stored value after that. Unregistered data is computed on the
+//! spot. Either way the value is the same: both statistics are computed in fixed pieces merged
+//! in order ([`crate::parallel`]), in parallel natively.
+
+use crate::parallel;
+use crate::tensor::{NonFiniteCounts, Tensor};
+use std::marker::PhantomData;
+use std::sync::{Arc, OnceLock, RwLock};
+
+/// The statistics of one registered tensor, each computed on first use.
+#[derive(Default)]
+struct Stats {
+    nonfinite: OnceLock<NonFiniteCounts>,
+    min_max: OnceLock<Option<(f32, f32)>>,
+}
+
+/// A registered tensor: its data's address and length, how many scopes registered it, and its
+/// statistics.
+struct Entry {
+    address: usize,
+    len: usize,
+    scopes: usize,
+    stats: Arc<Stats>,
+}
+
+static REGISTRY: RwLock<Vec<Entry>> = RwLock::new(Vec::new());
+
+/// Batches whose statistics are shared while this value lives.
+pub struct SharedStats<'a> {
+    keys: Vec<(usize, usize)>,
+    _batches: PhantomData<&'a Tensor>,
+}
+
+impl<'a> SharedStats<'a> {
+    /// Share the statistics of `batches` until the returned value is dropped.
+    pub fn share(batches: &[&'a Tensor]) -> Self {
+        let keys: Vec<(usize, usize)> = batches
+            .iter()
+            .map(|b| (b.data.as_ptr() as usize, b.data.len()))
+            .collect();
+        if let Ok(mut registry) = REGISTRY.write() {
+            for &(address, len) in &keys {
+                match registry
+                    .iter_mut()
+                    .find(|e| e.address == address && e.len == len)
+                {
+                    Some(entry) => entry.scopes += 1,
+                    None => registry.push(Entry {
+                        address,
+                        len,
+                        scopes: 1,
+                        stats: Arc::default(),
+                    }),
+                }
+            }
+        }
+        SharedStats {
+            keys,
+            _batches: PhantomData,
+        }
+    }
+}
+
+impl Drop for SharedStats<'_> {
+    fn drop(&mut self) {
+        if let Ok(mut registry) = REGISTRY.write() {
+            for &(address, len) in &self.keys {
+                if let Some(entry) = registry
+                    .iter_mut()
+                    .find(|e| e.address == address && e.len == len)
+                {
+                    entry.scopes -= 1;
+                }
+            }
+            registry.retain(|e| e.scopes > 0);
+        }
+    }
+}
+
+/// The stored statistics of `data` if it is a registered tensor's data.
+fn lookup(data: &[f32]) -> Option<Arc<Stats>> {
+    if data.is_empty() {
+        return None;
+    }
+    let address = data.as_ptr() as usize;
+    let registry = REGISTRY.read().ok()?;
+    registry
+        .iter()
+        .find(|e| e.address == address && e.len == data.len())
+        .map(|e| Arc::clone(&e.stats))
+}
+
+/// NaN/±Inf counts of `data` (shared when registered).
+pub fn nonfinite(data: &[f32]) -> NonFiniteCounts {
+    match lookup(data) {
+        Some(stats) => *stats.nonfinite.get_or_init(|| count_nonfinite(data)),
+        None => count_nonfinite(data),
+    }
+}
+
+/// Min and max of the finite values of `data`, `None` when there are none (shared when
+/// registered); the same value as [`crate::histogram::finite_min_max_sequential`].
+pub fn finite_min_max(data: &[f32]) -> Option<(f32, f32)> {
+    match lookup(data) {
+        Some(stats) => *stats.min_max.get_or_init(|| min_max(data)),
+        None => min_max(data),
+    }
+}
+
+fn count_nonfinite(data: &[f32]) -> NonFiniteCounts {
+    parallel::map_chunks(data, |_, piece| NonFiniteCounts::of(piece))
+        .into_iter()
+        .fold(NonFiniteCounts::default(), |a, b| a + b)
+}
+
+/// [`crate::histogram::finite_min_max_sequential`] in parallel pieces, with the same result bit for bit
+/// (the signs of zeros included): every piece keeps eight lanes by element index mod 8, the
+/// pieces' lanes are combined in order with the same strict comparisons, and the lanes and the
+/// tail are then combined exactly as the sequential version does.
+fn min_max(data: &[f32]) -> Option<(f32, f32)> {
+    let body = data.len() / 8 * 8;
+    let lanes = parallel::map_chunks(&data[..body], |_, piece| {
+        crate::histogram::finite_min_max_lanes(piece)
+    });
+    let mut lo = [f32::INFINITY; 8];
+    let mut hi = [f32::NEG_INFINITY; 8];
+    for (piece_lo, piece_hi) in lanes {
+        for k in 0..8 {
+            lo[k] = if piece_lo[k] < lo[k] {
+                piece_lo[k]
+            } else {
+                lo[k]
+            };
+            hi[k] = if piece_hi[k] > hi[k] {
+                piece_hi[k]
+            } else {
+                hi[k]
+            };
+        }
+    }
+    crate::histogram::finite_min_max_finish(lo, hi, &data[body..])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shared_values_equal_fresh_ones_and_scopes_nest() {
+        let mut data: Vec<f32> = (0..(3 * parallel::CHUNK + 13))
+            .map(|i| ((i as f32) * 0.37).sin())
+            .collect();
+        data[5] = f32::NAN;
+        data[99] = f32::NEG_INFINITY;
+        data[1000] = 0.0;
+        data[1001] = -0.0;
+        let t = Tensor::from_vec(data);
+        let expected = crate::histogram::finite_min_max_sequential(&t.data);
+        {
+            let _outer = SharedStats::share(&[&t]);
+            {
+                let _inner = SharedStats::share(&[&t]);
+                assert!(lookup(&t.data).is_some());
+            }
+            assert!(lookup(&t.data).is_some());
+            assert_eq!(finite_min_max(&t.data), expected);
+            assert_eq!(nonfinite(&t.data), t.nonfinite());
+            assert_eq!(finite_min_max(&t.data), expected);
+        }
+        assert!(lookup(&t.data).is_none());
+        assert_eq!(nonfinite(&t.data).nan, 1);
+        assert_eq!(nonfinite(&t.data).neg_inf, 1);
+        // Zeros of both signs: the same sign as the sequential version.
+        let zeros: Vec<f32> = (0..100)
+            .map(|i| if i % 3 == 0 { -0.0 } else { 0.0 })
+            .collect();
+        let (a, b) = min_max(&zeros).unwrap();
+        let (c, d) = crate::histogram::finite_min_max_sequential(&zeros).unwrap();
+        assert_eq!((a.to_bits(), b.to_bits()), (c.to_bits(), d.to_bits()));
+    }
+}
