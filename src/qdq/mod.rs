@@ -21,6 +21,7 @@ use crate::formats::blocks::BlockLayout;
 use crate::parallel;
 use crate::qparams::QParams;
 use crate::quant::{block_layout, ChannelIndexer};
+use crate::slice_map::SliceMap;
 use crate::tensor::Tensor;
 
 /// Elements quantize–dequantized into one stack tile before they are measured.
@@ -64,16 +65,19 @@ pub fn measure_kernel(data: &[f32], kernel: &dyn QdqKernel) -> BlockMetrics {
     BlockMetrics::merged(&pieces)
 }
 
-/// Error metrics of an already dequantized `dq` of `x` under `q` (per tensor, per channel along
-/// `q.axis`, or per block as [`block_layout`] reads it), in the same pieces and lanes as
-/// [`measure_kernel`].
+/// Error metrics of an already dequantized `dq` of `x` under `q` (per tensor, per element's
+/// slice as a [`SliceMap`] in `q.extra` gives it, per channel along `q.axis`, or per block as
+/// [`block_layout`] reads it), in the same pieces and lanes as [`measure_kernel`].
 pub fn measure_pair(x: &Tensor, dq: &Tensor, q: &QParams) -> BlockMetrics {
     enum Slices {
         One(f64, f64),
+        Mapped(SliceMap),
         Channel(ChannelIndexer),
         Block(BlockLayout),
     }
-    let slices = if let Some(layout) = block_layout(q, &x.shape) {
+    let slices = if let Some(map) = SliceMap::from_extra(&q.extra) {
+        Slices::Mapped(map)
+    } else if let Some(layout) = block_layout(q, &x.shape) {
         Slices::Block(layout)
     } else {
         match q.axis {
@@ -99,6 +103,7 @@ pub fn measure_pair(x: &Tensor, dq: &Tensor, q: &QParams) -> BlockMetrics {
                     for j in 0..xt.len() {
                         let i = start + t * TILE + j;
                         let slice = match &slices {
+                            Slices::Mapped(map) => map.slice_of(i),
                             Slices::Channel(ix) => ix.channel(i),
                             Slices::Block(layout) => layout.block_of(i),
                             Slices::One(..) => 0,
