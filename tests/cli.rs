@@ -263,3 +263,19 @@ fn a_vector_parameter_is_read_from_a_npy_path() {
     assert_ne!(code, 0);
     assert!(stderr.contains("imatrix.npy"), "{stderr}");
 }
+
+#[test]
+fn a_closed_pipe_ends_the_output_without_a_panic() {
+    use std::process::Stdio;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_quantscope"))
+        .args(["list", "--json"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("quantscope starts");
+    // The reader goes away before the registry (tens of KiB, more than a pipe buffer) is written.
+    drop(child.stdout.take());
+    let out = child.wait_with_output().expect("quantscope ends");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!stderr.contains("panicked"), "{stderr}");
+}

@@ -176,7 +176,19 @@ enum Command {
     },
 }
 
+/// A closed pipe (`quantscope list | head`) ends the process quietly, as it does other Unix
+/// tools, instead of a panic in `println!` (Rust programs start with SIGPIPE ignored).
+#[cfg(unix)]
+fn end_quietly_on_a_closed_pipe() {
+    // SAFETY: sets the default disposition of one signal, before any other thread exists.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
+}
+
 fn main() -> ExitCode {
+    #[cfg(unix)]
+    end_quietly_on_a_closed_pipe();
     let cli = Cli::parse();
     match run(cli.command) {
         Ok(()) => ExitCode::SUCCESS,
