@@ -6,8 +6,8 @@
 // * a format case (bitsandbytes, ggml) is quantized by the page's engine in its Web Worker
 //   (window.quantscope.quantize: every dequantized value compared) and added to the formats
 //   view (window.quantscope.setFormats: the row's bits per value and error metrics compared);
-// each within the case's own tolerance, by the checks of e2e/npm-golden.mjs (the same mapping
-// of the libraries' arguments to flat parameters, the same fields). Case inputs and expected
+// each within the case's own tolerance, by the checks of e2e/npm-golden.mjs (the case's
+// parameters as the framework's call records them, the same fields). Case inputs and expected
 // tensors are read in Node by the npm package.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';

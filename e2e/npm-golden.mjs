@@ -5,7 +5,7 @@
 //
 // Observer cases (torch, quark, horizon, ort, modelopt, llmcompressor, torchao): the case's
 // batches are loaded with loadTensor (in order) and observed with observe() under the case's
-// flat parameters (flatParams below); compared are min_val, max_val, scale, zero_point, amax, the
+// parameters as recorded (caseParams below); compared are min_val, max_val, scale, zero_point, amax, the
 // searched range, the quantize–dequantize metrics, the fields a family reports in `extra`
 // (num_bins_final, qmin_qmax, avg/std, observed_min/max, dst_nbins, upsample_rate,
 // zero_point_dtype; llm-compressor's and torchao's qparam_shape, zero_point_dtype,
@@ -46,48 +46,15 @@ export function families(goldenDir) {
   return fs.readdirSync(goldenDir).filter((f) => fs.existsSync(path.join(goldenDir, f, 'cases.json'))).sort();
 }
 
-/** `torch.finfo(torch.float32).eps`. */
-const F32_EPSILON = 2 ** -23;
-
-/** `[a, b]` → `"axb"`, the libraries' text spelling of a block shape. */
-const shapeText = (v) => v.join('x');
-
 /**
- * The flat parameters of an observer case — the one mapping of tests/common/library_params.rs,
- * followed here for the JavaScript paths:
- * * llm-compressor: `observer_kwargs` entries become top-level parameters; `block_structure`
- *   `[R, C]` becomes the library's string spelling `"RxC"`; the importance named in
- *   `extra_inputs.importance` (a `.npy` of E[x²] per input channel) becomes the `importance`
- *   vector (`readVector(relative path)` gives its values);
- * * torchao: `granularity: {type: T, …}` becomes `granularity: T` plus its argument (`axis`,
- *   `group_size`, `dim`, or `block_size` as `"AxB"`); `zero_point_domain: null` (Python `None`,
- *   which the library refuses) becomes the choice `"None"`;
- * and the forms tests/common/mod.rs (`with_family_params`) gives two more families' records:
- * * ONNX Runtime records `create_calibrator(calibrate_method=…, extra_options={…})`: the
- *   `extra_options` keys are the calibrater's parameters, given flat; `calibrate_method` is the
- *   observer id the case names already;
- * * Quark's generator records the `eps` of Quark's UniformScalingObserver
- *   (`torch.finfo(torch.float32).eps`, not a parameter: left out when it is that value) and how
- *   it set the percentile (`percentile_set_via`, informative);
- * * every other family's parameters are already flat; attributes set after construction
- *   (`set_attributes_after_init`) join them.
+ * The parameters of an observer case as the framework's call records them (the engine accepts
+ * the frameworks' nested forms itself: src/params/library.rs), plus the inputs a case names
+ * beside them — llm-compressor's importance (`extra_inputs.importance`, a `.npy` of E[x²] per
+ * input channel; `readVector(relative path)` gives its values) — and the attributes set after
+ * construction (`set_attributes_after_init`), which observe() takes with the keywords.
  */
-export function flatParams(c, family, readVector) {
-  const out = {};
-  for (const [key, value] of Object.entries(c.params || {})) {
-    if (family === 'ort' && key === 'calibrate_method') {
-      if (`ort.${value}Calibrater` !== c.observer) throw new Error(`calibrate_method ${value} does not name the case's observer ${c.observer}`);
-    } else if (family === 'ort' && key === 'extra_options' && value && typeof value === 'object') Object.assign(out, value);
-    else if (family === 'quark' && ((key === 'eps' && value === F32_EPSILON) || key === 'percentile_set_via')) continue;
-    else if (family === 'llmcompressor' && key === 'observer_kwargs') Object.assign(out, value || {});
-    else if (family === 'llmcompressor' && key === 'block_structure' && Array.isArray(value)) out[key] = shapeText(value);
-    else if (family === 'torchao' && key === 'granularity') {
-      const { type, ...args } = value;
-      out.granularity = type;
-      for (const [k, v] of Object.entries(args)) out[k] = k === 'block_size' ? shapeText(v) : v;
-    } else if (family === 'torchao' && key === 'zero_point_domain' && value === null) out[key] = 'None';
-    else out[key] = value;
-  }
+export function caseParams(c, readVector) {
+  const out = { ...(c.params || {}) };
   const importance = c.extra_inputs && c.extra_inputs.importance;
   if (typeof importance === 'string') out.importance = Array.from(readVector(importance));
   return { ...out, ...(c.set_attributes_after_init || {}) };
@@ -339,7 +306,7 @@ export function caseJob(c, family, { specs, formatIds, readVector }) {
   return {
     kind: 'observe',
     id: c.observer,
-    params: flatParams(c, family, readVector),
+    params: caseParams(c, readVector),
     inputs: Array.isArray(c.batches) ? c.batches : [],
     check: (report) => mismatches(report, c, family),
   };

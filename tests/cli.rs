@@ -19,7 +19,6 @@ fn quantscope(args: &[&str]) -> (i32, String, String) {
 
 /// Run one golden case through the CLI and compare the JSON fields it prints.
 fn run_case_via_cli(case: &common::Case) -> Result<(), String> {
-    let case = &common::library_params::flattened(case)?;
     let params = Value::Object(case.params.0.clone()).to_string();
     let mut args: Vec<String> = vec!["observe".into()];
     args.extend(
@@ -137,6 +136,25 @@ fn errors_go_to_stderr_with_failure_status() {
     ]);
     assert_ne!(code, 0);
     assert!(stderr.contains("not valid JSON"), "{stderr}");
+
+    let (code, _, stderr) = quantscope(&["observe", &input, "--observer", "quark.INTQuantizer"]);
+    assert_ne!(code, 0);
+    assert!(
+        stderr.contains("is a quantizer") && stderr.contains("--quantizer quark.INTQuantizer"),
+        "{stderr}"
+    );
+
+    // ONNX Runtime's call form is accepted, but its method must be the observer's.
+    let (code, _, stderr) = quantscope(&[
+        "observe",
+        &input,
+        "--observer",
+        "ort.MinMaxCalibrater",
+        "--params",
+        r#"{"calibrate_method": "Entropy", "extra_options": {"symmetric": true}}"#,
+    ]);
+    assert_ne!(code, 0);
+    assert!(stderr.contains("calibrate_method"), "{stderr}");
 }
 
 #[test]

@@ -7,18 +7,16 @@
 mod common;
 
 use common::family_fields::{check_exact_extras, check_grid_range, check_trace, last_mse_search};
-use common::library_params::flattened;
 use common::Case;
 use quantscope::engine::Report;
 use quantscope::registry;
 
 fn run_case(case: &Case) -> Result<(), String> {
-    let case = flattened(case)?;
-    let Some(report) = common::run_standard_report(&case)? else {
-        return common::check_error_stage(&case, "the library", library_stage);
+    let Some(report) = common::run_standard_report(case)? else {
+        return common::check_error_stage(case, "the library", library_stage);
     };
-    check_family_fields(&case, &report)?;
-    check_trace(&case)
+    check_family_fields(case, &report)?;
+    check_trace(case)
 }
 
 /// The engine's name of the stage the library raises at (`args` is the `QuantizationArgs`

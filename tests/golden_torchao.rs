@@ -6,18 +6,16 @@
 mod common;
 
 use common::family_fields::{check_grid_range, check_trace, last_mse_search};
-use common::library_params::flattened;
 use common::Case;
 use quantscope::engine::Report;
 use serde_json::Value;
 
 fn run_case(case: &Case) -> Result<(), String> {
-    let case = flattened(case)?;
-    let Some(report) = common::run_standard_report(&case)? else {
-        return common::check_error_stage(&case, "torchao", |stage| stage);
+    let Some(report) = common::run_standard_report(case)? else {
+        return common::check_error_stage(case, "torchao", |stage| stage);
     };
-    check_family_fields(&case, &report)?;
-    check_trace(&case)
+    check_family_fields(case, &report)?;
+    check_trace(case)
 }
 
 fn check_family_fields(case: &Case, report: &Report) -> Result<(), String> {
@@ -74,7 +72,6 @@ fn float8_through_the_integer_path_rounds_twice() {
         .into_iter()
         .find(|c| c.id == "mm-tensor-sym-fp8-int-domain-laplace_outliers")
         .expect("the float8 case");
-    let case = flattened(&case).unwrap();
     let report = common::run_standard_report(&case).unwrap().unwrap();
     let mse = report.metrics.unwrap().mse;
     let without_cast = case.expected["qdq_fake_quantize_affine"]["mse"]

@@ -3,6 +3,7 @@
 //! declarations ([`spec`]) and typed parameter sets declared once ([`declare`]).
 
 pub mod declare;
+pub mod library;
 pub mod spec;
 
 pub use declare::{kinds, Choice, ParamSet, ParamValue};

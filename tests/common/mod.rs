@@ -6,8 +6,8 @@
 //! `$QUANTSCOPE_SHARED/golden`, else `../shared/golden` next to the crate.
 #![allow(dead_code)]
 
+pub mod extra_inputs;
 pub mod family_fields;
-pub mod library_params;
 pub mod qdq_metrics;
 
 use quantscope::engine::{ErrorInfo, Report, Run};
@@ -121,9 +121,10 @@ pub fn load_cases(family: &str) -> Vec<Case> {
                 .or(c["quantizer"].as_str())
                 .unwrap_or_default()
                 .to_string(),
-            params: with_family_params(
-                family,
-                c["observer"].as_str().unwrap_or_default(),
+            // The framework's call as recorded; the engine accepts its nested forms.
+            params: extra_inputs::with_extra_inputs(
+                &dir,
+                c,
                 Params::from_value(c.get("params").cloned().unwrap_or(Value::Null))
                     .expect("params object"),
             ),
@@ -147,51 +148,6 @@ pub fn load_cases(family: &str) -> Vec<Case> {
             raw: c.clone(),
         })
         .collect()
-}
-
-/// The observer's parameters of a case whose family records the framework's call in another
-/// form:
-/// * an ONNX Runtime case records `create_calibrator(calibrate_method=…, extra_options={…})`
-///   (golden/FRAMEWORKS.md), with `collect_mode` and the quantizer's options beside it. The
-///   calibrater's parameters are the `extra_options` keys, given flat; `calibrate_method` is the
-///   observer id (`MinMax` → `ort.MinMaxCalibrater`), which the case names already;
-/// * Quark's generator records the whole `QTensorConfig` of an observer case and a few
-///   informative keys, while the observer class is constructed from the fields it reads: `eps`
-///   is the generator's record of `torch.finfo(torch.float32).eps`, the fixed `eps` of Quark's
-///   `UniformScalingObserver` (not a `QTensorConfig` field); when it is that value it is not
-///   passed (any other value is, and is refused); `percentile_set_via` says how the generator
-///   set the `percentile` attribute. (Fields left at `None` are not given, as any `null` is.)
-fn with_family_params(family: &str, observer: &str, mut params: Params) -> Params {
-    match family {
-        "ort" => {
-            let mut flat = Params::new();
-            for (key, value) in params.0 {
-                match (key.as_str(), value) {
-                    ("calibrate_method", method) => assert_eq!(
-                        Some(observer),
-                        method
-                            .as_str()
-                            .map(|m| format!("ort.{m}Calibrater"))
-                            .as_deref(),
-                        "calibrate_method does not name the case's observer"
-                    ),
-                    ("extra_options", Value::Object(options)) => flat.0.extend(options),
-                    (_, value) => {
-                        flat.0.insert(key, value);
-                    }
-                }
-            }
-            flat
-        }
-        "quark" if quantscope::registry::find(observer).is_ok() => {
-            if params.0.get("eps").and_then(Value::as_f64) == Some(f32::EPSILON as f64) {
-                params.0.remove("eps");
-            }
-            params.0.remove("percentile_set_via");
-            params
-        }
-        _ => params,
-    }
 }
 
 /// Tolerances a family's README states for all its cases rather than per case: Horizon's

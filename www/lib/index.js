@@ -171,7 +171,8 @@ function tensorOf(tensor, what) {
  * Run observer `observerId` with `params` over `tensor` (all its batches, in order). Returns its
  * Report: `ok`, `error`, the qparams (`scale`, `zero_point`, `min_val`, `max_val`, `grid`,
  * `clip_range`, …), `metrics`. Observer errors (e.g. invalid parameter combinations) are
- * reported in the report, not thrown; `null` parameters take their defaults.
+ * reported in the report, not thrown; `null` parameters take their defaults (except where a
+ * framework's call gives `None` a meaning of its own, e.g. torchao's `zero_point_domain`).
  */
 export function observe(tensor, observerId, params = {}) {
   ready();
@@ -180,14 +181,15 @@ export function observe(tensor, observerId, params = {}) {
 }
 
 /**
- * `params` as the engine takes them: `null`/`undefined` left out (the default), and a vector
+ * `params` as the engine takes them: `undefined` left out, `null` passed on (the engine reads
+ * it as the default, or as Python's `None` where the framework's call does), and a vector
  * parameter given as a Tensor (its values), a typed array or an array of numbers as a plain
  * array of numbers.
  */
 function plainParams(params) {
   const out = {};
   for (const [k, v] of Object.entries(params || {})) {
-    if (v === null || v === undefined) continue;
+    if (v === undefined) continue;
     if (v instanceof Tensor) out[k] = Array.from(v.values());
     else if (ArrayBuffer.isView(v)) out[k] = Array.from(v);
     else out[k] = v;

@@ -385,9 +385,9 @@ export class ObserversView extends View {
     if (final) this.changed('state');
   }
 
-  /** The parameters observer `id` runs with (null = the default, left out). */
+  /** The parameters observer `id` runs with (the engine reads null as the default). */
   paramsFor(id) {
-    return Object.fromEntries(Object.entries(this.params[id] || {}).filter(([, v]) => v !== null && v !== undefined));
+    return Object.fromEntries(Object.entries(this.params[id] || {}).filter(([, v]) => v !== undefined));
   }
 
   /** Ask for panel `p`'s report; at most one request per panel is in flight (see the header). */

@@ -237,7 +237,10 @@ fn run(command: Command) -> Result<()> {
                 NonFinitePolicy::Exclude
             };
             let runs: Vec<(String, Params)> = match (observer, preset) {
-                (Some(id), _) => vec![(id, user_params)],
+                (Some(id), _) => {
+                    refuse_a_quantizer(&id)?;
+                    vec![(id, user_params)]
+                }
                 (None, Some(name)) => {
                     let preset = registry::find_preset(&name)?;
                     vec![(
@@ -356,4 +359,18 @@ fn run(command: Command) -> Result<()> {
             Ok(())
         }
     }
+}
+
+/// `observe` is for observers: a quantizer's id (Quark's ONNX quantizers, a format family) is
+/// refused with the command that runs it instead.
+fn refuse_a_quantizer(id: &str) -> Result<()> {
+    if registry::find(id).is_err()
+        && (quantize::QUARK_QUANTIZERS.contains(&id) || formats::find(id).is_ok())
+    {
+        return Err(quantscope::Error::input(format!(
+            "`{id}` is a quantizer, not an observer: run it with \
+             `quantscope quantize FILE --quantizer {id} --params '{{…}}'`"
+        )));
+    }
+    Ok(())
 }
