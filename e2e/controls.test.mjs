@@ -418,6 +418,9 @@ test('the LLM observers\' controls: block_structure as text, importance from a l
   const shown = {};
   for (const id of [mm, im, ao]) shown[id] = await panelData(page, id);
   for (const id of [mm, im, ao]) assert.equal(shown[id].status, 'ready', `${id}: ${shown[id].error}`);
+  // The badge follows the configuration, not the registry's default granularity.
+  const badge = (id) => page.locator(`[role=region][aria-label="${id}"] .panel-head .badge`).textContent();
+  assert.deepEqual([await badge(mm), await badge(im), await badge(ao)], ['per block', 'per channel', 'per group']);
   await page.locator(`[role=region][aria-label="${im}"]`).scrollIntoViewIfNeeded();
   await page.locator('#observers-view').screenshot({ path: path.join(RESULTS, 'controls-llm.png') });
 

@@ -178,6 +178,10 @@ export function fillPanel(el, report) {
       stats.append(h('div', { class: 'row' }, h('dt', { text: k }), h('dd', { text: v })));
     }
   }
+  // The registry's granularity is the default's; the configuration decides (llm-compressor's
+  // strategy, torchao's granularity), and the report says what it was.
+  const badge = el.querySelector('.panel-head .badge');
+  if (badge && report.granularity) badge.textContent = GRANULARITY[report.granularity] || report.granularity;
   const status = failed ? 'error' : report.metrics_pending ? 'busy' : 'ready';
   setContract(el, report.observer, report, view, status);
   return view;
