@@ -470,3 +470,33 @@ test('the LLM observers\' controls: block_structure as text, importance from a l
   await page.context().close();
   await again.context().close();
 });
+
+test('parameters in a framework\'s nested call form show flat in the controls and give the flat form\'s numbers', async () => {
+  const demo = readNpyF32(path.join(WWW, 'demo', 'l0_layer_out.npy'));
+  const page = await pageOn(npyBytes(Array.from(demo.data), demo.shape), 'l0_layer_out.npy');
+  const calls = [
+    ['ort.PercentileCalibrater', { calibrate_method: 'Percentile', extra_options: { percentile: 99.9 } }, { percentile: 99.9 }],
+    ['torchao.AffineQuantizedMinMaxObserver', { granularity: { type: 'PerGroup', group_size: 64 }, target_dtype: 'int4' }, { granularity: 'PerGroup', group_size: 64, target_dtype: 'int4' }],
+    ['llmcompressor.mse', { base_name: 'weight', strategy: 'channel', observer_kwargs: { maxshrink: 0.5, grid: 50 } }, { base_name: 'weight', strategy: 'channel', maxshrink: 0.5, grid: 50 }],
+  ];
+  for (const [id, nested, flat] of calls) {
+    const viaNested = await page.evaluate(({ id, nested }) => window.quantscope.observe(id, nested), { id, nested });
+    const shownNested = await panelData(page, id);
+    assert.equal(viaNested.ok, true, `${id}: ${viaNested.error && viaNested.error.message}`);
+    assert.deepEqual((await page.evaluate(() => window.quantscope.state().params))[id], flat, `${id}: the state holds the flat form`);
+    for (const [name, value] of Object.entries(flat)) {
+      const control = page.locator(`[role=region][aria-label="${id}"] .control[data-param="${name}"]`);
+      const shown = await control.locator(typeof value === 'string' ? 'select' : 'input.exact').inputValue();
+      assert.equal(shown, String(value), `${id}: the ${name} control`);
+    }
+    await page.evaluate(({ id, flat }) => window.quantscope.observe(id, flat), { id, flat });
+    const shownFlat = await panelData(page, id);
+    assert.equal(shownNested.scale, shownFlat.scale, `${id}: scale`);
+    assert.equal(shownNested.mse, shownFlat.mse, `${id}: mse`);
+  }
+  // A method that is not the observer's is refused with the reason.
+  const refused = await page.evaluate(() => window.quantscope.observe('ort.MinMaxCalibrater', { calibrate_method: 'Entropy' }).then(() => null, (e) => String(e.message || e)));
+  assert.match(refused, /calibrate_method/);
+  assert.deepEqual(page.errors, []);
+  await page.context().close();
+});

@@ -140,6 +140,15 @@ pub fn registry() -> Result<JsValue, JsError> {
     })
 }
 
+/// `params` of observer `id` with the frameworks' nested call forms made flat (ONNX Runtime's
+/// `extra_options`, torchao's granularity objects, …): the values the page's controls show.
+#[wasm_bindgen(js_name = flatParams, unchecked_return_type = "Record<string, unknown>")]
+pub fn flat_params(id: &str, params: JsValue) -> Result<JsValue, JsError> {
+    let spec = registry::find(id).map_err(js_err)?;
+    let flat = spec.flat(&params_from_js(&params)?).map_err(js_err)?;
+    to_js(&flat)
+}
+
 /// The quantizer registry: `{formats: [...], optimisers: [...]}`, each with its parameters
 /// (type, range, default), from which the page builds the formats and AdaRound controls.
 #[wasm_bindgen(unchecked_return_type = "QuantizerRegistry")]

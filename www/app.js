@@ -2,7 +2,7 @@
 // the three views (ui/observers.js, ui/formats.js, ui/adaround.js). The engine runs in a Web
 // Worker (worker.js) behind rpc.js's RemoteEngine; this thread only draws (the WebAssembly
 // plotting code on canvases). `window.quantscope` is a thin layer over the views and the engine.
-import init from './pkg/quantscope.js';
+import init, { flatParams } from './pkg/quantscope.js';
 import { wasmUrl } from './lib/wasm-flavour.js';
 import { RemoteEngine } from './lib/rpc.js';
 import { ObserversView } from './ui/observers.js';
@@ -381,10 +381,13 @@ function exposeApi(ready) {
       await idle();
       return app.summary;
     },
-    /** Show observer `id` with exactly `params` (others at their defaults) and return its report. */
+    /**
+     * Show observer `id` with exactly `params` (others at their defaults; flat or in the
+     * framework's nested call form, which the controls show flat) and return its report.
+     */
     async observe(id, params = {}) {
       if (!app.specs.has(id)) throw new Error(`unknown observer ${id}`);
-      app.observers.setParams(id, params);
+      app.observers.setParams(id, flatParams(id, params));
       updateUrl();
       await idle();
       return app.observers.results()[id];
