@@ -412,6 +412,19 @@ export class Engine {
     return this.session.comparisonSvg(ids, colors, curve, style, width);
   }
 
+  /**
+   * What the comparison figure of observers `ids` shows: `{title, subtitle, hist, panels, curve}`
+   * (an engine pool joins the parts its engines hold, then calls `renderComparisonSvg`).
+   */
+  comparison({ ids, colors, curve = null }) {
+    return this.session.comparison(ids, colors, curve);
+  }
+
+  /** A comparison (as `comparison` returns it) as one SVG document. */
+  renderComparisonSvg({ comparison, style = {}, width = 1400 }) {
+    return wasm.renderComparisonSvg(comparison, style, width);
+  }
+
   /** One format measured on the formats view's tensor; a format that does not apply gives `{error}`. */
   formatRow({ id, params = {}, extra = false }) {
     try {
