@@ -2,22 +2,17 @@
 // observer of the registry on a real MiniLM weight, then a search-only slider moved, with one
 // worker and with two; every panel's data-* attributes, the curve's markers and the exported
 // comparison SVG must be identical, and with two workers both must have computed observers.
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { start, sharedDir, panelData } from './helpers.mjs';
+import { sharedDir, panelData } from './helpers.mjs';
+import { browserForTests } from './suite.mjs';
 
 const WEIGHT = path.join(sharedDir(), 'samples', 'minilm', 'weights', 'l0_attn_output_dense_weight.npy');
 const SLIDER_OBSERVER = 'torch.HistogramObserver';
 
-let env;
-before(async () => {
-  env = await start();
-});
-after(async () => {
-  await env.close();
-});
+const env = browserForTests();
 
 /** Everything the page shows of its observers after the run, with `workers` Web Workers. */
 async function runWith(workers) {
