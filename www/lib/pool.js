@@ -1,8 +1,8 @@
 // A pool of engines that answers the same `call(method, args, {onProgress, signal})` as one
-// (rpc.js's RemoteEngine or LocalEngine), so the explorer's views and the notebook widgets use it
-// unchanged. Each member is such a client over its own WebAssembly session: in a page, one Web
-// Worker each (no SharedArrayBuffer: every worker holds its own copy of the tensor, which it reads
-// itself from the File it is handed); in Node, one worker_threads Worker each (node-pool.js).
+// (rpc.js's RemoteEngine or LocalEngine), so the explorer's views use it unchanged. Each member is
+// such a client over its own WebAssembly session; in the page, one Web Worker each (no
+// SharedArrayBuffer: every worker holds its own copy of the tensor, which it reads itself from the
+// File it is handed). The pool knows nothing of the transport: any client with `call` will do.
 //
 // How calls are routed:
 // - `load` and `select` change what is loaded and selected: every member runs them, so every
