@@ -78,6 +78,9 @@ try {
   const observing = timings.filter((t) => t.method === 'observe').sort((a, b) => b.ms - a.ms);
   const perWorker = {};
   for (const t of observing) perWorker[t.worker] = (perWorker[t.worker] || 0) + t.ms / 1e3;
+  const byMethod = {};
+  for (const t of timings) byMethod[t.method] = (byMethod[t.method] || 0) + t.ms / 1e3;
+  const drawS = (await page.evaluate(() => window.quantscope.latencies())).reduce((sum, x) => sum + x.draw, 0) / 1e3;
   report({
     observers: ids.length,
     all_panels_ready_s: allReadyS,
@@ -85,6 +88,8 @@ try {
     panels_not_ready: notReady,
     panels_with_error: errors,
     observe_s_per_worker: perWorker,
+    worker_s_by_method: byMethod,
+    panels_draw_s: drawS,
     slowest_observers_s: observing.slice(0, 12).map((t) => [t.id, t.ms / 1e3]),
   });
 
