@@ -9,26 +9,20 @@
 // each within the case's own tolerance, by the checks of e2e/npm-golden.mjs (the case's
 // parameters as the framework's call records them, the same fields). Case inputs and expected
 // tensors are read in Node by the npm package.
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { start, sharedDir, npyBytes } from './helpers.mjs';
+import { sharedDir, npyBytes } from './helpers.mjs';
 import * as qs from '../www/lib/index.js';
+import { browserForTests } from './suite.mjs';
 import { caseJob, families, loadCases, tally } from './npm-golden.mjs';
 
 /** Pages working in parallel, each on its share of the cases. */
 const PAGES = 2;
 const GOLDEN = path.join(sharedDir(), 'golden');
 
-let env;
-before(async () => {
-  await qs.init();
-  env = await start();
-});
-after(async () => {
-  await env.close();
-});
+const env = browserForTests({ setup: qs.init });
 
 /**
  * Load `inputs` (file bytes, in order; none: a one-value tensor) into the page like dropped

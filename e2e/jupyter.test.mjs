@@ -10,7 +10,7 @@ import path from 'node:path';
 import { execFileSync } from 'node:child_process';
 import { RESULTS, ROOT, sharedDir } from './helpers.mjs';
 import {
-  TORCH, browser, crateVersion, freePort, goldenCase, goldenMismatches, instantiations, missingEnvironment,
+  TORCH, crateVersion, freePort, goldenCase, goldenMismatches, hostPage, instantiations, missingEnvironment,
   panelData, scratch, startServer, venvBin, within,
 } from './notebook-hosts.mjs';
 
@@ -62,13 +62,7 @@ async function jupyter(t, notebooks) {
     ['lab', '--no-browser', '--ServerApp.ip=127.0.0.1', `--ServerApp.port=${port}`, '--ServerApp.port_retries=0', `--IdentityProvider.token=${token}`, `--ServerApp.root_dir=${root}`, '--ServerApp.allow_root=True', '--LabApp.extension_manager=readonly'],
     { cwd: root, env: dirs, url: `http://127.0.0.1:${port}/api/status?token=${token}` },
   );
-  const chrome = await browser();
-  t.after(async () => {
-    await chrome.close();
-    await server.stop();
-    fs.rmSync(root, { recursive: true, force: true });
-  });
-  const page = await chrome.page();
+  const page = await hostPage(t, { stop: () => server.stop(), root });
   return { page, server, url: (p) => `http://127.0.0.1:${port}/${p}?token=${token}` };
 }
 

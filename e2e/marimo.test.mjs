@@ -8,7 +8,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { RESULTS } from './helpers.mjs';
 import {
-  TORCH, browser, freePort, goldenCase, goldenMismatches, missingEnvironment, panelData, scratch, startServer, venvBin, within,
+  TORCH, freePort, goldenCase, goldenMismatches, hostPage, missingEnvironment, panelData, scratch, startServer, venvBin, within,
 } from './notebook-hosts.mjs';
 
 const skip = missingEnvironment();
@@ -90,13 +90,7 @@ test('marimo: panels, explorer.results and sliders match PyTorch', { skip: skip 
     ['run', 'app.py', '--headless', '--host', '127.0.0.1', '--port', String(port), '--no-token', '--no-sandbox', '--no-check'],
     { cwd: root, env: { MARIMO_SKIP_UPDATE_CHECK: '1', HOME: root }, url: `http://127.0.0.1:${port}/` },
   );
-  const chrome = await browser();
-  t.after(async () => {
-    await chrome.close();
-    await server.stop();
-    fs.rmSync(root, { recursive: true, force: true });
-  });
-  const page = await chrome.page();
+  const page = await hostPage(t, { stop: () => server.stop(), root });
   await page.goto(`http://127.0.0.1:${port}/`);
 
   /** Wait until panel `id` is ready and `pred(data)` holds; returns its data-*. */

@@ -172,6 +172,20 @@ export async function browser() {
   };
 }
 
+/**
+ * A page of a fresh headless Chromium for test `t`. When the test ends, the browser closes, the
+ * host's server stops (`stop()`) and its scratch folder `root` is removed.
+ */
+export async function hostPage(t, { stop, root }) {
+  const chrome = await browser();
+  t.after(async () => {
+    await chrome.close();
+    await stop();
+    fs.rmSync(root, { recursive: true, force: true });
+  });
+  return chrome.page();
+}
+
 /** Values of `[role=region]` panel `id` inside `scope` (a locator), as the page contract has them. */
 export async function panelData(scope, id) {
   // The first such panel: tests put the widget they inspect first on the page.

@@ -10,7 +10,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { createRequire } from 'node:module';
 import { serve } from './serve.mjs';
-import { TORCH, browser, goldenCase, packedProject, within } from './notebook-hosts.mjs';
+import { TORCH, goldenCase, hostPage, packedProject, within } from './notebook-hosts.mjs';
 
 const WASM = 'www/pkg/quantscope_bg.wasm';
 
@@ -42,13 +42,7 @@ window.done = true;
 </script>`,
   );
   const server = await serve(dir);
-  const chrome = await browser();
-  t.after(async () => {
-    await chrome.close();
-    await server.close();
-    fs.rmSync(dir, { recursive: true, force: true });
-  });
-  const page = await chrome.page();
+  const page = await hostPage(t, { stop: () => server.close(), root: dir });
   await page.goto(`${server.url}cell.html`);
   await page.waitForFunction(() => window.done === true, null, { timeout: 60_000 });
   const c = goldenCase('hist-default-normal');

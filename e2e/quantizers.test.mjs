@@ -1,21 +1,15 @@
 // End-to-end tests of the quantizer views in headless Chromium: every number format side by
 // side (against Quark's reference Q/DQ), and AdaRound on the real MiniLM layer (against an
 // independent round-to-nearest computation, with progress, cancel and a live explorer).
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { start, sharedDir, RESULTS, WWW, inkRatio, npyBytes, readNpyF32 } from './helpers.mjs';
+import { sharedDir, RESULTS, WWW, inkRatio, npyBytes, readNpyF32 } from './helpers.mjs';
 import * as qs from '../www/lib/index.js';
+import { browserForTests } from './suite.mjs';
 
-let env;
-before(async () => {
-  await qs.init();
-  env = await start();
-});
-after(async () => {
-  await env.close();
-});
+const env = browserForTests({ setup: qs.init });
 
 function closeTo(actual, expected, rtol, atol, what) {
   const ok = Math.abs(actual - expected) <= atol + rtol * Math.abs(expected);

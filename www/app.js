@@ -1,10 +1,12 @@
 // The explorer page: loading and the tensor's facts, the URL state, exports and the wiring of
-// the three views (ui/observers.js, ui/formats.js, ui/adaround.js). The engine runs in a Web
-// Worker (worker.js) behind rpc.js's RemoteEngine; this thread only draws (the WebAssembly
-// plotting code on canvases). `window.quantscope` is a thin layer over the views and the engine.
+// the three views (ui/observers.js, ui/formats.js, ui/adaround.js). The engine runs in a pool
+// of Web Workers (worker.js, each behind rpc.js's RemoteEngine, joined by lib/pool.js: the
+// observers are spread over them); this thread only draws (the WebAssembly plotting code on
+// canvases). `window.quantscope` is a thin layer over the views and the engine.
 import init, { flatParams } from './pkg/quantscope.js';
 import { wasmUrl } from './lib/wasm-flavour.js';
 import { RemoteEngine } from './lib/rpc.js';
+import { EnginePool, poolSize } from './lib/pool.js';
 import { ObserversView } from './ui/observers.js';
 import { FormatsView } from './ui/formats.js';
 import { AdaRoundView } from './ui/adaround.js';
@@ -367,7 +369,7 @@ function exposeApi(ready) {
     get version() {
       return app.version;
     },
-    /** The page's engine (a RemoteEngine): `call(method, args, {onProgress, signal})`. */
+    /** The page's engine (a pool of RemoteEngines): `call(method, args, {onProgress, signal})`. */
     get engine() {
       return app.engine;
     },
@@ -429,15 +431,28 @@ function exposeApi(ready) {
     model: () => app.model.rows(),
     idle,
     latencies: () => [...app.observers.latencies],
+    /** The number of Web Workers the engine pool runs. */
+    workers: () => app.engine.size,
     comparisonSvg: () => app.observers.comparisonSvg(),
     debugPanic: (message) => app.engine.call('debugPanic', { message }).catch((e) => e.message),
   };
 }
 
+/**
+ * The engines the explorer computes with: a pool of Web Workers, one per logical core
+ * (`?workers=N` in the URL sets the number, for tests and measurements).
+ */
+function enginePool() {
+  const asked = Number(new URLSearchParams(location.search).get('workers'));
+  const size = Number.isInteger(asked) && asked >= 1 ? Math.min(asked, 16) : poolSize();
+  const worker = new URL('./worker.js', import.meta.url);
+  return new EnginePool(Array.from({ length: size }, () => new RemoteEngine(worker, { onCrash })));
+}
+
 async function main() {
   await init({ module_or_path: wasmUrl() });
-  app.engine = new RemoteEngine(new URL('./worker.js', import.meta.url), { onCrash });
-  const registry = await app.engine.call('registry');
+  app.engine = enginePool();
+  const [registry] = await Promise.all(app.engine.members.map((m, i) => m.call(i === 0 ? 'registry' : 'limits')));
   app.registry = registry;
   app.version = registry.version;
   $('#version').textContent = registry.version;

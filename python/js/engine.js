@@ -15,17 +15,13 @@ import { LocalEngine } from '../../www/lib/rpc.js';
 import { ObserversView } from '../../www/ui/observers.js';
 import { h, viewOf } from '../../www/lib/panel.js';
 import { fmtNum, fmtShape, groupDigits } from '../../www/lib/format.js';
+import { syncedBytes } from './synced.js';
 
 /** The key of the page-wide engine; the bundler replaces `__QUANTSCOPE_VERSION__`. */
 const KEY = Symbol.for(`quantscope.widget.engine@${__QUANTSCOPE_VERSION__}`);
 
 /** Decode the inlined module (base64 → bytes). */
-function wasmBytes() {
-  const text = atob(wasmBase64);
-  const bytes = new Uint8Array(text.length);
-  for (let i = 0; i < text.length; i += 1) bytes[i] = text.charCodeAt(i);
-  return bytes;
-}
+const wasmBytes = () => syncedBytes(wasmBase64, 'the inlined WebAssembly module');
 
 /** What a widget uses, from this module instance. */
 const api = {

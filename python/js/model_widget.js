@@ -8,20 +8,7 @@
 //   methods         observer ids and format labels (empty: the defaults)
 //   rows, load_errors, state, error   written here once a ranking ends
 import { ModelView } from '../../www/ui/model.js';
-
-/** Bytes of a synced binary value: DataView (Jupyter, marimo), typed array, or base64 text. */
-function toBytes(value, what) {
-  if (value instanceof Uint8Array) return value;
-  if (value instanceof DataView || ArrayBuffer.isView(value)) return new Uint8Array(value.buffer, value.byteOffset, value.byteLength);
-  if (value instanceof ArrayBuffer) return new Uint8Array(value);
-  if (typeof value === 'string') {
-    const text = atob(value);
-    const out = new Uint8Array(text.length);
-    for (let i = 0; i < text.length; i += 1) out[i] = text.charCodeAt(i);
-    return out;
-  }
-  throw new TypeError(`${what} did not arrive as binary data (got ${value === null ? 'null' : typeof value})`);
-}
+import { syncedBytes } from './synced.js';
 
 let displays = 0;
 
@@ -50,7 +37,7 @@ export function renderModel({ model, el }, qs) {
     const names = model.get('_names') || [];
     let files;
     try {
-      files = (model.get('_files') || []).map((b, i) => ({ bytes: toBytes(b, names[i] || `file ${i}`), name: names[i] || `file${i}` }));
+      files = (model.get('_files') || []).map((b, i) => ({ bytes: syncedBytes(b, names[i] || `file ${i}`), name: names[i] || `file${i}` }));
     } catch (err) {
       model.set('error', err.message);
       model.set('state', 'error');

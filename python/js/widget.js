@@ -19,23 +19,10 @@
 // model both ways.
 import { engine } from './engine.js';
 import { renderModel } from './model_widget.js';
+import { syncedBytes } from './synced.js';
 
 /** Results and parameters go back to Python at most this often while a slider moves. */
 const PUBLISH_DELAY_MS = 40;
-
-/** Bytes of a synced binary value: DataView (Jupyter, marimo), typed array, or base64 text. */
-function toBytes(value, what) {
-  if (value instanceof Uint8Array) return value;
-  if (value instanceof DataView || ArrayBuffer.isView(value)) return new Uint8Array(value.buffer, value.byteOffset, value.byteLength);
-  if (value instanceof ArrayBuffer) return new Uint8Array(value);
-  if (typeof value === 'string') {
-    const text = atob(value);
-    const out = new Uint8Array(text.length);
-    for (let i = 0; i < text.length; i += 1) out[i] = text.charCodeAt(i);
-    return out;
-  }
-  throw new TypeError(`${what} did not arrive as binary data (got ${value === null ? 'null' : typeof value})`);
-}
 
 /**
  * What Python sees of one observer's report: per-tensor values as numbers, per-channel/group/
@@ -129,7 +116,7 @@ class Controller {
       const raw = this.model.get('_batches') || [];
       if (raw.length === 0) throw new Error('no data: pass an array, a list of arrays or a .npy/.npz/.safetensors path');
       const given = this.model.get('_names') || [];
-      const files = raw.map((b, i) => toBytes(b, given[i] || `batch ${i}`));
+      const files = raw.map((b, i) => syncedBytes(b, given[i] || `batch ${i}`));
       // Several batches are named batch[0] … batch[n − 1].
       const names = files.length > 1 ? files.map((_, i) => `batch[${i}]`) : [given[0] || 'tensor.npy'];
       const member = this.model.get('member');

@@ -14,7 +14,11 @@
 import * as wasm from '../pkg/quantscope.js';
 import { Cancelled, nextTask, runAsync } from './steps.js';
 
-/** Files up to this size are read whole; larger ones are read in chunks. */
+/**
+ * Files up to this size are read whole; larger ones are read in chunks. A `.npy` (one tensor,
+ * nothing to choose) is read in chunks from CHUNK_BYTES on: decoded chunk by chunk straight into
+ * the session's tensor, never held whole in JavaScript.
+ */
 export const WHOLE_FILE_BYTES = 64 * 1024 * 1024;
 /** .npz archives cannot be read in chunks; up to this size they are read whole. */
 export const MAX_NPZ_BYTES = 256 * 1024 * 1024;
@@ -187,11 +191,15 @@ async function readBytes(blob, start, end) {
   return new Uint8Array(await blob.slice(start, end).arrayBuffer());
 }
 
+/** True when `probe` (a file's first bytes) starts as a `.npy` does. */
+const isNpy = (probe) => probe.length >= 6 && probe[0] === 0x93 && String.fromCharCode(...probe.subarray(1, 6)) === 'NUMPY';
+
 /**
  * Steps that add one source to `session`: values and bytes at once; a Blob whole when small (or
- * a .npz up to MAX_NPZ_BYTES), else in CHUNK_BYTES chunks of the planned byte range with progress
- * and cancel between chunks. Returns the file's info with `streamed` and `allMembers` (a chunked
- * load reads one member; `allMembers` lists every member of the file).
+ * a .npz up to MAX_NPZ_BYTES), else (a .npy from CHUNK_BYTES on) in CHUNK_BYTES chunks of the
+ * planned byte range with progress and cancel between chunks: each chunk is copied into the
+ * WebAssembly memory and decoded into the tensor there. Returns the file's info with `streamed`
+ * and `allMembers` (a chunked load reads one member; `allMembers` lists every member).
  */
 function* loadSourceSteps(session, source, { member, prefix = '' } = {}) {
   const whole = (info) => ({ ...info, streamed: false, allMembers: info.members });
@@ -202,7 +210,8 @@ function* loadSourceSteps(session, source, { member, prefix = '' } = {}) {
   const stopped = () => new Cancelled('loading cancelled');
   const probe = yield { wait: readBytes(blob, 0, Math.min(blob.size, wasm.limits().probeBytes)) };
   const isZip = probe[0] === 0x50 && probe[1] === 0x4b;
-  if (blob.size <= WHOLE_FILE_BYTES || (isZip && blob.size <= MAX_NPZ_BYTES)) {
+  const readWhole = isNpy(probe) ? blob.size <= CHUNK_BYTES : blob.size <= WHOLE_FILE_BYTES || (isZip && blob.size <= MAX_NPZ_BYTES);
+  if (readWhole) {
     if (yield progress(0, `${prefix}reading ${name}`)) throw stopped();
     const bytes = yield { wait: readBytes(blob, 0, blob.size) };
     if (yield progress(0.5, `${prefix}decoding ${name}`)) throw stopped();
@@ -410,6 +419,19 @@ export class Engine {
   /** The comparison of observers `ids` (histogram, panels, curve) as one SVG document. */
   comparisonSvg({ ids, colors, curve = null, style = {}, width = 1400 }) {
     return this.session.comparisonSvg(ids, colors, curve, style, width);
+  }
+
+  /**
+   * What the comparison figure of observers `ids` shows: `{title, subtitle, hist, panels, curve}`
+   * (an engine pool joins the parts its engines hold, then calls `renderComparisonSvg`).
+   */
+  comparison({ ids, colors, curve = null }) {
+    return this.session.comparison(ids, colors, curve);
+  }
+
+  /** A comparison (as `comparison` returns it) as one SVG document. */
+  renderComparisonSvg({ comparison, style = {}, width = 1400 }) {
+    return wasm.renderComparisonSvg(comparison, style, width);
   }
 
   /** One format measured on the formats view's tensor; a format that does not apply gives `{error}`. */

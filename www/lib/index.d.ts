@@ -258,6 +258,9 @@ export type ModelProgress = { fraction: number; label: string; listing?: Listing
 /** The ranking of a checkpoint (`tensors` worst first, as `quantscope model --json`), its methods, and whether it was stopped early. */
 export type ModelRanking = ModelReport & { methods: string[]; cancelled: boolean };
 
+/** The comparison figure's data: title, subtitle, display histogram, panel views and the curve. */
+export type ComparisonData = { title: string; subtitle: string; hist: unknown; panels: Array<{ observer: string }>; curve: (CurveView & { markers: Array<{ observer: string }> }) | null };
+
 /** The one JavaScript façade over the WebAssembly session (Node, Deno, Observable, page, worker). */
 export declare class Engine {
   constructor();
@@ -277,6 +280,10 @@ export declare class Engine {
   results(): Report[];
   curve(args: { spec: CurveSpec; ids?: string[]; colors?: number[] }): CurveView | null;
   comparisonSvg(args: { ids: string[]; colors: number[]; curve?: CurveSpec | null; style?: Style; width?: number }): string;
+  /** What the comparison figure shows (title, histogram, panel views, curve), for joining parts. */
+  comparison(args: { ids: string[]; colors: number[]; curve?: CurveSpec | null }): ComparisonData;
+  /** A comparison (as `comparison` returns it) as SVG. */
+  renderComparisonSvg(args: { comparison: ComparisonData; style?: Style; width?: number }): string;
   formats(args?: { extra?: Array<{ id: string; params?: ParamValues }> }, run?: RunOptions): Promise<{ name: FormatsTarget['name']; shape: FormatsTarget['shape']; rows: FormatRow[] }>;
   evaluateFormat(args: { id: string; params?: ParamValues }): FormatResult;
   /** The selected tensor quantize–dequantized (a vector parameter inline or as a loaded tensor). */

@@ -28,6 +28,9 @@ export class EngineError extends Error {
   }
 }
 
+/** Answered calls whose time in the worker a RemoteEngine keeps (for measurements). */
+const MAX_TIMINGS = 500;
+
 /** Methods that are not engine calls. */
 const NOT_CALLS = new Set(['constructor']);
 
@@ -148,6 +151,8 @@ export class RemoteEngine {
     this.pending = new Pending();
     this.crashes = [];
     this.dead = false;
+    /** The last MAX_TIMINGS answered calls: `{method, id (an observer's), ms (spent in the worker)}`. */
+    this.timings = [];
     this.start();
   }
 
@@ -169,6 +174,8 @@ export class RemoteEngine {
     }
     this.pending.calls.delete(msg.id);
     if (msg.ok) {
+      this.timings.push({ method: p.method, id: p.observer, ms: msg.ms });
+      if (this.timings.length > MAX_TIMINGS) this.timings.shift();
       p.resolve(msg.value);
       return;
     }
@@ -206,7 +213,7 @@ export class RemoteEngine {
     if (this.dead) return Promise.reject(new EngineError('the engine stopped; reload the page', { panic: true, restarted: true }));
     const id = this.nextId++;
     return new Promise((resolve, reject) => {
-      this.pending.calls.set(id, { resolve, reject, onProgress, background });
+      this.pending.calls.set(id, { resolve, reject, onProgress, background, method, observer: args.id });
       if (signal) {
         const cancel = () => this.worker.postMessage({ cancel: id });
         if (signal.aborted) queueMicrotask(cancel);

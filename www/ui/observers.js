@@ -25,8 +25,13 @@ const DEFAULT_OBSERVERS = ['torch.MinMaxObserver', 'torch.MovingAverageMinMaxObs
 const DEFAULT_PER_CHANNEL = ['torch.PerChannelMinMaxObserver', 'torch.MovingAveragePerChannelMinMaxObserver'];
 /** A panel shows its spinner only when an answer takes longer than this. */
 const BUSY_DELAY_MS = 150;
-/** The curve is recomputed this long after the last result arrived. */
+/**
+ * The curve is recomputed this long after the last result arrived; while other panels still wait
+ * for their reports, after CURVE_BUSY_DELAY_MS (each computation passes over the data again: on a
+ * large tensor, once per arriving report would keep a worker busy).
+ */
 const CURVE_DELAY_MS = 40;
+const CURVE_BUSY_DELAY_MS = 1000;
 const CURVE_POINTS = 200;
 
 const now = () => performance.now();
@@ -517,11 +522,15 @@ export class ObserversView extends View {
     return out;
   }
 
-  /** True while a panel or the curve waits for the engine. */
-  get busy() {
-    if (this.curvePending > 0) return true;
+  /** True while a panel waits for the engine. */
+  panelsWaiting() {
     for (const p of this.panels.values()) if (p.inflight || p.pending || p.completing) return true;
     return false;
+  }
+
+  /** True while a panel or the curve waits for the engine. */
+  get busy() {
+    return this.curvePending > 0 || this.panelsWaiting();
   }
 
   // -------------------------------------------------------------------------------------------
@@ -535,7 +544,7 @@ export class ObserversView extends View {
       this.updateCurve().finally(() => {
         this.curvePending = Math.max(0, this.curvePending - 1);
       });
-    }, CURVE_DELAY_MS);
+    }, this.panelsWaiting() ? CURVE_BUSY_DELAY_MS : CURVE_DELAY_MS);
   }
 
   /** The observers with a report, in order, and their colours. */

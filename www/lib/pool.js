@@ -1,0 +1,216 @@
+// A pool of engines that answers the same `call(method, args, {onProgress, signal})` as one
+// (rpc.js's RemoteEngine or LocalEngine), so the explorer's views use it unchanged. Each member is
+// such a client over its own WebAssembly session; in the page, one Web Worker each (no
+// SharedArrayBuffer: every worker holds its own copy of the tensor, which it reads itself from the
+// File it is handed). The pool knows nothing of the transport: any client with `call` will do.
+//
+// How calls are routed:
+// - `load` and `select` change what is loaded and selected: every member runs them, so every
+//   session holds the same tensor. The caller sees the first member's progress and result. A load
+//   that some members finished and others were cancelled in is finished on those too (the cancel
+//   came too late), so the sessions never differ; it fails only when every member failed.
+// - The calls of one observer (`observe`, `update`, `updateDeferred`, `complete`, `remove`, by
+//   `args.id`) go to the member that owns it. A fresh `observe` of an observer nobody owns waits in
+//   the pool until a member has no observation queued, and that member becomes its owner: slow
+//   observers spread themselves over the members, whatever their order. A new selection drops
+//   every result, so owners are forgotten at each `select`.
+// - `curve` and `comparisonSvg` need the reports of several observers: each owner computes its
+//   part (`curve` markers, `comparison` panels) and the parts are put back in the order of `ids`
+//   (the one figure is then rendered by the first member). `results` joins every member's.
+// - Everything else (formats, AdaRound, quantize, the model view, the registry) runs on the first
+//   member, as with one engine.
+//
+// Results are identical to one engine's: every member computes each observer's report on the
+// same tensor with the same code; only where it runs differs.
+
+/** Calls that every member runs (they change what is loaded and selected). */
+const BROADCAST = new Set(['load', 'select']);
+/** Calls of one observer, routed by `args.id` to the member that owns it. */
+const BY_OBSERVER = new Set(['observe', 'update', 'updateDeferred', 'complete', 'remove']);
+/** Fresh observations a member may have queued at once before the pool holds the next ones. */
+const QUEUED_PER_MEMBER = 1;
+
+const cancelled = (err) => Boolean(err && err.cancelled);
+
+/** The observer id a report, marker or panel view belongs to. */
+const observerOf = (item) => item.observer;
+
+export class EnginePool {
+  /**
+   * @param {Array<{call: Function, busy: number, dead?: boolean}>} members engine clients over
+   *   sessions of their own (at least one)
+   */
+  constructor(members) {
+    if (!Array.isArray(members) || members.length === 0) throw new TypeError('an engine pool needs at least one engine');
+    this.members = members;
+    /** Observer id → index of the member holding its run. */
+    this.owners = new Map();
+    /** Fresh observations per member not answered yet. */
+    this.queued = members.map(() => 0);
+    /** Observations waiting for a member: {args, run, resolve, reject}. */
+    this.waiting = [];
+  }
+
+  /** Number of members. */
+  get size() {
+    return this.members.length;
+  }
+
+  /** Calls in flight (background jobs excluded) and observations waiting in the pool. */
+  get busy() {
+    return this.members.reduce((n, m) => n + m.busy, 0) + this.waiting.length;
+  }
+
+  /** True when a member stopped for good (it kept crashing). */
+  get dead() {
+    return this.members.some((m) => m.dead);
+  }
+
+  /** Resolves to `method`'s value, computed where the header says. */
+  call(method, args = {}, run = {}) {
+    if (BROADCAST.has(method)) return this.broadcast(method, args, run);
+    if (BY_OBSERVER.has(method)) return this.callObserver(method, args, run);
+    if (method === 'curve') return this.curve(args, run);
+    if (method === 'comparisonSvg') return this.comparisonSvg(args, run);
+    if (method === 'results') return this.results(run);
+    return this.members[0].call(method, args, run);
+  }
+
+  /** Every member runs `method`: the first one's value, once all agree (see the header). */
+  async broadcast(method, args, run) {
+    this.releaseWaiting();
+    if (method === 'select') this.owners.clear();
+    const { onProgress = null, ...rest } = run;
+    const calls = this.members.map((m, i) => m.call(method, args, { ...rest, onProgress: i === 0 ? onProgress : null }));
+    const outcomes = await Promise.allSettled(calls);
+    const done = outcomes.findIndex((o) => o.status === 'fulfilled');
+    if (done < 0) throw outcomes[0].reason;
+    const late = outcomes.map((o, i) => (o.status === 'rejected' && cancelled(o.reason) ? i : -1)).filter((i) => i >= 0);
+    const { signal: _ignored, ...unstoppable } = rest;
+    await Promise.all(late.map((i) => this.members[i].call(method, args, unstoppable)));
+    const failed = outcomes.find((o) => o.status === 'rejected' && !cancelled(o.reason));
+    if (failed) throw failed.reason;
+    return outcomes[done].value;
+  }
+
+  /** A call of observer `args.id`, on its owner (a fresh observation may wait for a member). */
+  callObserver(method, args, run) {
+    const owner = this.owners.get(args.id);
+    if (owner !== undefined) return this.members[owner].call(method, args, run);
+    if (method === 'observe') {
+      return new Promise((resolve, reject) => {
+        this.waiting.push({ args, run, resolve, reject });
+        this.dispatch();
+      });
+    }
+    if (method === 'remove') {
+      this.dropWaiting(args.id);
+      return Promise.resolve(null);
+    }
+    // Not observed yet (e.g. after a restart): the first member answers as one engine would.
+    return this.members[0].call(method, args, run);
+  }
+
+  /** Hand waiting observations to members with room for them, least loaded first. */
+  dispatch(limit = QUEUED_PER_MEMBER) {
+    while (this.waiting.length > 0) {
+      let best = -1;
+      for (let i = 0; i < this.members.length; i++) {
+        if (this.queued[i] < limit && (best < 0 || this.queued[i] < this.queued[best])) best = i;
+      }
+      if (best < 0) return;
+      this.send(this.waiting.shift(), best);
+    }
+  }
+
+  /** Send a waiting observation to member `i`, which becomes the observer's owner. */
+  send({ args, run, resolve, reject }, i) {
+    this.owners.set(args.id, i);
+    this.queued[i] += 1;
+    const settle = () => {
+      this.queued[i] -= 1;
+      this.dispatch();
+    };
+    this.members[i].call('observe', args, run).then(
+      (value) => {
+        settle();
+        resolve(value);
+      },
+      (err) => {
+        settle();
+        reject(err);
+      },
+    );
+  }
+
+  /**
+   * Send every waiting observation now (before a call that changes the tensor), so each member
+   * runs its calls in the order they were made.
+   */
+  releaseWaiting() {
+    this.dispatch(Infinity);
+  }
+
+  /** Forget a waiting observation of `id` (it was removed before it started). */
+  dropWaiting(id) {
+    const kept = [];
+    for (const w of this.waiting) {
+      if (w.args.id === id) w.resolve(null);
+      else kept.push(w);
+    }
+    this.waiting = kept;
+  }
+
+  /**
+   * `ids` (with `colors`) split by owner: [{member, ids, colors}], the first member's share
+   * first (it also gets the observers nobody owns).
+   */
+  shares(ids, colors) {
+    const byMember = this.members.map((_, member) => ({ member, ids: [], colors: [] }));
+    ids.forEach((id, k) => {
+      const share = byMember[this.owners.get(id) ?? 0];
+      share.ids.push(id);
+      share.colors.push(colors[k] ?? k);
+    });
+    return byMember.filter((s, i) => i === 0 || s.ids.length > 0);
+  }
+
+  /** `items` (each with `observer`) in the order of `ids`. */
+  static inOrder(items, ids) {
+    const rank = new Map(ids.map((id, k) => [id, k]));
+    return [...items].sort((a, b) => rank.get(observerOf(a)) - rank.get(observerOf(b)));
+  }
+
+  /** The error curve with the markers of `ids`, each computed by the observer's owner. */
+  async curve({ spec, ids = [], colors = [] }, run) {
+    const parts = await Promise.all(this.shares(ids, colors).map((s) => this.members[s.member].call('curve', { spec, ids: s.ids, colors: s.colors }, run)));
+    const [first] = parts;
+    if (!first) return first;
+    return { ...first, markers: EnginePool.inOrder(parts.flatMap((p) => (p ? p.markers : [])), ids) };
+  }
+
+  /** The comparison figure of `ids`: each owner's panels and markers, drawn by the first member. */
+  async comparisonSvg({ ids, colors, curve = null, style = {}, width = 1400 }, run) {
+    const parts = await Promise.all(this.shares(ids, colors).map((s) => this.members[s.member].call('comparison', { ids: s.ids, colors: s.colors, curve }, run)));
+    const [first] = parts;
+    if (!first) throw new Error('no tensor loaded');
+    const comparison = {
+      ...first,
+      panels: EnginePool.inOrder(parts.flatMap((p) => p.panels), ids),
+      curve: first.curve && { ...first.curve, markers: EnginePool.inOrder(parts.flatMap((p) => p.curve.markers), ids) },
+    };
+    return this.members[0].call('renderComparisonSvg', { comparison, style, width }, run);
+  }
+
+  /** Every member's reports, by observer id (the order of one engine's). */
+  async results(run) {
+    const parts = await Promise.all(this.members.map((m) => m.call('results', {}, run)));
+    return parts.flat().sort((a, b) => (observerOf(a) < observerOf(b) ? -1 : observerOf(a) > observerOf(b) ? 1 : 0));
+  }
+}
+
+/** The number of members a pool of this machine gets: its logical cores, at most `max`. */
+export function poolSize(max = 8) {
+  const cores = typeof navigator !== 'undefined' && navigator.hardwareConcurrency ? navigator.hardwareConcurrency : 1;
+  return Math.max(1, Math.min(max, cores));
+}
