@@ -101,7 +101,7 @@ fn envelope(lo: &[f64], hi: &[f64]) -> Option<[f64; 2]> {
 }
 
 /// What one slice of a non-per-tensor observer is called.
-fn slice_unit(g: Granularity) -> &'static str {
+pub fn slice_unit(g: Granularity) -> &'static str {
     match g {
         Granularity::PerGroup => "group",
         Granularity::PerBlock => "block",

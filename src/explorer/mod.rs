@@ -35,6 +35,32 @@ pub const MAX_ELEMENTS: usize = 1 << 26;
 /// Bins of the histogram shown in panels.
 pub const DISPLAY_BINS: usize = 2048;
 
+/// Most qparam slices (channels, groups, blocks) a panel shows: 1 Mi. Beyond it (e.g. a
+/// per-channel observer on a 1-D tensor, where every value is a channel) the report is refused
+/// with the reason; carrying and drawing tens of millions of scales would exhaust the page.
+pub const MAX_PANEL_SLICES: usize = 1 << 20;
+
+/// `report`, or a failed report that says why it is too large for a panel.
+fn within_panel_limits(
+    spec: &ObserverSpec,
+    params: &Params,
+    batches: &[&Tensor],
+    report: Report,
+) -> Report {
+    let slices = report.qparams.as_ref().map_or(0, |q| q.scale.len());
+    if slices <= MAX_PANEL_SLICES {
+        return report;
+    }
+    let e = Error::input(format!(
+        "`{}` computed {slices} scales (one per {}), more than the {MAX_PANEL_SLICES} a panel \
+         shows: a per-channel observer on a 1-D tensor makes every value a channel; pick another \
+         axis or tensor, or use the CLI",
+        spec.id,
+        crate::display::slice_unit(report.granularity),
+    ));
+    Report::failed(spec, params, batches, &e)
+}
+
 /// One tensor of a loaded file, as listed to the user.
 #[derive(Debug, Clone, Serialize)]
 #[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
@@ -476,7 +502,7 @@ impl Session {
                                 with_metrics || !reusable,
                             );
                             r.state_reused = reusable;
-                            r
+                            within_panel_limits(spec, &params, &batches, r)
                         }
                         None => Report::failed(
                             spec,
