@@ -149,6 +149,16 @@ impl Tensor {
         }
     }
 
+    /// A tensor of this one's shape and dtype holding `data` (a result of the same length,
+    /// e.g. a quantize–dequantize of this tensor).
+    pub fn with_data(&self, data: Vec<f32>) -> Tensor {
+        Tensor {
+            shape: self.shape.clone(),
+            data,
+            dtype: self.dtype,
+        }
+    }
+
     /// Number of elements.
     pub fn len(&self) -> usize {
         self.data.len()

@@ -211,9 +211,5 @@ pub fn fake_quantize(args: &AffineArgs, x: &Tensor, q: &QParams) -> Result<Tenso
             kernel.apply(v, q.scale[k], q.zero_point.get_f64(k) as f32)
         })
         .collect();
-    Ok(Tensor {
-        shape: x.shape.clone(),
-        data,
-        dtype: x.dtype,
-    })
+    Ok(x.with_data(data))
 }
