@@ -59,7 +59,6 @@ pub mod scale_quanti;
 pub mod stats;
 
 use crate::observer::{Family, Granularity, ObserverKind, ObserverSpec, Preset};
-use crate::params::Params;
 
 /// The framework version reproduced.
 pub const VERSION: &str = "observer_v2 (OE 3.0.x)";
@@ -160,12 +159,7 @@ pub fn observers() -> Vec<ObserverSpec> {
 /// axis 0); they are offered as configurations of `horizon.MinMaxObserver`. No reference run of
 /// them exists.
 pub fn presets() -> Vec<Preset> {
-    let preset = |name, params: serde_json::Value, doc| Preset {
-        name,
-        observer: "horizon.MinMaxObserver",
-        params: Params::from_value(params).unwrap_or_default(),
-        doc,
-    };
+    let preset = |name, params, doc| super::preset(name, "horizon.MinMaxObserver", params, doc);
     vec![
         preset(
             "horizon.MovingAverageMinMaxObserver",
