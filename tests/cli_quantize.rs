@@ -3,24 +3,13 @@
 //! case's tolerance: exact, `−0.0 == +0.0`) with the input's shape, and the `--json` metrics
 //! match the reference metrics; Quark's INTQuantizer cases reproduce Quark's values; bad
 //! arguments fail with a message on stderr.
+mod cli_run;
 mod common;
 
+use cli_run::quantscope;
 use common::{check_close, load_npy, Case};
 use serde_json::Value;
 use std::path::PathBuf;
-use std::process::Command;
-
-fn quantscope(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_quantscope"))
-        .args(args)
-        .output()
-        .expect("run quantscope");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
 
 fn scratch(name: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("quantscope-cli-quantize-{}", std::process::id()));
