@@ -239,6 +239,7 @@ pub fn accumulate_metrics(acc: &mut MetricsAccumulator, x: &Tensor, dq: &Tensor,
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::qparams::Grid;
 
     #[test]
     fn rounding_matches_std_round_ties_even_bit_for_bit() {

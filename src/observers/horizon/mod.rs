@@ -204,6 +204,7 @@ pub(crate) mod testing {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::params::Params;
 
     use crate::tensor::Tensor;
 

@@ -163,6 +163,7 @@ pub fn presets() -> Vec<Preset> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::params::Params;
     use crate::registry;
 
     #[test]
