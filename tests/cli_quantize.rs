@@ -130,33 +130,28 @@ fn quark_int_quantizer_cases_through_the_cli() {
         |case| {
             let mut params = case.params.0.clone();
             params.remove("note");
+            let params = Value::Object(params).to_string();
             let input = case.batches.first().ok_or("no input")?;
-            let (code, stdout, stderr) = quantscope(&[
-                "quantize",
-                &input.to_string_lossy(),
-                "--quantizer",
-                "quark.INTQuantizer",
-                "--params",
-                &Value::Object(params).to_string(),
-                "--json",
-            ]);
+            let input = input.to_string_lossy();
+            let quantize = |output: &[&str]| {
+                let mut args = vec![
+                    "quantize",
+                    &input,
+                    "--quantizer",
+                    "quark.INTQuantizer",
+                    "--params",
+                    &params,
+                ];
+                args.extend_from_slice(output);
+                quantscope(&args)
+            };
+            let (code, stdout, stderr) = quantize(&["--json"]);
             if code != 0 {
                 return Err(format!("exit {code}: {stderr}"));
             }
             let json: Value = serde_json::from_str(&stdout).map_err(|e| e.to_string())?;
             let out = scratch(&format!("{}.npy", case.id));
-            let mut params = case.params.0.clone();
-            params.remove("note");
-            let (code, _, stderr) = quantscope(&[
-                "quantize",
-                &input.to_string_lossy(),
-                "--quantizer",
-                "quark.INTQuantizer",
-                "--params",
-                &Value::Object(params).to_string(),
-                "--out",
-                &out.to_string_lossy(),
-            ]);
+            let (code, _, stderr) = quantize(&["--out", &out.to_string_lossy()]);
             if code != 0 {
                 return Err(stderr);
             }
