@@ -95,6 +95,19 @@ pub enum Grid {
     None,
 }
 
+impl Grid {
+    /// `(quant_min, quant_max)` of an integer grid; `None` for a float grid or none.
+    pub fn int_range(&self) -> Option<(i64, i64)> {
+        match *self {
+            Grid::Int {
+                quant_min,
+                quant_max,
+            } => Some((quant_min, quant_max)),
+            _ => None,
+        }
+    }
+}
+
 /// The result of [`Observer::qparams`]: what a user sees in a panel and the CLI prints.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]

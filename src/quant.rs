@@ -9,7 +9,7 @@
 
 use crate::error::{Error, Result};
 use crate::formats::blocks::BlockLayout;
-use crate::qparams::{Grid, QParams, ZeroPoint};
+use crate::qparams::{QParams, ZeroPoint};
 use crate::slice_map::SliceMap;
 use crate::tensor::Tensor;
 use serde::{Deserialize, Serialize};
@@ -63,37 +63,39 @@ pub fn sqnr_db(signal: f64, noise: f64) -> f64 {
     10.0 * libm::log10(signal / noise)
 }
 
-/// PyTorch-style affine fake quantization of `x` with integer-grid qparams `q` (per tensor, or
-/// per channel along `q.axis`).
-pub fn fake_quantize_affine(x: &Tensor, q: &QParams) -> Result<Tensor> {
-    let Grid::Int {
-        quant_min,
-        quant_max,
-    } = q.grid
-    else {
-        return Err(Error::input(
-            "affine fake quantization needs an integer grid",
-        ));
-    };
-    let (qmin, qmax) = (quant_min as f32, quant_max as f32);
-    let indexer = match q.axis {
-        Some(axis) => {
-            if axis >= x.ndim() || x.shape[axis] != q.scale.len() {
-                return Err(Error::input(format!(
-                    "per-channel qparams have {} channels but the tensor's axis {axis} of shape {:?} does not match",
-                    q.scale.len(),
-                    x.shape
-                )));
-            }
-            Some(ChannelIndexer::new(&x.shape, axis))
-        }
-        None => None,
-    };
+/// Refuse qparams without a scale or with a zero point count other than the scale count.
+pub fn check_scales(q: &QParams) -> Result<()> {
     if q.scale.is_empty() || q.zero_point.len() != q.scale.len() {
         return Err(Error::input(
             "qparams have no scale or mismatched zero points",
         ));
     }
+    Ok(())
+}
+
+/// The indexer of channel `axis` of `x` for per-channel qparams `q`, refusing an axis out of
+/// range or of a length other than `q`'s scale count.
+pub fn channel_indexer(x: &Tensor, q: &QParams, axis: usize) -> Result<ChannelIndexer> {
+    if axis >= x.ndim() || x.shape[axis] != q.scale.len() {
+        return Err(Error::input(format!(
+            "per-channel qparams have {} channels but the tensor's axis {axis} of shape {:?} does not match",
+            q.scale.len(),
+            x.shape
+        )));
+    }
+    Ok(ChannelIndexer::new(&x.shape, axis))
+}
+
+/// PyTorch-style affine fake quantization of `x` with integer-grid qparams `q` (per tensor, or
+/// per channel along `q.axis`).
+pub fn fake_quantize_affine(x: &Tensor, q: &QParams) -> Result<Tensor> {
+    let (quant_min, quant_max) = q
+        .grid
+        .int_range()
+        .ok_or_else(|| Error::input("affine fake quantization needs an integer grid"))?;
+    let (qmin, qmax) = (quant_min as f32, quant_max as f32);
+    let indexer = q.axis.map(|axis| channel_indexer(x, q, axis)).transpose()?;
+    check_scales(q)?;
     let channel = |i: usize| indexer.map_or(0, |ix| ix.channel(i));
     let data: Vec<f32> = match &q.zero_point {
         ZeroPoint::Int(zps) => x
@@ -121,11 +123,7 @@ pub fn fake_quantize_affine(x: &Tensor, q: &QParams) -> Result<Tensor> {
             })
             .collect(),
     };
-    Ok(Tensor {
-        shape: x.shape.clone(),
-        data,
-        dtype: x.dtype,
-    })
+    Ok(x.with_data(data))
 }
 
 /// Error of a quantize–dequantize, over the finite elements.
@@ -241,6 +239,7 @@ pub fn accumulate_metrics(acc: &mut MetricsAccumulator, x: &Tensor, dq: &Tensor,
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::qparams::Grid;
 
     #[test]
     fn rounding_matches_std_round_ties_even_bit_for_bit() {

@@ -8,7 +8,7 @@ mod common;
 
 use quantscope::checkpoint::native::Checkpoint;
 use quantscope::checkpoint::{decode_entry, Catalog, CatalogBuilder, Entry, Step};
-use quantscope::tensor::{pick, read_tensors, Tensor};
+use quantscope::tensor::{encode_npy, npy_header, pick, read_tensors, Tensor};
 use std::path::{Path, PathBuf};
 
 fn samples() -> PathBuf {
@@ -302,20 +302,8 @@ fn npz_members_one_at_a_time() {
     }
     // A deflated archive (np.savez_compressed), a Fortran-order member and a corrupt member.
     use std::io::Write;
-    let npy = |descr: &str, fortran: bool, shape: &str, data: &[u8]| {
-        let mut text = format!(
-            "{{'descr': '{descr}', 'fortran_order': {}, 'shape': {shape}, }}",
-            if fortran { "True" } else { "False" }
-        );
-        while (10 + text.len() + 1) % 64 != 0 {
-            text.push(' ');
-        }
-        text.push('\n');
-        let mut out = b"\x93NUMPY\x01\x00".to_vec();
-        out.extend_from_slice(&(text.len() as u16).to_le_bytes());
-        out.extend_from_slice(text.as_bytes());
-        out.extend_from_slice(data);
-        out
+    let npy = |descr: &str, fortran: bool, shape: &[usize], data: &[u8]| {
+        encode_npy(&npy_header(descr, fortran, shape), data)
     };
     let values: Vec<f32> = (0..6000)
         .map(|i| ((i * 7919) % 1000) as f32 / 7.0)
@@ -323,24 +311,24 @@ fn npz_members_one_at_a_time() {
     let members = [
         (
             "big.npy",
-            npy("<f4", false, "(60, 100)", &f32_bytes(&values)),
+            npy("<f4", false, &[60, 100], &f32_bytes(&values)),
         ),
         (
             "fort.npy",
-            npy("<f4", true, "(2, 3)", &f32_bytes(&[0., 3., 1., 4., 2., 5.])),
+            npy("<f4", true, &[2, 3], &f32_bytes(&[0., 3., 1., 4., 2., 5.])),
         ),
         (
             "be.npy",
             npy(
                 ">f8",
                 false,
-                "(2,)",
+                &[2],
                 &[0x3f, 0xf8, 0, 0, 0, 0, 0, 0, 0xc0, 0, 0, 0, 0, 0, 0, 0],
             ),
         ),
         (
             "corrupt.npy",
-            npy("<f4", false, "(4,)", &f32_bytes(&[1.0; 4])),
+            npy("<f4", false, &[4], &f32_bytes(&[1.0; 4])),
         ),
     ];
     let mut w = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));

@@ -1,21 +1,11 @@
 //! The CLI end to end: `quantscope observe … --json` on golden cases agrees with the reference
 //! values, errors go to stderr with a non-zero exit code, and `list`/`inspect` work.
+mod cli_run;
 mod common;
 
+use cli_run::quantscope;
 use serde_json::Value;
 use std::process::Command;
-
-fn quantscope(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_quantscope"))
-        .args(args)
-        .output()
-        .expect("run quantscope");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
 
 /// Run one golden case through the CLI and compare the JSON fields it prints.
 fn run_case_via_cli(case: &common::Case) -> Result<(), String> {

@@ -3,24 +3,13 @@
 //! case's tolerance: exact, `−0.0 == +0.0`) with the input's shape, and the `--json` metrics
 //! match the reference metrics; Quark's INTQuantizer cases reproduce Quark's values; bad
 //! arguments fail with a message on stderr.
+mod cli_run;
 mod common;
 
+use cli_run::quantscope;
 use common::{check_close, load_npy, Case};
 use serde_json::Value;
 use std::path::PathBuf;
-use std::process::Command;
-
-fn quantscope(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_quantscope"))
-        .args(args)
-        .output()
-        .expect("run quantscope");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
 
 fn scratch(name: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("quantscope-cli-quantize-{}", std::process::id()));
@@ -141,33 +130,28 @@ fn quark_int_quantizer_cases_through_the_cli() {
         |case| {
             let mut params = case.params.0.clone();
             params.remove("note");
+            let params = Value::Object(params).to_string();
             let input = case.batches.first().ok_or("no input")?;
-            let (code, stdout, stderr) = quantscope(&[
-                "quantize",
-                &input.to_string_lossy(),
-                "--quantizer",
-                "quark.INTQuantizer",
-                "--params",
-                &Value::Object(params).to_string(),
-                "--json",
-            ]);
+            let input = input.to_string_lossy();
+            let quantize = |output: &[&str]| {
+                let mut args = vec![
+                    "quantize",
+                    &input,
+                    "--quantizer",
+                    "quark.INTQuantizer",
+                    "--params",
+                    &params,
+                ];
+                args.extend_from_slice(output);
+                quantscope(&args)
+            };
+            let (code, stdout, stderr) = quantize(&["--json"]);
             if code != 0 {
                 return Err(format!("exit {code}: {stderr}"));
             }
             let json: Value = serde_json::from_str(&stdout).map_err(|e| e.to_string())?;
             let out = scratch(&format!("{}.npy", case.id));
-            let mut params = case.params.0.clone();
-            params.remove("note");
-            let (code, _, stderr) = quantscope(&[
-                "quantize",
-                &input.to_string_lossy(),
-                "--quantizer",
-                "quark.INTQuantizer",
-                "--params",
-                &Value::Object(params).to_string(),
-                "--out",
-                &out.to_string_lossy(),
-            ]);
+            let (code, _, stderr) = quantize(&["--out", &out.to_string_lossy()]);
             if code != 0 {
                 return Err(stderr);
             }

@@ -2,6 +2,7 @@
 //! loading (whole and chunked), observing, errors as exceptions, curves and SVG rendering.
 #![cfg(target_arch = "wasm32")]
 
+use quantscope::tensor::{encode_npy, npy_header};
 use quantscope::wasm::{header_size, limits, registry, render_comparison_svg, Session};
 use serde_json::{json, Value};
 use wasm_bindgen::JsValue;
@@ -28,23 +29,8 @@ fn err_text(e: wasm_bindgen::JsError) -> String {
 
 /// A float32 `.npy` file.
 fn npy(values: &[f32], shape: &[usize]) -> Vec<u8> {
-    let dims: Vec<String> = shape.iter().map(|d| d.to_string()).collect();
-    let shape = if dims.len() == 1 {
-        format!("({},)", dims[0])
-    } else {
-        format!("({})", dims.join(", "))
-    };
-    let mut header = format!("{{'descr': '<f4', 'fortran_order': False, 'shape': {shape}, }}");
-    let total = 10 + header.len() + 1;
-    header.push_str(&" ".repeat((64 - total % 64) % 64));
-    header.push('\n');
-    let mut out = b"\x93NUMPY\x01\x00".to_vec();
-    out.extend_from_slice(&(header.len() as u16).to_le_bytes());
-    out.extend_from_slice(header.as_bytes());
-    for v in values {
-        out.extend_from_slice(&v.to_le_bytes());
-    }
-    out
+    let body: Vec<u8> = values.iter().flat_map(|v| v.to_le_bytes()).collect();
+    encode_npy(&npy_header("<f4", false, shape), &body)
 }
 
 fn select_first(s: &mut Session) -> Value {

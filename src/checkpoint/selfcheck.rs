@@ -9,7 +9,10 @@
 //! rounds, lists exactly the same catalogue; and for a tensor both a whole-file reader and the
 //! catalogue read, the values are bit-identical.
 
-use super::{assemble, decode_entry, list_file, CatalogBuilder, CatalogFile, InMemory, Step};
+use super::{
+    assemble, decode_entry, list_file, Catalog, CatalogBuilder, CatalogFile, FileListing, InMemory,
+    Step,
+};
 use crate::tensor::{element_count, read_tensors, Tensor};
 
 /// Check every reader on `data` as the file `name` (the extension matters when the bytes carry
@@ -21,14 +24,7 @@ pub fn check_file(name: &str, data: &[u8]) {
             assert_eq!(element_count(&t.tensor.shape), Some(t.tensor.data.len()));
         }
     }
-    let listing = list_file(name, &InMemory(data))
-        .unwrap_or_else(|r| panic!("an in-memory file was asked for bytes {r:?}"));
-    let file = CatalogFile {
-        name: name.to_string(),
-        len: data.len() as u64,
-        kind: None,
-    };
-    let catalog = assemble(vec![(file, listing)]);
+    let catalog = assemble(vec![list_in_memory(name, data)]);
     for entry in &catalog.entries {
         if entry.problem.is_some() {
             continue;
@@ -59,21 +55,7 @@ pub fn check_file(name: &str, data: &[u8]) {
             }
         }
     }
-    let mut builder = CatalogBuilder::new([(name.to_string(), data.len() as u64)]);
-    let mut rounds = 0;
-    let page = loop {
-        match builder.step() {
-            Step::Ready(c) => break c,
-            Step::Need(requests) => {
-                rounds += 1;
-                assert!(rounds <= 100, "the builder keeps asking: {requests:?}");
-                for r in requests {
-                    assert!(r.start < r.end && r.end <= data.len() as u64, "{r:?}");
-                    builder.supply(r.file, r.start, &data[r.start as usize..r.end as usize]);
-                }
-            }
-        }
-    };
+    let page = list_like_the_page(&[(name.to_string(), data)]);
     assert_eq!(page.entries, catalog.entries);
     assert_eq!(page.load_errors, catalog.load_errors);
 }
@@ -102,27 +84,20 @@ fn shard() -> Vec<u8> {
 /// with a problem), and the page's builder lists the same catalogue.
 pub fn check_index(data: &[u8]) {
     let parsed = super::index::parse(data);
+    let shard = shard();
     let files = [
+        ("ckpt/model.safetensors.index.json".to_string(), data),
         (
-            "ckpt/model.safetensors.index.json".to_string(),
-            data.to_vec(),
+            "ckpt/model-00001-of-00002.safetensors".to_string(),
+            shard.as_slice(),
         ),
-        ("ckpt/model-00001-of-00002.safetensors".to_string(), shard()),
     ];
-    let listed: Vec<_> = files
-        .iter()
-        .map(|(name, bytes)| {
-            let listing = list_file(name, &InMemory(bytes))
-                .unwrap_or_else(|r| panic!("an in-memory file was asked for bytes {r:?}"));
-            let file = CatalogFile {
-                name: name.clone(),
-                len: bytes.len() as u64,
-                kind: None,
-            };
-            (file, listing)
-        })
-        .collect();
-    let catalog = assemble(listed);
+    let catalog = assemble(
+        files
+            .iter()
+            .map(|(name, bytes)| list_in_memory(name, bytes))
+            .collect(),
+    );
     if let Ok(index) = &parsed {
         for (tensor, _) in &index.weight_map {
             assert!(
@@ -131,20 +106,39 @@ pub fn check_index(data: &[u8]) {
             );
         }
     }
+    let page = list_like_the_page(&files);
+    assert_eq!(page.entries, catalog.entries);
+}
+
+/// List the in-memory file `name` the native way; it must never ask for bytes.
+fn list_in_memory(name: &str, bytes: &[u8]) -> (CatalogFile, FileListing) {
+    let listing = list_file(name, &InMemory(bytes))
+        .unwrap_or_else(|r| panic!("an in-memory file was asked for bytes {r:?}"));
+    let file = CatalogFile {
+        name: name.to_string(),
+        len: bytes.len() as u64,
+        kind: None,
+    };
+    (file, listing)
+}
+
+/// List `files` the page's way: the builder is fed only the ranges it asks for, each a
+/// non-empty range inside its file, in at most 100 rounds.
+fn list_like_the_page(files: &[(String, &[u8])]) -> Catalog {
     let mut builder = CatalogBuilder::new(files.iter().map(|(n, b)| (n.clone(), b.len() as u64)));
     let mut rounds = 0;
-    let page = loop {
+    loop {
         match builder.step() {
-            Step::Ready(c) => break c,
+            Step::Ready(c) => return c,
             Step::Need(requests) => {
                 rounds += 1;
                 assert!(rounds <= 100, "the builder keeps asking: {requests:?}");
                 for r in requests {
-                    let bytes = &files[r.file].1;
+                    let bytes = files[r.file].1;
+                    assert!(r.start < r.end && r.end <= bytes.len() as u64, "{r:?}");
                     builder.supply(r.file, r.start, &bytes[r.start as usize..r.end as usize]);
                 }
             }
         }
-    };
-    assert_eq!(page.entries, catalog.entries);
+    }
 }

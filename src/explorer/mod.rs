@@ -96,6 +96,20 @@ pub struct Selection {
     pub split: Option<Split>,
 }
 
+impl Selection {
+    /// The only tensor of file `file` (an unnamed `.npy` member) as the batches, split by
+    /// `split`.
+    pub fn whole_file(file: usize, split: Option<Split>) -> Selection {
+        Selection {
+            batches: vec![MemberRef {
+                file,
+                member: String::new(),
+            }],
+            split,
+        }
+    }
+}
+
 /// A tensor of a loaded file.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]

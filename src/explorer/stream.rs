@@ -10,7 +10,9 @@
 
 use super::MemberInfo;
 use crate::error::{Error, Result};
-use crate::tensor::{element_count, read_npy, read_safetensors, DType, Tensor};
+use crate::tensor::{
+    element_count, encode_npy, npy_header, read_npy, read_safetensors, DType, Tensor,
+};
 use serde::Serialize;
 
 /// Bytes the caller should read first so that [`header_size`] can tell the header's length.
@@ -434,16 +436,7 @@ fn st_dtype(d: &str) -> Option<(DType, usize)> {
 
 /// A one-dimensional `.npy` (format 1.0) holding `n` elements of `descr` from `body`.
 pub(crate) fn mini_npy(descr: &str, n: usize, body: &[u8]) -> Vec<u8> {
-    let mut header = format!("{{'descr': '{descr}', 'fortran_order': False, 'shape': ({n},), }}");
-    let total = 10 + header.len() + 1;
-    header.push_str(&" ".repeat((64 - total % 64) % 64));
-    header.push('\n');
-    let mut out = Vec::with_capacity(10 + header.len() + body.len());
-    out.extend_from_slice(b"\x93NUMPY\x01\x00");
-    out.extend_from_slice(&(header.len() as u16).to_le_bytes());
-    out.extend_from_slice(header.as_bytes());
-    out.extend_from_slice(body);
-    out
+    encode_npy(&npy_header(descr, false, &[n]), body)
 }
 
 /// A safetensors file holding one tensor `t` of `n` elements of `dtype` from `body`.

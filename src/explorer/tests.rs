@@ -1,6 +1,7 @@
 use super::stream::{header_size, mini_npy, mini_safetensors, PROBE_BYTES};
 use super::*;
 use crate::observer::{Family, Granularity, ObserverKind, ObserverState, QParams, ZeroPoint};
+use crate::tensor::{encode_npy, npy_header};
 use std::sync::OnceLock;
 
 /// A per-tensor observer for the session tests: min/max over all batches, clipped to
@@ -110,14 +111,7 @@ fn session_with(values: Vec<f32>, shape: Vec<usize>) -> Session {
             tensor: Tensor::new(shape, values).unwrap(),
         }],
     );
-    s.select(Selection {
-        batches: vec![MemberRef {
-            file: 0,
-            member: String::new(),
-        }],
-        split: None,
-    })
-    .unwrap();
+    s.select(Selection::whole_file(0, None)).unwrap();
     s
 }
 
@@ -228,42 +222,17 @@ fn splitting_into_batches_follows_torch_chunk() {
         }],
     );
     let summary = s
-        .select(Selection {
-            batches: vec![MemberRef {
-                file: 0,
-                member: String::new(),
-            }],
-            split: Some(Split { axis: 0, count: 5 }),
-        })
+        .select(Selection::whole_file(0, Some(Split { axis: 0, count: 5 })))
         .unwrap();
     assert_eq!(summary.batches, 5);
     assert_eq!(s.batches().len(), 5);
     // A bad selection keeps the previous one.
-    assert!(s
-        .select(Selection {
-            batches: vec![MemberRef {
-                file: 3,
-                member: String::new()
-            }],
-            split: None,
-        })
-        .is_err());
+    assert!(s.select(Selection::whole_file(3, None)).is_err());
     assert_eq!(s.batches().len(), 5);
 }
 
-fn npy_bytes(descr: &str, shape: &str, fortran: bool, body: &[u8]) -> Vec<u8> {
-    let mut header = format!(
-        "{{'descr': '{descr}', 'fortran_order': {}, 'shape': {shape}, }}",
-        if fortran { "True" } else { "False" }
-    );
-    let total = 10 + header.len() + 1;
-    header.push_str(&" ".repeat((64 - total % 64) % 64));
-    header.push('\n');
-    let mut out = b"\x93NUMPY\x01\x00".to_vec();
-    out.extend_from_slice(&(header.len() as u16).to_le_bytes());
-    out.extend_from_slice(header.as_bytes());
-    out.extend_from_slice(body);
-    out
+fn npy_bytes(descr: &str, shape: &[usize], fortran: bool, body: &[u8]) -> Vec<u8> {
+    encode_npy(&npy_header(descr, fortran, shape), body)
 }
 
 fn stream_file(
@@ -287,19 +256,12 @@ fn stream_file(
 fn streaming_a_float32_npy_in_odd_chunks_decodes_every_value() {
     let values: Vec<f32> = (0..1000).map(|i| (i as f32).sin() * 3.0).collect();
     let body: Vec<u8> = values.iter().flat_map(|v| v.to_le_bytes()).collect();
-    let file = npy_bytes("<f4", "(10, 100)", false, &body);
+    let file = npy_bytes("<f4", &[10, 100], false, &body);
     let mut s = Session::new();
     let info = stream_file(&mut s, "big.npy", &file, None, 7).unwrap();
     assert_eq!(info.members[0].shape, vec![10, 100]);
     assert_eq!(info.members[0].dtype, "float32");
-    s.select(Selection {
-        batches: vec![MemberRef {
-            file: 0,
-            member: String::new(),
-        }],
-        split: None,
-    })
-    .unwrap();
+    s.select(Selection::whole_file(0, None)).unwrap();
     assert_eq!(s.batches()[0].data, values);
 }
 
@@ -308,17 +270,10 @@ fn streaming_a_fortran_order_npy_returns_c_order() {
     // Logical [[0, 1, 2], [3, 4, 5]] stored column-major: 0 3 1 4 2 5.
     let stored: Vec<f32> = vec![0.0, 3.0, 1.0, 4.0, 2.0, 5.0];
     let body: Vec<u8> = stored.iter().flat_map(|v| v.to_le_bytes()).collect();
-    let file = npy_bytes("<f4", "(2, 3)", true, &body);
+    let file = npy_bytes("<f4", &[2, 3], true, &body);
     let mut s = Session::new();
     stream_file(&mut s, "f.npy", &file, None, 5).unwrap();
-    s.select(Selection {
-        batches: vec![MemberRef {
-            file: 0,
-            member: String::new(),
-        }],
-        split: None,
-    })
-    .unwrap();
+    s.select(Selection::whole_file(0, None)).unwrap();
     assert_eq!(s.batches()[0].data, vec![0.0, 1.0, 2.0, 3.0, 4.0, 5.0]);
 }
 
@@ -366,7 +321,7 @@ fn streaming_a_safetensors_member() {
 #[test]
 fn a_gibibyte_npy_is_refused_from_its_header() {
     // 2^28 float32 values = 1 GiB; only the header is given.
-    let file = npy_bytes("<f4", "(268435456,)", false, &[]);
+    let file = npy_bytes("<f4", &[268435456], false, &[]);
     let mut s = Session::new();
     let err = s
         .begin_stream("huge.npy", &file, file.len() as u64 + (1u64 << 30), None)
@@ -377,7 +332,7 @@ fn a_gibibyte_npy_is_refused_from_its_header() {
         "{err}"
     );
     // Truncated files are refused too.
-    let small = npy_bytes("<f4", "(16,)", false, &[0; 8]);
+    let small = npy_bytes("<f4", &[16], false, &[0; 8]);
     let err = s
         .begin_stream("short.npy", &small, small.len() as u64, None)
         .unwrap_err();
@@ -386,7 +341,7 @@ fn a_gibibyte_npy_is_refused_from_its_header() {
 
 #[test]
 fn header_sizes_and_mini_files() {
-    let file = npy_bytes("<f4", "(3,)", false, &[0; 12]);
+    let file = npy_bytes("<f4", &[3], false, &[0; 12]);
     assert_eq!(header_size(&file[..16]).unwrap(), file.len() - 12);
     assert!(header_size(b"PK\x03\x04............").is_err());
     assert!(header_size(b"garbage garbage!").is_err());
@@ -493,14 +448,8 @@ fn comparison_svg_for_the_cli() {
 #[test]
 fn formats_are_measured_on_the_first_selected_tensor_whole() {
     let mut s = session_with(ramp(64 * 8), vec![64, 8]);
-    s.select(Selection {
-        batches: vec![MemberRef {
-            file: 0,
-            member: String::new(),
-        }],
-        split: Some(Split { axis: 0, count: 4 }),
-    })
-    .unwrap();
+    s.select(Selection::whole_file(0, Some(Split { axis: 0, count: 4 })))
+        .unwrap();
     let target = s.format_lineup().unwrap();
     assert_eq!(
         target.shape,

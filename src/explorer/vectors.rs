@@ -104,14 +104,7 @@ mod tests {
                 }],
             );
         }
-        s.select(Selection {
-            batches: vec![MemberRef {
-                file: 0,
-                member: String::new(),
-            }],
-            split: None,
-        })
-        .unwrap();
+        s.select(Selection::whole_file(0, None)).unwrap();
         (s, t, im)
     }
 

@@ -181,24 +181,9 @@ impl ModelSession {
     /// Rank tensor `index` from the bytes of its [`Self::tensor_request`] (any bytes, e.g.
     /// none, for a tensor that has no request). Returns its row.
     pub fn rank(&mut self, index: usize, bytes: &[u8]) -> Result<&TensorRow, Error> {
-        let entry = self.entry(index)?;
+        self.entry(index)?;
         let tensor = self.read(index, bytes);
-        let catalog = self
-            .catalog
-            .as_ref()
-            .ok_or_else(|| Error::input("the checkpoint is not listed yet"))?;
-        let row = rank_tensor(
-            entry,
-            index,
-            catalog.file_name(entry),
-            tensor,
-            &self.methods,
-        );
-        let slot = self
-            .rows
-            .get_mut(index)
-            .ok_or_else(|| Error::input("the catalogue changed"))?;
-        Ok(slot.insert(row))
+        self.record(index, tensor)
     }
 
     /// Record tensor `index` as skipped because its bytes could not be read (`reason`, e.g. the
@@ -209,6 +194,13 @@ impl ModelSession {
             entry.name.clone(),
             format!("cannot read its bytes: {reason}"),
         );
+        self.record(index, Err(error))
+    }
+
+    /// Rank tensor `index` from what reading it gave (`tensor`, or why it could not be read)
+    /// and store its row.
+    fn record(&mut self, index: usize, tensor: Result<Tensor, Error>) -> Result<&TensorRow, Error> {
+        let entry = self.entry(index)?;
         let catalog = self
             .catalog
             .as_ref()
@@ -217,7 +209,7 @@ impl ModelSession {
             entry,
             index,
             catalog.file_name(entry),
-            Err(error),
+            tensor,
             &self.methods,
         );
         let slot = self

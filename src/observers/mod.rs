@@ -9,7 +9,25 @@ pub mod shaped_stats;
 pub mod torch;
 pub mod torchao;
 
+use crate::params::Params;
 use crate::registry::{ObserverSpec, Preset};
+use serde_json::Value;
+
+/// A preset of `observer` with the keyword arguments `params` as a JSON object (the families
+/// write them as `json!` literals; a literal that is not an object gives no arguments).
+pub(crate) fn preset(
+    name: &'static str,
+    observer: &'static str,
+    params: Value,
+    doc: &'static str,
+) -> Preset {
+    Preset {
+        name,
+        observer,
+        params: Params::from_value(params).unwrap_or_default(),
+        doc,
+    }
+}
 
 /// Every family's observers, in registry order.
 pub fn all_observers() -> Vec<ObserverSpec> {

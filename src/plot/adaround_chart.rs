@@ -6,6 +6,7 @@
 //! there.
 
 use super::axis::Axis;
+use super::legend::{draw_entry_text, wrap_entries, Placed};
 use super::{err, fmt_num, theme, themed_mesh, AdaRoundView, DrawResult, Style};
 use plotters::coord::Shift;
 use plotters::prelude::*;
@@ -112,20 +113,17 @@ pub fn draw_adaround<DB: DrawingBackend>(
     let row_h = style.ipx(18.0);
     let x0 = margin_left + y_label_area;
     let x1 = (w as i32 - margin_right - right_label_area).max(x0 + 1);
-    let mut placed = Vec::with_capacity(entries.len());
-    let (mut lx, mut row) = (x0, 0);
-    for (key, color, text) in entries {
-        let (tw, _) = area.estimate_text_size(text, &legend_font).map_err(err)?;
-        let ew = key_w + tw as i32;
-        if lx > x0 && lx + ew > x1 {
-            lx = x0;
-            row += 1;
-        }
-        placed.push((lx, row, key, color, text));
-        lx += ew + entry_gap;
-    }
+    let (placed, rows) = wrap_entries(
+        area,
+        entries,
+        |(_, _, text)| *text,
+        &legend_font,
+        (x0, x1),
+        key_w,
+        entry_gap,
+    )?;
     let legend_top = style.ipx(8.0);
-    let margin_top = legend_top + (row + 1) * row_h + style.ipx(8.0);
+    let margin_top = legend_top + rows * row_h + style.ipx(8.0);
 
     let mut chart = ChartBuilder::on(area)
         .margin_top(margin_top)
@@ -299,7 +297,12 @@ pub fn draw_adaround<DB: DrawingBackend>(
             .map_err(err)?;
     }
 
-    for (lx, row, key, color, text) in placed {
+    for Placed {
+        x: lx,
+        row,
+        item: (key, color, text),
+    } in placed
+    {
         let cy = legend_top + row * row_h + row_h / 2;
         let c = theme::series(color);
         let style2 = c.stroke_width(stroke2);
@@ -321,15 +324,7 @@ pub fn draw_adaround<DB: DrawingBackend>(
                 }
             }
         }
-        area.draw(&Text::new(
-            text,
-            (lx + key_w, cy),
-            legend_font
-                .clone()
-                .color(&theme::TEXT)
-                .pos(Pos::new(HPos::Left, VPos::Center)),
-        ))
-        .map_err(err)?;
+        draw_entry_text(area, text, (lx + key_w, cy), &legend_font)?;
     }
     Ok(())
 }

@@ -3,6 +3,7 @@
 //! dashed horizontal line at their error, and the curve's best threshold as a ring.
 
 use super::axis::Axis;
+use super::legend::draw_entry_text;
 use super::{err, fmt_num, theme, themed_mesh, CurveView, DrawResult, Style};
 use plotters::coord::ranged1d::Ranged;
 use plotters::coord::Shift;
@@ -237,14 +238,7 @@ fn draw_legend<DB: DrawingBackend>(
                 ))
                 .map_err(err)?,
         }
-        area.draw(&Text::new(
-            text.clone(),
-            (kx + key_w, cy),
-            font.clone()
-                .color(&theme::TEXT)
-                .pos(Pos::new(HPos::Left, VPos::Center)),
-        ))
-        .map_err(err)?;
+        draw_entry_text(area, text, (kx + key_w, cy), &font)?;
     }
     Ok(())
 }

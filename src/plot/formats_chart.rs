@@ -10,6 +10,7 @@
 //! range comes from the finite values; NaN and −∞ results are not drawn.
 
 use super::axis::Axis;
+use super::legend::{draw_entry_text, draw_notice, plot_rect, wrap_entries, Placed};
 use super::{err, fmt_num, theme, themed_mesh, DrawResult, FormatsView, Style};
 use plotters::coord::Shift;
 use plotters::prelude::*;
@@ -114,13 +115,7 @@ pub fn draw_formats<DB: DrawingBackend>(
         } else {
             "Every format is lossless on this tensor (SQNR = ∞ dB)"
         };
-        area.draw(&Text::new(
-            message,
-            (style.ipx(16.0), style.ipx(16.0)),
-            label_font.color(&theme::MUTED),
-        ))
-        .map_err(err)?;
-        return Ok(());
+        return draw_notice(area, message, &label_font, style);
     }
     let has_inf = dots.iter().any(|d| d.y.is_none());
 
@@ -136,20 +131,17 @@ pub fn draw_formats<DB: DrawingBackend>(
     let entry_gap = style.ipx(18.0);
     let legend_x0 = margin_left + y_label_area;
     let legend_x1 = (w as i32 - margin_right).max(legend_x0 + 1);
-    let mut entries = Vec::with_capacity(legend.len());
-    let (mut lx, mut row) = (legend_x0, 0);
-    for (color, name) in &legend {
-        let (tw, _) = area.estimate_text_size(name, &legend_font).map_err(err)?;
-        let ew = key_w + tw as i32;
-        if lx > legend_x0 && lx + ew > legend_x1 {
-            lx = legend_x0;
-            row += 1;
-        }
-        entries.push((lx, row, *color, name.clone()));
-        lx += ew + entry_gap;
-    }
+    let (entries, rows) = wrap_entries(
+        area,
+        &legend,
+        |(_, name)| name.as_str(),
+        &legend_font,
+        (legend_x0, legend_x1),
+        key_w,
+        entry_gap,
+    )?;
     let legend_top = style.ipx(8.0);
-    let legend_h = (row + 1) * row_h;
+    let legend_h = rows * row_h;
     // Lossless formats get a band of their own above the plot, like a broken axis.
     let band = if has_inf { style.ipx(24.0) } else { 0 };
     let margin_top = legend_top + legend_h + style.ipx(6.0) + band;
@@ -199,7 +191,12 @@ pub fn draw_formats<DB: DrawingBackend>(
         .draw()
         .map_err(err)?;
 
-    for (x, row, color, name) in &entries {
+    for Placed {
+        x,
+        row,
+        item: (color, name),
+    } in &entries
+    {
         let cy = legend_top + row * row_h + row_h / 2;
         let c = theme::series(*color);
         area.draw(&Circle::new(
@@ -208,24 +205,12 @@ pub fn draw_formats<DB: DrawingBackend>(
             c.filled(),
         ))
         .map_err(err)?;
-        area.draw(&Text::new(
-            name.clone(),
-            (x + key_w, cy),
-            legend_font
-                .clone()
-                .color(&theme::TEXT)
-                .pos(Pos::new(HPos::Left, VPos::Center)),
-        ))
-        .map_err(err)?;
+        draw_entry_text(area, name, (x + key_w, cy), &legend_font)?;
     }
 
     // Everything else in pixels of `area`; the plot is at (left, top), `pw` × `ph`.
-    let plot = chart.plotting_area().strip_coord_spec();
+    let (left, top, pw, ph) = plot_rect(area, &chart);
     let (ax, ay) = area.get_base_pixel();
-    let (bx, by) = plot.get_base_pixel();
-    let (left, top) = (bx - ax, by - ay);
-    let (pw, ph) = plot.dim_in_pixel();
-    let (pw, ph) = (pw as i32, ph as i32);
     let r = style.ipx(4.5).max(2);
     let r_hi = style.ipx(6.0).max(3);
     let inf_y = top - band / 2;

@@ -15,6 +15,7 @@
 //!   tensors are marked with a grey × on the bottom edge.
 
 use super::axis::Axis;
+use super::legend::{draw_entry_text, draw_notice, plot_rect, wrap_entries, Placed};
 use super::{err, fmt_num, theme, DrawResult, Style};
 use plotters::coord::ranged1d::Ranged;
 use plotters::coord::Shift;
@@ -89,13 +90,7 @@ pub fn draw_layer_profile<DB: DrawingBackend>(
         } else {
             "No SQNR to draw: no method has a finite result"
         };
-        area.draw(&Text::new(
-            message,
-            (style.ipx(16.0), style.ipx(16.0)),
-            label_font.color(&theme::MUTED),
-        ))
-        .map_err(err)?;
-        return Ok(());
+        return draw_notice(area, message, &label_font, style);
     }
     let n = view.tensors.len();
     let (w, _) = area.dim_in_pixel();
@@ -110,26 +105,25 @@ pub fn draw_layer_profile<DB: DrawingBackend>(
     let gap = style.ipx(16.0);
     let x0 = margin_left + y_label_area;
     let x1 = (w as i32 - margin_right).max(x0 + 1);
-    let mut entries = Vec::with_capacity(view.methods.len());
-    let (mut lx, mut row) = (x0, 0);
-    for (i, m) in view.methods.iter().enumerate() {
-        let text = if i == 0 {
+    let texts = view.methods.iter().enumerate().map(|(i, m)| {
+        if i == 0 {
             format!("{m} (ranking)")
         } else {
             m.clone()
-        };
-        let (tw, _) = area.estimate_text_size(&text, &legend_font).map_err(err)?;
-        let ew = key_w + tw as i32;
-        if lx > x0 && lx + ew > x1 {
-            lx = x0;
-            row += 1;
         }
-        entries.push((lx, row, i, text));
-        lx += ew + gap;
-    }
+    });
+    let (entries, rows) = wrap_entries(
+        area,
+        texts.enumerate(),
+        |(_, text)| text.as_str(),
+        &legend_font,
+        (x0, x1),
+        key_w,
+        gap,
+    )?;
     let legend_top = style.ipx(6.0);
     let layer_row = style.ipx(16.0);
-    let margin_top = legend_top + (row + 1) * row_h + style.ipx(4.0) + layer_row;
+    let margin_top = legend_top + rows * row_h + style.ipx(4.0) + layer_row;
 
     let (lo, hi) = values
         .iter()
@@ -155,12 +149,8 @@ pub fn draw_layer_profile<DB: DrawingBackend>(
         .build_cartesian_2d(x_axis, y_axis)
         .map_err(err)?;
     // Pixels of `area`: the plot is at (left, top), pw × ph.
+    let (left, top, pw, ph) = plot_rect(area, &chart);
     let plot = chart.plotting_area().strip_coord_spec();
-    let (ax, ay) = area.get_base_pixel();
-    let (bx, by) = plot.get_base_pixel();
-    let (left, top) = (bx - ax, by - ay);
-    let (pw, ph) = plot.dim_in_pixel();
-    let (pw, ph) = (pw as i32, ph as i32);
     let slot = pw as f64 / n.max(1) as f64;
     let x_of = |i: usize| left + ((i as f64 + 0.5) * slot).round() as i32;
     let y_of = |v: f64| y_axis.map(&v, (top + ph - 1, top));
@@ -288,7 +278,12 @@ pub fn draw_layer_profile<DB: DrawingBackend>(
     }
 
     // Legend.
-    for (x, row, i, text) in &entries {
+    for Placed {
+        x,
+        row,
+        item: (i, text),
+    } in &entries
+    {
         let cy = legend_top + row * row_h + row_h / 2;
         let c = theme::series(*i);
         area.draw(&PathElement::new(
@@ -298,15 +293,7 @@ pub fn draw_layer_profile<DB: DrawingBackend>(
         .map_err(err)?;
         area.draw(&Circle::new((x + style.ipx(7.0), cy), dot + 1, c.filled()))
             .map_err(err)?;
-        area.draw(&Text::new(
-            text.clone(),
-            (x + key_w, cy),
-            legend_font
-                .clone()
-                .color(&theme::TEXT)
-                .pos(Pos::new(HPos::Left, VPos::Center)),
-        ))
-        .map_err(err)?;
+        draw_entry_text(area, text, (x + key_w, cy), &legend_font)?;
     }
 
     // Names: the worst tensor of the ranking's method, and the highlighted one.

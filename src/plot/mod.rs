@@ -13,6 +13,7 @@ mod curve_chart;
 mod formats_chart;
 mod histogram;
 mod layer_profile;
+mod legend;
 pub mod svg;
 pub mod text;
 pub mod theme;

@@ -134,11 +134,7 @@ impl QuantParams {
                 )
             })
             .collect();
-        Ok(Tensor {
-            shape: x.shape.clone(),
-            data,
-            dtype: x.dtype,
-        })
+        Ok(x.with_data(data))
     }
 }
 

@@ -15,7 +15,7 @@ use crate::error::{Error, Result};
 use serde::{Deserialize, Serialize};
 
 pub use decode::{f8_e4m3_to_f32, f8_e5m2_to_f32, ByteOrder};
-pub use npy::read_npy;
+pub use npy::{encode_npy, npy_header, read_npy};
 pub use npz::read_npz;
 pub use safetensors_file::read_safetensors;
 
@@ -146,6 +146,16 @@ impl Tensor {
             shape: vec![data.len()],
             data,
             dtype: DType::F32,
+        }
+    }
+
+    /// A tensor of this one's shape and dtype holding `data` (a result of the same length,
+    /// e.g. a quantize–dequantize of this tensor).
+    pub fn with_data(&self, data: Vec<f32>) -> Tensor {
+        Tensor {
+            shape: self.shape.clone(),
+            data,
+            dtype: self.dtype,
         }
     }
 

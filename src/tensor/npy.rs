@@ -489,24 +489,38 @@ fn escape_bytes(bytes: &[u8]) -> String {
         .collect()
 }
 
+/// The header dictionary numpy writes for elements `descr` (e.g. `<f4`), the order and
+/// `shape`, a Python tuple (`()`, `(n,)`, `(a, b)`).
+pub fn npy_header(descr: &str, fortran: bool, shape: &[usize]) -> String {
+    let dims: Vec<String> = shape.iter().map(|d| d.to_string()).collect();
+    let shape = match dims.as_slice() {
+        [one] => format!("({one},)"),
+        _ => format!("({})", dims.join(", ")),
+    };
+    let order = if fortran { "True" } else { "False" };
+    format!("{{'descr': '{descr}', 'fortran_order': {order}, 'shape': {shape}, }}")
+}
+
+/// A `.npy` file of format 1.0: the magic, the version, the header length, the header
+/// dictionary `dict` padded with spaces and ended by a newline so that the data starts at a
+/// multiple of 64 bytes (as numpy pads it), then `body` as it is.
+pub fn encode_npy(dict: &str, body: &[u8]) -> Vec<u8> {
+    let pad = (64 - (MAGIC.len() + 4 + dict.len() + 1) % 64) % 64;
+    let header_len = dict.len() + pad + 1;
+    let mut out = Vec::with_capacity(MAGIC.len() + 4 + header_len + body.len());
+    out.extend_from_slice(MAGIC);
+    out.extend_from_slice(&[1, 0]);
+    out.extend_from_slice(&(header_len as u16).to_le_bytes());
+    out.extend_from_slice(dict.as_bytes());
+    out.resize(out.len() + pad, b' ');
+    out.push(b'\n');
+    out.extend_from_slice(body);
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// A version-1.0 file with `header_dict` (padded as numpy does) followed by `data`.
-    pub(crate) fn npy_v1(header_dict: &str, data: &[u8]) -> Vec<u8> {
-        let mut text = header_dict.to_string();
-        while (10 + text.len() + 1) % 64 != 0 {
-            text.push(' ');
-        }
-        text.push('\n');
-        let mut out = MAGIC.to_vec();
-        out.extend_from_slice(&[1, 0]);
-        out.extend_from_slice(&(text.len() as u16).to_le_bytes());
-        out.extend_from_slice(text.as_bytes());
-        out.extend_from_slice(data);
-        out
-    }
 
     fn npy_v(major: u8, header_dict: &str, data: &[u8]) -> Vec<u8> {
         let text = format!("{header_dict}\n");
@@ -534,7 +548,7 @@ mod tests {
         let dict = "{'descr': '<f4', 'fortran_order': False, 'shape': (2,), }";
         let data = f32_bytes(&[1.5, -2.0]);
         for bytes in [
-            npy_v1(dict, &data),
+            encode_npy(dict, &data),
             npy_v(2, dict, &data),
             npy_v(3, dict, &data),
         ] {
@@ -548,7 +562,7 @@ mod tests {
     #[test]
     fn header_variants() {
         // Double quotes, a list shape, Python 2 long suffixes, no trailing comma, any key order.
-        let bytes = npy_v1(
+        let bytes = encode_npy(
             "{\"shape\": [2L, 1L], \"fortran_order\": False, \"descr\": \"<i2\"}",
             &[1, 0, 2, 0],
         );
@@ -566,7 +580,7 @@ mod tests {
             .iter()
             .flat_map(|v| v.to_be_bytes())
             .collect();
-        let bytes = npy_v1(
+        let bytes = encode_npy(
             "{'descr': '>f4', 'fortran_order': True, 'shape': (2, 3), }",
             &data,
         );
@@ -577,20 +591,20 @@ mod tests {
 
     #[test]
     fn scalar_and_empty() {
-        let s = read_npy(&npy_v1(
+        let s = read_npy(&encode_npy(
             "{'descr': '<f8', 'fortran_order': False, 'shape': (), }",
             &2.5f64.to_le_bytes(),
         ))
         .unwrap();
         assert_eq!((s.shape.len(), s.data.clone()), (0, vec![2.5]));
-        let e = read_npy(&npy_v1(
+        let e = read_npy(&encode_npy(
             "{'descr': '<f4', 'fortran_order': False, 'shape': (0, 5), }",
             &[],
         ))
         .unwrap();
         assert_eq!((e.shape.clone(), e.data.len()), (vec![0, 5], 0));
         // An empty array whose other dimension is huge still needs no bytes.
-        let e = read_npy(&npy_v1(
+        let e = read_npy(&encode_npy(
             "{'descr': '<f4', 'fortran_order': False, 'shape': (0, 4611686018427387904), }",
             &[],
         ))
@@ -601,25 +615,25 @@ mod tests {
     #[test]
     fn refuses_hostile_headers() {
         // 2^60 elements: the data is not there, and nothing that size may be allocated.
-        let r = reason(read_npy(&npy_v1(
+        let r = reason(read_npy(&encode_npy(
             "{'descr': '<f4', 'fortran_order': False, 'shape': (1152921504606846976,), }",
             &[0; 16],
         )));
         assert!(r.contains("truncated") || r.contains("larger"), "{r}");
         // Product overflows usize.
-        let r = reason(read_npy(&npy_v1(
+        let r = reason(read_npy(&encode_npy(
             "{'descr': '<f4', 'fortran_order': False, 'shape': (4294967296, 4294967296, 16), }",
             &[],
         )));
         assert!(r.contains("shape"), "{r}");
         // Element count fits but the byte size does not.
-        let r = reason(read_npy(&npy_v1(
+        let r = reason(read_npy(&encode_npy(
             "{'descr': '<f8', 'fortran_order': False, 'shape': (4611686018427387904,), }",
             &[],
         )));
         assert!(r.contains("larger than this machine"), "{r}");
         // A dimension beyond u64.
-        let r = reason(read_npy(&npy_v1(
+        let r = reason(read_npy(&encode_npy(
             "{'descr': '<f4', 'fortran_order': False, 'shape': (99999999999999999999999,), }",
             &[],
         )));
@@ -634,7 +648,7 @@ mod tests {
             "(".repeat(100_000)
         );
         assert!(reason(read_npy(&npy_v(2, &deep, &[]))).contains("malformed"));
-        assert!(reason(read_npy(&npy_v1(
+        assert!(reason(read_npy(&encode_npy(
             "{'descr': '<f4', 'fortran_order': False, 'shape': (-1,), }",
             &[]
         )))
@@ -643,7 +657,7 @@ mod tests {
             "{{'descr': '<f4', 'fortran_order': False, 'shape': ({}), }}",
             "1,".repeat(65)
         );
-        assert!(reason(read_npy(&npy_v1(&many, &[0; 4]))).contains("dimensions"));
+        assert!(reason(read_npy(&encode_npy(&many, &[0; 4]))).contains("dimensions"));
     }
 
     #[test]
@@ -667,10 +681,10 @@ mod tests {
             ("'=f4'", "invalid dtype"),
         ];
         for (descr, word) in cases {
-            let r = reason(read_npy(&npy_v1(&dict(descr), &[0; 16])));
+            let r = reason(read_npy(&encode_npy(&dict(descr), &[0; 16])));
             assert!(r.contains(word), "{descr}: {r}");
         }
-        let r = reason(read_npy(&npy_v1(
+        let r = reason(read_npy(&encode_npy(
             "{'descr': '<f4', 'fortran_order': False, 'shape': (3,), }",
             &[0; 8],
         )));
@@ -678,7 +692,7 @@ mod tests {
             r.contains("truncated") && r.contains("(3,)") && r.contains("12"),
             "{r}"
         );
-        let r = reason(read_npy(&npy_v1(
+        let r = reason(read_npy(&encode_npy(
             "{'descr': '<f4', 'fortran_order': False, 'shape': (1,), }",
             &[0; 5],
         )));
@@ -693,11 +707,11 @@ mod tests {
             "['descr']",
         ] {
             assert!(
-                reason(read_npy(&npy_v1(bad, &[0; 4]))).contains("header"),
+                reason(read_npy(&encode_npy(bad, &[0; 4]))).contains("header"),
                 "{bad}"
             );
         }
-        let mut latin = npy_v1(
+        let mut latin = encode_npy(
             "{'descr': '<f4', 'fortran_order': False, 'shape': (1,), }",
             &[0; 4],
         );

@@ -154,18 +154,9 @@ mod tests {
     use std::io::Write;
     use zip::write::SimpleFileOptions;
 
-    fn npy_f32(shape: &str, values: &[f32]) -> Vec<u8> {
-        let dict = format!("{{'descr': '<f4', 'fortran_order': False, 'shape': {shape}, }}");
-        let mut text = dict;
-        while (10 + text.len() + 1) % 64 != 0 {
-            text.push(' ');
-        }
-        text.push('\n');
-        let mut out = b"\x93NUMPY\x01\x00".to_vec();
-        out.extend_from_slice(&(text.len() as u16).to_le_bytes());
-        out.extend_from_slice(text.as_bytes());
-        out.extend(values.iter().flat_map(|v| v.to_le_bytes()));
-        out
+    fn npy_f32(shape: &[usize], values: &[f32]) -> Vec<u8> {
+        let body: Vec<u8> = values.iter().flat_map(|v| v.to_le_bytes()).collect();
+        crate::tensor::encode_npy(&crate::tensor::npy_header("<f4", false, shape), &body)
     }
 
     fn zip_of(members: &[(&str, &[u8])], method: CompressionMethod) -> Vec<u8> {
@@ -187,8 +178,8 @@ mod tests {
 
     #[test]
     fn reads_stored_and_deflated() {
-        let a = npy_f32("(2, 2)", &[1.0, 2.0, 3.0, 4.0]);
-        let b = npy_f32("()", &[7.5]);
+        let a = npy_f32(&[2, 2], &[1.0, 2.0, 3.0, 4.0]);
+        let b = npy_f32(&[], &[7.5]);
         for method in [CompressionMethod::Stored, CompressionMethod::Deflated] {
             let bytes = zip_of(&[("w.npy", &a), ("s.npy", &b)], method);
             let t = read_npz(&bytes).unwrap();
@@ -211,7 +202,7 @@ mod tests {
     #[test]
     fn header_must_agree_with_declared_size() {
         // The header claims 2^40 floats; the member holds 8 bytes of data.
-        let lying = npy_f32("(1099511627776,)", &[1.0, 2.0]);
+        let lying = npy_f32(&[1099511627776], &[1.0, 2.0]);
         for method in [CompressionMethod::Stored, CompressionMethod::Deflated] {
             let r = reason(read_npz(&zip_of(&[("x.npy", &lying)], method)));
             assert!(
@@ -219,7 +210,7 @@ mod tests {
                 "{r}"
             );
         }
-        let mut extra = npy_f32("(1,)", &[1.0]);
+        let mut extra = npy_f32(&[1], &[1.0]);
         extra.extend_from_slice(&[0; 4]);
         let r = reason(read_npz(&zip_of(
             &[("y.npy", &extra)],
@@ -241,7 +232,7 @@ mod tests {
     #[test]
     fn declared_size_beyond_deflate_ratio_is_refused() {
         // A real deflated member of zeros, then its central-directory size patched upwards.
-        let data = npy_f32("(4096,)", &[0.0; 4096]);
+        let data = npy_f32(&[4096], &[0.0; 4096]);
         let mut bytes = zip_of(&[("b.npy", &data)], CompressionMethod::Deflated);
         let cd = bytes.windows(4).position(|w| w == b"PK\x01\x02").unwrap();
         bytes[cd + 24..cd + 28].copy_from_slice(&100_000_000u32.to_le_bytes());
@@ -254,7 +245,7 @@ mod tests {
 
     #[test]
     fn corrupt_data_is_detected() {
-        let data = npy_f32("(16,)", &[3.0; 16]);
+        let data = npy_f32(&[16], &[3.0; 16]);
         let mut bytes = zip_of(&[("c.npy", &data)], CompressionMethod::Stored);
         // Flip a data byte of the stored member: the CRC no longer matches.
         let at = bytes

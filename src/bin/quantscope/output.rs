@@ -394,20 +394,15 @@ pub fn adaround_text(o: &quantscope::quantizers::adaround::AdaRoundOutcome) -> S
         c.bits, c.scheme, o.iterations_run, c.iterations, o.weights
     );
     let _ = writeln!(out, "{:22} {:>14} {:>12}", "", "output mse", "sqnr dB");
-    let _ = writeln!(
-        out,
-        "{:22} {:>14} {:>12.3}",
-        "round to nearest",
-        fmt_num(o.nearest.output_mse),
-        o.nearest.output_sqnr_db
-    );
-    let _ = writeln!(
-        out,
-        "{:22} {:>14} {:>12.3}",
-        "adaround",
-        fmt_num(o.adaround.output_mse),
-        o.adaround.output_sqnr_db
-    );
+    for (name, rounding) in [("round to nearest", &o.nearest), ("adaround", &o.adaround)] {
+        let _ = writeln!(
+            out,
+            "{:22} {:>14} {:>12.3}",
+            name,
+            fmt_num(rounding.output_mse),
+            rounding.output_sqnr_db
+        );
+    }
     let _ = writeln!(
         out,
         "output mse reduced by  {:.1}%",

@@ -3,7 +3,6 @@
 //! does). It keeps no min/max, so every argument is a search parameter.
 
 use super::config::{ensure, BaseConfig, FixedBaseArgs};
-use super::scale_quanti;
 use crate::error::Result;
 use crate::observer::{ObserverKind, ObserverState, QParams, ZeroPoint};
 use crate::tensor::Tensor;
@@ -63,17 +62,7 @@ impl ObserverKind for FixedScale {
         ))
     }
 
-    fn fake_quantize(cfg: &FixedScaleConfig, x: &Tensor, q: &QParams) -> Result<Tensor> {
-        scale_quanti::fake_quantize(x, q, cfg.base.quant.round_mode)
-    }
-
-    fn qdq_kernel(
-        cfg: &FixedScaleConfig,
-        shape: &[usize],
-        q: &QParams,
-    ) -> Option<Box<dyn crate::qdq::QdqKernel>> {
-        super::qdq_kernel::kernel(shape, q, cfg.base.quant.round_mode)
-    }
+    scale_quanti_qdq!(base.quant);
 
     fn plot(_: &()) -> ObserverState {
         ObserverState::default()

@@ -20,7 +20,6 @@
 
 use super::base::{plot_state, MinMaxState};
 use super::config::{ensure, BaseConfig, KlBaseArgs};
-use super::scale_quanti;
 use crate::error::{Error, Result, Stage};
 use crate::histogram::histc;
 use crate::kernels::torch::{
@@ -368,17 +367,7 @@ impl ObserverKind for Kl {
         Ok(q)
     }
 
-    fn fake_quantize(cfg: &KlConfig, x: &Tensor, q: &QParams) -> Result<Tensor> {
-        scale_quanti::fake_quantize(x, q, cfg.base.quant.round_mode)
-    }
-
-    fn qdq_kernel(
-        cfg: &KlConfig,
-        shape: &[usize],
-        q: &QParams,
-    ) -> Option<Box<dyn crate::qdq::QdqKernel>> {
-        super::qdq_kernel::kernel(shape, q, cfg.base.quant.round_mode)
-    }
+    scale_quanti_qdq!(base.quant);
 
     /// The histogram being collected, or else the one the last search used.
     fn plot(state: &KlState) -> ObserverState {

@@ -12,7 +12,6 @@
 use super::base::{plot_state, MinMaxState};
 use super::channels::batch_min_max;
 use super::config::{ensure, BaseConfig, ClipBaseArgs, MinMaxBaseArgs};
-use super::scale_quanti;
 use crate::error::Result;
 use crate::observer::{ObserverKind, ObserverState, QParams};
 use crate::tensor::Tensor;
@@ -57,17 +56,7 @@ impl ObserverKind for MinMax {
         Ok(state.qparams(&cfg.quant, cfg.axis()))
     }
 
-    fn fake_quantize(cfg: &BaseConfig, x: &Tensor, q: &QParams) -> Result<Tensor> {
-        scale_quanti::fake_quantize(x, q, cfg.quant.round_mode)
-    }
-
-    fn qdq_kernel(
-        cfg: &BaseConfig,
-        shape: &[usize],
-        q: &QParams,
-    ) -> Option<Box<dyn crate::qdq::QdqKernel>> {
-        super::qdq_kernel::kernel(shape, q, cfg.quant.round_mode)
-    }
+    scale_quanti_qdq!(quant);
 
     fn plot(state: &MinMaxState) -> ObserverState {
         plot_state(state, None)
@@ -128,17 +117,7 @@ impl ObserverKind for Clip {
         Ok(state.qparams(&cfg.base.quant, cfg.base.axis()))
     }
 
-    fn fake_quantize(cfg: &ClipConfig, x: &Tensor, q: &QParams) -> Result<Tensor> {
-        scale_quanti::fake_quantize(x, q, cfg.base.quant.round_mode)
-    }
-
-    fn qdq_kernel(
-        cfg: &ClipConfig,
-        shape: &[usize],
-        q: &QParams,
-    ) -> Option<Box<dyn crate::qdq::QdqKernel>> {
-        super::qdq_kernel::kernel(shape, q, cfg.base.quant.round_mode)
-    }
+    scale_quanti_qdq!(base.quant);
 
     fn plot(state: &MinMaxState) -> ObserverState {
         plot_state(state, None)

@@ -12,7 +12,7 @@
 use super::base::{plot_state, MinMaxState, QuantConfig};
 use super::config::{BaseConfig, MixBaseArgs};
 use super::percentile::AbsHistogram;
-use super::scale_quanti::{self, l2_loss};
+use super::scale_quanti::l2_loss;
 use crate::error::{Error, Result, Stage};
 use crate::observer::{ObserverKind, ObserverState, QParams};
 use crate::tensor::Tensor;
@@ -173,17 +173,7 @@ impl ObserverKind for Mix {
         Ok(q)
     }
 
-    fn fake_quantize(cfg: &BaseConfig, x: &Tensor, q: &QParams) -> Result<Tensor> {
-        scale_quanti::fake_quantize(x, q, cfg.quant.round_mode)
-    }
-
-    fn qdq_kernel(
-        cfg: &BaseConfig,
-        shape: &[usize],
-        q: &QParams,
-    ) -> Option<Box<dyn crate::qdq::QdqKernel>> {
-        super::qdq_kernel::kernel(shape, q, cfg.quant.round_mode)
-    }
+    scale_quanti_qdq!(quant);
 
     fn plot(state: &MixState) -> ObserverState {
         let histogram = state.last.as_ref().map(|r| r.hist.plot_state());

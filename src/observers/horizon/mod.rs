@@ -20,6 +20,31 @@
 //! quantization and its L2 error), [`crate::kernels::torch`] (PyTorch kernels KL's rounding depends on), one
 //! module per observer.
 
+/// The quantize–dequantize every Horizon observer shares, as the two [`ObserverKind`] methods:
+/// `scale_quanti` ([`scale_quanti::fake_quantize`]) rounding by the configuration's
+/// `round_mode`, and the same rounding as a fused kernel ([`qdq_kernel::kernel`]). The argument
+/// is the field path from the observer's configuration to its
+/// `QuantConfig` (`quant` or `base.quant`).
+macro_rules! scale_quanti_qdq {
+    ($($field:ident).+) => {
+        fn fake_quantize(
+            cfg: &Self::Config,
+            x: &$crate::tensor::Tensor,
+            q: &$crate::observer::QParams,
+        ) -> $crate::error::Result<$crate::tensor::Tensor> {
+            $crate::observers::horizon::scale_quanti::fake_quantize(x, q, cfg.$($field).+.round_mode)
+        }
+
+        fn qdq_kernel(
+            cfg: &Self::Config,
+            shape: &[usize],
+            q: &$crate::observer::QParams,
+        ) -> Option<Box<dyn $crate::qdq::QdqKernel>> {
+            $crate::observers::horizon::qdq_kernel::kernel(shape, q, cfg.$($field).+.round_mode)
+        }
+    };
+}
+
 pub mod base;
 pub mod channels;
 pub mod config;
@@ -34,7 +59,6 @@ pub mod scale_quanti;
 pub mod stats;
 
 use crate::observer::{Family, Granularity, ObserverKind, ObserverSpec, Preset};
-use crate::params::Params;
 
 /// The framework version reproduced.
 pub const VERSION: &str = "observer_v2 (OE 3.0.x)";
@@ -135,12 +159,7 @@ pub fn observers() -> Vec<ObserverSpec> {
 /// axis 0); they are offered as configurations of `horizon.MinMaxObserver`. No reference run of
 /// them exists.
 pub fn presets() -> Vec<Preset> {
-    let preset = |name, params: serde_json::Value, doc| Preset {
-        name,
-        observer: "horizon.MinMaxObserver",
-        params: Params::from_value(params).unwrap_or_default(),
-        doc,
-    };
+    let preset = |name, params, doc| super::preset(name, "horizon.MinMaxObserver", params, doc);
     vec![
         preset(
             "horizon.MovingAverageMinMaxObserver",
@@ -185,6 +204,7 @@ pub(crate) mod testing {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::params::Params;
 
     use crate::tensor::Tensor;
 

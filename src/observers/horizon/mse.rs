@@ -17,7 +17,7 @@
 use super::base::{self, plot_state, MinMaxState, Scheme};
 use super::channels::channel_rows;
 use super::config::{BaseConfig, MseBaseArgs};
-use super::scale_quanti::{self, l2_loss};
+use super::scale_quanti::l2_loss;
 use crate::error::{Error, Result, Stage};
 use crate::observer::{ObserverKind, ObserverState, QParams};
 use crate::tensor::Tensor;
@@ -220,17 +220,7 @@ impl<const CORRECTED: bool> ObserverKind for Mse<CORRECTED> {
         Ok(q)
     }
 
-    fn fake_quantize(cfg: &MseConfig, x: &Tensor, q: &QParams) -> Result<Tensor> {
-        scale_quanti::fake_quantize(x, q, cfg.base.quant.round_mode)
-    }
-
-    fn qdq_kernel(
-        cfg: &MseConfig,
-        shape: &[usize],
-        q: &QParams,
-    ) -> Option<Box<dyn crate::qdq::QdqKernel>> {
-        super::qdq_kernel::kernel(shape, q, cfg.base.quant.round_mode)
-    }
+    scale_quanti_qdq!(base.quant);
 
     fn plot(state: &MseState) -> ObserverState {
         plot_state(&state.stats, None)

@@ -13,7 +13,6 @@
 
 use super::base::{self, plot_state, MinMaxState};
 use super::config::{ensure, BaseConfig, PerTensorBaseArgs};
-use super::scale_quanti;
 use crate::error::Result;
 use crate::histogram::histc_accumulate;
 use crate::observer::{HistogramState, ObserverKind, ObserverState, QParams};
@@ -184,17 +183,7 @@ impl ObserverKind for Percentile {
         Ok(state.stats.qparams(&cfg.base.quant, None))
     }
 
-    fn fake_quantize(cfg: &PercentileConfig, x: &Tensor, q: &QParams) -> Result<Tensor> {
-        scale_quanti::fake_quantize(x, q, cfg.base.quant.round_mode)
-    }
-
-    fn qdq_kernel(
-        cfg: &PercentileConfig,
-        shape: &[usize],
-        q: &QParams,
-    ) -> Option<Box<dyn crate::qdq::QdqKernel>> {
-        super::qdq_kernel::kernel(shape, q, cfg.base.quant.round_mode)
-    }
+    scale_quanti_qdq!(base.quant);
 
     fn plot(state: &PercentileState) -> ObserverState {
         plot_state(

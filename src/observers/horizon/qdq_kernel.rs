@@ -5,7 +5,7 @@
 
 use super::config::RoundMode;
 use super::scale_quanti::qdq_value;
-use crate::observer::{Grid, QParams};
+use crate::observer::QParams;
 use crate::qdq::{PerChannel, PerTensor, QdqKernel};
 use crate::quant::round_half_even;
 
@@ -22,13 +22,7 @@ fn with_rounding(
     q: &QParams,
     round: impl Fn(f32) -> f32 + Copy + Send + Sync + 'static,
 ) -> Option<Box<dyn QdqKernel>> {
-    let Grid::Int {
-        quant_min,
-        quant_max,
-    } = q.grid
-    else {
-        return None;
-    };
+    let (quant_min, quant_max) = q.grid.int_range()?;
     let (qmin, qmax) = (quant_min as f32, quant_max as f32);
     let n = q.scale.len();
     if n == 0 || q.zero_point.len() != n || qmin > qmax {

@@ -37,22 +37,13 @@ pub fn qdq_value(v: f32, s: f32, zp: f32, qmin: f32, qmax: f32, round: impl Fn(f
 /// One scale applies to the whole tensor; several broadcast along `q.axis`, or, without an
 /// axis (NormObserver's column scales), along the flattened trailing dimensions.
 pub fn fake_quantize(x: &Tensor, q: &QParams, round_mode: RoundMode) -> Result<Tensor> {
-    let crate::observer::Grid::Int {
-        quant_min,
-        quant_max,
-    } = q.grid
-    else {
-        return Err(Error::input(
-            "Horizon fake quantization needs an integer grid",
-        ));
-    };
+    let (quant_min, quant_max) = q
+        .grid
+        .int_range()
+        .ok_or_else(|| Error::input("Horizon fake quantization needs an integer grid"))?;
     let (qmin, qmax) = (quant_min as f32, quant_max as f32);
+    crate::quant::check_scales(q)?;
     let n = q.scale.len();
-    if n == 0 || q.zero_point.len() != n {
-        return Err(Error::input(
-            "qparams have no scale or mismatched zero points",
-        ));
-    }
     let zps: Vec<f32> = (0..n).map(|i| q.zero_point.get_f64(i) as f32).collect();
     let one = |v: f32, s: f32, zp: f32| qdq_value(v, s, zp, qmin, qmax, |r| round_mode.round(r));
     let mut data = Vec::with_capacity(x.len());
@@ -88,11 +79,7 @@ pub fn fake_quantize(x: &Tensor, q: &QParams, round_mode: RoundMode) -> Result<T
             );
         }
     }
-    Ok(Tensor {
-        shape: x.shape.clone(),
-        data,
-        dtype: x.dtype,
-    })
+    Ok(x.with_data(data))
 }
 
 /// `torch.linalg.norm(scale_quanti(x, s) − x, ord=2, dim=-1)` of one contiguous row, in

@@ -10,7 +10,6 @@
 
 use super::base::{self, plot_state, MinMaxState};
 use super::config::{ensure, BaseConfig, PerTensorBaseArgs};
-use super::scale_quanti;
 use crate::error::Result;
 use crate::kernels::torch::sum_f32;
 use crate::observer::{ObserverKind, ObserverState, QParams};
@@ -180,17 +179,7 @@ impl ObserverKind for ClipStd {
         Ok(state.qparams(&cfg.base.quant, None))
     }
 
-    fn fake_quantize(cfg: &ClipStdConfig, x: &Tensor, q: &QParams) -> Result<Tensor> {
-        scale_quanti::fake_quantize(x, q, cfg.base.quant.round_mode)
-    }
-
-    fn qdq_kernel(
-        cfg: &ClipStdConfig,
-        shape: &[usize],
-        q: &QParams,
-    ) -> Option<Box<dyn crate::qdq::QdqKernel>> {
-        super::qdq_kernel::kernel(shape, q, cfg.base.quant.round_mode)
-    }
+    scale_quanti_qdq!(base.quant);
 
     fn plot(state: &MinMaxState) -> ObserverState {
         plot_state(state, None)
@@ -247,17 +236,7 @@ impl ObserverKind for Norm {
         Ok(q)
     }
 
-    fn fake_quantize(cfg: &NormConfig, x: &Tensor, q: &QParams) -> Result<Tensor> {
-        scale_quanti::fake_quantize(x, q, cfg.base.quant.round_mode)
-    }
-
-    fn qdq_kernel(
-        cfg: &NormConfig,
-        shape: &[usize],
-        q: &QParams,
-    ) -> Option<Box<dyn crate::qdq::QdqKernel>> {
-        super::qdq_kernel::kernel(shape, q, cfg.base.quant.round_mode)
-    }
+    scale_quanti_qdq!(base.quant);
 
     fn plot(state: &NormState) -> ObserverState {
         plot_state(&state.stats, None)

@@ -208,9 +208,5 @@ pub fn fake_quantize(target: &Target, x: &Tensor, q: &QParams) -> Result<Tensor>
             rounding,
         ));
     }
-    Ok(Tensor {
-        shape: x.shape.clone(),
-        data,
-        dtype: x.dtype,
-    })
+    Ok(x.with_data(data))
 }

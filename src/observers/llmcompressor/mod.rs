@@ -19,10 +19,10 @@ pub mod mse;
 pub mod qparams;
 pub mod stats;
 
+use super::preset;
 use crate::observer::{Family, Granularity, ObserverSpec, Preset};
-use crate::params::Params;
 use kind::{CompressorClass, CompressorObserver};
-use serde_json::{json, Value};
+use serde_json::json;
 
 /// The versions whose behaviour is reproduced.
 pub const VERSION: &str = "0.14.0.1 (compressed-tensors 0.19.0)";
@@ -130,15 +130,6 @@ pub fn observers() -> Vec<ObserverSpec> {
     ]
 }
 
-fn preset(name: &'static str, observer: &'static str, params: Value, doc: &'static str) -> Preset {
-    Preset {
-        name,
-        observer,
-        params: Params::from_value(params).unwrap_or_default(),
-        doc,
-    }
-}
-
 /// The weight arguments of compressed-tensors' preset schemes (`quant_scheme.py`), observed by
 /// the pipeline's default weight observer, plus the FP8 scheme's static activation observer.
 pub fn presets() -> Vec<Preset> {
@@ -172,6 +163,7 @@ pub fn presets() -> Vec<Preset> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::params::Params;
     use crate::registry;
 
     #[test]

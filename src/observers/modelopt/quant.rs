@@ -252,11 +252,7 @@ pub fn fake_quantize(x: &Tensor, q: &QParams, cfg: &QuantizerArgs) -> Result<Ten
             ))
         }
     };
-    Ok(Tensor {
-        shape: x.shape.clone(),
-        data,
-        dtype: x.dtype,
-    })
+    Ok(x.with_data(data))
 }
 
 #[cfg(test)]

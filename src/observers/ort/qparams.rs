@@ -13,7 +13,7 @@
 //!   `(q − zp)·scale`.
 
 use crate::error::{Error, Result};
-use crate::observer::{Grid, QParams, ZeroPoint};
+use crate::observer::{QParams, ZeroPoint};
 use crate::quant::round_half_even;
 use crate::tensor::Tensor;
 use serde_json::json;
@@ -151,13 +151,7 @@ pub fn qdq_value(v: f32, scale: f32, zp: f32, lo: f32, hi: f32) -> f32 {
 
 /// The fused kernel of [`quantize_dequantize`] (see [`crate::qdq`]).
 pub fn qdq_kernel(q: &QParams) -> Option<Box<dyn crate::qdq::QdqKernel>> {
-    let Grid::Int {
-        quant_min,
-        quant_max,
-    } = q.grid
-    else {
-        return None;
-    };
+    let (quant_min, quant_max) = q.grid.int_range()?;
     if q.axis.is_some() || q.zero_point.is_empty() {
         return None;
     }
@@ -174,13 +168,10 @@ pub fn qdq_kernel(q: &QParams) -> Option<Box<dyn crate::qdq::QdqKernel>> {
 
 /// `quantize_nparray` followed by ORT's dequantization `(q − zp)·scale`, all float32.
 pub fn quantize_dequantize(x: &Tensor, q: &QParams) -> Result<Tensor> {
-    let Grid::Int {
-        quant_min,
-        quant_max,
-    } = q.grid
-    else {
-        return Err(Error::input("ORT quantization needs an integer grid"));
-    };
+    let (quant_min, quant_max) = q
+        .grid
+        .int_range()
+        .ok_or_else(|| Error::input("ORT quantization needs an integer grid"))?;
     let (Some(&scale), Some(zp)) = (
         q.scale.first(),
         (!q.zero_point.is_empty()).then(|| q.zero_point.get_f64(0)),
@@ -194,11 +185,7 @@ pub fn quantize_dequantize(x: &Tensor, q: &QParams) -> Result<Tensor> {
         .iter()
         .map(|&v| qdq_value(v, scale, zp, lo, hi))
         .collect();
-    Ok(Tensor {
-        shape: x.shape.clone(),
-        data,
-        dtype: x.dtype,
-    })
+    Ok(x.with_data(data))
 }
 
 #[cfg(test)]

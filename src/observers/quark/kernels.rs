@@ -175,11 +175,7 @@ pub fn scaled_fake_quantize(
     zero_point: &ZeroPoint,
 ) -> Result<Tensor> {
     if let Some(h) = spec.dtype.half() {
-        return Ok(Tensor {
-            shape: x.shape.clone(),
-            data: x.data.iter().map(|&v| h.round_trip(v)).collect(),
-            dtype: x.dtype,
-        });
+        return Ok(x.with_data(x.data.iter().map(|&v| h.round_trip(v)).collect()));
     }
     if scale.is_empty() {
         return Err(Error::input("no scale to quantize with"));
@@ -243,11 +239,7 @@ pub fn scaled_fake_quantize(
                 .collect()
         }
     };
-    Ok(Tensor {
-        shape: x.shape.clone(),
-        data,
-        dtype: x.dtype,
-    })
+    Ok(x.with_data(data))
 }
 
 #[cfg(test)]

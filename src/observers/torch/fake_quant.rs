@@ -12,8 +12,8 @@
 //! Float → integer conversions follow x86 (out of range or NaN → `i64::MIN`).
 
 use crate::error::{Error, Result};
-use crate::observer::{Grid, QParams, ZeroPoint};
-use crate::quant::{round_half_even, ChannelIndexer};
+use crate::observer::{QParams, ZeroPoint};
+use crate::quant::{channel_indexer, check_scales, round_half_even};
 use crate::tensor::Tensor;
 
 /// `static_cast<int64_t>(float)` / `lrintf` on x86 for an already integral value.
@@ -29,20 +29,11 @@ fn to_i64(x: f32) -> i64 {
 
 /// Fake-quantize `x` with `q` like PyTorch.
 pub fn fake_quantize(x: &Tensor, q: &QParams) -> Result<Tensor> {
-    let Grid::Int {
-        quant_min,
-        quant_max,
-    } = q.grid
-    else {
-        return Err(Error::input(
-            "PyTorch's fake quantization needs an integer grid",
-        ));
-    };
-    if q.scale.is_empty() || q.zero_point.len() != q.scale.len() {
-        return Err(Error::input(
-            "qparams have no scale or mismatched zero points",
-        ));
-    }
+    let (quant_min, quant_max) = q
+        .grid
+        .int_range()
+        .ok_or_else(|| Error::input("PyTorch's fake quantization needs an integer grid"))?;
+    check_scales(q)?;
     let clamp = |v: i64| v.max(quant_min).min(quant_max);
     let data: Vec<f32> = match q.axis {
         None => {
@@ -69,14 +60,7 @@ pub fn fake_quantize(x: &Tensor, q: &QParams) -> Result<Tensor> {
             }
         }
         Some(axis) => {
-            if axis >= x.ndim() || x.shape[axis] != q.scale.len() {
-                return Err(Error::input(format!(
-                    "per-channel qparams have {} channels but the tensor's axis {axis} of shape {:?} does not match",
-                    q.scale.len(),
-                    x.shape
-                )));
-            }
-            let ix = ChannelIndexer::new(&x.shape, axis);
+            let ix = channel_indexer(x, q, axis)?;
             let inv: Vec<f32> = q.scale.iter().map(|&s| 1.0f32 / s).collect();
             match &q.zero_point {
                 ZeroPoint::Int(zps) => x
@@ -102,11 +86,7 @@ pub fn fake_quantize(x: &Tensor, q: &QParams) -> Result<Tensor> {
             }
         }
     };
-    Ok(Tensor {
-        shape: x.shape.clone(),
-        data,
-        dtype: x.dtype,
-    })
+    Ok(x.with_data(data))
 }
 
 #[inline]

@@ -4,7 +4,7 @@
 
 use super::config::{not_implemented, reject_unknown, QDtype, QScheme};
 use crate::error::{Error, Result, Stage};
-use crate::observer::{Grid, ObserverKind, ObserverState, QParams, ZeroPoint};
+use crate::observer::{ObserverKind, ObserverState, QParams, ZeroPoint};
 use crate::params::Choice;
 use crate::qdq::QdqKernel;
 use crate::tensor::Tensor;
@@ -103,19 +103,16 @@ impl ObserverKind for FixedQParams {
         extra.insert("qscheme".into(), Value::from(cfg.qscheme.name()));
         extra.insert("zero_point_dtype".into(), Value::from("int32"));
         Ok(QParams {
-            scale: vec![cfg.scale],
-            zero_point: ZeroPoint::Int(vec![cfg.zero_point as i64]),
-            grid: Grid::Int {
-                quant_min: cfg.quant_min,
-                quant_max: cfg.quant_max,
-            },
-            axis: None,
-            min_val: Vec::new(),
-            max_val: Vec::new(),
-            clip_range: None,
-            amax: None,
             extra,
             notes: vec!["fixed qparams: the observed data is ignored".into()],
+            ..QParams::int(
+                vec![cfg.scale],
+                ZeroPoint::Int(vec![cfg.zero_point as i64]),
+                cfg.quant_min,
+                cfg.quant_max,
+                Vec::new(),
+                Vec::new(),
+            )
         })
     }
 

@@ -14,12 +14,12 @@ pub mod per_channel;
 pub mod qdq_kernel;
 pub mod qparams;
 
+use super::preset;
 use crate::observer::ObserverKind;
 use crate::observer::{Family, Granularity, ObserverSpec, Preset};
-use crate::params::Params;
 use passthrough::PassThrough;
 use per_channel::PerChannel;
-use serde_json::{json, Value};
+use serde_json::json;
 
 /// The torch version whose behaviour is reproduced.
 pub const TORCH_VERSION: &str = "2.15.0";
@@ -114,15 +114,6 @@ pub fn observers() -> Vec<ObserverSpec> {
         )
         .quirk("calculate_qparams raises Exception(\"calculate_qparams should not be called for ReuseInputObserver\")"),
     ]
-}
-
-fn preset(name: &'static str, observer: &'static str, params: Value, doc: &'static str) -> Preset {
-    Preset {
-        name,
-        observer,
-        params: Params::from_value(params).unwrap_or_default(),
-        doc,
-    }
 }
 
 /// PyTorch's named observer defaults, with exactly the keyword arguments of their
@@ -233,6 +224,7 @@ pub fn presets() -> Vec<Preset> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::params::Params;
     use crate::registry;
 
     #[test]

@@ -15,7 +15,7 @@
 //! Outside those ranges (qint32 grids) there is no kernel and the driver falls back to
 //! `fake_quantize`.
 
-use crate::observer::{Grid, QParams, ZeroPoint};
+use crate::observer::{QParams, ZeroPoint};
 use crate::qdq::{PerChannel, PerTensor, QdqKernel};
 use crate::quant::round_half_even;
 
@@ -38,13 +38,7 @@ fn clamp_like_int64(t: f32, qmin: f32, qmax: f32) -> f32 {
 
 /// The kernel of PyTorch's fake quantization with `q` on tensors of `shape`, when one applies.
 pub fn kernel(shape: &[usize], q: &QParams) -> Option<Box<dyn QdqKernel>> {
-    let Grid::Int {
-        quant_min,
-        quant_max,
-    } = q.grid
-    else {
-        return None;
-    };
+    let (quant_min, quant_max) = q.grid.int_range()?;
     let exact = |v: i64| (-EXACT..=EXACT).contains(&v);
     if !exact(quant_min) || !exact(quant_max) || quant_min > quant_max {
         return None;

@@ -8,7 +8,7 @@ use super::fake_quant::Kernel;
 use super::granularity::{block_size, size_repr, slice_map, ReductionView};
 use super::qparams::{choose_qparams, qmin_qmax, Chosen};
 use crate::error::{Error, Result, Stage};
-use crate::observer::{Grid, ObserverState, QParams, ZeroPoint};
+use crate::observer::{ObserverState, QParams, ZeroPoint};
 use crate::params::Choice;
 use crate::slice_map::write_grid_range;
 use crate::tensor::Tensor;
@@ -141,19 +141,16 @@ pub fn build(
         ZeroPoint::Float(chosen.zero_point)
     };
     Ok(QParams {
-        scale: chosen.scale,
-        zero_point,
-        grid: Grid::Int {
-            quant_min: qmin as i64,
-            quant_max: qmax as i64,
-        },
-        axis: None,
-        min_val: Vec::new(),
-        max_val: Vec::new(),
-        clip_range: None,
-        amax: None,
         extra,
         notes,
+        ..QParams::int(
+            chosen.scale,
+            zero_point,
+            qmin as i64,
+            qmax as i64,
+            Vec::new(),
+            Vec::new(),
+        )
     })
 }
 
@@ -211,9 +208,5 @@ pub fn fake_quantize(args: &AffineArgs, x: &Tensor, q: &QParams) -> Result<Tenso
             kernel.apply(v, q.scale[k], q.zero_point.get_f64(k) as f32)
         })
         .collect();
-    Ok(Tensor {
-        shape: x.shape.clone(),
-        data,
-        dtype: x.dtype,
-    })
+    Ok(x.with_data(data))
 }
