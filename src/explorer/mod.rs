@@ -53,8 +53,8 @@ fn within_panel_limits(
     }
     let e = Error::input(format!(
         "`{}` computed {slices} scales (one per {}), more than the {MAX_PANEL_SLICES} a panel \
-         shows: a per-channel observer on a 1-D tensor makes every value a channel; pick another \
-         axis or tensor, or use the CLI",
+         shows (a per-channel observer on a 1-D tensor may make every value a channel): pick \
+         another axis or tensor, or use the CLI",
         spec.id,
         crate::display::slice_unit(report.granularity),
     ));

@@ -142,6 +142,23 @@ fn observing_reports_clip_grid_and_metrics() {
 }
 
 #[test]
+fn a_panel_refuses_more_slices_than_it_can_show() {
+    let n = MAX_PANEL_SLICES + 1;
+    // Quark's per-channel observer on a 1-D tensor: every value is a channel.
+    let spec = registry::find("quark.PerChannelMinMaxObserver").unwrap();
+    let mut s = session_with(ramp(n), vec![n]);
+    let r = s.run_spec(spec, Params::new(), true);
+    let message = r.error.expect("refused").message;
+    assert!(
+        message.contains(&format!("computed {n} scales (one per channel)")),
+        "{message}"
+    );
+    // The same values as one row: one channel.
+    let mut s = session_with(ramp(n), vec![1, n]);
+    assert!(s.run_spec(spec, Params::new(), true).ok);
+}
+
+#[test]
 fn search_only_changes_reuse_the_collected_state() {
     let mut s = session_with(ramp(1000), vec![1000]);
     let first = s.run_spec(shrink_spec(), Params::new(), true);
