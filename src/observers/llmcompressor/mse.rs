@@ -23,9 +23,9 @@
 //! the global scale; `get_qparams` then applies both.
 
 use super::args::{BaseName, SearchedQuantArgsFields};
-use super::calibration::{Calibration, SearchReport, Target};
+use super::calibration::{Calibration, Target};
 use super::flatten::flatten_for_calibration;
-use super::grid_search::{grid_search, Schedule, SearchSettings};
+use super::grid_search::{calibrate_by_search, Schedule, SearchSettings, Weighting};
 use super::kind::{Calibrate, CompressorClass};
 use super::stats::Combine;
 use crate::error::{Error, Result, Stage};
@@ -161,16 +161,16 @@ impl Calibrate for MseConfig {
     fn calibrate(&self, state: &mut Calibration, batch: &Tensor) -> Result<()> {
         let target = &self.target;
         let flat = flatten_for_calibration(batch, target.base, &target.args)?;
-        let outcome = grid_search(&flat, &target.args, &self.settings, Schedule::Mse, None)?;
-        state.record(self.combine, outcome.stats, &batch.shape)?;
-        state.search = Some(SearchReport {
-            selected_step: outcome.selected_step,
-            steps_evaluated: outcome.steps_evaluated,
-            total_steps: outcome.total_steps,
-            importance_used: None,
-            warning: None,
-        });
-        Ok(())
+        calibrate_by_search(
+            state,
+            &flat,
+            &batch.shape,
+            &target.args,
+            &self.settings,
+            Schedule::Mse,
+            self.combine,
+            Weighting::default(),
+        )
     }
 }
 
