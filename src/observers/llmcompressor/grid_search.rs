@@ -24,15 +24,16 @@
 //!   patience applies only when positive.
 
 use super::args::QuantArgs;
-use super::calibration::{Calibration, SearchReport};
+use super::calibration::{Calibration, SearchReport, Target};
 use super::fake_quant::{qdq, Rounding};
-use super::flatten::Flattened;
+use super::flatten::{flatten_for_calibration, Flattened};
 use super::qparams::{at_stage, calculate_qparams, calculate_range};
 use super::stats::{Combine, Stats};
 use crate::error::{Result, Stage};
 use crate::kernels::torch::pointwise::pow_scalar;
 use crate::kernels::torch::reduce::{min_max_dims, sum_dims_of};
 use crate::parallel;
+use crate::tensor::Tensor;
 
 /// The search's keyword arguments.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -76,22 +77,27 @@ pub struct Weighting {
     pub warning: Option<String>,
 }
 
-/// One batch through the search of `schedule`: the searched statistics recorded into `state`
-/// (combined by `combine`) and the search's report kept (the `calibrate` of every MSE and
-/// imatrix observer).
-#[allow(clippy::too_many_arguments)]
+/// One batch through the search of `schedule`: the batch flattened for `target`, its error
+/// weighted as `weigh` decides from the flattened batch, the searched statistics recorded into
+/// `state` (combined by `combine`) and the search's report kept (the `calibrate` of every MSE
+/// and imatrix observer).
 pub fn calibrate_by_search(
     state: &mut Calibration,
-    flat: &Flattened<'_>,
-    batch_shape: &[usize],
-    args: &QuantArgs,
-    settings: &SearchSettings,
-    schedule: Schedule,
-    combine: Combine,
-    weighting: Weighting,
+    batch: &Tensor,
+    (target, settings): (&Target, &SearchSettings),
+    (schedule, combine): (Schedule, Combine),
+    weigh: impl FnOnce(&Flattened<'_>) -> Result<Weighting>,
 ) -> Result<()> {
-    let outcome = grid_search(flat, args, settings, schedule, weighting.weights.as_deref())?;
-    state.record(combine, outcome.stats, batch_shape)?;
+    let flat = flatten_for_calibration(batch, target.base, &target.args)?;
+    let weighting = weigh(&flat)?;
+    let outcome = grid_search(
+        &flat,
+        &target.args,
+        settings,
+        schedule,
+        weighting.weights.as_deref(),
+    )?;
+    state.record(combine, outcome.stats, &batch.shape)?;
     state.search = Some(SearchReport {
         selected_step: outcome.selected_step,
         steps_evaluated: outcome.steps_evaluated,

@@ -20,7 +20,7 @@
 
 use super::args::{BaseName, QuantArgs, SearchedQuantArgsFields, Strategy};
 use super::calibration::{Calibration, Target};
-use super::flatten::{flatten_for_calibration, Flattened};
+use super::flatten::Flattened;
 use super::grid_search::{calibrate_by_search, Schedule, SearchSettings, Weighting};
 use super::kind::{Calibrate, CompressorClass};
 use super::stats::Combine;
@@ -254,29 +254,26 @@ impl Calibrate for IMatrixConfig {
 
     /// One batch through the importance-weighted search.
     fn calibrate(&self, state: &mut Calibration, batch: &Tensor) -> Result<()> {
-        let target = &self.target;
-        let flat = flatten_for_calibration(batch, target.base, &target.args)?;
-        let weighting = match validated_importance(self, &flat)? {
-            Ok(imp) => Weighting {
-                weights: Some(element_weights(imp, batch)?),
-                importance_used: Some(true),
-                warning: None,
-            },
-            Err(message) => Weighting {
-                weights: None,
-                importance_used: Some(false),
-                warning: Some(format!("{message}. Falling back to uniform MSE.")),
-            },
-        };
+        let search = (&self.target, &self.settings);
         calibrate_by_search(
             state,
-            &flat,
-            &batch.shape,
-            &target.args,
-            &self.settings,
-            Schedule::IMatrix,
-            Combine::Last,
-            weighting,
+            batch,
+            search,
+            (Schedule::IMatrix, Combine::Last),
+            |flat| {
+                Ok(match validated_importance(self, flat)? {
+                    Ok(imp) => Weighting {
+                        weights: Some(element_weights(imp, batch)?),
+                        importance_used: Some(true),
+                        warning: None,
+                    },
+                    Err(message) => Weighting {
+                        weights: None,
+                        importance_used: Some(false),
+                        warning: Some(format!("{message}. Falling back to uniform MSE.")),
+                    },
+                })
+            },
         )
     }
 }

@@ -24,7 +24,6 @@
 
 use super::args::{BaseName, SearchedQuantArgsFields};
 use super::calibration::{Calibration, Target};
-use super::flatten::flatten_for_calibration;
 use super::grid_search::{calibrate_by_search, Schedule, SearchSettings, Weighting};
 use super::kind::{Calibrate, CompressorClass};
 use super::stats::Combine;
@@ -159,18 +158,10 @@ impl Calibrate for MseConfig {
     }
 
     fn calibrate(&self, state: &mut Calibration, batch: &Tensor) -> Result<()> {
-        let target = &self.target;
-        let flat = flatten_for_calibration(batch, target.base, &target.args)?;
-        calibrate_by_search(
-            state,
-            &flat,
-            &batch.shape,
-            &target.args,
-            &self.settings,
-            Schedule::Mse,
-            self.combine,
-            Weighting::default(),
-        )
+        let search = (&self.target, &self.settings);
+        calibrate_by_search(state, batch, search, (Schedule::Mse, self.combine), |_| {
+            Ok(Weighting::default())
+        })
     }
 }
 
