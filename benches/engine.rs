@@ -7,15 +7,15 @@
 //!
 //! Prints one JSON object: the tensor's size, the median (and every) wall time in seconds of
 //! reading the file, of `torch.HistogramObserver` and `torch.MinMaxObserver` runs (observe,
-//! search and metrics), of each default per-tensor observer alone, of all of them together (in
-//! parallel, as the CLI runs them), and of the bare min/max and 2048-bin histc passes, with the
-//! number of threads used (`RAYON_NUM_THREADS`).
+//! search and metrics), of each listed per-tensor observer alone
+//! (`scripts/bench/observers-per-tensor.txt`), of all of them together (in parallel, as the CLI
+//! runs them), of the LLM families' list (`observers-llm.txt`) together, and of the bare min/max
+//! and 2048-bin histc passes, with the number of threads used (`RAYON_NUM_THREADS`).
 
 use quantscope::engine::Run;
 use quantscope::histogram::{finite_min_max, histc};
 use quantscope::parallel;
 use quantscope::params::Params;
-use quantscope::registry::{self, Granularity};
 use quantscope::shared_stats::SharedStats;
 use quantscope::tensor::{mapped, Tensor};
 use serde_json::{json, Value};
@@ -40,12 +40,12 @@ fn time<R>(repeat: usize, mut f: impl FnMut() -> R) -> Value {
     json!({ "median_s": runs[runs.len() / 2], "runs_s": all })
 }
 
-/// The observers `quantscope observe FILE` runs by default.
-fn default_observers() -> Vec<&'static str> {
-    registry::observers()
-        .iter()
-        .filter(|s| s.granularity == Granularity::PerTensor && s.corrects.is_none())
-        .map(|s| s.id)
+/// The ids of a benchmark list (`scripts/bench/observers-*.txt`: one a line, `#` comments),
+/// the lists the CLI and wasm timings read too.
+fn listed(text: &'static str) -> Vec<&'static str> {
+    text.lines()
+        .map(|line| line.split('#').next().unwrap_or("").trim())
+        .filter(|id| !id.is_empty())
         .collect()
 }
 
@@ -75,7 +75,8 @@ fn main() {
             .expect("observer")
             .report()
     };
-    let ids = default_observers();
+    let ids = listed(include_str!("../scripts/bench/observers-per-tensor.txt"));
+    let llm_ids = listed(include_str!("../scripts/bench/observers-llm.txt"));
     let each: serde_json::Map<String, Value> = ids
         .iter()
         .map(|id| (id.to_string(), time(repeat.min(3), || run(id))))
@@ -84,6 +85,11 @@ fn main() {
         let refs: Vec<&Tensor> = batches.iter().collect();
         let _shared = SharedStats::share(&refs);
         parallel::map_items(&ids, |id| run(id))
+    });
+    let llm_all = time(1, || {
+        let refs: Vec<&Tensor> = batches.iter().collect();
+        let _shared = SharedStats::share(&refs);
+        parallel::map_items(&llm_ids, |id| run(id))
     });
     let data = &batches[0].data;
     let (lo, hi) = finite_min_max(data).unwrap_or((0.0, 1.0));
@@ -98,6 +104,8 @@ fn main() {
         "observers": ids,
         "each_observer": each,
         "all_observers": all,
+        "llm_observers": llm_ids,
+        "all_llm_observers": llm_all,
     });
     println!("{out}");
 }

@@ -11,6 +11,14 @@
 /// tensor evenly (256 pieces), large enough that the per-piece overhead vanishes.
 pub const CHUNK: usize = 1 << 16;
 
+/// How many pieces run at once: rayon's threads natively, 1 on WebAssembly.
+pub fn threads() -> usize {
+    #[cfg(not(target_arch = "wasm32"))]
+    return rayon::current_num_threads().max(1);
+    #[cfg(target_arch = "wasm32")]
+    1
+}
+
 /// `f(i)` for every `i` in `0..n`, in order, computed in parallel natively.
 pub fn map_indices<R: Send>(n: usize, f: impl Fn(usize) -> R + Send + Sync) -> Vec<R> {
     #[cfg(not(target_arch = "wasm32"))]

@@ -7,7 +7,9 @@ Every figure comes from this run: nothing is typed in. On one 16M-element float3
 * numpy in-process: MinMax qparams (PyTorch's quint8 affine formula), Q/DQ, MSE, SQNR, max error
   and clipped share;
 * the quantscope CLI as a whole process (file read included): the same HistogramObserver run,
-  MinMaxObserver with its metrics, and `observe FILE` (the 23 default per-tensor observers);
+  MinMaxObserver with its metrics, the 23 per-tensor observers of the five original families
+  and, in a row of their own, the LLM families' observers (the lists in
+  scripts/bench/observers-*.txt, which the library and wasm timings read too);
 * the library in-process (benches/engine.rs, printing JSON);
 * the wasm package in Node (scripts/bench/wasm-node.mjs);
 * the page in headless Chromium (e2e/bench-page.mjs, see `measure_page`; QUANTSCOPE_BENCH_PAGE=0
@@ -35,6 +37,13 @@ ROOT = Path(__file__).resolve().parents[2]
 TARGET = ROOT / "target"
 ELEMENTS = 1 << 24
 REPEAT = int(os.environ.get("QUANTSCOPE_BENCH_REPEAT", "5"))
+
+
+def listed(name: str) -> list:
+    """The observer ids of scripts/bench/observers-NAME.txt (one a line, `#` comments)."""
+    text = (ROOT / "scripts" / "bench" / f"observers-{name}.txt").read_text()
+    ids = [line.split("#", 1)[0].strip() for line in text.splitlines()]
+    return [i for i in ids if i]
 
 
 def make_data(path: Path) -> np.ndarray:
@@ -178,16 +187,20 @@ def main():
     t_numpy, numpy_m = numpy_minmax_metrics(x)
     t_cli_hist, cli_hist = cli(["observe", str(path), "--observer", "torch.HistogramObserver", "--json"])
     t_cli_minmax, cli_minmax = cli(["observe", str(path), "--observer", "torch.MinMaxObserver", "--json"])
-    t_cli_all, _ = cli(["observe", str(path)], repeat=max(3, REPEAT // 2))
+    ids = listed("per-tensor")
+    llm_ids = listed("llm")
+    t_cli_all, _ = cli(["observe", str(path), "--observer", ",".join(ids)], repeat=max(3, REPEAT // 2))
+    t_cli_llm, _ = cli(["observe", str(path), "--observer", ",".join(llm_ids)], repeat=1)
     lib = library(path, REPEAT)
     lib_one = library(path, REPEAT, threads=1)
-    ids = lib["observers"]
+    assert lib["observers"] == ids and lib["llm_observers"] == llm_ids, "benches/engine.rs read other lists"
     node = wasm_node(path, REPEAT, ids)
     page = measure_page(path)
     load_after = os.getloadavg()
 
     n = x.size
     per_observer = len(ids) * n / t_cli_all["median_s"] / 1e6
+    per_llm_observer = len(llm_ids) * n / t_cli_llm["median_s"] / 1e6
     wasm_all = node["all_observers"]["observe_median_s"]
     native_all = lib["all_observers"]["median_s"]
     rows = [
@@ -197,6 +210,10 @@ def main():
          t_cli_minmax["median_s"], t_numpy["median_s"], t_numpy["median_s"] / t_cli_minmax["median_s"], "≥ 5×"),
         (f"the {len(ids)} per-tensor observers with metrics: whole CLI process",
          t_cli_all["median_s"], None, None, f"{per_observer:.0f} M elements/s per observer (≥ 400)"),
+        (f"the {len(llm_ids)} LLM-family observers (llm-compressor, torchao): whole CLI process",
+         t_cli_llm["median_s"], None, None, f"{per_llm_observer:.0f} M elements/s per observer"),
+        (f"the {len(llm_ids)} LLM-family observers in-process: native library ({lib['threads']} threads)",
+         lib["all_llm_observers"]["median_s"], None, None, "(one run)"),
         (f"the {len(ids)} observers in-process: wasm in Node vs native library ({lib['threads']} threads)",
          wasm_all, native_all, wasm_all / native_all, "≤ 1.6× the native time"),
         (f"the {len(ids)} observers in-process: wasm in Node vs native library (1 thread)",
@@ -252,6 +269,7 @@ def main():
             "histogram_observer": {**t_cli_hist, "scale": cli_hist["scale"], "zero_point": cli_hist["zero_point"]},
             "minmax_qdq_metrics": {**t_cli_minmax, "metrics": cli_minmax["metrics"]},
             "all_observers": t_cli_all,
+            "llm_observers": t_cli_llm,
         },
         "library": lib,
         "library_one_thread": lib_one,
@@ -261,8 +279,9 @@ def main():
             "histogram_vs_pytorch": rows[0][3],
             "minmax_metrics_vs_numpy": rows[1][3],
             "per_observer_melem_per_s": per_observer,
-            "wasm_node_over_native": rows[3][3],
-            "wasm_node_over_native_one_thread": rows[4][3],
+            "wasm_node_over_native": rows[5][3],
+            "wasm_node_over_native_one_thread": rows[6][3],
+            "per_llm_observer_melem_per_s": per_llm_observer,
         },
         "checks": {"same_histogram_qparams_as_pytorch": same_hist, "same_minmax_metrics_as_numpy": same_minmax},
     }

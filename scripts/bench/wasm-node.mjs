@@ -1,14 +1,22 @@
 // The wasm package in Node, timed on one tensor file: prints JSON for scripts/bench.sh.
 //
-//   node scripts/bench/wasm-node.mjs FILE.npy REPEAT ID...
+//   node scripts/bench/wasm-node.mjs FILE.npy REPEAT [ID...]
 //
+// Without IDs it times the observers of scripts/bench/observers-per-tensor.txt, the list the CLI
+// and library timings read.
 // For each repetition a fresh tensor is loaded (so no state is reused), then observed. Only the
 // functions `engine()` and `observeOnce()` know the package's JS API: adapt them when it
 // changes.
 import { readFileSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 
-const [file, repeatText, ...ids] = process.argv.slice(2);
+const [file, repeatText, ...given] = process.argv.slice(2);
+const listed = () =>
+  readFileSync(new URL('./observers-per-tensor.txt', import.meta.url), 'utf8')
+    .split('\n')
+    .map((line) => line.split('#')[0].trim())
+    .filter((id) => id);
+const ids = given.length ? given : listed();
 const repeat = Number(repeatText) || 3;
 
 /** The npm package, initialised; and which wasm flavour it loaded, when it says. */

@@ -66,9 +66,10 @@ enum Command {
         /// With none, the observer is only built (constructor errors show) and reports what
         /// it returns before seeing data.
         files: Vec<String>,
-        /// Observer id, e.g. `torch.HistogramObserver` (default: every per-tensor observer).
-        #[arg(long, conflicts_with = "preset")]
-        observer: Option<String>,
+        /// Observer id, e.g. `torch.HistogramObserver` (default: every per-tensor observer);
+        /// several ids, comma-separated or with the flag repeated, run side by side.
+        #[arg(long, conflicts_with = "preset", value_delimiter = ',')]
+        observer: Vec<String>,
         /// Named preset, e.g. `default_weight_observer`.
         #[arg(long)]
         preset: Option<String>,
@@ -236,19 +237,22 @@ fn run(command: Command) -> Result<()> {
             } else {
                 NonFinitePolicy::Exclude
             };
-            let runs: Vec<(String, Params)> = match (observer, preset) {
-                (Some(id), _) => {
-                    refuse_a_quantizer(&id)?;
-                    vec![(id, user_params)]
+            let runs: Vec<(String, Params)> = match (observer.is_empty(), preset) {
+                (false, _) => {
+                    observer.iter().try_for_each(|id| refuse_a_quantizer(id))?;
+                    observer
+                        .into_iter()
+                        .map(|id| (id, user_params.clone()))
+                        .collect()
                 }
-                (None, Some(name)) => {
+                (true, Some(name)) => {
                     let preset = registry::find_preset(&name)?;
                     vec![(
                         preset.observer.to_string(),
                         preset.params.merged(&user_params),
                     )]
                 }
-                (None, None) => registry::observers()
+                (true, None) => registry::observers()
                     .iter()
                     .filter(|s| s.granularity == Granularity::PerTensor && s.corrects.is_none())
                     .map(|s| (s.id.to_string(), user_params.clone()))

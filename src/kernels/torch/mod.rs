@@ -77,12 +77,17 @@ fn cascade_sum<T: Acc, const L: usize>(data: &[T]) -> T {
 /// `row_sum` over `size` `L`-lane vectors: `multi_row_sum` with 4 interleaved rows, the
 /// leftover vectors into row 0, then rows 1..4 added into row 0.
 fn row_sum_vec<T: Acc, const L: usize>(data: &[T], size: usize) -> [T; L] {
-    const ILP: usize = 4;
-    let load = |v: usize| -> [T; L] {
+    row_sum_of(size, |v| {
         let mut out = [T::default(); L];
         out.copy_from_slice(&data[v * L..(v + 1) * L]);
         out
-    };
+    })
+}
+
+/// [`row_sum_vec`] of the vectors `load(0..size)`, read once in order (the vectors may be
+/// computed on the fly: an element-wise expression and its sum in one pass).
+fn row_sum_of<T: Acc, const L: usize>(size: usize, load: impl Fn(usize) -> [T; L]) -> [T; L] {
+    const ILP: usize = 4;
     let size_ilp = size / ILP;
     let mut partial = multi_row_sum::<T, L>(size_ilp, |row, k| load(row * ILP + k));
     for v in size_ilp * ILP..size {

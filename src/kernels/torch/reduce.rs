@@ -22,6 +22,8 @@
 //! `torch.mean` is that sum divided by the number of reduced elements (ATen's CPU `mean_out`).
 //! `amin`/`amax` do not depend on order; NaN propagates.
 
+use super::row_sum_of;
+
 /// One lane of ATen's `multi_row_sum`: the values `load(0..size)` added into a level-0
 /// accumulator, which is folded into the next level every `2^p` values (`p = max(4,
 /// ⌈log2 size⌉/4)`), cascading further while the step count is a multiple of `2^(p·j)`; the
@@ -76,28 +78,17 @@ pub fn row_sum(size: usize, load: impl Fn(usize) -> f32) -> f32 {
 const VEC: usize = 8;
 
 /// ATen's `vectorized_inner_sum` for one contiguous row: `row_sum` over 8-lane vectors, then
-/// `0 + tail values + lane 0 + … + lane 7` in order.
+/// `0 + tail values + lane 0 + … + lane 7` in order. The row is read once, front to back
+/// ([`row_sum_of`]), so `load` may compute each value on the fly.
 pub fn inner_row_sum(size: usize, load: impl Fn(usize) -> f32) -> f32 {
     let vectors = size / VEC;
-    let quads = vectors / 4;
-    let lane = |l: usize| {
-        let mut rows: [f32; 4] =
-            std::array::from_fn(|k| cascade(quads, |i| load((4 * i + k) * VEC + l)));
-        for v in quads * 4..vectors {
-            rows[0] += load(v * VEC + l);
-        }
-        let mut total = rows[0];
-        for row in &rows[1..] {
-            total += row;
-        }
-        total
-    };
+    let lanes = row_sum_of::<f32, VEC>(vectors, |v| std::array::from_fn(|l| load(v * VEC + l)));
     let mut total = 0.0f32;
     for i in vectors * VEC..size {
         total += load(i);
     }
-    for l in 0..VEC {
-        total += lane(l);
+    for lane in lanes {
+        total += lane;
     }
     total
 }
@@ -208,6 +199,13 @@ fn coalesce(mut dims: Vec<Dim>) -> Vec<Dim> {
 /// any order); the result in row-major order of the kept dims. An empty `dims` sums nothing
 /// (an element-wise copy), as ATen's "not a true reduction" path does.
 pub fn sum_dims(data: &[f32], shape: &[usize], dims: &[usize]) -> Vec<f32> {
+    sum_dims_of(shape, dims, |k| data[k])
+}
+
+/// [`sum_dims`] of the tensor whose element at flat (row-major) index `k` is `value(k)`, with
+/// the additions in the same order and no tensor materialised: an element-wise expression and
+/// its sum fused into one pass (`value` is called once per element, `shape`'s product times).
+pub fn sum_dims_of(shape: &[usize], dims: &[usize], value: impl Fn(usize) -> f32) -> Vec<f32> {
     let mut reduced = vec![false; shape.len()];
     for &d in dims {
         if let Some(r) = reduced.get_mut(d) {
@@ -221,7 +219,7 @@ pub fn sum_dims(data: &[f32], shape: &[usize], dims: &[usize]) -> Vec<f32> {
         .map(|(s, _)| *s)
         .product();
     let mut out = vec![0.0f32; out_len];
-    if data.is_empty() {
+    if shape.iter().product::<usize>() == 0 {
         return out;
     }
     let iter = iteration_dims(shape, &reduced);
@@ -240,7 +238,7 @@ pub fn sum_dims(data: &[f32], shape: &[usize], dims: &[usize]) -> Vec<f32> {
     loop {
         let in_base: usize = outer.iter().zip(&index).map(|(d, i)| d.input * i).sum();
         let out_base: usize = outer.iter().zip(&index).map(|(d, i)| d.out * i).sum();
-        loop_2d(data, &mut out, in_base, out_base, first, second);
+        loop_2d(&value, &mut out, in_base, out_base, first, second);
         // Advance the outer counter, the first outer dim fastest.
         let mut k = 0;
         loop {
@@ -258,12 +256,19 @@ pub fn sum_dims(data: &[f32], shape: &[usize], dims: &[usize]) -> Vec<f32> {
 }
 
 /// The 2-d loop of `cascade_sum` on dims `d0` (inner) and `d1`, accumulating into `out`.
-fn loop_2d(data: &[f32], out: &mut [f32], in_base: usize, out_base: usize, d0: Dim, d1: Dim) {
+fn loop_2d(
+    value: &impl Fn(usize) -> f32,
+    out: &mut [f32],
+    in_base: usize,
+    out_base: usize,
+    d0: Dim,
+    d1: Dim,
+) {
     let (mut a, mut b) = (d0, d1);
     if a.out != 0 && b.out == 0 {
         std::mem::swap(&mut a, &mut b);
     }
-    let load = |i: usize, j: usize| data[in_base + i * a.input + j * b.input];
+    let load = |i: usize, j: usize| value(in_base + i * a.input + j * b.input);
     if a.out != 0 && b.out != 0 {
         // Not a true reduction: out += in, element-wise.
         for j in 0..b.size {
@@ -319,9 +324,15 @@ fn loop_2d(data: &[f32], out: &mut [f32], in_base: usize, out_base: usize, d0: D
 /// `torch.mean(x, dim=dims)` on CPU: [`sum_dims`] divided (float32) by the number of reduced
 /// elements.
 pub fn mean_dims(data: &[f32], shape: &[usize], dims: &[usize]) -> Vec<f32> {
+    mean_dims_of(shape, dims, |k| data[k])
+}
+
+/// [`mean_dims`] of the tensor whose element at flat index `k` is `value(k)` (see
+/// [`sum_dims_of`]).
+pub fn mean_dims_of(shape: &[usize], dims: &[usize], value: impl Fn(usize) -> f32) -> Vec<f32> {
     let count: usize = dims.iter().filter_map(|&d| shape.get(d)).product();
     let n = count as f32;
-    sum_dims(data, shape, dims)
+    sum_dims_of(shape, dims, value)
         .into_iter()
         .map(|s| s / n)
         .collect()

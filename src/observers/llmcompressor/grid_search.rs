@@ -10,7 +10,8 @@
 //!
 //! `err = Σ |fake_quant(x) − x|^norm · w` over dims `(0, −1)`,
 //!
-//! float32 throughout, summed in ATen's order ([`crate::kernels::torch::reduce`]); `w` is the
+//! float32 throughout, summed in ATen's order ([`crate::kernels::torch::reduce`]) in one fused
+//! pass per candidate, candidates scored in parallel a wave at a time; `w` is the
 //! normalised importance (imatrix) or 1. A qparam takes a candidate when its error is strictly
 //! smaller than its best so far (ties keep the earlier, wider range); the best starts at
 //! `finfo(float32).max`.
@@ -23,13 +24,16 @@
 //!   patience applies only when positive.
 
 use super::args::QuantArgs;
+use super::calibration::{Calibration, SearchReport, Target};
 use super::fake_quant::{qdq, Rounding};
-use super::flatten::Flattened;
+use super::flatten::{flatten_for_calibration, Flattened};
 use super::qparams::{at_stage, calculate_qparams, calculate_range};
-use super::stats::Stats;
+use super::stats::{Combine, Stats};
 use crate::error::{Result, Stage};
 use crate::kernels::torch::pointwise::pow_scalar;
-use crate::kernels::torch::reduce::{min_max_dims, sum_dims};
+use crate::kernels::torch::reduce::{min_max_dims, sum_dims_of};
+use crate::parallel;
+use crate::tensor::Tensor;
 
 /// The search's keyword arguments.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -62,6 +66,48 @@ pub struct SearchOutcome {
     pub total_steps: usize,
 }
 
+/// How the error of a search is weighted, and what its report says about it.
+#[derive(Debug, Clone, Default)]
+pub struct Weighting {
+    /// Per flattened element (imatrix's normalised importance); `None`: unweighted.
+    pub weights: Option<Vec<f32>>,
+    /// imatrix: whether the importance passed validation (`None` for the MSE observers).
+    pub importance_used: Option<bool>,
+    /// The fallback the library logs, if any.
+    pub warning: Option<String>,
+}
+
+/// One batch through the search of `schedule`: the batch flattened for `target`, its error
+/// weighted as `weigh` decides from the flattened batch, the searched statistics recorded into
+/// `state` (combined by `combine`) and the search's report kept (the `calibrate` of every MSE
+/// and imatrix observer).
+pub fn calibrate_by_search(
+    state: &mut Calibration,
+    batch: &Tensor,
+    (target, settings): (&Target, &SearchSettings),
+    (schedule, combine): (Schedule, Combine),
+    weigh: impl FnOnce(&Flattened<'_>) -> Result<Weighting>,
+) -> Result<()> {
+    let flat = flatten_for_calibration(batch, target.base, &target.args)?;
+    let weighting = weigh(&flat)?;
+    let outcome = grid_search(
+        &flat,
+        &target.args,
+        settings,
+        schedule,
+        weighting.weights.as_deref(),
+    )?;
+    state.record(combine, outcome.stats, &batch.shape)?;
+    state.search = Some(SearchReport {
+        selected_step: outcome.selected_step,
+        steps_evaluated: outcome.steps_evaluated,
+        total_steps: outcome.total_steps,
+        importance_used: weighting.importance_used,
+        warning: weighting.warning,
+    });
+    Ok(())
+}
+
 /// Search the range of every qparam of `flat` (see the module documentation); `weights` are
 /// per flattened element.
 pub fn grid_search(
@@ -91,47 +137,63 @@ pub fn grid_search(
     let (qmin, qmax) = calculate_range(&args).map_err(|e| at_stage(e, Stage::Forward))?;
     let rounding = Rounding::of(&args);
     let group = *flat.shape.last().unwrap_or(&1);
-    let mut errors = vec![0.0f32; flat.data.len()];
-    let mut no_improve = 0i64;
-    let mut evaluated = 0usize;
-    for i in 0..total_steps {
+    let qslots = qcount.max(1);
+    // Candidate `i`: its shrunk range and error per qparam, the error summed in ATen's order
+    // in one fused pass over the data.
+    let score = |i: usize| -> Result<(Vec<f32>, Vec<f32>, Vec<f32>)> {
         let p = (1.0 - i as f64 / settings.grid) as f32;
         let shrunk_min: Vec<f32> = min_val.iter().map(|v| v * p).collect();
         let shrunk_max: Vec<f32> = max_val.iter().map(|v| v * p).collect();
         let q = calculate_qparams(&shrunk_min, &shrunk_max, &args, None, Stage::Forward)?;
-        for (j, (&x, e)) in flat.data.iter().zip(errors.iter_mut()).enumerate() {
-            let k = (j / group) % qcount.max(1);
+        let err = sum_dims_of(&flat.shape, &dims, |j| {
+            let x = flat.data[j];
+            let k = (j / group) % qslots;
             let y = qdq(x, q.scale[k], q.zero_point[k], qmin, qmax, rounding);
-            let mut v = pow_scalar((y - x).abs(), settings.norm);
-            if let Some(w) = weights {
-                v *= w[j];
+            let v = pow_scalar((y - x).abs(), settings.norm);
+            match weights {
+                Some(w) => v * w[j],
+                None => v,
             }
-            *e = v;
-        }
-        let err = sum_dims(&errors, &flat.shape, &dims);
-        evaluated += 1;
-        let mut improved = false;
-        for k in 0..qcount {
-            if err[k] < best_error[k] {
-                best_error[k] = err[k];
-                best_min[k] = shrunk_min[k];
-                best_max[k] = shrunk_max[k];
-                selected[k] = i;
-                improved = true;
+        });
+        Ok((shrunk_min, shrunk_max, err))
+    };
+    let mut no_improve = 0i64;
+    let mut evaluated = 0usize;
+    // Candidates are scored a wave at a time (one per thread) and taken in order, so the
+    // outcome does not depend on the wave size; scores past the stopping step are discarded.
+    let wave = parallel::threads();
+    let mut next = 0usize;
+    'search: while next < total_steps {
+        let count = wave.min(total_steps - next);
+        let scored = parallel::map_indices(count, |w| score(next + w));
+        for (w, candidate) in scored.into_iter().enumerate() {
+            let i = next + w;
+            let (shrunk_min, shrunk_max, err) = candidate?;
+            evaluated += 1;
+            let mut improved = false;
+            for k in 0..qcount {
+                if err[k] < best_error[k] {
+                    best_error[k] = err[k];
+                    best_min[k] = shrunk_min[k];
+                    best_max[k] = shrunk_max[k];
+                    selected[k] = i;
+                    improved = true;
+                }
+            }
+            if improved {
+                no_improve = 0;
+            } else {
+                no_improve += 1;
+                let stop = match schedule {
+                    Schedule::Mse => no_improve >= settings.patience,
+                    Schedule::IMatrix => settings.patience > 0 && no_improve >= settings.patience,
+                };
+                if stop {
+                    break 'search;
+                }
             }
         }
-        if improved {
-            no_improve = 0;
-        } else {
-            no_improve += 1;
-            let stop = match schedule {
-                Schedule::Mse => no_improve >= settings.patience,
-                Schedule::IMatrix => settings.patience > 0 && no_improve >= settings.patience,
-            };
-            if stop {
-                break;
-            }
-        }
+        next += count;
     }
     Ok(SearchOutcome {
         stats: Stats {

@@ -19,9 +19,9 @@
 //! `1.8·(1 − i/200)·[min, max]` for `i = 0 … 111`), patience 1000, norm 2.4.
 
 use super::args::{BaseName, QuantArgs, SearchedQuantArgsFields, Strategy};
-use super::calibration::{Calibration, SearchReport, Target};
-use super::flatten::{flatten_for_calibration, Flattened};
-use super::grid_search::{grid_search, Schedule, SearchSettings};
+use super::calibration::{Calibration, Target};
+use super::flatten::Flattened;
+use super::grid_search::{calibrate_by_search, Schedule, SearchSettings, Weighting};
 use super::kind::{Calibrate, CompressorClass};
 use super::stats::Combine;
 use crate::error::{Error, Result, Stage};
@@ -254,31 +254,27 @@ impl Calibrate for IMatrixConfig {
 
     /// One batch through the importance-weighted search.
     fn calibrate(&self, state: &mut Calibration, batch: &Tensor) -> Result<()> {
-        let target = &self.target;
-        let flat = flatten_for_calibration(batch, target.base, &target.args)?;
-        let (weights, warning) = match validated_importance(self, &flat)? {
-            Ok(imp) => (Some(element_weights(imp, batch)?), None),
-            Err(message) => (
-                None,
-                Some(format!("{message}. Falling back to uniform MSE.")),
-            ),
-        };
-        let outcome = grid_search(
-            &flat,
-            &target.args,
-            &self.settings,
-            Schedule::IMatrix,
-            weights.as_deref(),
-        )?;
-        state.record(Combine::Last, outcome.stats, &batch.shape)?;
-        state.search = Some(SearchReport {
-            selected_step: outcome.selected_step,
-            steps_evaluated: outcome.steps_evaluated,
-            total_steps: outcome.total_steps,
-            importance_used: Some(weights.is_some()),
-            warning,
-        });
-        Ok(())
+        let search = (&self.target, &self.settings);
+        calibrate_by_search(
+            state,
+            batch,
+            search,
+            (Schedule::IMatrix, Combine::Last),
+            |flat| {
+                Ok(match validated_importance(self, flat)? {
+                    Ok(imp) => Weighting {
+                        weights: Some(element_weights(imp, batch)?),
+                        importance_used: Some(true),
+                        warning: None,
+                    },
+                    Err(message) => Weighting {
+                        weights: None,
+                        importance_used: Some(false),
+                        warning: Some(format!("{message}. Falling back to uniform MSE.")),
+                    },
+                })
+            },
+        )
     }
 }
 

@@ -23,9 +23,8 @@
 //! the global scale; `get_qparams` then applies both.
 
 use super::args::{BaseName, SearchedQuantArgsFields};
-use super::calibration::{Calibration, SearchReport, Target};
-use super::flatten::flatten_for_calibration;
-use super::grid_search::{grid_search, Schedule, SearchSettings};
+use super::calibration::{Calibration, Target};
+use super::grid_search::{calibrate_by_search, Schedule, SearchSettings, Weighting};
 use super::kind::{Calibrate, CompressorClass};
 use super::stats::Combine;
 use crate::error::{Error, Result, Stage};
@@ -159,18 +158,10 @@ impl Calibrate for MseConfig {
     }
 
     fn calibrate(&self, state: &mut Calibration, batch: &Tensor) -> Result<()> {
-        let target = &self.target;
-        let flat = flatten_for_calibration(batch, target.base, &target.args)?;
-        let outcome = grid_search(&flat, &target.args, &self.settings, Schedule::Mse, None)?;
-        state.record(self.combine, outcome.stats, &batch.shape)?;
-        state.search = Some(SearchReport {
-            selected_step: outcome.selected_step,
-            steps_evaluated: outcome.steps_evaluated,
-            total_steps: outcome.total_steps,
-            importance_used: None,
-            warning: None,
-        });
-        Ok(())
+        let search = (&self.target, &self.settings);
+        calibrate_by_search(state, batch, search, (Schedule::Mse, self.combine), |_| {
+            Ok(Weighting::default())
+        })
     }
 }
 

@@ -7,6 +7,9 @@
 //! (`_fake_quantize_affine` with the observer's own settings — **symmetric candidates even for
 //! ASYMMETRIC mapping**). The best loss starts at **1e9**, not inf, and the comparison is strict:
 //! the first minimum wins, and when no loss is below 1e9 the raw min/max stay.
+//!
+//! Each threshold's loss is one fused pass over the block (no squared-error tensor), the
+//! thresholds scored in parallel and compared in order, so the result is the sequential one.
 
 use super::args::{AffineArgs, SearchedAffineArgsFields, ZeroPointDomain};
 use super::fake_quant::Kernel;
@@ -14,8 +17,9 @@ use super::granularity::slice_map;
 use super::qparams::{choose_qparams, qmin_qmax};
 use super::report::{self, check_blocks, view_of, Observed, Stats};
 use crate::error::{Error, Result, Stage};
-use crate::kernels::torch::reduce::{mean_dims, min_max_dims};
+use crate::kernels::torch::reduce::{mean_dims_of, min_max_dims};
 use crate::observer::{Granularity, ObserverKind, ObserverState, QParams};
+use crate::parallel;
 use crate::tensor::Tensor;
 
 crate::declare_params! {
@@ -72,23 +76,30 @@ fn line_search(batch: &Tensor, cfg: &MseConfig) -> Result<(Stats, Vec<usize>, Ve
         Kernel::new(args.zero_point_domain, qmin, qmax, None).with_scale_dtype(args.scale_dtype);
     let none = args.zero_point_domain == ZeroPointDomain::NoZeroPoint;
     let steps = cfg.steps as f32;
-    let mut loss_in = vec![0.0f32; batch.len()];
-    for i in 1..=cfg.steps {
+    // Threshold `i`: the candidate range and its loss per block, the squared errors summed in
+    // ATen's order in one fused pass; every threshold is scored (in parallel), then taken in
+    // order.
+    let score = |i: usize| -> Result<(Vec<f32>, Vec<f32>)> {
         let thres: Vec<f32> = range.iter().map(|r| r / steps * i as f32).collect();
         let neg: Vec<f32> = thres.iter().map(|t| -t).collect();
         let q = choose_qparams(&neg, &thres, args, Stage::Forward)?;
-        for (j, (&x, out)) in batch.data.iter().zip(loss_in.iter_mut()).enumerate() {
+        let loss = mean_dims_of(&view.shape, &dims, |j| {
+            let x = batch.data[j];
             let k = map.slice_of(j);
             let zp = if none { 0.0 } else { q.zero_point[k] };
             let d = (kernel.apply(x, q.scale[k], zp) - x).abs();
-            *out = d * d;
-        }
-        let loss = mean_dims(&loss_in, &view.shape, &dims);
+            d * d
+        });
+        Ok((thres, loss))
+    };
+    let scored = parallel::map_indices(cfg.steps, |w| score(w + 1));
+    for (w, candidate) in scored.into_iter().enumerate() {
+        let (thres, loss) = candidate?;
         for k in 0..range.len() {
             if loss[k] < optimal[k] {
-                min_val[k] = neg[k];
+                min_val[k] = -thres[k];
                 max_val[k] = thres[k];
-                selected[k] = i;
+                selected[k] = w + 1;
             }
             optimal[k] = nan_min(loss[k], optimal[k]);
         }
