@@ -47,13 +47,15 @@ def listed(name: str) -> list:
 
 
 def make_data(path: Path) -> np.ndarray:
-    """16M float32 values: standard normal with every 1,000,003rd value 40× (outliers)."""
+    """16M float32 values: standard normal with every 1,000,003rd value 40× (outliers), as a
+    4096 × 4096 matrix (a weight's shape: per-channel observers in the page then see 4096
+    channels, where a 1-D tensor would make every value a channel)."""
     if not path.exists():
         rng = np.random.default_rng(0)
         x = rng.standard_normal(ELEMENTS, dtype=np.float32)
         x[::1_000_003] *= 40
         path.parent.mkdir(parents=True, exist_ok=True)
-        np.save(path, x)
+        np.save(path, x.reshape(4096, ELEMENTS // 4096))
     return np.load(path)
 
 
@@ -177,7 +179,7 @@ def machine():
 
 
 def main():
-    path = TARGET / "bench" / "x16m.npy"
+    path = TARGET / "bench" / "x16m_4096x4096.npy"
     x = make_data(path)
     load_before = os.getloadavg()
     print(f"quantscope benchmark: {x.size:,} float32 values ({path}); load average {load_before[0]:.2f}",
