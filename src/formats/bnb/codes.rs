@@ -14,6 +14,8 @@
 //!   and mirrored; plus 0 and 1.0; sorted. 256 values from −0.99297 to 1.0 — asymmetric: its
 //!   smallest value is not −1.
 
+use crate::kernels::torch::linspace_fma;
+
 /// NF4 as written in functional.py (Python floats), index = nibble.
 const NF4_F64: [f64; 16] = [
     -1.0,
@@ -70,31 +72,12 @@ pub fn sort_order(code: &[f32; 16]) -> [usize; 16] {
 }
 
 /// `torch.linspace(start, end, steps)` in float32 as torch 2.15's CPU kernel computed it for
-/// bitsandbytes: `step = (end − start)/(steps − 1)` in float32, then element `i` is
-/// `start + step·i` (first half) or `end − step·(steps − 1 − i)` (second half) with the
-/// multiply-add **fused** (one rounding), as the AVX2 build contracts it. Emulated exactly in
-/// float64: `step·i` has at most 31 significant bits and the sum at most 53, so rounding the
-/// float64 result once is the FMA's result. (Separate roundings, or the vector path's
-/// `base + k·step`, miss 22–46 of the 256 dynamic-map values.)
+/// bitsandbytes: `start + step·i` (first half) or `end − step·(steps − 1 − i)` (second half)
+/// with the multiply-add **fused** (one rounding), as the AVX2 build contracts it:
+/// [`linspace_fma`]. (Separate roundings, or the vector path's `base + k·step`, miss 22–46 of
+/// the 256 dynamic-map values.)
 pub fn torch_linspace_f32(start: f32, end: f32, steps: usize) -> Vec<f32> {
-    match steps {
-        0 => Vec::new(),
-        1 => vec![start],
-        _ => {
-            let step = (end - start) / (steps - 1) as f32;
-            let halfway = steps / 2;
-            let fused = |a: f32, k: usize, c: f32| (a as f64 * k as f64 + c as f64) as f32;
-            (0..steps)
-                .map(|i| {
-                    if i < halfway {
-                        fused(step, i, start)
-                    } else {
-                        fused(-step, steps - 1 - i, end)
-                    }
-                })
-                .collect()
-        }
-    }
+    linspace_fma(start, end, steps)
 }
 
 /// `create_dynamic_map()` (signed, 7 exponent bits, 8 bits): the default 8-bit code book.

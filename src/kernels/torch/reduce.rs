@@ -126,6 +126,20 @@ fn should_swap(a: Dim, b: Dim) -> i32 {
     0
 }
 
+/// The row-major stride of each dim of `shape` in the output of a reduction over `reduced`
+/// (0 for a reduced dim), and the output's element count.
+fn output_strides(shape: &[usize], reduced: &[bool]) -> (Vec<usize>, usize) {
+    let mut out_stride = vec![0usize; shape.len()];
+    let mut count = 1usize;
+    for d in (0..shape.len()).rev() {
+        if !reduced[d] {
+            out_stride[d] = count;
+            count *= shape[d];
+        }
+    }
+    (out_stride, count)
+}
+
 /// The iteration dims of reducing `shape` over `reduced` (innermost first), reordered and
 /// coalesced like TensorIterator does.
 fn iteration_dims(shape: &[usize], reduced: &[bool]) -> Vec<Dim> {
@@ -134,14 +148,7 @@ fn iteration_dims(shape: &[usize], reduced: &[bool]) -> Vec<Dim> {
     for d in (0..n.saturating_sub(1)).rev() {
         in_stride[d] = in_stride[d + 1] * shape[d + 1];
     }
-    let mut out_stride = vec![0usize; n];
-    let mut acc = 1usize;
-    for d in (0..n).rev() {
-        if !reduced[d] {
-            out_stride[d] = acc;
-            acc *= shape[d];
-        }
-    }
+    let (out_stride, _) = output_strides(shape, reduced);
     // TensorIterator's dim 0 is the tensor's last dim.
     let mut dims: Vec<Dim> = (0..n)
         .rev()
@@ -343,15 +350,7 @@ pub fn mean_dims_of(shape: &[usize], dims: &[usize], value: impl Fn(usize) -> f3
 pub fn min_max_dims(data: &[f32], shape: &[usize], dims: &[usize]) -> (Vec<f32>, Vec<f32>) {
     let n = shape.len();
     let reduced: Vec<bool> = (0..n).map(|d| dims.contains(&d)).collect();
-    // Output stride of each dim (0 when reduced).
-    let mut out_stride = vec![0usize; n];
-    let mut acc = 1usize;
-    for d in (0..n).rev() {
-        if !reduced[d] {
-            out_stride[d] = acc;
-            acc *= shape[d];
-        }
-    }
+    let (out_stride, acc) = output_strides(shape, &reduced);
     let mut lo = vec![f32::INFINITY; acc];
     let mut hi = vec![f32::NEG_INFINITY; acc];
     let mut coord = vec![0usize; n];

@@ -112,20 +112,29 @@ mod tests {
     }
 
     #[test]
-    fn undeclared_keys_are_refused() {
+    fn undeclared_keys_are_refused_nested_or_flat() {
         let batches = vec![Tensor::from_vec(vec![-1.0, 2.0])];
-        let p = Params::from_json(r#"{"extra_options": {"symmetric": true}}"#).unwrap();
-        let r = engine::run(
-            "ort.MinMaxCalibrater",
-            &p,
-            &batches,
-            NonFinitePolicy::Exclude,
-        )
-        .unwrap();
-        let e = r.error.unwrap();
-        assert_eq!(
-            (e.kind.as_str(), e.param.as_deref()),
-            ("param", Some("extra_options"))
-        );
+        let run = |json: &str| {
+            let p = Params::from_json(json).unwrap();
+            engine::run(
+                "ort.MinMaxCalibrater",
+                &p,
+                &batches,
+                NonFinitePolicy::Exclude,
+            )
+            .unwrap()
+        };
+        // ONNX Runtime's call form equals the flat one.
+        let nested = run(r#"{"extra_options": {"symmetric": true}}"#);
+        let flat = run(r#"{"symmetric": true}"#);
+        assert!(nested.ok, "{:?}", nested.error);
+        assert_eq!(nested.qparams, flat.qparams);
+        for json in [r#"{"extra_options": {"bogus": 1}}"#, r#"{"bogus": 1}"#] {
+            let e = run(json).error.expect("refused");
+            assert_eq!(
+                (e.kind.as_str(), e.param.as_deref()),
+                ("param", Some("bogus"))
+            );
+        }
     }
 }
