@@ -421,6 +421,9 @@ test('the LLM observers\' controls: block_structure as text, importance from a l
   // The badge follows the configuration, not the registry's default granularity.
   const badge = (id) => page.locator(`[role=region][aria-label="${id}"] .panel-head .badge`).textContent();
   assert.deepEqual([await badge(mm), await badge(im), await badge(ao)], ['per block', 'per channel', 'per group']);
+  // So does the error curve's table row of each (no single threshold).
+  const curveRow = (id) => page.locator('#curve-table tr', { hasText: id }).locator('td').nth(1).textContent();
+  assert.deepEqual([await curveRow(mm), await curveRow(im), await curveRow(ao)], ['per block', 'per channel', 'per group']);
   await page.locator(`[role=region][aria-label="${im}"]`).scrollIntoViewIfNeeded();
   await page.locator('#observers-view').screenshot({ path: path.join(RESULTS, 'controls-llm.png') });
 

@@ -53,6 +53,9 @@ const GRANULARITY = {
   pass_through: 'pass-through',
 };
 
+/** A report's granularity as the page writes it ("per group"). */
+export const granularityLabel = (g) => GRANULARITY[g] || g;
+
 /**
  * What the panel of `report` shows: `panelView(report)`, the engine's one display function. A
  * failure made on this side of the engine (the call itself failed: `{observer, ok: false,
@@ -126,7 +129,7 @@ export function createPanel(spec, color, { slot = null, actions = [] } = {}) {
   const id = spec.id;
   const swatch = h('span', { class: 'swatch', 'aria-hidden': 'true' });
   swatch.style.setProperty('--c', seriesColor(color));
-  const badge = spec.granularity ? h('span', { class: 'badge', text: GRANULARITY[spec.granularity] || spec.granularity }) : null;
+  const badge = spec.granularity ? h('span', { class: 'badge', text: granularityLabel(spec.granularity) }) : null;
   const el = h(
     'article',
     { class: 'panel' },
@@ -181,7 +184,7 @@ export function fillPanel(el, report) {
   // The registry's granularity is the default's; the configuration decides (llm-compressor's
   // strategy, torchao's granularity), and the report says what it was.
   const badge = el.querySelector('.panel-head .badge');
-  if (badge && report.granularity) badge.textContent = GRANULARITY[report.granularity] || report.granularity;
+  if (badge && report.granularity) badge.textContent = granularityLabel(report.granularity);
   const status = failed ? 'error' : report.metrics_pending ? 'busy' : 'ready';
   setContract(el, report.observer, report, view, status);
   return view;

@@ -16,7 +16,7 @@
 // answer to the last request it sent; a panel that is (re)created always asks again.
 import { drawCurve, renderPanelSvg } from '../pkg/quantscope.js';
 import { buildControls, tensorChoices } from './controls.js';
-import { createPanel, fillPanel, drawPanel, h, fitCanvas, seriesColor } from '../lib/panel.js';
+import { createPanel, fillPanel, drawPanel, h, fitCanvas, seriesColor, granularityLabel } from '../lib/panel.js';
 import { fmtNum, fmtShape } from '../lib/format.js';
 import { View } from './view.js';
 
@@ -592,7 +592,7 @@ export class ObserversView extends View {
     const rows = v.markers.map((m) =>
       h('tr', {},
         h('td', {}, h('span', { class: 'swatch', style: { display: 'inline-block', marginRight: '6px', background: seriesColor(m.color) } }), m.observer),
-        h('td', { text: m.threshold === null ? 'per channel' : fmtNum(m.threshold) }),
+        h('td', { text: m.threshold === null ? granularityLabel((this.results()[m.observer] || {}).granularity || 'per_channel') : fmtNum(m.threshold) }),
         h('td', { text: fmtNum(m.mse) }),
         h('td', { text: db(m.sqnr_db) })));
     if (best) rows.unshift(h('tr', {}, h('td', { text: `best of ${v.label}` }), h('td', { text: fmtNum(best[0]) }), h('td', { text: fmtNum(best[1]) }), h('td', { text: db(best[2]) })));
