@@ -145,8 +145,8 @@ pub fn registry() -> Result<JsValue, JsError> {
 #[wasm_bindgen(js_name = flatParams, unchecked_return_type = "Record<string, unknown>")]
 pub fn flat_params(id: &str, params: JsValue) -> Result<JsValue, JsError> {
     let spec = registry::find(id).map_err(js_err)?;
-    let flat = spec.flat(&params_from_js(&params)?).map_err(js_err)?;
-    to_js(&flat)
+    let params = params_from_js(&params)?;
+    to_js(&*spec.flat(&params).map_err(js_err)?)
 }
 
 /// The quantizer registry: `{formats: [...], optimisers: [...]}`, each with its parameters

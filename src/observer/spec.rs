@@ -172,7 +172,7 @@ impl ObserverSpec {
     /// the npm package pass them, flat or in the framework's nested forms: see [`Self::flat`])
     /// into a configured observer. Keys that are not declared are refused.
     pub fn resolve(&self, params: &Params) -> Result<Box<dyn Resolved>> {
-        let params = &self.flat(params)?;
+        let params = &*self.flat(params)?;
         let unknown: Vec<String> = given_keys(params)
             .filter(|k| self.param(k).is_none())
             .map(str::to_string)
@@ -184,7 +184,7 @@ impl ObserverSpec {
     /// after construction (`obs.upsample_rate = 128`). An attribute passed as a keyword is an
     /// unknown keyword, as it is to the framework.
     pub fn resolve_call(&self, kwargs: &Params, attributes: &Params) -> Result<Box<dyn Resolved>> {
-        let (kwargs, attributes) = (&self.flat(kwargs)?, &self.flat(attributes)?);
+        let (kwargs, attributes) = (&*self.flat(kwargs)?, &*self.flat(attributes)?);
         let unknown: Vec<String> = given_keys(kwargs)
             .filter(|k| self.param(k).is_none_or(|p| p.attribute))
             .map(str::to_string)
@@ -216,12 +216,12 @@ impl ObserverSpec {
 
     /// Every parameter's value, defaults filled in (each validated).
     pub fn complete(&self, params: &Params) -> Result<Params> {
-        (self.complete)(&self.flat(params)?)
+        (self.complete)(&*self.flat(params)?)
     }
 
     /// `params` with the framework's nested forms (ONNX Runtime's `extra_options`, torchao's
     /// granularity objects, …) made flat: see [`crate::params::library`].
-    pub fn flat(&self, params: &Params) -> Result<Params> {
+    pub fn flat<'a>(&self, params: &'a Params) -> Result<std::borrow::Cow<'a, Params>> {
         crate::params::library::flatten(self.id, params)
     }
 

@@ -25,11 +25,20 @@
 use super::Params;
 use crate::error::{Error, Result};
 use serde_json::{Map, Value};
+use std::borrow::Cow;
 
 /// `params` of observer `observer_id` with the framework's nested forms made flat (see the
-/// module documentation); a parameter set that is already flat comes back unchanged.
-pub fn flatten(observer_id: &str, params: &Params) -> Result<Params> {
+/// module documentation); a parameter set that is already flat is borrowed back unchanged (the
+/// common case, on every slider move).
+pub fn flatten<'a>(observer_id: &str, params: &'a Params) -> Result<Cow<'a, Params>> {
     let family = observer_id.split('.').next().unwrap_or_default();
+    if !params
+        .0
+        .iter()
+        .any(|(key, value)| is_nested(family, key, value))
+    {
+        return Ok(Cow::Borrowed(params));
+    }
     let mut flat = Flat::default();
     for (key, value) in &params.0 {
         match (family, key.as_str(), value) {
@@ -46,7 +55,21 @@ pub fn flatten(observer_id: &str, params: &Params) -> Result<Params> {
             _ => flat.insert(key, value.clone())?,
         }
     }
-    Ok(Params(flat.0))
+    Ok(Cow::Owned(Params(flat.0)))
+}
+
+/// Whether `key: value` of a `family` observer's parameters is one of the forms [`flatten`]
+/// rewrites or drops.
+fn is_nested(family: &str, key: &str, value: &Value) -> bool {
+    matches!(
+        (family, key, value),
+        ("ort", "calibrate_method" | "extra_options", _)
+            | ("llmcompressor", "observer_kwargs", _)
+            | ("llmcompressor", "block_structure", Value::Array(_))
+            | ("torchao", "granularity", Value::Object(_))
+            | ("torchao", "zero_point_domain", Value::Null)
+            | ("quark", "eps" | "percentile_set_via", _)
+    )
 }
 
 /// The flat map being built; a key may be set twice only to the same value.
@@ -169,7 +192,7 @@ mod tests {
     use serde_json::json;
 
     fn flat(id: &str, v: Value) -> Result<Value> {
-        flatten(id, &Params::from_value(v).unwrap()).map(|p| Value::Object(p.0))
+        flatten(id, &Params::from_value(v).unwrap()).map(|p| Value::Object(p.into_owned().0))
     }
 
     #[test]
