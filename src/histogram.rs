@@ -10,18 +10,51 @@
 /// (`counts.len() == bins`). Returns the number of elements counted.
 ///
 /// The elements are binned and counted in integers (in parallel natively, see
-/// [`crate::observers::torch::histogram::binning::count`]); adding `k` to a float32 count `c`
-/// then gives what `k` additions of 1.0 give: `c + k` exactly when `c` is an integer and
-/// `c + k ≤ 2²⁴`, otherwise the additions are made one by one.
+/// [`crate::observers::torch::histogram::binning::count`]; once per registered tensor, see
+/// [`crate::shared_stats::histc_counts`]); adding `k` to a float32 count `c` then gives what `k`
+/// additions of 1.0 give: `c + k` exactly when `c` is an integer and `c + k ≤ 2²⁴`, otherwise
+/// the additions are made one by one.
 pub fn histc_accumulate(data: &[f32], lo: f32, hi: f32, counts: &mut [f32]) -> usize {
-    const EXACT: f32 = 16_777_216.0; // 2^24
-    let bins = counts.len();
+    add_counts(&integer_counts(data, false, counts.len(), lo, hi), counts)
+}
+
+/// [`histc_accumulate`] of `|data|` (without a copy of the absolute values).
+pub fn histc_abs_accumulate(data: &[f32], lo: f32, hi: f32, counts: &mut [f32]) -> usize {
+    add_counts(&integer_counts(data, true, counts.len(), lo, hi), counts)
+}
+
+/// Integer histc counts of `data` (of `|data|` when `magnitudes`), shared while registered.
+fn integer_counts(
+    data: &[f32],
+    magnitudes: bool,
+    bins: usize,
+    lo: f32,
+    hi: f32,
+) -> std::sync::Arc<Vec<u64>> {
+    use crate::observers::torch::histogram::binning;
     if bins == 0 {
-        return 0;
+        return std::sync::Arc::new(Vec::new());
     }
-    let totals = crate::observers::torch::histogram::binning::count(data, bins, lo, hi);
+    let key = crate::shared_stats::HistcKey {
+        magnitudes,
+        bins,
+        lo: lo.to_bits(),
+        hi: hi.to_bits(),
+    };
+    crate::shared_stats::histc_counts(data, key, || {
+        if magnitudes {
+            binning::count_abs(data, bins, lo, hi)
+        } else {
+            binning::count(data, bins, lo, hi)
+        }
+    })
+}
+
+/// Add integer counts `totals` to float32 counters as one addition of 1.0 per element would.
+fn add_counts(totals: &[u64], counts: &mut [f32]) -> usize {
+    const EXACT: f32 = 16_777_216.0; // 2^24
     let mut counted = 0usize;
-    for (c, &k) in counts.iter_mut().zip(&totals) {
+    for (c, &k) in counts.iter_mut().zip(totals) {
         counted += k as usize;
         if c.fract() == 0.0 && (k as f64) + (*c as f64) <= EXACT as f64 {
             *c += k as f32;
@@ -64,6 +97,13 @@ pub fn histc_accumulate_sequential(data: &[f32], lo: f32, hi: f32, counts: &mut 
 pub fn histc(data: &[f32], bins: usize, lo: f32, hi: f32) -> Vec<f32> {
     let mut counts = vec![0.0f32; bins];
     histc_accumulate(data, lo, hi, &mut counts);
+    counts
+}
+
+/// `torch.histc(data.abs(), bins, lo, hi)`, binning `|x|` on the fly.
+pub fn histc_abs(data: &[f32], bins: usize, lo: f32, hi: f32) -> Vec<f32> {
+    let mut counts = vec![0.0f32; bins];
+    histc_abs_accumulate(data, lo, hi, &mut counts);
     counts
 }
 
@@ -113,17 +153,17 @@ pub fn finite_min_max_finish(
     lanes_hi: [f32; 8],
     rest: &[f32],
 ) -> Option<(f32, f32)> {
+    // Strict comparisons (the first of equal values kept, zeros' signs included) rather than
+    // `f32::min`/`max`, whose choice between −0 and +0 depends on how the compiler lowers them.
     let mut lo = f32::INFINITY;
     let mut hi = f32::NEG_INFINITY;
-    for k in 0..8 {
-        lo = lo.min(lanes_lo[k]);
-        hi = hi.max(lanes_hi[k]);
+    for (&l, &h) in lanes_lo.iter().zip(&lanes_hi) {
+        lo = if l < lo { l } else { lo };
+        hi = if h > hi { h } else { hi };
     }
-    for &v in rest {
-        if v.is_finite() {
-            lo = lo.min(v);
-            hi = hi.max(v);
-        }
+    for &v in rest.iter().filter(|v| v.is_finite()) {
+        lo = if v < lo { v } else { lo };
+        hi = if v > hi { v } else { hi };
     }
     (lo <= hi).then_some((lo, hi))
 }
@@ -165,5 +205,34 @@ mod tests {
         assert_eq!(finite_min_max(&[f32::NAN]), None);
         let many: Vec<f32> = (0..1000).map(|i| i as f32 - 500.0).collect();
         assert_eq!(finite_min_max(&many), Some((-500.0, 499.0)));
+    }
+
+    #[test]
+    fn magnitudes_are_binned_as_a_copy_of_the_absolute_values_would_be() {
+        let mut data: Vec<f32> = (0..(3 << 20) + 17)
+            .map(|i| ((i as f32) * 0.61).sin() * 5.0)
+            .collect();
+        data[7] = f32::NAN;
+        data[8] = f32::NEG_INFINITY;
+        data[9] = -0.0;
+        let abs: Vec<f32> = data.iter().map(|v| v.abs()).collect();
+        for (bins, lo, hi) in [(2048, 0.0f32, 5.0f32), (3, -1.0, 2.5), (16, 1.0, 1.0)] {
+            assert_eq!(histc_abs(&data, bins, lo, hi), histc(&abs, bins, lo, hi));
+            let tensor = crate::tensor::Tensor::from_vec(data.clone());
+            let _shared = crate::shared_stats::SharedStats::share(&[&tensor]);
+            // Shared: the first call counts, the second (and values vs magnitudes) must not mix.
+            assert_eq!(
+                histc_abs(&tensor.data, bins, lo, hi),
+                histc(&abs, bins, lo, hi)
+            );
+            assert_eq!(
+                histc_abs(&tensor.data, bins, lo, hi),
+                histc(&abs, bins, lo, hi)
+            );
+            assert_eq!(
+                histc(&tensor.data, bins, lo, hi),
+                histc(&data, bins, lo, hi)
+            );
+        }
     }
 }

@@ -8,17 +8,40 @@
 //! on first use, and hand out the stored value after that. Unregistered data is computed on the
 //! spot. Either way the value is the same: both statistics are computed in fixed pieces merged
 //! in order ([`crate::parallel`]), in parallel natively.
+//!
+//! Histograms are shared the same way ([`histc_counts`]): several observers bin `|x|` over
+//! `[0, max|x|]` with 2048 bins (ModelOpt's three methods, Quark's histogram observers, Horizon's
+//! KL and percentile), and one pass then serves them all. Integer counts are exact, so a shared
+//! histogram is the one each observer would count itself.
 
 use crate::parallel;
 use crate::tensor::{NonFiniteCounts, Tensor};
 use std::marker::PhantomData;
-use std::sync::{Arc, OnceLock, RwLock};
+use std::sync::{Arc, Mutex, OnceLock, RwLock};
+
+/// One `histc` call: values or magnitudes, bin count and range (as bits, so that the key is
+/// exact).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct HistcKey {
+    /// `histc(|x|, …)` rather than `histc(x, …)`.
+    pub magnitudes: bool,
+    pub bins: usize,
+    pub lo: u32,
+    pub hi: u32,
+}
+
+/// Histograms with more bins than this are not kept (a run may bin many ranges).
+const SHARED_HISTC_MAX_BINS: usize = 1 << 16;
+
+/// Integer bin counts, computed once.
+type SharedCounts = Arc<OnceLock<Arc<Vec<u64>>>>;
 
 /// The statistics of one registered tensor, each computed on first use.
 #[derive(Default)]
 struct Stats {
     nonfinite: OnceLock<NonFiniteCounts>,
     min_max: OnceLock<Option<(f32, f32)>>,
+    histc: Mutex<Vec<(HistcKey, SharedCounts)>>,
 }
 
 /// A registered tensor: its data's address and length, how many scopes registered it, and its
@@ -114,6 +137,43 @@ pub fn finite_min_max(data: &[f32]) -> Option<(f32, f32)> {
     }
 }
 
+/// The largest `|x|` of the values of `data` that are not NaN (infinities included), `None` when
+/// there are none; from the shared statistics, so with no pass of its own once they exist.
+pub fn max_abs_ignoring_nan(data: &[f32]) -> Option<f32> {
+    let counts = nonfinite(data);
+    if counts.pos_inf + counts.neg_inf > 0 {
+        return Some(f32::INFINITY);
+    }
+    finite_min_max(data).map(|(lo, hi)| lo.abs().max(hi.abs()))
+}
+
+/// The integer bin counts `compute` returns for the histc call `key` on `data`: computed once
+/// while `data` is registered (by the first caller; others wait for it), on the spot otherwise.
+pub fn histc_counts(
+    data: &[f32],
+    key: HistcKey,
+    compute: impl FnOnce() -> Vec<u64>,
+) -> Arc<Vec<u64>> {
+    let cell = lookup(data)
+        .filter(|_| key.bins <= SHARED_HISTC_MAX_BINS)
+        .and_then(|stats| {
+            let mut kept = stats.histc.lock().ok()?;
+            let cell = match kept.iter().find(|(k, _)| *k == key) {
+                Some((_, cell)) => Arc::clone(cell),
+                None => {
+                    let cell = SharedCounts::default();
+                    kept.push((key, Arc::clone(&cell)));
+                    cell
+                }
+            };
+            Some(cell)
+        });
+    match cell {
+        Some(cell) => Arc::clone(cell.get_or_init(|| Arc::new(compute()))),
+        None => Arc::new(compute()),
+    }
+}
+
 fn count_nonfinite(data: &[f32]) -> NonFiniteCounts {
     parallel::map_chunks(data, |_, piece| NonFiniteCounts::of(piece))
         .into_iter()
@@ -183,6 +243,10 @@ mod tests {
             .collect();
         let (a, b) = min_max(&zeros).unwrap();
         let (c, d) = crate::histogram::finite_min_max_sequential(&zeros).unwrap();
-        assert_eq!((a.to_bits(), b.to_bits()), (c.to_bits(), d.to_bits()));
+        assert_eq!(
+            (a.to_bits(), b.to_bits()),
+            (c.to_bits(), d.to_bits()),
+            "{a} {b} {c} {d}"
+        );
     }
 }

@@ -119,6 +119,29 @@ pub fn histogram_uniform_f32(
     lo: f32,
     hi: f32,
 ) -> Result<(Vec<i64>, Vec<f32>)> {
+    histogram_uniform::<false>(data, n, lo, hi)
+}
+
+/// [`histogram_uniform_f32`] of `np.abs(data)`, taking each `|x|` on the fly.
+pub fn histogram_uniform_abs_f32(
+    data: &[f32],
+    n: usize,
+    lo: f32,
+    hi: f32,
+) -> Result<(Vec<i64>, Vec<f32>)> {
+    histogram_uniform::<true>(data, n, lo, hi)
+}
+
+/// Elements per parallel piece of a histogram: integer counts add up to the same totals in any
+/// order, so the pieces run in parallel natively.
+const HISTOGRAM_PIECE: usize = 1 << 20;
+
+fn histogram_uniform<const ABS: bool>(
+    data: &[f32],
+    n: usize,
+    lo: f32,
+    hi: f32,
+) -> Result<(Vec<i64>, Vec<f32>)> {
     if n == 0 {
         return Err(Error::framework(
             "ValueError",
@@ -151,42 +174,66 @@ pub fn histogram_uniform_f32(
         (lo, hi)
     };
     let edges = linspace_f32(lo, hi, n + 1);
+    let count = |piece: &[f32]| {
+        let mut counts = vec![0i64; n];
+        let denom = hi - lo;
+        let nf = n as f32;
+        for &x in piece {
+            let x = if ABS { x.abs() } else { x };
+            if !(x >= lo && x <= hi) {
+                continue;
+            }
+            // numpy's fast path: the bin from the scaled value, then one step either way so
+            // that the float32 edges decide.
+            let f = (x - lo) / denom * nf;
+            let mut i = f as usize;
+            if i >= n {
+                i = n - 1;
+            }
+            if x < edges[i] {
+                i = i.saturating_sub(1);
+            } else if x >= edges[i + 1] && i != n - 1 {
+                i += 1;
+            }
+            counts[i] += 1;
+        }
+        counts
+    };
+    let pieces = crate::parallel::map_indices(data.len().div_ceil(HISTOGRAM_PIECE), |k| {
+        count(&data[k * HISTOGRAM_PIECE..((k + 1) * HISTOGRAM_PIECE).min(data.len())])
+    });
     let mut counts = vec![0i64; n];
-    let denom = hi - lo;
-    let nf = n as f32;
-    for &x in data {
-        if !(x >= lo && x <= hi) {
-            continue;
+    for piece in pieces {
+        for (c, p) in counts.iter_mut().zip(piece) {
+            *c += p;
         }
-        let f = (x - lo) / denom * nf;
-        let mut i = f as usize;
-        if i >= n {
-            i = n - 1;
-        }
-        if x < edges[i] {
-            i = i.saturating_sub(1);
-        } else if x >= edges[i + 1] && i != n - 1 {
-            i += 1;
-        }
-        counts[i] += 1;
     }
     Ok((counts, edges))
 }
 
 /// `np.histogram(data, bins=n)` (range from the data's min/max, `0..1` when empty).
 pub fn histogram_auto_f32(data: &[f32], n: usize) -> Result<(Vec<i64>, Vec<f32>)> {
-    let (lo, hi) = match min_max_ignore_nan(data) {
-        Some(mm) => mm,
-        None if data.is_empty() => (0.0, 1.0),
-        None => {
-            return Err(Error::framework(
-                "ValueError",
-                "autodetected range of [nan, nan] is not finite",
-                crate::error::Stage::Forward,
-            ))
-        }
-    };
-    histogram_uniform_f32(data, n, lo, hi)
+    let range = auto_range(min_max_ignore_nan(data), data.is_empty())?;
+    histogram_uniform_f32(data, n, range.0, range.1)
+}
+
+/// [`histogram_auto_f32`] of `np.abs(data)`, without the copy.
+pub fn histogram_auto_abs_f32(data: &[f32], n: usize) -> Result<(Vec<i64>, Vec<f32>)> {
+    let range = auto_range(abs_min_max_ignore_nan(data), data.is_empty())?;
+    histogram_uniform_abs_f32(data, n, range.0, range.1)
+}
+
+/// `np.histogram`'s automatic range from the data's NaN-ignoring min/max.
+fn auto_range(min_max: Option<(f32, f32)>, empty: bool) -> Result<(f32, f32)> {
+    match min_max {
+        Some(mm) => Ok(mm),
+        None if empty => Ok((0.0, 1.0)),
+        None => Err(Error::framework(
+            "ValueError",
+            "autodetected range of [nan, nan] is not finite",
+            crate::error::Stage::Forward,
+        )),
+    }
 }
 
 /// Counts of `np.histogram(data, bins=edges)`: bin `i` holds `edges[i] ≤ x < edges[i+1]`, the
@@ -307,9 +354,53 @@ pub fn min_max_ignore_nan(a: &[f32]) -> Option<(f32, f32)> {
     any.then_some((lo, hi))
 }
 
+/// `(np.nanmin(|a|), np.nanmax(|a|))` without the copy, `None` when every value is NaN or `a`
+/// is empty. Magnitudes have no signed zeros, so pieces combine in any order (in parallel
+/// natively).
+pub fn abs_min_max_ignore_nan(a: &[f32]) -> Option<(f32, f32)> {
+    let pieces = crate::parallel::map_chunks(a, |_, piece| {
+        let mut lo = f32::INFINITY;
+        let mut hi = f32::NEG_INFINITY;
+        for &x in piece {
+            let m = x.abs();
+            // NaN fails both comparisons and is skipped.
+            lo = if m < lo { m } else { lo };
+            hi = if m > hi { m } else { hi };
+        }
+        (lo, hi)
+    });
+    let (lo, hi) = pieces
+        .into_iter()
+        .fold((f32::INFINITY, f32::NEG_INFINITY), |(lo, hi), (a, b)| {
+            (lo.min(a), hi.max(b))
+        });
+    (lo <= hi).then_some((lo, hi))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn magnitude_histograms_equal_those_of_a_copy() {
+        let mut data: Vec<f32> = (0..(2 << 20) + 5)
+            .map(|i| ((i as f32) * 0.37).cos() * 3.0)
+            .collect();
+        data[3] = f32::NAN;
+        data[4] = -0.0;
+        let abs: Vec<f32> = data.iter().map(|v| v.abs()).collect();
+        assert_eq!(abs_min_max_ignore_nan(&data), min_max_ignore_nan(&abs));
+        assert_eq!(
+            histogram_auto_abs_f32(&data, 2048).unwrap(),
+            histogram_auto_f32(&abs, 2048).unwrap()
+        );
+        assert_eq!(
+            histogram_uniform_abs_f32(&data, 7, 0.5, 2.0).unwrap(),
+            histogram_uniform_f32(&abs, 7, 0.5, 2.0).unwrap()
+        );
+        assert_eq!(abs_min_max_ignore_nan(&[f32::NAN]), None);
+        assert!(histogram_auto_abs_f32(&[f32::NAN], 4).is_err());
+    }
 
     #[test]
     fn pairwise_sum_matches_numpy_order() {

@@ -21,11 +21,12 @@
 use super::base::{plot_state, MinMaxState};
 use super::config::{ensure, BaseConfig, KlBaseArgs};
 use crate::error::{Error, Result, Stage};
-use crate::histogram::histc;
+use crate::histogram::histc_abs;
 use crate::kernels::torch::{
     add_left_aligned, arange_chunked_f32, arange_count, linspace_two_roundings, sum_f64,
 };
 use crate::observer::{HistogramState, ObserverKind, ObserverState, QParams};
+use crate::shared_stats::max_abs_ignoring_nan;
 use crate::tensor::Tensor;
 use serde_json::json;
 
@@ -102,10 +103,10 @@ pub struct KlState {
 
 impl KlState {
     /// Add one batch's `|x|` to the pooled histogram, growing it at the same bin width when the
-    /// batch's maximum passes the last edge.
-    fn collect(&mut self, abs: &[f32], x_max: f32) -> Result<()> {
+    /// batch's maximum `x_max` of `|x|` passes the last edge.
+    fn collect(&mut self, batch: &[f32], x_max: f32) -> Result<()> {
         if self.hist.is_empty() && self.edges.is_empty() {
-            self.hist = histc(abs, self.bins, 0.0, x_max);
+            self.hist = histc_abs(batch, self.bins, 0.0, x_max);
             self.edges = linspace_two_roundings(0.0, x_max, self.bins + 1);
             return Ok(());
         }
@@ -135,7 +136,7 @@ impl KlState {
             self.edges = arange_chunked_f32(width, len as usize);
         }
         let hi = *self.edges.last().unwrap_or(&0.0);
-        let mut hist = histc(abs, self.bins, 0.0, hi);
+        let mut hist = histc_abs(batch, self.bins, 0.0, hi);
         add_left_aligned(&mut hist, &self.hist)?;
         self.hist = hist;
         Ok(())
@@ -318,9 +319,9 @@ impl ObserverKind for Kl {
         if batch.is_empty() {
             return Ok(());
         }
-        let abs: Vec<f32> = batch.data.iter().map(|v| v.abs()).collect();
-        let x_max = abs.iter().fold(f32::NEG_INFINITY, |m, &v| m.max(v));
-        state.collect(&abs, x_max)?;
+        // `abs(x).max()` with NaN skipped (`f32::max`), -inf when every value is NaN.
+        let x_max = max_abs_ignoring_nan(&batch.data).unwrap_or(f32::NEG_INFINITY);
+        state.collect(&batch.data, x_max)?;
         state.cur_step += 1;
         if state.cur_step == cfg.update_interval {
             let run = compute_amax_entropy(&state.hist, &state.edges, cfg.levels())?;

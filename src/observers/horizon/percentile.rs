@@ -14,7 +14,7 @@
 use super::base::{self, plot_state, MinMaxState};
 use super::config::{ensure, BaseConfig, PerTensorBaseArgs};
 use crate::error::Result;
-use crate::histogram::histc_accumulate;
+use crate::histogram::histc_abs;
 use crate::observer::{HistogramState, ObserverKind, ObserverState, QParams};
 use crate::tensor::Tensor;
 
@@ -41,15 +41,7 @@ impl AbsHistogram {
         } else {
             (-min).max(max)
         };
-        let mut counts = vec![0.0f32; bins];
-        let mut buf = [0.0f32; 4096];
-        for chunk in data.chunks(buf.len()) {
-            let abs = &mut buf[..chunk.len()];
-            for (a, &v) in abs.iter_mut().zip(chunk) {
-                *a = v.abs();
-            }
-            histc_accumulate(abs, 0.0, range, &mut counts);
-        }
+        let counts = histc_abs(data, bins, 0.0, range);
         let mut acc = 0.0f64;
         let cumsum = counts
             .iter()

@@ -12,7 +12,7 @@
 //!   counts added left-aligned.
 
 use crate::error::{Error, Result, Stage};
-use crate::histogram::histc;
+use crate::histogram::{histc, histc_abs};
 use crate::kernels::numpy;
 use crate::kernels::torch::{arange_via_f64, linspace_via_f64};
 
@@ -81,22 +81,46 @@ pub fn collect(
     skip_zeros: bool,
     torch_hist: bool,
 ) -> Result<Hist> {
-    let (lo, _) = numpy::min_max_ignore_nan(batch).ok_or_else(|| empty_reduction("min"))?;
+    let (lo, hi) = numpy::min_max_ignore_nan(batch).ok_or_else(|| empty_reduction("min"))?;
     let abs = lo < 0.0;
+    if torch_hist && !skip_zeros {
+        // `x = |batch|` binned on the fly; its NaN-ignoring max is that of the batch's extremes.
+        let x_max = if abs { lo.abs().max(hi.abs()) } else { hi };
+        let bin = |bins: usize, top: f32| {
+            if abs {
+                histc_abs(batch, bins, 0.0, top)
+            } else {
+                histc(batch, bins, 0.0, top)
+            }
+        };
+        return collect_torch(state, x_max, bin, num_bins);
+    }
     let x: Vec<f32> = batch
         .iter()
         .map(|&v| if abs { v.abs() } else { v })
         .filter(|&v| !(skip_zeros && v == 0.0))
         .collect();
     if torch_hist {
-        collect_torch(state, &x, num_bins)
+        let (_, x_max) = numpy::min_max_ignore_nan(&x).ok_or_else(|| empty_reduction("max"))?;
+        collect_torch(
+            state,
+            x_max,
+            |bins, top| histc(&x, bins, 0.0, top),
+            num_bins,
+        )
     } else {
         collect_numpy(state, &x, num_bins)
     }
 }
 
-fn collect_torch(state: Option<Hist>, x: &[f32], num_bins: usize) -> Result<Hist> {
-    let (_, x_max) = numpy::min_max_ignore_nan(x).ok_or_else(|| empty_reduction("max"))?;
+/// The torch-histogram update with this batch's values' max `x_max`; `bin(bins, top)` is
+/// `histc(x, bins, 0, top)` of them.
+fn collect_torch(
+    state: Option<Hist>,
+    x_max: f32,
+    bin: impl Fn(usize, f32) -> Vec<f32>,
+    num_bins: usize,
+) -> Result<Hist> {
     let Some(Hist::Torch {
         hist: old,
         edges,
@@ -104,7 +128,7 @@ fn collect_torch(state: Option<Hist>, x: &[f32], num_bins: usize) -> Result<Hist
     }) = state
     else {
         return Ok(Hist::Torch {
-            hist: histc(x, num_bins, 0.0, x_max),
+            hist: bin(num_bins, x_max),
             edges: linspace_via_f64(0.0, x_max, num_bins + 1),
             num_bins,
         });
@@ -129,7 +153,7 @@ fn collect_torch(state: Option<Hist>, x: &[f32], num_bins: usize) -> Result<Hist
         edges = arange_via_f64(0.0, (x_max + width) as f64, width as f64)?;
     }
     let top = edges.last().copied().unwrap_or(0.0);
-    let mut hist = histc(x, bins, 0.0, top);
+    let mut hist = bin(bins, top);
     if old.len() > hist.len() {
         return Err(Error::framework(
             "RuntimeError",

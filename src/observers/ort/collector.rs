@@ -155,9 +155,8 @@ fn collect_absolute_value(
     num_bins: usize,
 ) -> Result<Collected> {
     let (min, max) = min_max(data);
-    let abs: Vec<f32> = data.iter().map(|x| x.abs()).collect();
     let Some(old) = state else {
-        let (hist, edges) = numpy::histogram_auto_f32(&abs, num_bins)?;
+        let (hist, edges) = numpy::histogram_auto_abs_f32(data, num_bins)?;
         return Ok(Collected {
             hist,
             edges,
@@ -166,6 +165,7 @@ fn collect_absolute_value(
             threshold: 0.0,
         });
     };
+    let abs: Vec<f32> = data.iter().map(|x| x.abs()).collect();
     let temp_amax = numpy::min_max_ignore_nan(&abs)
         .map(|(_, hi)| hi)
         .ok_or_else(|| {

@@ -21,12 +21,14 @@ use super::kernels::scaled_fake_quantize;
 use super::qparams::{self, ScaleZp};
 use super::spec::{PerTensorScheme, QuarkSpec};
 use crate::error::{Error, Result, Stage};
-use crate::histogram::histc;
+use crate::histogram::{histc, histc_abs};
 use crate::kernels::torch::{add_left_aligned, arange_via_f64_fma, linspace_fma};
 use crate::observer::{HistogramState, ObserverKind, ObserverState, QParams};
 use crate::params::ParamSet;
 use crate::qdq::QdqKernel;
+use crate::shared_stats;
 use crate::tensor::Tensor;
+use std::borrow::Cow;
 use std::fmt::Debug;
 use std::marker::PhantomData;
 
@@ -86,6 +88,52 @@ pub struct QuarkHistogram {
     pub edges: Vec<f32>,
 }
 
+/// The values a batch is binned by: the batch itself, or its magnitudes (binned on the fly).
+struct BatchValues<'a> {
+    data: &'a [f32],
+    magnitudes: bool,
+}
+
+impl<'a> BatchValues<'a> {
+    fn of(data: &'a [f32], magnitudes: bool) -> Self {
+        BatchValues { data, magnitudes }
+    }
+
+    /// `torch.histc(x, bins, lo, hi)` of these values.
+    fn histc(&self, bins: usize, lo: f32, hi: f32) -> Vec<f32> {
+        if self.magnitudes {
+            histc_abs(self.data, bins, lo, hi)
+        } else {
+            histc(self.data, bins, lo, hi)
+        }
+    }
+}
+
+/// `(x.min(), x.max())` as PyTorch gives them: NaN when any value is NaN, infinities included,
+/// `None` for an empty batch. From the shared per-tensor statistics (no pass of its own when
+/// they exist).
+fn nan_propagating_min_max(data: &[f32]) -> Option<(f32, f32)> {
+    if data.is_empty() {
+        return None;
+    }
+    let counts = shared_stats::nonfinite(data);
+    if counts.nan > 0 {
+        return Some((f32::NAN, f32::NAN));
+    }
+    let finite = shared_stats::finite_min_max(data);
+    let lo = if counts.neg_inf > 0 {
+        f32::NEG_INFINITY
+    } else {
+        finite.map_or(f32::INFINITY, |(lo, _)| lo)
+    };
+    let hi = if counts.pos_inf > 0 {
+        f32::INFINITY
+    } else {
+        finite.map_or(f32::NEG_INFINITY, |(_, hi)| hi)
+    };
+    Some((lo, hi))
+}
+
 fn forward_error(message: impl Into<String>) -> Error {
     Error::framework("AssertionError", message, Stage::Forward)
 }
@@ -107,39 +155,27 @@ impl QuarkHistogram {
 
     /// `forward(x)`.
     pub fn observe(&mut self, binning: &Binning, data: &[f32]) -> Result<()> {
-        let mut x: Vec<f32> = if binning.skip_zeros {
-            data.iter().copied().filter(|&v| v != 0.0).collect()
+        let kept: Cow<[f32]> = if binning.skip_zeros {
+            Cow::Owned(data.iter().copied().filter(|&v| v != 0.0).collect())
         } else {
-            data.to_vec()
+            Cow::Borrowed(data)
         };
-        let safe_max = |x: &[f32]| {
-            x.iter().copied().fold(None, |m: Option<f32>, v| {
-                Some(match m {
-                    None => v,
-                    Some(m) if v.is_nan() || m.is_nan() => f32::NAN,
-                    Some(m) => m.max(v),
-                })
-            })
-        };
-        let safe_min = |x: &[f32]| {
-            x.iter().copied().fold(None, |m: Option<f32>, v| {
-                Some(match m {
-                    None => v,
-                    Some(m) if v.is_nan() || m.is_nan() => f32::NAN,
-                    Some(m) => m.min(v),
-                })
-            })
-        };
-        let (x_min, mut x_max): (f64, f64) = if binning.symmetric == Some(false) {
+        let range = nan_propagating_min_max(&kept);
+        let (x, x_min, mut x_max): (BatchValues, f64, f64) = if binning.symmetric == Some(false) {
             (
-                safe_min(&x).map_or(0.0, f64::from),
-                safe_max(&x).map_or(0.0, f64::from),
+                BatchValues::of(&kept, false),
+                range.map_or(0.0, |(lo, _)| f64::from(lo)),
+                range.map_or(0.0, |(_, hi)| f64::from(hi)),
             )
         } else {
-            if safe_min(&x).is_some_and(|m| m < 0.0) {
-                x.iter_mut().for_each(|v| *v = v.abs());
-            }
-            (0.0, safe_max(&x).map_or(0.0, f64::from))
+            // `x = x.abs()` when `x.min() < 0` (never with a NaN: the min is then NaN).
+            let negative = range.is_some_and(|(lo, _)| lo < 0.0);
+            let max = match range {
+                None => 0.0,
+                Some((lo, hi)) if negative => lo.abs().max(hi.abs()),
+                Some((_, hi)) => hi,
+            };
+            (BatchValues::of(&kept, negative), 0.0, f64::from(max))
         };
         if x_min.is_nan() || x_max.is_nan() {
             return Err(Error::framework(
@@ -153,7 +189,7 @@ impl QuarkHistogram {
             x_max = x_min + span.max(f32::MIN_POSITIVE as f64);
         }
         if self.is_empty() {
-            self.hist = histc(&x, self.num_bins, x_min as f32, x_max as f32);
+            self.hist = x.histc(self.num_bins, x_min as f32, x_max as f32);
             self.edges = linspace_fma(x_min as f32, x_max as f32, self.num_bins + 1);
             return Ok(());
         }
@@ -190,7 +226,7 @@ impl QuarkHistogram {
         if !inside {
             return Err(forward_error(""));
         }
-        let mut hist = histc(&x, self.num_bins, self.edges[0], last(&self.edges));
+        let mut hist = x.histc(self.num_bins, self.edges[0], last(&self.edges));
         add_left_aligned(&mut hist, &self.hist)?;
         self.hist = hist;
         Ok(())
@@ -198,7 +234,7 @@ impl QuarkHistogram {
 
     /// Corrected merge: whole bins of the current width are added on each side, the edges
     /// stay a linear progression with `bins + 1` values and old counts keep their place.
-    fn merge_aligned(&mut self, x: &[f32], x_min: f32, x_max: f32) -> Result<()> {
+    fn merge_aligned(&mut self, x: &BatchValues, x_min: f32, x_max: f32) -> Result<()> {
         let old_bins = self.hist.len();
         let lo = self.edges[0] as f64;
         let hi = self.edges[self.edges.len() - 1] as f64;
@@ -216,7 +252,7 @@ impl QuarkHistogram {
         self.grow((left + right) as f32)?;
         let (new_lo, new_hi) = (lo - left * width, hi + right * width);
         self.edges = linspace_fma(new_lo as f32, new_hi as f32, self.num_bins + 1);
-        let mut hist = histc(x, self.num_bins, new_lo as f32, new_hi as f32);
+        let mut hist = x.histc(self.num_bins, new_lo as f32, new_hi as f32);
         let offset = left as usize;
         for (i, &old) in self.hist.iter().enumerate() {
             if let Some(h) = hist.get_mut(offset + i) {
@@ -391,6 +427,18 @@ pub type PerTensorHistogram = HistogramObserver<Collection>;
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn min_max_as_pytorch_gives_them() {
+        let nan = f32::NAN;
+        let inf = f32::INFINITY;
+        assert_eq!(nan_propagating_min_max(&[]), None);
+        assert_eq!(nan_propagating_min_max(&[2.0, -1.0]), Some((-1.0, 2.0)));
+        assert_eq!(nan_propagating_min_max(&[2.0, -inf]), Some((-inf, 2.0)));
+        assert_eq!(nan_propagating_min_max(&[inf]), Some((inf, inf)));
+        assert_eq!(nan_propagating_min_max(&[-inf, inf]), Some((-inf, inf)));
+        assert!(nan_propagating_min_max(&[1.0, nan]).is_some_and(|(a, b)| a.is_nan() && b.is_nan()));
+    }
 
     fn binning(bins: usize, skip_zeros: bool, symmetric: bool, aligned: bool) -> Binning {
         Binning::new(bins as i64, skip_zeros, Some(symmetric), aligned)

@@ -144,23 +144,76 @@ fn pow2_min_mse(
     let (qmin, qmax) = (qmin as f32, qmax as f32);
     let z = zp as f32;
     let pos = scale_to_pos(scale);
+    let candidates: [f32; 5] = std::array::from_fn(|i| pos_to_scale(pos + i as f32 - 2.0));
+    let errors = squared_errors(data, &candidates, z, (qmin, qmax));
     let mut best = (f64::INFINITY, scale);
-    for i in 0..5 {
-        let s = pos_to_scale(pos + i as f32 - 2.0);
-        let diff: f64 = data
-            .iter()
-            .map(|&x| {
-                let q = (round_half_even(x / s) + z).clamp(qmin, qmax);
-                let d = (q - z) * s - x;
-                (d * d) as f64
-            })
-            .sum::<f64>();
+    for (&s, &diff) in candidates.iter().zip(&errors) {
         let diff = diff as f32 as f64;
         if diff < best.0 {
             best = (diff, s);
         }
     }
     Ok((best.1, zp))
+}
+
+/// Lanes of [`squared_error`]'s float64 sums.
+const LANES: usize = 8;
+
+/// For each candidate scale `s`, `Σ ((clamp(round(x/s) + z, qmin, qmax) − z)·s − x)²`, each
+/// square in float32 and summed in float64: fixed pieces ([`crate::parallel::map_chunks`],
+/// small enough to stay in cache while every candidate reads them), added in order, so the sums
+/// do not depend on the thread count.
+fn squared_errors<const N: usize>(
+    data: &[f32],
+    scales: &[f32; N],
+    z: f32,
+    q_range: (f32, f32),
+) -> [f64; N] {
+    let pieces = crate::parallel::map_chunks(data, |_, piece| {
+        scales.map(|s| squared_error(piece, s, z, q_range))
+    });
+    let mut totals = [0.0f64; N];
+    for piece in pieces {
+        for (t, p) in totals.iter_mut().zip(piece) {
+            *t += p;
+        }
+    }
+    totals
+}
+
+/// One candidate's sum over one piece: eight lanes by index, added in order, then the tail.
+fn squared_error(piece: &[f32], s: f32, z: f32, q_range: (f32, f32)) -> f64 {
+    #[cfg(all(target_arch = "x86_64", not(target_feature = "avx2")))]
+    if crate::qdq::simd::has_avx2() {
+        // SAFETY: the CPU has AVX2.
+        return unsafe { squared_error_avx2(piece, s, z, q_range) };
+    }
+    squared_error_lanes(piece, s, z, q_range)
+}
+
+/// [`squared_error_lanes`] compiled for AVX2 (same arithmetic, same bits).
+#[cfg(all(target_arch = "x86_64", not(target_feature = "avx2")))]
+#[target_feature(enable = "avx2")]
+unsafe fn squared_error_avx2(piece: &[f32], s: f32, z: f32, q_range: (f32, f32)) -> f64 {
+    squared_error_lanes(piece, s, z, q_range)
+}
+
+#[inline(always)]
+fn squared_error_lanes(piece: &[f32], s: f32, z: f32, (qmin, qmax): (f32, f32)) -> f64 {
+    let error = |x: f32| {
+        let q = (round_half_even(x / s) + z).clamp(qmin, qmax);
+        let d = (q - z) * s - x;
+        (d * d) as f64
+    };
+    let mut lanes = [0.0f64; LANES];
+    let blocks = piece.chunks_exact(LANES);
+    let tail = blocks.remainder();
+    for block in blocks {
+        for (a, &x) in lanes.iter_mut().zip(block) {
+            *a += error(x);
+        }
+    }
+    lanes.iter().sum::<f64>() + tail.iter().map(|&x| error(x)).sum::<f64>()
 }
 
 /// The most common entry of `record` (first seen among ties), as `Counter.most_common(1)`.

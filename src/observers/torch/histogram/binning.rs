@@ -68,12 +68,22 @@ const PIECE: usize = 1 << 20;
 /// Integer counts per bin, with histc's binning rule. Natively the data is cut into pieces
 /// counted in parallel; integer counts add up to the same totals in any order.
 pub fn count(data: &[f32], bins: usize, lo: f32, hi: f32) -> Vec<u64> {
+    count_pieces::<false>(data, bins, lo, hi)
+}
+
+/// [`count`] of `|data|`, without materialising the absolute values (what observers that bin
+/// `x.abs()` compute).
+pub fn count_abs(data: &[f32], bins: usize, lo: f32, hi: f32) -> Vec<u64> {
+    count_pieces::<true>(data, bins, lo, hi)
+}
+
+fn count_pieces<const ABS: bool>(data: &[f32], bins: usize, lo: f32, hi: f32) -> Vec<u64> {
     if data.len() <= PIECE {
-        return count_impl::<false>(data, bins, lo, hi).0;
+        return count_impl::<false, ABS>(data, bins, lo, hi).0;
     }
     let pieces = crate::parallel::map_indices(data.len().div_ceil(PIECE), |k| {
         let piece = &data[k * PIECE..((k + 1) * PIECE).min(data.len())];
-        count_impl::<false>(piece, bins, lo, hi).0
+        count_impl::<false, ABS>(piece, bins, lo, hi).0
     });
     let mut totals = vec![0u64; bins];
     for piece in pieces {
@@ -92,7 +102,7 @@ pub fn histc_with_range(
     lo: f32,
     hi: f32,
 ) -> (Vec<f32>, Option<(f32, f32)>) {
-    let (counts, range) = count_impl::<true>(data, bins, lo, hi);
+    let (counts, range) = count_impl::<true, false>(data, bins, lo, hi);
     (
         counts
             .into_iter()
@@ -105,7 +115,8 @@ pub fn histc_with_range(
 /// Lanes of the fused min/max.
 const LANES: usize = 8;
 
-fn count_impl<const RANGE: bool>(
+/// Counts of `data` (of `|data|` when `ABS`) and, when `RANGE`, the finite min/max of `data`.
+fn count_impl<const RANGE: bool, const ABS: bool>(
     data: &[f32],
     bins: usize,
     lo: f32,
@@ -157,7 +168,7 @@ fn count_impl<const RANGE: bool>(
         for block in part.chunks(BLOCK) {
             let idx = &mut idx[..block.len()];
             for (slot, &v) in idx.iter_mut().zip(block) {
-                *slot = geometry.index(v);
+                *slot = geometry.index(if ABS { v.abs() } else { v });
             }
             if RANGE {
                 track(block);
