@@ -30,8 +30,11 @@ pub struct HistcKey {
     pub hi: u32,
 }
 
-/// Histograms with more bins than this are not kept (a run may bin many ranges).
+/// Histograms with more bins than this are not kept.
 const SHARED_HISTC_MAX_BINS: usize = 1 << 16;
+/// Histograms kept per tensor (the oldest goes first): a lease lives as long as a selection,
+/// while a slider may ask for a new bin count or range at every move.
+const SHARED_HISTC_KEPT: usize = 16;
 
 /// Integer bin counts, computed once.
 type SharedCounts = Arc<OnceLock<Arc<Vec<u64>>>>;
@@ -57,13 +60,44 @@ static REGISTRY: RwLock<Vec<Entry>> = RwLock::new(Vec::new());
 
 /// Batches whose statistics are shared while this value lives.
 pub struct SharedStats<'a> {
-    keys: Vec<(usize, usize)>,
+    _registration: Registration,
     _batches: PhantomData<&'a Tensor>,
 }
 
 impl<'a> SharedStats<'a> {
     /// Share the statistics of `batches` until the returned value is dropped.
     pub fn share(batches: &[&'a Tensor]) -> Self {
+        SharedStats {
+            _registration: Registration::new(batches),
+            _batches: PhantomData,
+        }
+    }
+}
+
+/// A registration that does not borrow its batches, for an owner that holds them longer than
+/// one call (the explorer's session, for its selection: every observer run on it then shares
+/// the statistics). The owner must drop the lease before it frees or changes those batches:
+/// the registry knows them by address and length only.
+pub struct StatsLease {
+    _registration: Registration,
+}
+
+impl StatsLease {
+    /// Share the statistics of `batches` until the lease is dropped (see the type's contract).
+    pub fn new(batches: &[&Tensor]) -> Self {
+        StatsLease {
+            _registration: Registration::new(batches),
+        }
+    }
+}
+
+/// The keys a scope registered; unregistered on drop.
+struct Registration {
+    keys: Vec<(usize, usize)>,
+}
+
+impl Registration {
+    fn new(batches: &[&Tensor]) -> Self {
         let keys: Vec<(usize, usize)> = batches
             .iter()
             .map(|b| (b.data.as_ptr() as usize, b.data.len()))
@@ -84,14 +118,11 @@ impl<'a> SharedStats<'a> {
                 }
             }
         }
-        SharedStats {
-            keys,
-            _batches: PhantomData,
-        }
+        Registration { keys }
     }
 }
 
-impl Drop for SharedStats<'_> {
+impl Drop for Registration {
     fn drop(&mut self) {
         if let Ok(mut registry) = REGISTRY.write() {
             for &(address, len) in &self.keys {
@@ -161,6 +192,9 @@ pub fn histc_counts(
             let cell = match kept.iter().find(|(k, _)| *k == key) {
                 Some((_, cell)) => Arc::clone(cell),
                 None => {
+                    if kept.len() >= SHARED_HISTC_KEPT {
+                        kept.remove(0);
+                    }
                     let cell = SharedCounts::default();
                     kept.push((key, Arc::clone(&cell)));
                     cell

@@ -25,6 +25,7 @@ use crate::params::Params;
 use crate::plot::svg::Comparison;
 use crate::plot::{CurveView, Hist, Marker};
 use crate::registry;
+use crate::shared_stats::StatsLease;
 use crate::tensor::{read_tensors, NamedTensor, NonFiniteCounts, Tensor};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -166,6 +167,11 @@ struct CollectedState {
 /// An explorer session.
 #[derive(Default)]
 pub struct Session {
+    /// The selection's batches registered for shared statistics (min/max, non-finite counts,
+    /// histograms), so that the observers run on them compute each once. Declared first so
+    /// that it is dropped before the data it names; replaced whenever the selection or the
+    /// files change.
+    shared: Option<StatsLease>,
     files: Vec<LoadedFile>,
     selection: Option<Selection>,
     split_parts: Vec<Tensor>,
@@ -260,6 +266,7 @@ impl Session {
     /// Keep only the files with the given indices (in that order); used when a new set of files
     /// replaces the previous one after it loaded successfully.
     pub fn retain_files(&mut self, keep: &[usize]) -> Vec<FileInfo> {
+        self.shared = None;
         let mut old: Vec<Option<LoadedFile>> = std::mem::take(&mut self.files)
             .into_iter()
             .map(Some)
@@ -417,11 +424,13 @@ impl Session {
             mean,
             std,
         };
+        self.shared = None;
         self.split_parts = parts;
         self.selection = Some(selection);
         self.moments = moments;
         self.summary = Some(summary.clone());
         self.runs.clear();
+        self.shared = Some(StatsLease::new(&self.batches()));
         Ok(summary)
     }
 
