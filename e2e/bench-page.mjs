@@ -99,6 +99,7 @@ try {
     els.map((e) => e.id),
   );
   const redraws = [];
+  const parts = [];
   const sliderLoad = load();
   if (sliders.length > 0) {
     for (let i = 0; i < changes; i++) {
@@ -107,7 +108,10 @@ try {
       await page.evaluate(() => window.quantscope.idle());
       const fresh = (await page.evaluate(() => window.quantscope.latencies())).slice(before);
       const partial = fresh.find((x) => x.kind === 'partial');
-      if (partial && partial.stateReused) redraws.push(partial.ms);
+      if (partial && partial.stateReused) {
+        redraws.push(partial.ms);
+        parts.push(partial);
+      }
     }
   }
   report({
@@ -115,6 +119,9 @@ try {
     slider_median_ms: redraws.length ? median(redraws) : null,
     slider_p95_ms: redraws.length ? p95(redraws) : null,
     slider_samples: redraws.length,
+    // where a redraw's time goes: until the engine's answer arrived, and drawing it
+    slider_received_median_ms: parts.length ? median(parts.map((x) => x.received)) : null,
+    slider_draw_median_ms: parts.length ? median(parts.map((x) => x.draw)) : null,
     slider_load_average: sliderLoad,
     page_errors: page.errors,
   });

@@ -7,8 +7,15 @@
 // For each repetition a fresh tensor is loaded (so no state is reused), then observed. Only the
 // functions `engine()` and `observeOnce()` know the package's JS API: adapt them when it
 // changes.
+//
+// The list is also timed in worker_threads, one per core, as the page's pool of Web Workers
+// runs it: each worker starts its own WebAssembly instance, reads and loads the file and runs
+// every n-th observer; the time is from starting the workers until the last answered, and the
+// answers must equal the single-thread ones.
 import { readFileSync } from 'node:fs';
+import os from 'node:os';
 import { performance } from 'node:perf_hooks';
+import { Worker, isMainThread, parentPort, workerData } from 'node:worker_threads';
 
 const [file, repeatText, ...given] = process.argv.slice(2);
 const listed = () =>
@@ -48,6 +55,36 @@ function median(values) {
   return sorted[Math.floor(sorted.length / 2)];
 }
 
+const summary = (r) => ({ observer: r.observer, ok: r.ok, scale: r.scale ?? r.qparams?.scale, zero_point: r.zero_point ?? r.qparams?.zero_point, metrics: r.metrics });
+
+if (!isMainThread) {
+  // A worker of `inWorkers`: its share of the observers on its own copy of the file.
+  const { qs } = await engine();
+  const tensor = qs.loadTensor(new Uint8Array(readFileSync(workerData.file)), { name: 'bench.npy' });
+  parentPort.postMessage(workerData.ids.map((id) => summary(qs.observe(tensor, id))));
+  tensor.free();
+  process.exit(0);
+}
+
+/** Wall seconds to run `observers` split over `n` worker_threads, and the answers in list order. */
+async function inWorkers(observers, n) {
+  const t0 = performance.now();
+  const shares = Array.from({ length: n }, (_, k) => observers.filter((_, i) => i % n === k));
+  const answers = await Promise.all(
+    shares.map(
+      (share) =>
+        new Promise((resolve, reject) => {
+          const worker = new Worker(new URL(import.meta.url), { workerData: { file, ids: share } });
+          worker.once('message', resolve);
+          worker.once('error', reject);
+        }),
+    ),
+  );
+  const seconds = (performance.now() - t0) / 1e3;
+  const ordered = observers.map((_, i) => answers[i % n][Math.floor(i / n)]);
+  return [seconds, ordered];
+}
+
 const { qs, flavour } = await engine();
 const bytes = new Uint8Array(readFileSync(file));
 const time = (observers, times) => {
@@ -63,14 +100,25 @@ const time = (observers, times) => {
   }
   return { load_median_s: median(load), observe_median_s: median(observe), load_runs_s: load, observe_runs_s: observe, last };
 };
-const summary = (r) => ({ observer: r.observer, ok: r.ok, scale: r.scale ?? r.qparams?.scale, zero_point: r.zero_point ?? r.qparams?.zero_point, metrics: r.metrics });
 const histogram = time(['torch.HistogramObserver'], repeat);
 const minmax = time(['torch.MinMaxObserver'], repeat);
 const all = time(ids, Math.min(repeat, 3));
+const threads = os.availableParallelism();
+const pooled = [];
+let pooledLast = null;
+await inWorkers(ids, threads); // warm-up
+for (let i = 0; i < Math.min(repeat, 3); i++) {
+  const [seconds, answers] = await inWorkers(ids, threads);
+  pooled.push(seconds);
+  pooledLast = answers;
+}
+const identical = JSON.stringify(pooledLast) === JSON.stringify(all.last.map(summary));
 console.log(JSON.stringify({
   node: process.version,
   flavour,
   histogram_observer: { ...histogram, last: histogram.last.map(summary) },
   minmax_qdq_metrics: { ...minmax, last: minmax.last.map(summary) },
   all_observers: { ...all, last: all.last.map(summary) },
+  // file read, load and observe included, as for the CLI
+  all_observers_workers: { workers: threads, median_s: median(pooled), runs_s: pooled, identical },
 }));
