@@ -756,6 +756,7 @@ fn marker(r: &Report, color: usize) -> Option<Marker> {
         observer: r.observer.clone(),
         color,
         threshold,
+        slice: crate::display::slice_unit(r.granularity).into(),
         mse: m.mse,
         sqnr_db: m.sqnr_db,
     })

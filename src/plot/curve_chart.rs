@@ -4,7 +4,7 @@
 
 use super::axis::Axis;
 use super::legend::draw_entry_text;
-use super::{err, fmt_num, theme, themed_mesh, CurveView, DrawResult, Style};
+use super::{err, fmt_num, theme, themed_mesh, CurveView, DrawResult, Marker, Style};
 use plotters::coord::ranged1d::Ranged;
 use plotters::coord::Shift;
 use plotters::prelude::*;
@@ -29,13 +29,13 @@ pub fn draw_curve<DB: DrawingBackend>(
         .filter(|p| p.0 > 0.0 && p.0.is_finite())
         .filter_map(|&(t, m, s)| yv(m, s).map(|y| (t, y)))
         .collect();
-    let marks: Vec<(Option<f64>, f64, usize, &str)> = view
+    let marks: Vec<(Option<f64>, f64, &Marker)> = view
         .markers
         .iter()
         .filter_map(|m| {
             let y = yv(m.mse, m.sqnr_db)?;
             let x = m.threshold.filter(|t| *t > 0.0 && t.is_finite());
-            Some((x, y, m.color, m.observer.as_str()))
+            Some((x, y, m))
         })
         .collect();
     let label_font = theme::font(style.px(11.0));
@@ -52,7 +52,7 @@ pub fn draw_curve<DB: DrawingBackend>(
     let mut x1 = pts.iter().map(|p| p.0).fold(f64::NEG_INFINITY, f64::max);
     let mut ylo = pts.iter().map(|p| p.1).fold(f64::INFINITY, f64::min);
     let mut yhi = pts.iter().map(|p| p.1).fold(f64::NEG_INFINITY, f64::max);
-    for (x, y, _, _) in &marks {
+    for (x, y, _) in &marks {
         if let Some(x) = x {
             x0 = x0.min(*x);
             x1 = x1.max(*x);
@@ -133,9 +133,9 @@ pub fn draw_curve<DB: DrawingBackend>(
         }
     }
     let r = style.ipx(5.0).max(1) as u32;
-    for (x, y, color, name) in &marks {
-        let c = theme::series(*color);
-        let name = name.to_string();
+    for (x, y, marker) in &marks {
+        let c = theme::series(marker.color);
+        let name = marker.observer.clone();
         match x {
             Some(x) => {
                 chart
@@ -153,7 +153,7 @@ pub fn draw_curve<DB: DrawingBackend>(
                     PathElement::new(vec![(a, *y), (b, *y)], c.stroke_width(style.stroke(2.0)))
                 });
                 chart.draw_series(dashes).map_err(err)?;
-                legend.push((Key::Dash, c, format!("{name} (per channel)")));
+                legend.push((Key::Dash, c, format!("{name} (per {})", marker.slice)));
             }
         }
     }

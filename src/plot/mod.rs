@@ -184,8 +184,16 @@ pub struct Marker {
     /// Threshold `max(|clip_min|, |clip_max|)`; `None` for per-channel observers (drawn as a
     /// horizontal line at their error).
     pub threshold: Option<f64>,
+    /// What one slice of an observer without a single threshold is ("channel", "group",
+    /// "block"), for the legend.
+    #[serde(default = "channel")]
+    pub slice: String,
     pub mse: f64,
     pub sqnr_db: Option<f64>,
+}
+
+fn channel() -> String {
+    "channel".into()
 }
 
 /// The error-versus-clipping chart's data.

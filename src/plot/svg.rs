@@ -261,6 +261,7 @@ mod tests {
                         observer: "torch.MinMaxObserver".into(),
                         color: 0,
                         threshold: Some(4.0),
+                        slice: "channel".into(),
                         mse: 2.26,
                         sqnr_db: Some(26.0),
                     },
@@ -268,6 +269,7 @@ mod tests {
                         observer: "torch.PerChannelMinMaxObserver".into(),
                         color: 1,
                         threshold: None,
+                        slice: "block".into(),
                         mse: 0.05,
                         sqnr_db: Some(40.0),
                     },
@@ -293,6 +295,8 @@ mod tests {
             assert!(svg.starts_with("<svg"), "{}", &svg[..80]);
             assert!(svg.contains("torch.MinMaxObserver"));
             assert!(svg.contains("torch.PerChannelMinMaxObserver"));
+            // The legend names the marker's slice (a block here), not always "channel".
+            assert!(svg.contains("(per block)") && !svg.contains("(per channel)"));
             assert!(svg.contains("quant_min must be less than quant_max"));
             assert!(svg.contains("best t = "));
             assert!(svg.contains("ch 3"), "outlier channel labelled");
