@@ -125,19 +125,37 @@ pub fn finite_min_max_sequential(data: &[f32]) -> Option<(f32, f32)> {
 /// ignored): lane `k` holds the extrema of elements `k, k + 8, …`, the first of equal values
 /// kept.
 pub fn finite_min_max_lanes(data: &[f32]) -> ([f32; 8], [f32; 8]) {
-    // Eight independent lanes let the compiler vectorise the reduction.
+    #[cfg(all(target_arch = "x86_64", not(target_feature = "avx2")))]
+    if crate::qdq::simd::has_avx2() {
+        // SAFETY: the CPU has AVX2.
+        return unsafe { finite_min_max_lanes_avx2(data) };
+    }
+    finite_min_max_lanes_portable(data)
+}
+
+/// [`finite_min_max_lanes_portable`] compiled for AVX2 (the same selects, the same values).
+#[cfg(all(target_arch = "x86_64", not(target_feature = "avx2")))]
+#[target_feature(enable = "avx2")]
+unsafe fn finite_min_max_lanes_avx2(data: &[f32]) -> ([f32; 8], [f32; 8]) {
+    finite_min_max_lanes_portable(data)
+}
+
+#[inline(always)]
+fn finite_min_max_lanes_portable(data: &[f32]) -> ([f32; 8], [f32; 8]) {
+    // Eight independent lanes and branch-free selects (`&`, not `&&`) let the compiler
+    // vectorise the reduction.
     let mut lanes_lo = [f32::INFINITY; 8];
     let mut lanes_hi = [f32::NEG_INFINITY; 8];
     for chunk in data.chunks_exact(8) {
         for k in 0..8 {
             let v = chunk[k];
             let finite = v.is_finite();
-            lanes_lo[k] = if finite && v < lanes_lo[k] {
+            lanes_lo[k] = if finite & (v < lanes_lo[k]) {
                 v
             } else {
                 lanes_lo[k]
             };
-            lanes_hi[k] = if finite && v > lanes_hi[k] {
+            lanes_hi[k] = if finite & (v > lanes_hi[k]) {
                 v
             } else {
                 lanes_hi[k]

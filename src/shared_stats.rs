@@ -42,8 +42,8 @@ type SharedCounts = Arc<OnceLock<Arc<Vec<u64>>>>;
 /// The statistics of one registered tensor, each computed on first use.
 #[derive(Default)]
 struct Stats {
-    nonfinite: OnceLock<NonFiniteCounts>,
-    min_max: OnceLock<Option<(f32, f32)>>,
+    /// Non-finite counts and finite min/max, found in one pass.
+    scan: OnceLock<(NonFiniteCounts, Option<(f32, f32)>)>,
     histc: Mutex<Vec<(HistcKey, SharedCounts)>>,
 }
 
@@ -154,7 +154,7 @@ fn lookup(data: &[f32]) -> Option<Arc<Stats>> {
 /// NaN/±Inf counts of `data` (shared when registered).
 pub fn nonfinite(data: &[f32]) -> NonFiniteCounts {
     match lookup(data) {
-        Some(stats) => *stats.nonfinite.get_or_init(|| count_nonfinite(data)),
+        Some(stats) => stats.scan.get_or_init(|| scan(data)).0,
         None => count_nonfinite(data),
     }
 }
@@ -163,7 +163,7 @@ pub fn nonfinite(data: &[f32]) -> NonFiniteCounts {
 /// registered); the same value as [`crate::histogram::finite_min_max_sequential`].
 pub fn finite_min_max(data: &[f32]) -> Option<(f32, f32)> {
     match lookup(data) {
-        Some(stats) => *stats.min_max.get_or_init(|| min_max(data)),
+        Some(stats) => stats.scan.get_or_init(|| scan(data)).1,
         None => min_max(data),
     }
 }
@@ -208,6 +208,25 @@ pub fn histc_counts(
     }
 }
 
+/// [`count_nonfinite`] and [`min_max`] in one pass over memory: each parallel piece is
+/// counted, then (still in cache) scanned for its extrema.
+fn scan(data: &[f32]) -> (NonFiniteCounts, Option<(f32, f32)>) {
+    let body = data.len() / 8 * 8;
+    let pieces = parallel::map_chunks(&data[..body], |_, piece| {
+        (
+            NonFiniteCounts::of(piece),
+            crate::histogram::finite_min_max_lanes(piece),
+        )
+    });
+    let mut counts = NonFiniteCounts::of(&data[body..]);
+    let mut lanes = Vec::with_capacity(pieces.len());
+    for (c, l) in pieces {
+        counts = counts + c;
+        lanes.push(l);
+    }
+    (counts, combine_lanes(lanes, &data[body..]))
+}
+
 fn count_nonfinite(data: &[f32]) -> NonFiniteCounts {
     parallel::map_chunks(data, |_, piece| NonFiniteCounts::of(piece))
         .into_iter()
@@ -223,6 +242,12 @@ fn min_max(data: &[f32]) -> Option<(f32, f32)> {
     let lanes = parallel::map_chunks(&data[..body], |_, piece| {
         crate::histogram::finite_min_max_lanes(piece)
     });
+    combine_lanes(lanes, &data[body..])
+}
+
+/// The pieces' lanes of [`crate::histogram::finite_min_max_lanes`] combined in order with strict
+/// comparisons, then finished with the `rest` as the sequential version does.
+fn combine_lanes(lanes: Vec<([f32; 8], [f32; 8])>, rest: &[f32]) -> Option<(f32, f32)> {
     let mut lo = [f32::INFINITY; 8];
     let mut hi = [f32::NEG_INFINITY; 8];
     for (piece_lo, piece_hi) in lanes {
@@ -239,7 +264,7 @@ fn min_max(data: &[f32]) -> Option<(f32, f32)> {
             };
         }
     }
-    crate::histogram::finite_min_max_finish(lo, hi, &data[body..])
+    crate::histogram::finite_min_max_finish(lo, hi, rest)
 }
 
 #[cfg(test)]

@@ -78,9 +78,19 @@ pub struct NonFiniteCounts {
 impl NonFiniteCounts {
     /// Count the non-finite values of `data`.
     pub fn of(data: &[f32]) -> Self {
+        const EXPONENT: u32 = 0x7f80_0000;
         let mut counts = NonFiniteCounts::default();
-        for &v in data {
-            if !v.is_finite() {
+        // A branch-free (vectorised) count per block first; only a block holding a non-finite
+        // value is classified value by value.
+        for block in data.chunks(4096) {
+            let non_finite: u32 = block
+                .iter()
+                .map(|v| u32::from(v.to_bits() & EXPONENT == EXPONENT))
+                .sum();
+            if non_finite == 0 {
+                continue;
+            }
+            for &v in block.iter().filter(|v| !v.is_finite()) {
                 if v.is_nan() {
                     counts.nan += 1;
                 } else if v > 0.0 {

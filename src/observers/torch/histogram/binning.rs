@@ -79,11 +79,11 @@ pub fn count_abs(data: &[f32], bins: usize, lo: f32, hi: f32) -> Vec<u64> {
 
 fn count_pieces<const ABS: bool>(data: &[f32], bins: usize, lo: f32, hi: f32) -> Vec<u64> {
     if data.len() <= PIECE {
-        return count_impl::<false, ABS>(data, bins, lo, hi).0;
+        return count_piece::<ABS>(data, bins, lo, hi);
     }
     let pieces = crate::parallel::map_indices(data.len().div_ceil(PIECE), |k| {
         let piece = &data[k * PIECE..((k + 1) * PIECE).min(data.len())];
-        count_impl::<false, ABS>(piece, bins, lo, hi).0
+        count_piece::<ABS>(piece, bins, lo, hi)
     });
     let mut totals = vec![0u64; bins];
     for piece in pieces {
@@ -115,7 +115,29 @@ pub fn histc_with_range(
 /// Lanes of the fused min/max.
 const LANES: usize = 8;
 
+/// The counts of one piece, with AVX2 where the CPU has it (the same integer counts).
+fn count_piece<const ABS: bool>(data: &[f32], bins: usize, lo: f32, hi: f32) -> Vec<u64> {
+    #[cfg(all(target_arch = "x86_64", not(target_feature = "avx2")))]
+    if crate::qdq::simd::has_avx2() {
+        // SAFETY: the CPU has AVX2.
+        return unsafe { count_piece_avx2::<ABS>(data, bins, lo, hi) };
+    }
+    count_impl::<false, ABS>(data, bins, lo, hi).0
+}
+
+#[cfg(all(target_arch = "x86_64", not(target_feature = "avx2")))]
+#[target_feature(enable = "avx2")]
+unsafe fn count_piece_avx2<const ABS: bool>(
+    data: &[f32],
+    bins: usize,
+    lo: f32,
+    hi: f32,
+) -> Vec<u64> {
+    count_impl::<false, ABS>(data, bins, lo, hi).0
+}
+
 /// Counts of `data` (of `|data|` when `ABS`) and, when `RANGE`, the finite min/max of `data`.
+#[inline(always)]
 fn count_impl<const RANGE: bool, const ABS: bool>(
     data: &[f32],
     bins: usize,
