@@ -126,7 +126,7 @@ pub fn finite_min_max_sequential(data: &[f32]) -> Option<(f32, f32)> {
 /// kept.
 pub fn finite_min_max_lanes(data: &[f32]) -> ([f32; 8], [f32; 8]) {
     #[cfg(all(target_arch = "x86_64", not(target_feature = "avx2")))]
-    if crate::qdq::simd::has_avx2() {
+    if crate::simd::has_avx2() {
         // SAFETY: the CPU has AVX2.
         return unsafe { finite_min_max_lanes_avx2(data) };
     }

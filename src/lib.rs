@@ -37,6 +37,7 @@ pub mod quant;
 pub mod quantizers;
 pub mod registry;
 pub mod shared_stats;
+pub mod simd;
 pub mod slice_map;
 pub mod tensor;
 #[cfg(target_arch = "wasm32")]

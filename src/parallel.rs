@@ -43,6 +43,27 @@ pub fn map_chunks<T: Sync, R: Send>(
     })
 }
 
+/// Per-bin integer counts of `data`: `count` runs on consecutive pieces of `piece` elements (in
+/// parallel natively) and returns `bins` counts each; the totals are their sums, which integer
+/// addition makes the same in any order.
+pub fn sum_piece_counts<C: Copy + Default + std::ops::AddAssign + Send>(
+    data: &[f32],
+    piece: usize,
+    bins: usize,
+    count: impl Fn(&[f32]) -> Vec<C> + Send + Sync,
+) -> Vec<C> {
+    let pieces = map_indices(data.len().div_ceil(piece.max(1)), |k| {
+        count(&data[k * piece..((k + 1) * piece).min(data.len())])
+    });
+    let mut totals = vec![C::default(); bins];
+    for counts in pieces {
+        for (t, c) in totals.iter_mut().zip(counts) {
+            *t += c;
+        }
+    }
+    totals
+}
+
 /// `f(item)` for every item, in order, computed in parallel natively (e.g. one observer each).
 pub fn map_items<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Send + Sync) -> Vec<R> {
     map_indices(items.len(), |i| f(&items[i]))

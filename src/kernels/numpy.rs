@@ -199,15 +199,7 @@ fn histogram_uniform<const ABS: bool>(
         }
         counts
     };
-    let pieces = crate::parallel::map_indices(data.len().div_ceil(HISTOGRAM_PIECE), |k| {
-        count(&data[k * HISTOGRAM_PIECE..((k + 1) * HISTOGRAM_PIECE).min(data.len())])
-    });
-    let mut counts = vec![0i64; n];
-    for piece in pieces {
-        for (c, p) in counts.iter_mut().zip(piece) {
-            *c += p;
-        }
-    }
+    let counts = crate::parallel::sum_piece_counts(data, HISTOGRAM_PIECE, n, count);
     Ok((counts, edges))
 }
 

@@ -161,7 +161,7 @@ impl<F: Fn(f32) -> f32 + Send + Sync> PerTensor<F> {
 impl<F: Fn(f32) -> f32 + Send + Sync> QdqKernel for PerTensor<F> {
     fn measure(&self, _start: usize, x: &[f32], acc: &mut Accumulator) {
         #[cfg(all(target_arch = "x86_64", not(target_feature = "avx2")))]
-        if simd::has_avx2() {
+        if crate::simd::has_avx2() {
             // SAFETY: the CPU has AVX2.
             return unsafe { self.run_avx2(x, acc) };
         }
@@ -249,24 +249,11 @@ impl<P: Copy + Send + Sync, F: Fn(f32, &P) -> f32 + Send + Sync> PerChannel<P, F
 impl<P: Copy + Send + Sync, F: Fn(f32, &P) -> f32 + Send + Sync> QdqKernel for PerChannel<P, F> {
     fn measure(&self, start: usize, x: &[f32], acc: &mut Accumulator) {
         #[cfg(all(target_arch = "x86_64", not(target_feature = "avx2")))]
-        if simd::has_avx2() {
+        if crate::simd::has_avx2() {
             // SAFETY: the CPU has AVX2.
             return unsafe { self.run_avx2(start, x, acc) };
         }
         self.run(start, x, acc)
-    }
-}
-
-/// Wider vectors where the CPU has them: each kernel's loop is also compiled for AVX2 and picked
-/// at run time. IEEE arithmetic gives the same bits at any vector width, and Rust never
-/// contracts `a·b + c` into a fused multiply-add on its own, so both paths compute identical
-/// values.
-pub(crate) mod simd {
-    /// True when this x86-64 CPU has AVX2 (cached by the standard library).
-    #[cfg(all(target_arch = "x86_64", not(target_feature = "avx2")))]
-    #[inline]
-    pub fn has_avx2() -> bool {
-        std::arch::is_x86_feature_detected!("avx2")
     }
 }
 

@@ -184,7 +184,7 @@ fn squared_errors<const N: usize>(
 /// One candidate's sum over one piece: eight lanes by index, added in order, then the tail.
 fn squared_error(piece: &[f32], s: f32, z: f32, q_range: (f32, f32)) -> f64 {
     #[cfg(all(target_arch = "x86_64", not(target_feature = "avx2")))]
-    if crate::qdq::simd::has_avx2() {
+    if crate::simd::has_avx2() {
         // SAFETY: the CPU has AVX2.
         return unsafe { squared_error_avx2(piece, s, z, q_range) };
     }

@@ -78,20 +78,9 @@ pub fn count_abs(data: &[f32], bins: usize, lo: f32, hi: f32) -> Vec<u64> {
 }
 
 fn count_pieces<const ABS: bool>(data: &[f32], bins: usize, lo: f32, hi: f32) -> Vec<u64> {
-    if data.len() <= PIECE {
-        return count_piece::<ABS>(data, bins, lo, hi);
-    }
-    let pieces = crate::parallel::map_indices(data.len().div_ceil(PIECE), |k| {
-        let piece = &data[k * PIECE..((k + 1) * PIECE).min(data.len())];
+    crate::parallel::sum_piece_counts(data, PIECE, bins, |piece| {
         count_piece::<ABS>(piece, bins, lo, hi)
-    });
-    let mut totals = vec![0u64; bins];
-    for piece in pieces {
-        for (t, c) in totals.iter_mut().zip(piece) {
-            *t += c;
-        }
-    }
-    totals
+    })
 }
 
 /// `torch.histc(data, bins, lo, hi)` together with the min and max of the finite values of
@@ -118,7 +107,7 @@ const LANES: usize = 8;
 /// The counts of one piece, with AVX2 where the CPU has it (the same integer counts).
 fn count_piece<const ABS: bool>(data: &[f32], bins: usize, lo: f32, hi: f32) -> Vec<u64> {
     #[cfg(all(target_arch = "x86_64", not(target_feature = "avx2")))]
-    if crate::qdq::simd::has_avx2() {
+    if crate::simd::has_avx2() {
         // SAFETY: the CPU has AVX2.
         return unsafe { count_piece_avx2::<ABS>(data, bins, lo, hi) };
     }
