@@ -76,8 +76,12 @@ test("Deno's Jupyter kernel shows a result as SVG", { skip: kernelSkip, timeout:
   const nb = {
     cells: [
       { id: 'observe', cell_type: 'code', execution_count: null, metadata: {}, outputs: [], source: OBSERVE },
-      { id: 'show', cell_type: 'code', execution_count: null, metadata: {}, outputs: [], source: 'hist' },
-      { id: 'compare', cell_type: 'code', execution_count: null, metadata: {}, outputs: [], source: 'Deno.jupyter.svg`${qs.renderSvg([minmax, hist])}`' },
+      // `await Deno.jupyter.display(…)`, not a bare last expression: Deno's kernel (2.9) can publish a
+      // cell's execute_result after its `idle` status, and nbclient (like `jupyter execute`) then
+      // drops it — about one cell in ten here. display() uses the same Symbol.for("Jupyter.display")
+      // bundle and is published before the cell ends.
+      { id: 'show', cell_type: 'code', execution_count: null, metadata: {}, outputs: [], source: 'await Deno.jupyter.display(hist)' },
+      { id: 'compare', cell_type: 'code', execution_count: null, metadata: {}, outputs: [], source: 'await Deno.jupyter.display(Deno.jupyter.svg`${qs.renderSvg([minmax, hist])}`)' },
     ],
     metadata: { kernelspec: { name: 'deno', display_name: 'Deno', language: 'typescript' } },
     nbformat: 4,
@@ -92,7 +96,7 @@ NotebookClient(nb, kernel_name="deno", timeout=120, resources={"metadata": {"pat
 print(json.dumps([nb.cells[1].outputs, nb.cells[2].outputs]))
 `;
   const [outputs, comparison] = JSON.parse(execFileSync(venvBin('python'), ['-c', run], { cwd: dir, encoding: 'utf8', env: { ...process.env, JUPYTER_DATA_DIR: data, JUPYTER_PATH: data, JUPYTER_RUNTIME_DIR: path.join(dir, '.jupyter-runtime') } }));
-  const shown = outputs.find((o) => o.output_type === 'execute_result' || o.output_type === 'display_data');
+  const shown = outputs.find((o) => o.output_type === 'display_data');
   assert.ok(shown, `the cell shows a result: ${JSON.stringify(outputs).slice(0, 500)}`);
   const svg = shown.data['image/svg+xml'];
   assert.ok(typeof svg === 'string' && svg.startsWith('<svg') && svg.includes(HIST), 'image/svg+xml of the Histogram panel');
@@ -100,6 +104,6 @@ print(json.dumps([nb.cells[1].outputs, nb.cells[2].outputs]))
   const c = goldenCase('hist-default-normal');
   assert.ok(within(plain.scale[0], c.expected.scale[0], c.tolerance.per_field.scale), `scale ${plain.scale[0]}`);
   fs.writeFileSync(path.join(RESULTS, 'deno-kernel-histogram.svg'), svg);
-  const both = comparison.find((o) => o.output_type === 'execute_result' || o.output_type === 'display_data');
+  const both = comparison.find((o) => o.output_type === 'display_data');
   assert.ok(both && both.data['image/svg+xml'].includes(MINMAX) && both.data['image/svg+xml'].includes(HIST), `the comparison shows as SVG: ${JSON.stringify(comparison).slice(0, 300)}`);
 });
