@@ -288,7 +288,7 @@ pub fn round_to_float_format(x: f32, mbits: u32, emin: i32, max: f32) -> f32 {
             let down = f32::from_bits(((127 - quantum_exp) as u32) << 23);
             let up = f32::from_bits(((127 + quantum_exp) as u32) << 23);
             let r = round_half_even(a * down) * up;
-            return r.min(max).copysign(x);
+            return crate::quant::copysign(r.min(max), x);
         }
     }
     round_to_float_format_slow(x, mbits, emin, max)
@@ -305,12 +305,12 @@ fn round_to_float_format_slow(x: f32, mbits: u32, emin: i32, max: f32) -> f32 {
         return x;
     }
     if a.is_infinite() {
-        return max.copysign(x);
+        return crate::quant::copysign(max, x);
     }
     let quantum_exp = floor_log2(a).max(emin) - mbits as i32;
     let r = round_half_even(a * pow2(-quantum_exp)) * pow2(quantum_exp);
     let r = if r > max { max } else { r };
-    r.copysign(x)
+    crate::quant::copysign(r, x)
 }
 
 /// `ElementFormat` as a choice parameter: the canonical names are offered, aliases accepted.

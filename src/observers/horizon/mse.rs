@@ -17,7 +17,7 @@
 use super::base::{self, plot_state, MinMaxState, Scheme};
 use super::channels::channel_rows;
 use super::config::{BaseConfig, MseBaseArgs};
-use super::scale_quanti::l2_loss;
+use super::scale_quanti::l2_losses;
 use crate::error::{Error, Result, Stage};
 use crate::observer::{ObserverKind, ObserverState, QParams};
 use crate::tensor::Tensor;
@@ -80,19 +80,22 @@ impl MseConfig {
         let row_len = rows.len() / channels.max(1);
         let row = |c: usize| &rows[c * row_len..(c + 1) * row_len];
         let (lo, hi): (Vec<f32>, Vec<f32>) = (0..channels).map(|c| base::min_max(row(c))).unzip();
-        let mut factors = Vec::new();
-        let mut losses = Vec::new();
-        for i in (0..NUM_ITER).step_by(self.stride) {
-            let f = (1.0 - i as f64 * 0.01) as f32;
-            let candidate: Vec<f32> = (0..channels)
-                .map(|c| {
-                    let scale = quant.scale(lo[c] * f, hi[c] * f);
-                    l2_loss(row(c), quant, scale)
-                })
+        let factors: Vec<f32> = (0..NUM_ITER)
+            .step_by(self.stride)
+            .map(|i| (1.0 - i as f64 * 0.01) as f32)
+            .collect();
+        // Every candidate of a channel in one blocked pass over its row ([`l2_losses`]); one
+        // row: its candidate groups in parallel, several: the rows in parallel.
+        let per_channel: Vec<Vec<f32>> = crate::parallel::map_indices(channels, |c| {
+            let scales: Vec<f32> = factors
+                .iter()
+                .map(|&f| quant.scale(lo[c] * f, hi[c] * f))
                 .collect();
-            factors.push(f);
-            losses.push(candidate);
-        }
+            l2_losses(row(c), quant, &scales, channels == 1)
+        });
+        let losses: Vec<Vec<f32>> = (0..factors.len())
+            .map(|k| per_channel.iter().map(|l| l[k]).collect())
+            .collect();
         // Last minimum per channel (`n − 1 − argmin(reversed)`); NaN wins like torch.argmin.
         let selected: Vec<usize> = (0..channels)
             .map(|c| {

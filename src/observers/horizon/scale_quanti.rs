@@ -98,28 +98,131 @@ pub fn l2_loss(row: &[f32], quant: &QuantConfig, scale: f32) -> f32 {
 
 #[inline(always)]
 fn l2_loss_with(row: &[f32], s: f32, lo: f32, hi: f32, round: impl Fn(f32) -> f32) -> f32 {
-    let err = |v: f32| {
-        let r = round(v / s);
-        let c = if r < lo { lo } else { r };
-        (if c > hi { hi } else { c }) * s - v
-    };
-    let full = row.len() / 8 * 8;
     let mut lanes = [0.0f32; 8];
-    for chunk in row[..full].chunks_exact(8) {
+    add_squared_errors(&mut lanes, &row[..row.len() / 8 * 8], s, lo, hi, &round);
+    finish_l2(lanes, row, s, lo, hi, &round)
+}
+
+/// The error of one value under `scale_quanti` with scale `s` (zero point 0, grid `[lo, hi]`).
+#[inline(always)]
+fn quant_error(v: f32, s: f32, lo: f32, hi: f32, round: &impl Fn(f32) -> f32) -> f32 {
+    let r = round(v / s);
+    let c = if r < lo { lo } else { r };
+    (if c > hi { hi } else { c }) * s - v
+}
+
+/// Add the squared errors of `whole` (a multiple of 8 values) to the eight lanes, value `i`
+/// into lane `i mod 8`, in order.
+#[inline(always)]
+fn add_squared_errors(
+    lanes: &mut [f32; 8],
+    whole: &[f32],
+    s: f32,
+    lo: f32,
+    hi: f32,
+    round: &impl Fn(f32) -> f32,
+) {
+    for chunk in whole.chunks_exact(8) {
         for (lane, &v) in lanes.iter_mut().zip(chunk) {
-            let d = err(v);
+            let d = quant_error(v, s, lo, hi, round);
             *lane += d * d;
         }
     }
+}
+
+/// The lanes added in order, then the tail of `row` (under 8 values) one by one, then √.
+#[inline(always)]
+fn finish_l2(
+    lanes: [f32; 8],
+    row: &[f32],
+    s: f32,
+    lo: f32,
+    hi: f32,
+    round: &impl Fn(f32) -> f32,
+) -> f32 {
     let mut acc = lanes[0];
     for &lane in &lanes[1..] {
         acc += lane;
     }
-    for &v in &row[full..] {
-        let d = err(v);
+    for &v in &row[row.len() / 8 * 8..] {
+        let d = quant_error(v, s, lo, hi, round);
         acc += d * d;
     }
     acc.sqrt()
+}
+
+/// Values per block of [`l2_losses`]: a multiple of 8 whose 16 KiB stay in the L1 cache while
+/// every candidate of a group runs over them.
+const LOSS_BLOCK: usize = 4096;
+
+/// Candidates per group of [`l2_losses`]: the groups of a single row run in parallel natively.
+const LOSS_GROUP: usize = 8;
+
+/// [`l2_loss`] of `row` for every scale of `scales`, bit for bit: each candidate's eight lanes
+/// still receive the same values in the same order, but a block of the row is read once for a
+/// whole group of candidates (one pass over memory per group instead of per candidate), and the
+/// groups run in parallel natively. With `parallel` false (the caller already runs rows in
+/// parallel) the groups run one after the other.
+pub fn l2_losses(row: &[f32], quant: &QuantConfig, scales: &[f32], parallel: bool) -> Vec<f32> {
+    let group = |g: &[f32]| l2_losses_group(row, quant, g);
+    let groups: Vec<&[f32]> = scales.chunks(LOSS_GROUP).collect();
+    let losses = if parallel {
+        crate::parallel::map_items(&groups, |g| group(g))
+    } else {
+        groups.iter().map(|g| group(g)).collect()
+    };
+    losses.concat()
+}
+
+fn l2_losses_group(row: &[f32], quant: &QuantConfig, scales: &[f32]) -> Vec<f32> {
+    #[cfg(all(target_arch = "x86_64", not(target_feature = "avx2")))]
+    if crate::simd::has_avx2() {
+        // SAFETY: the CPU has AVX2.
+        return unsafe { l2_losses_group_avx2(row, quant, scales) };
+    }
+    l2_losses_group_lanes(row, quant, scales)
+}
+
+/// [`l2_losses_group_lanes`] compiled for AVX2 (same arithmetic, same bits).
+#[cfg(all(target_arch = "x86_64", not(target_feature = "avx2")))]
+#[target_feature(enable = "avx2")]
+unsafe fn l2_losses_group_avx2(row: &[f32], quant: &QuantConfig, scales: &[f32]) -> Vec<f32> {
+    l2_losses_group_lanes(row, quant, scales)
+}
+
+#[inline(always)]
+fn l2_losses_group_lanes(row: &[f32], quant: &QuantConfig, scales: &[f32]) -> Vec<f32> {
+    let (lo, hi) = (quant.quant_min as f32, quant.quant_max as f32);
+    match quant.round_mode {
+        RoundMode::HalfToEven => blocked_losses(row, scales, lo, hi, &round_half_even),
+        RoundMode::BpuRound => {
+            blocked_losses(row, scales, lo, hi, &|v| RoundMode::BpuRound.round(v))
+        }
+    }
+}
+
+#[inline(always)]
+fn blocked_losses(
+    row: &[f32],
+    scales: &[f32],
+    lo: f32,
+    hi: f32,
+    round: &impl Fn(f32) -> f32,
+) -> Vec<f32> {
+    let mut lanes = vec![[0.0f32; 8]; scales.len()];
+    for block in row[..row.len() / 8 * 8].chunks(LOSS_BLOCK) {
+        for (acc, &s) in lanes.iter_mut().zip(scales) {
+            // The lanes in registers for the block, not in memory for every value.
+            let mut local = *acc;
+            add_squared_errors(&mut local, block, s, lo, hi, round);
+            *acc = local;
+        }
+    }
+    lanes
+        .into_iter()
+        .zip(scales)
+        .map(|(acc, &s)| finish_l2(acc, row, s, lo, hi, round))
+        .collect()
 }
 
 #[cfg(test)]
@@ -188,6 +291,47 @@ mod tests {
         assert_eq!(RoundMode::HalfToEven.round(-2.5), -2.0);
         assert_eq!(RoundMode::BpuRound.round(-2.5), -2.0);
         assert_eq!(RoundMode::BpuRound.round(-2.6), -3.0);
+    }
+
+    #[test]
+    fn blocked_losses_equal_one_pass_per_candidate_bit_for_bit() {
+        // Lengths around the block and lane boundaries, heavy tails, both round modes, the 95
+        // candidates of MSEObserver: every loss must have the bits of `l2_loss`.
+        let mut state = 0x2545_f491_4f6c_dd1du64;
+        let mut next = move || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            (state >> 40) as f32 / (1u64 << 24) as f32 - 0.5
+        };
+        for len in [0, 5, 8, 4095, 4096, 4103, 3 * 4096 + 17, 40_000] {
+            let row: Vec<f32> = (0..len)
+                .map(|_| next() * 8.0 / (0.05 + next().abs()))
+                .collect();
+            for mode in [RoundMode::HalfToEven, RoundMode::BpuRound] {
+                let q = quant(QDtype::Qint8, mode);
+                let amax = row.iter().fold(1e-3f32, |m, v| m.max(v.abs()));
+                let scales: Vec<f32> = (0..95)
+                    .map(|i| {
+                        q.scale(
+                            -amax * (1.0 - i as f32 * 0.01),
+                            amax * (1.0 - i as f32 * 0.01),
+                        )
+                    })
+                    .collect();
+                let one: Vec<u32> = scales
+                    .iter()
+                    .map(|&s| l2_loss(&row, &q, s).to_bits())
+                    .collect();
+                for parallel in [false, true] {
+                    let blocked: Vec<u32> = l2_losses(&row, &q, &scales, parallel)
+                        .iter()
+                        .map(|l| l.to_bits())
+                        .collect();
+                    assert_eq!(blocked, one, "len {len}, {mode:?}, parallel {parallel}");
+                }
+            }
+        }
     }
 
     #[test]

@@ -82,7 +82,7 @@ pub fn round_e4m3fn(x: f32) -> f32 {
     let exp = (((a.to_bits() >> 23) & 0xff) as i32 - 127).max(-6);
     let step = 2.0f32.powi(exp - 3);
     let r = round_half_even(a / step) * step;
-    r.copysign(x)
+    crate::quant::copysign(r, x)
 }
 
 /// `_fp8_eager(x, amax)` of one value.
