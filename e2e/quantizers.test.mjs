@@ -100,6 +100,7 @@ test('the formats view on the demo: the line-up, its chart, a format added from 
   const added = (await formatRows(page))['int3 per channel'];
   assert.ok(added.bits > 3 && added.bits < 3.2, `int3 per channel bits ${added.bits}`);
   assert.ok(Number(added.sqnr) < Number(rows['int4 per channel'].sqnr), 'one bit less costs SQNR');
+  await page.evaluate(() => window.quantscope.idle());
   assert.match(decodeURIComponent(page.url()), /formats=\[\{"id":"int","params":\{"bits":3,"granularity":"per_channel"\}\}\]/);
   // An impossible format gives a clear error and leaves the table as it was.
   await page.fill('#format-controls [data-param=axis] input.exact', '5');

@@ -218,9 +218,30 @@ function currentState() {
   return { ...app.observers.state(), demo: app.demo, formats: app.formats.state() };
 }
 
+/**
+ * Write the state into the URL fragment once the page settles: `history.replaceState` costs
+ * 2–4 ms on the main thread (and browsers throttle frequent calls), so a slider drag writes it
+ * once, after its last move — never between a move and its redraw. `idle()`, `pagehide` and a
+ * fragment edited by hand settle a pending write first.
+ */
+const URL_SETTLE_MS = 120;
+let urlTimer = null;
+
 function updateUrl() {
+  clearTimeout(urlTimer);
+  urlTimer = setTimeout(writeUrl, URL_SETTLE_MS);
+}
+
+function writeUrl() {
+  clearTimeout(urlTimer);
+  urlTimer = null;
   const hash = encodeState(currentState(), app.specs);
   if (hash !== location.hash) history.replaceState(null, '', hash);
+}
+
+/** Write a pending URL update now (before the page is left, or when asked whether it is idle). */
+function flushUrl() {
+  if (urlTimer !== null) writeUrl();
 }
 
 function applyState(st) {
@@ -235,6 +256,9 @@ function applyState(st) {
 }
 
 function onHashChange() {
+  // The fragment typed by hand wins over a write still waiting for the page to settle.
+  clearTimeout(urlTimer);
+  urlTimer = null;
   const st = decodeState(location.hash, app.specs);
   if (!st || encodeState(currentState(), app.specs) === location.hash) return;
   applyState(st);
@@ -271,7 +295,7 @@ function bindExports() {
     download(`${baseName()}-quantscope.png`, await svgToPng(await app.observers.comparisonSvg(), 1.5));
   });
   $('#share').addEventListener('click', async () => {
-    updateUrl();
+    writeUrl();
     try {
       await navigator.clipboard.writeText(location.href);
       $('#share').textContent = 'Link copied';
@@ -349,6 +373,7 @@ function bindInputs() {
   $('#split-count').addEventListener('change', () => $('#split-on').checked && applySplit());
   $('#split-axis').addEventListener('change', () => $('#split-on').checked && applySplit());
   window.addEventListener('hashchange', onHashChange);
+  window.addEventListener('pagehide', flushUrl);
 }
 
 /** Resolves when nothing is loading, computing or waiting to be drawn. */
@@ -356,8 +381,9 @@ function idle() {
   return new Promise((resolve) => {
     const check = () => {
       const busy = app.loading || app.observers.busy || app.model.busy || app.engine.busy > 0;
-      if (busy) setTimeout(check, 15);
-      else requestAnimationFrame(() => requestAnimationFrame(resolve));
+      if (busy) return setTimeout(check, 15);
+      flushUrl();
+      requestAnimationFrame(() => requestAnimationFrame(resolve));
     };
     check();
   });

@@ -155,10 +155,9 @@ export function createPanel(spec, color, { slot = null, actions = [] } = {}) {
 
 /**
  * Fill a panel's numbers, error and quirk notes from `report` (text only) and set its contract;
- * returns the view it shows (for drawPanel).
+ * returns the view it shows (for drawPanel). A caller that drew first passes the `view` it drew.
  */
-export function fillPanel(el, report) {
-  const view = viewOf(report);
+export function fillPanel(el, report, view = viewOf(report)) {
   const stats = el.querySelector('.stats');
   const error = el.querySelector('.panel-error');
   const quirks = el.querySelector('.quirks');
@@ -190,11 +189,27 @@ export function fillPanel(el, report) {
   return view;
 }
 
-/** Size a canvas's backing store to its CSS box times the device pixel ratio. */
-export function fitCanvas(canvas, cssHeight) {
+/**
+ * A canvas's CSS box `{width, height}` (reading it lays the page out if the DOM changed since the
+ * last frame: measure before changing the DOM, then pass the sizes to `fitCanvas`/`drawPanel`).
+ */
+export function cssSize(canvas) {
+  return { width: canvas.clientWidth || canvas.parentElement?.clientWidth || 480, height: canvas.clientHeight };
+}
+
+/** The CSS sizes of a panel's canvases, for `drawPanel(…, {sizes})` after its DOM is updated. */
+export function measurePanel(el) {
+  return { hist: cssSize(el.querySelector('canvas.hist')), channels: cssSize(el.querySelector('canvas.channels')) };
+}
+
+/**
+ * Size a canvas's backing store to its CSS box (measured now, or `size` measured before) times
+ * the device pixel ratio.
+ */
+export function fitCanvas(canvas, cssHeight, size = cssSize(canvas)) {
   const ratio = Math.min(3, Math.max(1, globalThis.devicePixelRatio || 1));
-  const w = Math.max(120, Math.round(canvas.clientWidth || canvas.parentElement?.clientWidth || 480));
-  const hpx = cssHeight || Math.max(80, Math.round(canvas.clientHeight || 220));
+  const w = Math.max(120, Math.round(size.width || 480));
+  const hpx = cssHeight || Math.max(80, Math.round(size.height || 220));
   const W = Math.round(w * ratio);
   const H = Math.round(hpx * ratio);
   if (canvas.width !== W) canvas.width = W;
@@ -207,17 +222,18 @@ export function fitCanvas(canvas, cssHeight) {
  * histogram `hist` ({lo, hi, counts}) with the clipping range, grid extent and clipped values,
  * and the per-channel chart when the view has channels.
  */
-export function drawPanel(el, view, hist, { logCounts = false } = {}) {
+export function drawPanel(el, view, hist, { logCounts = false, sizes = null } = {}) {
   const canvas = el.querySelector('canvas.hist');
   const color = Number(el.dataset.color || 0);
-  const ratio = fitCanvas(canvas);
+  const ratio = fitCanvas(canvas, undefined, sizes?.hist);
   const style = { logCounts, sqnr: false, pixelRatio: ratio };
   const shown = view && !view.error ? { ...view, color } : { observer: el.dataset.observer, color, clip: null, grid: null };
   if (hist) drawHistogram(canvas, hist.lo, hist.hi, hist.counts, shown, style);
   const ch = el.querySelector('canvas.channels');
   if (view && !view.error && view.channels) {
     ch.hidden = false;
-    const r = fitCanvas(ch);
+    // A chart hidden when measured had no box: measure it now it is shown.
+    const r = fitCanvas(ch, undefined, sizes?.channels.height ? sizes.channels : undefined);
     drawChannels(ch, view.channels, color, { ...style, pixelRatio: r });
   } else {
     ch.hidden = true;

@@ -16,7 +16,7 @@
 // answer to the last request it sent; a panel that is (re)created always asks again.
 import { drawCurve, renderPanelSvg } from '../pkg/quantscope.js';
 import { buildControls, tensorChoices } from './controls.js';
-import { createPanel, fillPanel, drawPanel, h, fitCanvas, seriesColor, granularityLabel } from '../lib/panel.js';
+import { createPanel, fillPanel, drawPanel, measurePanel, viewOf, h, fitCanvas, seriesColor, granularityLabel } from '../lib/panel.js';
 import { fmtNum, fmtShape } from '../lib/format.js';
 import { View } from './view.js';
 
@@ -479,8 +479,12 @@ export class ObserversView extends View {
     p.el.querySelector('.busy').hidden = true;
     p.report = report;
     const d0 = now();
-    p.view = fillPanel(p.el, report);
-    this.draw(p);
+    // Read the canvas sizes, draw, and only then change the panel's text: setting a canvas font
+    // resolves styles, so drawing after the DOM changed would force a style recalculation.
+    const sizes = measurePanel(p.el);
+    p.view = viewOf(report);
+    this.draw(p, sizes);
+    fillPanel(p.el, report, p.view);
     const done = now();
     this.latencies.push({
       id: p.id,
@@ -498,10 +502,10 @@ export class ObserversView extends View {
     this.changed('results');
   }
 
-  draw(p) {
+  draw(p, sizes = null) {
     if (!p.view || !this.root.isConnected) return;
     try {
-      drawPanel(p.el, p.view, this.hist, { logCounts: this.logCounts });
+      drawPanel(p.el, p.view, this.hist, { logCounts: this.logCounts, sizes });
     } catch (err) {
       console.error(err);
     }
