@@ -66,7 +66,7 @@ fn eps_if_zero(s: f32) -> f32 {
 }
 
 /// Integer zero points as float32 (float zero points truncated like `.to(torch.int32)`).
-fn int_zero_points(zp: &ZeroPoint) -> Vec<f32> {
+pub(super) fn int_zero_points(zp: &ZeroPoint) -> Vec<f32> {
     match zp {
         ZeroPoint::Int(v) => v.iter().map(|&z| z as f32).collect(),
         ZeroPoint::Float(v) => v.iter().map(|&z| z.trunc()).collect(),

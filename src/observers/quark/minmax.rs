@@ -264,9 +264,9 @@ impl ObserverKind for PerChannelMinMax {
         }
     }
 
-    fn qdq_kernel(spec: &QuarkSpec, _: &[usize], q: &QParams) -> Option<Box<dyn QdqKernel>> {
+    fn qdq_kernel(spec: &QuarkSpec, shape: &[usize], q: &QParams) -> Option<Box<dyn QdqKernel>> {
         match q.axis {
-            Some(_) => super::qdq_kernel::kernel(spec, q),
+            Some(_) => super::qdq_kernel::per_channel_kernel(spec, shape, q),
             None => super::qdq_kernel::kernel(&spec.per_tensor(), q),
         }
     }
