@@ -84,14 +84,13 @@ impl MseConfig {
             .step_by(self.stride)
             .map(|i| (1.0 - i as f64 * 0.01) as f32)
             .collect();
-        // Every candidate of a channel in one blocked pass over its row ([`l2_losses`]); one
-        // row: its candidate groups in parallel, several: the rows in parallel.
+        // Every candidate of a channel in blocked passes over its row ([`l2_losses`]).
         let per_channel: Vec<Vec<f32>> = crate::parallel::map_indices(channels, |c| {
             let scales: Vec<f32> = factors
                 .iter()
                 .map(|&f| quant.scale(lo[c] * f, hi[c] * f))
                 .collect();
-            l2_losses(row(c), quant, &scales, channels == 1)
+            l2_losses(row(c), quant, &scales)
         });
         let losses: Vec<Vec<f32>> = (0..factors.len())
             .map(|k| per_channel.iter().map(|l| l[k]).collect())

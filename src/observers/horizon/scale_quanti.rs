@@ -88,19 +88,7 @@ pub fn fake_quantize(x: &Tensor, q: &QParams, round_mode: RoundMode) -> Result<T
 /// tail (under 8 elements) one by one, then the square root. This reproduces the reference
 /// losses bit for bit, so near-ties are broken as Horizon breaks them.
 pub fn l2_loss(row: &[f32], quant: &QuantConfig, scale: f32) -> f32 {
-    let (lo, hi) = (quant.quant_min as f32, quant.quant_max as f32);
-    // One monomorphic loop per round mode keeps the hot loop branch-free.
-    match quant.round_mode {
-        RoundMode::HalfToEven => l2_loss_with(row, scale, lo, hi, round_half_even),
-        RoundMode::BpuRound => l2_loss_with(row, scale, lo, hi, |v| RoundMode::BpuRound.round(v)),
-    }
-}
-
-#[inline(always)]
-fn l2_loss_with(row: &[f32], s: f32, lo: f32, hi: f32, round: impl Fn(f32) -> f32) -> f32 {
-    let mut lanes = [0.0f32; 8];
-    add_squared_errors(&mut lanes, &row[..row.len() / 8 * 8], s, lo, hi, &round);
-    finish_l2(lanes, row, s, lo, hi, &round)
+    l2_losses_group(row, quant, &[scale])[0]
 }
 
 /// The error of one value under `scale_quanti` with scale `s` (zero point 0, grid `[lo, hi]`).
@@ -155,23 +143,16 @@ fn finish_l2(
 /// every candidate of a group runs over them.
 const LOSS_BLOCK: usize = 4096;
 
-/// Candidates per group of [`l2_losses`]: the groups of a single row run in parallel natively.
+/// Candidates per group of [`l2_losses`]: the groups run in parallel natively.
 const LOSS_GROUP: usize = 8;
 
 /// [`l2_loss`] of `row` for every scale of `scales`, bit for bit: each candidate's eight lanes
-/// still receive the same values in the same order, but a block of the row is read once for a
-/// whole group of candidates (one pass over memory per group instead of per candidate), and the
-/// groups run in parallel natively. With `parallel` false (the caller already runs rows in
-/// parallel) the groups run one after the other.
-pub fn l2_losses(row: &[f32], quant: &QuantConfig, scales: &[f32], parallel: bool) -> Vec<f32> {
-    let group = |g: &[f32]| l2_losses_group(row, quant, g);
+/// receive the same values in the same order, but a block of the row is read once for a whole
+/// group of candidates (one pass over memory per group instead of per candidate), and the
+/// groups run in parallel natively.
+pub fn l2_losses(row: &[f32], quant: &QuantConfig, scales: &[f32]) -> Vec<f32> {
     let groups: Vec<&[f32]> = scales.chunks(LOSS_GROUP).collect();
-    let losses = if parallel {
-        crate::parallel::map_items(&groups, |g| group(g))
-    } else {
-        groups.iter().map(|g| group(g)).collect()
-    };
-    losses.concat()
+    crate::parallel::map_items(&groups, |g| l2_losses_group(row, quant, g)).concat()
 }
 
 fn l2_losses_group(row: &[f32], quant: &QuantConfig, scales: &[f32]) -> Vec<f32> {
@@ -293,6 +274,31 @@ mod tests {
         assert_eq!(RoundMode::BpuRound.round(-2.6), -3.0);
     }
 
+    /// The loss as PyTorch's kernel sums it, written plainly (the reference of the blocked
+    /// pass): eight lanes over the whole row in order, the lanes added, the tail, the root.
+    fn one_pass_l2(row: &[f32], q: &QuantConfig, s: f32) -> f32 {
+        let (lo, hi) = (q.quant_min as f32, q.quant_max as f32);
+        let err = |v: f32| {
+            let r = q.round_mode.round(v / s);
+            r.clamp(lo, hi) * s - v
+        };
+        let full = row.len() / 8 * 8;
+        let mut lanes = [0.0f32; 8];
+        for (i, &v) in row[..full].iter().enumerate() {
+            let d = err(v);
+            lanes[i % 8] += d * d;
+        }
+        let mut acc = lanes[0];
+        for &lane in &lanes[1..] {
+            acc += lane;
+        }
+        for &v in &row[full..] {
+            let d = err(v);
+            acc += d * d;
+        }
+        acc.sqrt()
+    }
+
     #[test]
     fn blocked_losses_equal_one_pass_per_candidate_bit_for_bit() {
         // Lengths around the block and lane boundaries, heavy tails, both round modes, the 95
@@ -321,15 +327,18 @@ mod tests {
                     .collect();
                 let one: Vec<u32> = scales
                     .iter()
+                    .map(|&s| one_pass_l2(&row, &q, s).to_bits())
+                    .collect();
+                let blocked: Vec<u32> = l2_losses(&row, &q, &scales)
+                    .iter()
+                    .map(|l| l.to_bits())
+                    .collect();
+                assert_eq!(blocked, one, "len {len}, {mode:?}");
+                let single: Vec<u32> = scales
+                    .iter()
                     .map(|&s| l2_loss(&row, &q, s).to_bits())
                     .collect();
-                for parallel in [false, true] {
-                    let blocked: Vec<u32> = l2_losses(&row, &q, &scales, parallel)
-                        .iter()
-                        .map(|l| l.to_bits())
-                        .collect();
-                    assert_eq!(blocked, one, "len {len}, {mode:?}, parallel {parallel}");
-                }
+                assert_eq!(single, one, "len {len}, {mode:?}: l2_loss");
             }
         }
     }

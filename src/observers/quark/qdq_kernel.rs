@@ -18,7 +18,7 @@ pub fn per_channel_kernel(
     shape: &[usize],
     q: &QParams,
 ) -> Option<Box<dyn QdqKernel>> {
-    if spec.qscheme != QScheme::PerChannel || !spec.dtype.is_int() || spec.dtype.half().is_some() {
+    if spec.qscheme != QScheme::PerChannel || !spec.dtype.is_int() {
         return None;
     }
     let shape: Vec<usize> = if shape.is_empty() {
