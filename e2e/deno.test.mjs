@@ -1,8 +1,8 @@
 // The npm package in Deno (the real binary of the `deno` npm package): a script imports the
 // packed package from node_modules, observes a golden torch input and renders the display bundle
 // Deno's Jupyter kernel shows (`Symbol.for("Jupyter.display")` → image/svg+xml); then the same
-// package runs in Deno's Jupyter kernel itself, executed by nbclient, and the cell's output is
-// that SVG.
+// package runs in Deno's Jupyter kernel itself, driven by jupyter_client, and the cell's output
+// is that SVG.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
@@ -76,10 +76,8 @@ test("Deno's Jupyter kernel shows a result as SVG", { skip: kernelSkip, timeout:
   const nb = {
     cells: [
       { id: 'observe', cell_type: 'code', execution_count: null, metadata: {}, outputs: [], source: OBSERVE },
-      // `await Deno.jupyter.display(…)`, not a bare last expression: Deno's kernel (2.9) can publish a
-      // cell's execute_result after its `idle` status, and nbclient (like `jupyter execute`) then
-      // drops it — about one cell in ten here. display() uses the same Symbol.for("Jupyter.display")
-      // bundle and is published before the cell ends.
+      // `await Deno.jupyter.display(…)`, as the README advises for unattended runs (Deno's kernel
+      // can publish a bare last expression after the cell's `idle`; see below).
       { id: 'show', cell_type: 'code', execution_count: null, metadata: {}, outputs: [], source: 'await Deno.jupyter.display(hist)' },
       { id: 'compare', cell_type: 'code', execution_count: null, metadata: {}, outputs: [], source: 'await Deno.jupyter.display(Deno.jupyter.svg`${qs.renderSvg([minmax, hist])}`)' },
     ],
@@ -88,12 +86,32 @@ test("Deno's Jupyter kernel shows a result as SVG", { skip: kernelSkip, timeout:
     nbformat_minor: 5,
   };
   fs.writeFileSync(path.join(dir, 'deno.ipynb'), JSON.stringify(nb));
+  // Driven by jupyter_client rather than nbclient: Deno's kernel (2.9) can publish a cell's
+  // output after the cell's `idle` status, and nbclient stops listening at `idle` (it lost outputs
+  // on CI). Each cell's outputs are gathered by its request id until every shown cell has one.
   const run = `
-import json, sys, nbformat
-from nbclient import NotebookClient
-nb = nbformat.read("deno.ipynb", as_version=4)
-NotebookClient(nb, kernel_name="deno", timeout=120, resources={"metadata": {"path": "."}}).execute()
-print(json.dumps([nb.cells[1].outputs, nb.cells[2].outputs]))
+import json, time
+from jupyter_client.manager import start_new_kernel
+sources = [c["source"] for c in json.load(open("deno.ipynb"))["cells"]]
+km, kc = start_new_kernel(kernel_name="deno", startup_timeout=120)
+try:
+    ids = []
+    for source in sources:
+        ids.append(kc.execute(source))
+        kc.get_shell_msg(timeout=120)
+    outputs = {i: [] for i in ids}
+    deadline = time.time() + 60
+    while time.time() < deadline and not all(outputs[i] for i in ids[1:]):
+        try:
+            msg = kc.get_iopub_msg(timeout=1)
+        except Exception:
+            continue
+        parent = msg["parent_header"].get("msg_id")
+        if parent in outputs and msg["msg_type"] in ("display_data", "execute_result", "error", "stream"):
+            outputs[parent].append({"output_type": msg["msg_type"], **msg["content"]})
+finally:
+    km.shutdown_kernel(now=True)
+print(json.dumps([outputs[ids[1]], outputs[ids[2]]]))
 `;
   const [outputs, comparison] = JSON.parse(execFileSync(venvBin('python'), ['-c', run], { cwd: dir, encoding: 'utf8', env: { ...process.env, JUPYTER_DATA_DIR: data, JUPYTER_PATH: data, JUPYTER_RUNTIME_DIR: path.join(dir, '.jupyter-runtime') } }));
   const shown = outputs.find((o) => o.output_type === 'display_data');
