@@ -191,6 +191,27 @@ impl QParams {
         if let Some(range) = crate::slice_map::grid_range(&self.extra, i) {
             return Some(range);
         }
+        self.scale_range(i)
+    }
+
+    /// [`QParams::representable_range`] of every slice `0..n` (`n`: the scales or the stored
+    /// ranges, whichever are more), the stored ranges read once.
+    pub fn representable_ranges(&self) -> Vec<Option<(f64, f64)>> {
+        let stored = crate::slice_map::grid_ranges(&self.extra);
+        let n = self.scale.len().max(stored.len());
+        (0..n)
+            .map(|i| {
+                stored
+                    .get(i)
+                    .copied()
+                    .flatten()
+                    .or_else(|| self.scale_range(i))
+            })
+            .collect()
+    }
+
+    /// The range of slice `i` from its scale, zero point and grid.
+    fn scale_range(&self, i: usize) -> Option<(f64, f64)> {
         let s = *self.scale.get(i)? as f64;
         match &self.grid {
             Grid::Int {

@@ -105,6 +105,24 @@ pub fn write_grid_range(extra: &mut Map<String, Value>, lo: &[f64], hi: &[f64]) 
     );
 }
 
+/// The representable ranges of every slice stored in `extra` (none when there are none; a
+/// slice whose stored bounds are not numbers gets `None`, as [`grid_range`] gives it).
+pub fn grid_ranges(extra: &Map<String, Value>) -> Vec<Option<(f64, f64)>> {
+    let Some(both) = extra.get(GRID_RANGE_KEY).and_then(Value::as_array) else {
+        return Vec::new();
+    };
+    let (Some(lo), Some(hi)) = (
+        both.first().and_then(Value::as_array),
+        both.get(1).and_then(Value::as_array),
+    ) else {
+        return Vec::new();
+    };
+    lo.iter()
+        .zip(hi)
+        .map(|(l, h)| Some((l.as_f64()?, h.as_f64()?)))
+        .collect()
+}
+
 /// The representable range of slice `k` stored in `extra`, if any.
 pub fn grid_range(extra: &Map<String, Value>, k: usize) -> Option<(f64, f64)> {
     let both = extra.get(GRID_RANGE_KEY)?.as_array()?;

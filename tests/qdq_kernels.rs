@@ -1,6 +1,6 @@
 //! Every fused quantize–dequantize kernel computes exactly what its observer's `fake_quantize`
 //! computes: over the whole registry, every choice of every choice-valued parameter (dtypes,
-//! schemes, rounding modes, …) and two shapes, the metrics of the fused pass equal, bit for
+//! schemes, rounding modes, …) and four shapes, the metrics of the fused pass equal, bit for
 //! bit, those of `fake_quantize` followed by the metrics pass — on data built to hit rounding
 //! ties, the grid's ends, values far outside it, signed zeros and non-finite values.
 use quantscope::engine::Run;
@@ -55,7 +55,9 @@ fn every_kernel_equals_fake_quantize_bit_for_bit() {
                 variants.extend(options.iter().map(|o| Params::new().with(p.name, json!(o))));
             }
         }
-        for shape in [vec![4096], vec![16, 96]] {
+        // Per-group layouts need their axis divisible by the group: blocks along the last axis
+        // (runs of one block) and along a middle one (each element looks its block up).
+        for shape in [vec![4096], vec![16, 96], vec![8, 256], vec![2, 256, 3]] {
             let batches = [calibration(&shape)];
             for params in &variants {
                 let Ok(instance) =

@@ -105,6 +105,19 @@ impl BlockLayout {
         row * self.blocks_per_row + pos / self.block
     }
 
+    /// When the blocked axis is the last one: the block of element `i` and how many elements
+    /// from `i` on stay in it (a block never spans two rows). `None` for other axes, where
+    /// consecutive elements belong to different rows.
+    #[inline]
+    pub fn contiguous_run(&self, i: usize) -> Option<(usize, usize)> {
+        if !self.axis_is_last || self.len == 0 {
+            return None;
+        }
+        let pos = i % self.len;
+        let run = (self.block - pos % self.block).min(self.len - pos);
+        Some(((i / self.len) * self.blocks_per_row + pos / self.block, run))
+    }
+
     /// `max |x|` of every block (padding counts as 0; NaN propagates like `torch.max`).
     pub fn block_amax(&self, data: &[f32]) -> Vec<f32> {
         let mut amax = vec![0.0f32; self.num_blocks()];
@@ -214,6 +227,16 @@ mod tests {
             assert_eq!(got, want, "{shape:?} axis {axis} block {block}");
             let max_block = *want.iter().max().unwrap();
             assert_eq!(layout.num_blocks(), max_block + 1);
+            for i in 0..want.len() {
+                match layout.contiguous_run(i) {
+                    Some((b, run)) => {
+                        // The run stays in block b and ends where the block (or row) does.
+                        assert!(want[i..i + run].iter().all(|&w| w == b), "{shape:?} {i}");
+                        assert!(run >= 1 && (i + run == want.len() || want[i + run] != b));
+                    }
+                    None => assert_ne!(axis, shape.len() - 1),
+                }
+            }
         }
     }
 

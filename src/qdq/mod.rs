@@ -41,6 +41,36 @@ fn bounds(q: &QParams, slice: usize) -> (f64, f64) {
         .unwrap_or((f64::NEG_INFINITY, f64::INFINITY))
 }
 
+/// Every slice's representable range as the float32 bounds the metrics compare with
+/// ([`bounds_f32`]), converted once so that the per-element loops read two arrays. A slice
+/// beyond them has no range (`±∞`), as [`bounds`] gives it.
+struct SliceBounds {
+    lo: Vec<f32>,
+    hi: Vec<f32>,
+}
+
+impl SliceBounds {
+    fn new(q: &QParams) -> Self {
+        let (lo, hi) = q
+            .representable_ranges()
+            .into_iter()
+            .map(|range| {
+                let (lo, hi) = range.unwrap_or((f64::NEG_INFINITY, f64::INFINITY));
+                bounds_f32(lo, hi)
+            })
+            .unzip();
+        SliceBounds { lo, hi }
+    }
+
+    #[inline(always)]
+    fn of(&self, slice: usize) -> (f32, f32) {
+        match (self.lo.get(slice), self.hi.get(slice)) {
+            (Some(&lo), Some(&hi)) => (lo, hi),
+            _ => (f32::NEG_INFINITY, f32::INFINITY),
+        }
+    }
+}
+
 /// A fresh accumulator for data whose non-finite values are counted (shared per tensor, see
 /// [`crate::shared_stats`]): without the finite test when there are none.
 fn accumulator_for(data: &[f32]) -> impl Fn() -> Accumulator {
@@ -88,6 +118,7 @@ pub fn measure_pair(x: &Tensor, dq: &Tensor, q: &QParams) -> BlockMetrics {
             }
         }
     };
+    let per_slice = SliceBounds::new(q);
     let n = x.data.len().min(dq.data.len());
     let (xs, ys) = (&x.data[..n], &dq.data[..n]);
     let fresh = accumulator_for(&x.data);
@@ -108,8 +139,7 @@ pub fn measure_pair(x: &Tensor, dq: &Tensor, q: &QParams) -> BlockMetrics {
                             Slices::Block(layout) => layout.block_of(i),
                             Slices::One(..) => 0,
                         };
-                        let (l, h) = bounds(q, slice);
-                        (lo[j], hi[j]) = bounds_f32(l, h);
+                        (lo[j], hi[j]) = per_slice.of(slice);
                     }
                     acc.add_each(xt, yt, &lo[..xt.len()], &hi[..xt.len()]);
                 }
@@ -257,6 +287,95 @@ impl<P: Copy + Send + Sync, F: Fn(f32, &P) -> f32 + Send + Sync> QdqKernel for P
     }
 }
 
+/// Per-block parameters `P` (blocks along one axis, [`BlockLayout`]), with the element map
+/// `map(x, &P)`.
+///
+/// When the blocks run along the last axis, each block is a run of consecutive elements with one
+/// broadcast parameter; along another axis consecutive elements belong to different rows, and
+/// each element looks its block up.
+pub struct PerBlock<P, F> {
+    params: Vec<P>,
+    bounds: SliceBounds,
+    layout: BlockLayout,
+    map: F,
+}
+
+impl<P: Copy + Send + Sync, F: Fn(f32, &P) -> f32 + Send + Sync> PerBlock<P, F> {
+    /// The kernel for tensors of `shape` cut into the blocks of `layout`, one parameter each;
+    /// `None` unless `layout` is the block layout `q` declares for `shape` (the one the metrics
+    /// measure clipping against, [`block_layout`]) and `params` has one entry per block.
+    pub fn new(
+        q: &QParams,
+        shape: &[usize],
+        layout: BlockLayout,
+        params: Vec<P>,
+        map: F,
+    ) -> Option<Self> {
+        if block_layout(q, shape).as_ref() != Some(&layout) || params.len() != layout.num_blocks() {
+            return None;
+        }
+        Some(PerBlock {
+            params,
+            bounds: SliceBounds::new(q),
+            layout,
+            map,
+        })
+    }
+
+    #[inline(always)]
+    fn run(&self, start: usize, x: &[f32], acc: &mut Accumulator) {
+        let mut y = [0.0f32; TILE];
+        let mut done = 0;
+        while done < x.len() {
+            let i = start + done;
+            if let Some((b, run)) = self.layout.contiguous_run(i) {
+                // One block's run: broadcast its parameter.
+                let run = run.min(x.len() - done).min(TILE);
+                let p = self.params[b];
+                let (xt, yt) = (&x[done..done + run], &mut y[..run]);
+                for (o, &v) in yt.iter_mut().zip(xt) {
+                    *o = (self.map)(v, &p);
+                }
+                let (lo, hi) = self.bounds.of(b);
+                acc.add_f32(xt, yt, lo, hi);
+                done += run;
+            } else {
+                let run = (x.len() - done).min(TILE);
+                let mut lo = [0.0f32; TILE];
+                let mut hi = [0.0f32; TILE];
+                let xt = &x[done..done + run];
+                for (j, &v) in xt.iter().enumerate() {
+                    let b = self.layout.block_of(i + j);
+                    y[j] = (self.map)(v, &self.params[b]);
+                    (lo[j], hi[j]) = self.bounds.of(b);
+                }
+                acc.add_each(xt, &y[..run], &lo[..run], &hi[..run]);
+                done += run;
+            }
+        }
+    }
+}
+
+impl<P: Copy + Send + Sync, F: Fn(f32, &P) -> f32 + Send + Sync> PerBlock<P, F> {
+    /// [`PerBlock::run`] compiled for AVX2.
+    #[cfg(all(target_arch = "x86_64", not(target_feature = "avx2")))]
+    #[target_feature(enable = "avx2")]
+    unsafe fn run_avx2(&self, start: usize, x: &[f32], acc: &mut Accumulator) {
+        self.run(start, x, acc)
+    }
+}
+
+impl<P: Copy + Send + Sync, F: Fn(f32, &P) -> f32 + Send + Sync> QdqKernel for PerBlock<P, F> {
+    fn measure(&self, start: usize, x: &[f32], acc: &mut Accumulator) {
+        #[cfg(all(target_arch = "x86_64", not(target_feature = "avx2")))]
+        if crate::simd::has_avx2() {
+            // SAFETY: the CPU has AVX2.
+            return unsafe { self.run_avx2(start, x, acc) };
+        }
+        self.run(start, x, acc)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -311,5 +430,37 @@ mod tests {
         }
         let q = affine(vec![1.0; 4], vec![0; 4], Some(0));
         assert!(PerChannel::new(&q, &[3, 2], 0, vec![1.0f32; 4], |v, _| v).is_none());
+    }
+
+    #[test]
+    fn per_block_kernel_equals_the_two_step_path_on_every_axis() {
+        for (shape, axis, block) in [
+            (vec![3usize, 64], 1usize, 32usize),
+            (vec![3, 70], 1, 32),
+            (vec![6, 5, 7], 0, 4),
+            (vec![300, 24, 3], 1, 8),
+            (vec![1024, 96], 1, 32),
+        ] {
+            let n: usize = shape.iter().product();
+            let layout = BlockLayout::new(&shape, axis as i64, block).unwrap();
+            let blocks = layout.num_blocks();
+            let scales: Vec<f32> = (0..blocks).map(|b| 0.25 + (b % 13) as f32 * 0.1).collect();
+            let mut q = affine(scales.clone(), vec![0; blocks], None);
+            q.extra.insert("block_axis".into(), axis.into());
+            q.extra.insert("block_size".into(), block.into());
+            let x = Tensor::new(shape.clone(), data(n)).unwrap();
+            let map = |v: f32, s: &f32| (v / s).round_ties_even().clamp(-8.0, 7.0) * s;
+            let dq = Tensor::new(
+                shape.clone(),
+                reference(&x.data, |i, v| map(v, &scales[layout.block_of(i)])),
+            )
+            .unwrap();
+            let kernel = PerBlock::new(&q, &shape, layout.clone(), scales.clone(), map).unwrap();
+            let fused = measure_kernel(&x.data, &kernel);
+            assert_eq!(fused, measure_pair(&x, &dq, &q), "{shape:?} axis {axis}");
+            assert!(fused.clipped > 0);
+            let other = BlockLayout::new(&shape, axis as i64, block * 2).unwrap();
+            assert!(PerBlock::new(&q, &shape, other, scales.clone(), map).is_none());
+        }
     }
 }

@@ -19,6 +19,7 @@ use super::spec::{PerGroupScheme, QuarkSpec};
 use crate::error::{Error, Result, Stage};
 use crate::formats::bfp::BFP16;
 use crate::observer::{ObserverKind, ObserverState, QParams, ZeroPoint};
+use crate::qdq::QdqKernel;
 use crate::tensor::Tensor;
 
 quark_params! {
@@ -135,6 +136,10 @@ impl ObserverKind for PerBlockBfp {
 
     fn fake_quantize(spec: &QuarkSpec, x: &Tensor, q: &QParams) -> Result<Tensor> {
         scaled_fake_quantize(spec, x, &q.scale, &q.zero_point)
+    }
+
+    fn qdq_kernel(spec: &QuarkSpec, shape: &[usize], q: &QParams) -> Option<Box<dyn QdqKernel>> {
+        super::qdq_kernel::per_group_kernel(spec, shape, q)
     }
 
     fn plot(_: &BfpState) -> ObserverState {

@@ -66,7 +66,7 @@ fn eps_if_zero(s: f32) -> f32 {
 }
 
 /// Integer zero points as float32 (float zero points truncated like `.to(torch.int32)`).
-pub(super) fn int_zero_points(zp: &ZeroPoint) -> Vec<f32> {
+fn int_zero_points(zp: &ZeroPoint) -> Vec<f32> {
     match zp {
         ZeroPoint::Int(v) => v.iter().map(|&z| z as f32).collect(),
         ZeroPoint::Float(v) => v.iter().map(|&z| z.trunc()).collect(),
@@ -166,6 +166,80 @@ fn slices(spec: &QuarkSpec, x: &Tensor, n_scales: usize) -> Result<Slices> {
     }
 }
 
+/// What is done with the per-slice form of a quantize–dequantize ([`slice_qdq`]): each slice's
+/// parameters `(scale, zero point)` and the element function `map(x, &params)`.
+pub(super) trait SliceQdqUser {
+    type Out;
+    fn apply<F>(self, params: Vec<(f32, f32)>, map: F) -> Self::Out
+    where
+        F: Fn(f32, &(f32, f32)) -> f32 + Send + Sync + 'static;
+}
+
+/// Quark's per-channel and per-group quantize–dequantize as one element function and each
+/// slice's parameters, handed to `user`: integer dtypes [`int_per_channel`] with the zero points
+/// truncated to integers; fp8 [`fp8`]; fp6/fp4 [`low_precision`]; per-group scales of 0 become
+/// ε for the floating-point dtypes (`grouped`), and always for fp6/fp4. Both the two-step
+/// [`scaled_fake_quantize`] and the fused kernels ([`super::qdq_kernel`]) are built from it.
+pub(super) fn slice_qdq<U: SliceQdqUser>(
+    spec: &QuarkSpec,
+    scale: &[f32],
+    zero_point: &ZeroPoint,
+    grouped: bool,
+    user: U,
+) -> Result<U::Out> {
+    if spec.dtype.is_int() {
+        let (qmin, qmax) = spec.qrange();
+        let (qmin, qmax) = (qmin as f32, qmax as f32);
+        let zps = int_zero_points(zero_point);
+        if zps.len() != scale.len() {
+            return Err(Error::input("scales and zero points differ in number"));
+        }
+        let params = scale.iter().copied().zip(zps).collect();
+        return Ok(user.apply(params, move |v, p| int_per_channel(v, p.0, p.1, qmin, qmax)));
+    }
+    let format = spec
+        .dtype
+        .element()
+        .ok_or_else(|| Error::input("no quantizer for this dtype"))?;
+    let fp8_dtype = spec.dtype.is_fp8();
+    let params = scale
+        .iter()
+        .map(|&s| {
+            let s = if grouped || !fp8_dtype {
+                eps_if_zero(s)
+            } else {
+                s
+            };
+            (s, 0.0)
+        })
+        .collect();
+    Ok(if fp8_dtype {
+        user.apply(params, move |v, p| fp8(v, p.0, format))
+    } else {
+        user.apply(params, move |v, p| low_precision(v, p.0, format))
+    })
+}
+
+/// [`SliceQdqUser`] quantize–dequantizing a whole tensor, element `i` with slice `slices.of(i)`.
+struct MapEach<'a> {
+    x: &'a [f32],
+    slices: &'a Slices,
+}
+
+impl SliceQdqUser for MapEach<'_> {
+    type Out = Vec<f32>;
+    fn apply<F>(self, params: Vec<(f32, f32)>, map: F) -> Vec<f32>
+    where
+        F: Fn(f32, &(f32, f32)) -> f32 + Send + Sync + 'static,
+    {
+        self.x
+            .iter()
+            .enumerate()
+            .map(|(i, &v)| map(v, &params[self.slices.of(i)]))
+            .collect()
+    }
+}
+
 /// Quark's `scaled_fake_quantize(dtype, x, scale, zero_point, ch_axis, group_size, qmin, qmax,
 /// …, qscheme)` for the observers' specs.
 pub fn scaled_fake_quantize(
@@ -181,64 +255,41 @@ pub fn scaled_fake_quantize(
         return Err(Error::input("no scale to quantize with"));
     }
     let slices = slices(spec, x, scale.len())?;
-    let data: Vec<f32> = if spec.dtype.is_int() {
+    let per_tensor = matches!(slices, Slices::One);
+    if per_tensor && spec.dtype.is_int() {
         let (qmin, qmax) = spec.qrange();
         let (qmin, qmax) = (qmin as f32, qmax as f32);
         let zps = int_zero_points(zero_point);
         if zps.len() != scale.len() {
             return Err(Error::input("scales and zero points differ in number"));
         }
-        match slices {
-            Slices::One => {
-                let (s, z) = (scale[0], zps[0]);
-                x.data
-                    .iter()
-                    .map(|&v| int_affine(v, s, z, qmin, qmax))
-                    .collect()
-            }
-            _ => x
-                .data
-                .iter()
-                .enumerate()
-                .map(|(i, &v)| {
-                    let k = slices.of(i);
-                    int_per_channel(v, scale[k], zps[k], qmin, qmax)
-                })
-                .collect(),
-        }
-    } else {
-        let format = spec
-            .dtype
-            .element()
-            .ok_or_else(|| Error::input("no quantizer for this dtype"))?;
-        let grouped = matches!(slices, Slices::Block(_));
-        if spec.dtype.is_fp8() {
-            let scale: Vec<f32> = if grouped {
-                scale.iter().map(|&s| eps_if_zero(s)).collect()
-            } else {
-                scale.to_vec()
-            };
-            x.data
-                .iter()
-                .enumerate()
-                .map(|(i, &v)| fp8(v, scale[slices.of(i)], format))
-                .collect()
-        } else {
-            if matches!(slices, Slices::One) {
-                return Err(Error::framework(
-                    "NotImplementedError",
-                    "FP4 per-tensor fake quantization is not yet implemented. Use per-group quantization (QSchemeType.per_group) instead.",
-                    Stage::CalculateQparams,
-                ));
-            }
-            let scale: Vec<f32> = scale.iter().map(|&s| eps_if_zero(s)).collect();
-            x.data
-                .iter()
-                .enumerate()
-                .map(|(i, &v)| low_precision(v, scale[slices.of(i)], format))
-                .collect()
-        }
-    };
+        let (s, z) = (scale[0], zps[0]);
+        let data = x
+            .data
+            .iter()
+            .map(|&v| int_affine(v, s, z, qmin, qmax))
+            .collect();
+        return Ok(x.with_data(data));
+    }
+    if per_tensor && !spec.dtype.is_int() && !spec.dtype.is_fp8() && spec.dtype.element().is_some()
+    {
+        return Err(Error::framework(
+            "NotImplementedError",
+            "FP4 per-tensor fake quantization is not yet implemented. Use per-group quantization (QSchemeType.per_group) instead.",
+            Stage::CalculateQparams,
+        ));
+    }
+    let grouped = matches!(slices, Slices::Block(_));
+    let data = slice_qdq(
+        spec,
+        scale,
+        zero_point,
+        grouped,
+        MapEach {
+            x: &x.data,
+            slices: &slices,
+        },
+    )?;
     Ok(x.with_data(data))
 }
 

@@ -362,11 +362,11 @@ impl ObserverKind for PerGroupMinMax {
         scaled_fake_quantize(spec, x, &q.scale, &q.zero_point)
     }
 
-    fn qdq_kernel(spec: &QuarkSpec, _: &[usize], q: &QParams) -> Option<Box<dyn QdqKernel>> {
+    fn qdq_kernel(spec: &QuarkSpec, shape: &[usize], q: &QParams) -> Option<Box<dyn QdqKernel>> {
         if q.min_val.is_empty() {
             return super::qdq_kernel::kernel(&spec.per_tensor(), q);
         }
-        super::qdq_kernel::kernel(spec, q)
+        super::qdq_kernel::per_group_kernel(spec, shape, q)
     }
 
     fn plot(state: &PerGroupState) -> ObserverState {

@@ -18,6 +18,7 @@ use crate::error::Result;
 use crate::formats::e8m0;
 use crate::formats::ElementFormat;
 use crate::observer::{ObserverKind, ObserverState, QParams, ZeroPoint};
+use crate::qdq::QdqKernel;
 use crate::tensor::Tensor;
 
 quark_params! {
@@ -147,6 +148,10 @@ impl ObserverKind for PerBlockMx {
 
     fn fake_quantize(cfg: &MxConfig, x: &Tensor, q: &QParams) -> Result<Tensor> {
         scaled_fake_quantize(&cfg.spec, x, &q.scale, &q.zero_point)
+    }
+
+    fn qdq_kernel(cfg: &MxConfig, shape: &[usize], q: &QParams) -> Option<Box<dyn QdqKernel>> {
+        super::qdq_kernel::per_group_kernel(&cfg.spec, shape, q)
     }
 
     fn plot(_: &MxState) -> ObserverState {

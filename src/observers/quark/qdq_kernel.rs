@@ -1,16 +1,53 @@
 //! Quark's quantize–dequantize ([`super::kernels::scaled_fake_quantize`]) as fused kernels
 //! ([`crate::qdq`]), built from the very same per-element functions: per tensor, integer
 //! ([`int_affine`], PyTorch's `fake_quantize_per_tensor_affine` in float32), fp8 ([`fp8`]) and
-//! the float16/bfloat16 round trip; per channel, integer ([`int_per_channel`]). Per-group specs
-//! and per-channel floating-point ones keep the two-step path.
+//! the float16/bfloat16 round trip; per channel and per group, every dtype through
+//! [`slice_qdq`], the per-slice form `scaled_fake_quantize` itself uses.
 
-use super::kernels::{fp8, int_affine, int_per_channel, int_zero_points};
+use super::kernels::{fp8, group_layout, int_affine, slice_qdq, SliceQdqUser};
 use super::spec::{QScheme, QuarkSpec};
+use crate::formats::blocks::BlockLayout;
 use crate::observer::{QParams, ZeroPoint};
-use crate::qdq::{PerChannel, PerTensor, QdqKernel};
+use crate::qdq::{PerBlock, PerChannel, PerTensor, QdqKernel};
+
+/// Where the slices of a [`slice_qdq`] kernel lie: channels along an axis, or blocks.
+enum Layout<'a> {
+    Channels {
+        shape: &'a [usize],
+        axis: usize,
+    },
+    Blocks {
+        shape: &'a [usize],
+        layout: BlockLayout,
+    },
+}
+
+/// [`SliceQdqUser`] making the fused kernel of a [`Layout`] (none when the qparams do not fit
+/// it).
+struct MakeKernel<'a> {
+    q: &'a QParams,
+    layout: Layout<'a>,
+}
+
+impl SliceQdqUser for MakeKernel<'_> {
+    type Out = Option<Box<dyn QdqKernel>>;
+    fn apply<F>(self, params: Vec<(f32, f32)>, map: F) -> Self::Out
+    where
+        F: Fn(f32, &(f32, f32)) -> f32 + Send + Sync + 'static,
+    {
+        Some(match self.layout {
+            Layout::Channels { shape, axis } => {
+                Box::new(PerChannel::new(self.q, shape, axis, params, map)?)
+            }
+            Layout::Blocks { shape, layout } => {
+                Box::new(PerBlock::new(self.q, shape, layout, params, map)?)
+            }
+        })
+    }
+}
 
 /// The kernel of `scaled_fake_quantize(spec, x, q.scale, q.zero_point)` for tensors of `shape`
-/// with integer per-channel qparams, when one applies: the channel axis is the one
+/// with per-channel qparams, when one applies: the channel axis is the one
 /// `scaled_fake_quantize` takes from the spec (a 0-d tensor counts as `[1]`), and it must be
 /// the axis the qparams were collected along.
 pub fn per_channel_kernel(
@@ -18,7 +55,7 @@ pub fn per_channel_kernel(
     shape: &[usize],
     q: &QParams,
 ) -> Option<Box<dyn QdqKernel>> {
-    if spec.qscheme != QScheme::PerChannel || !spec.dtype.is_int() {
+    if spec.qscheme != QScheme::PerChannel || spec.dtype.half().is_some() {
         return None;
     }
     let shape: Vec<usize> = if shape.is_empty() {
@@ -27,20 +64,49 @@ pub fn per_channel_kernel(
         shape.to_vec()
     };
     let axis = spec.axis_for(shape.len()).ok()?;
-    if q.axis != Some(axis) {
+    if q.axis != Some(axis) || (spec.dtype.is_int() && spec.qrange().0 > spec.qrange().1) {
         return None;
     }
-    let (qmin, qmax) = spec.qrange();
-    let (qmin, qmax) = (qmin as f32, qmax as f32);
-    let zps = int_zero_points(&q.zero_point);
-    if qmin > qmax || zps.len() != q.scale.len() {
+    let layout = Layout::Channels {
+        shape: &shape,
+        axis,
+    };
+    slice_qdq(
+        spec,
+        &q.scale,
+        &q.zero_point,
+        false,
+        MakeKernel { q, layout },
+    )
+    .ok()?
+}
+
+/// The kernel of `scaled_fake_quantize(spec, x, q.scale, q.zero_point)` for tensors of `shape`
+/// with per-group qparams (one per block of the spec's group layout, which must be the block
+/// layout the qparams declare), when one applies.
+pub fn per_group_kernel(
+    spec: &QuarkSpec,
+    shape: &[usize],
+    q: &QParams,
+) -> Option<Box<dyn QdqKernel>> {
+    if spec.qscheme != QScheme::PerGroup || spec.dtype.half().is_some() {
         return None;
     }
-    let params: Vec<(f32, f32)> = q.scale.iter().copied().zip(zps).collect();
-    let kernel = PerChannel::new(q, &shape, axis, params, move |v: f32, p: &(f32, f32)| {
-        int_per_channel(v, p.0, p.1, qmin, qmax)
-    })?;
-    Some(Box::new(kernel))
+    if spec.dtype.is_int() && spec.qrange().0 > spec.qrange().1 {
+        return None;
+    }
+    let layout = Layout::Blocks {
+        shape,
+        layout: group_layout(spec, shape).ok()?,
+    };
+    slice_qdq(
+        spec,
+        &q.scale,
+        &q.zero_point,
+        true,
+        MakeKernel { q, layout },
+    )
+    .ok()?
 }
 
 /// The kernel of `scaled_fake_quantize(spec, x, q.scale, q.zero_point)` with per-tensor qparams,
