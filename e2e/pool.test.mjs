@@ -1,7 +1,8 @@
 // The page's pool of Web Workers (www/lib/pool.js) gives exactly what one worker gives: every
 // observer of the registry on a real MiniLM weight, then a search-only slider moved, with one
 // worker and with two; every panel's data-* attributes, the curve's markers and the exported
-// comparison SVG must be identical, and with two workers both must have computed observers.
+// comparison SVG must be identical, and with two workers both must have computed observers,
+// each `.fixed` variant on the worker of the observer it corrects.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
@@ -22,7 +23,8 @@ async function runWith(workers) {
   await page.evaluate((list) => window.quantscope.setObservers(list), ids);
   const bytes = [...fs.readFileSync(WEIGHT)];
   await page.evaluate((b) => window.quantscope.load(new Uint8Array(b), { name: 'weight.npy' }), bytes);
-  const owners = await page.evaluate(() => [...new Set(window.quantscope.engine.owners.values())].sort());
+  const ownerOf = await page.evaluate(() => Object.fromEntries(window.quantscope.engine.owners));
+  const owners = [...new Set(Object.values(ownerOf))].sort();
 
   const panel = `[role=region][aria-label="${SLIDER_OBSERVER}"]`;
   const [slider] = await page.$$eval(`${panel} .control[data-affects=search] input[type=range]:not([disabled])`, (els) => els.map((e) => e.id));
@@ -41,7 +43,7 @@ async function runWith(workers) {
   const svg = await page.evaluate(() => window.quantscope.comparisonSvg());
   const errors = page.errors;
   await page.context().close();
-  return { ids, panels, curve, svg, owners, errors };
+  return { ids, panels, curve, svg, owners, ownerOf, errors };
 }
 
 test('a pool of two workers shows exactly what one worker shows', async () => {
@@ -49,6 +51,10 @@ test('a pool of two workers shows exactly what one worker shows', async () => {
   const two = await runWith(2);
   assert.deepEqual(one.owners, [0]);
   assert.deepEqual(two.owners, [0, 1], 'both workers computed observers');
+  // A `.fixed` variant runs where the observer it corrects runs, sharing its work.
+  const variants = two.ids.filter((id) => id.endsWith('.fixed') && two.ids.includes(id.slice(0, -'.fixed'.length)));
+  assert.ok(variants.length >= 4, `variants: ${variants}`);
+  for (const id of variants) assert.equal(two.ownerOf[id], two.ownerOf[id.slice(0, -'.fixed'.length)], `${id} runs with its observer`);
   assert.ok(one.ids.length > 40, `every observer runs (${one.ids.length})`);
   for (const id of one.ids) {
     assert.ok(['ready', 'error'].includes(one.panels[id].status), `${id} answered`);

@@ -345,14 +345,40 @@ pub fn conclude(
     batches: &[&Tensor],
     with_metrics: bool,
 ) -> Report {
-    let q = match resolved.qparams(state) {
-        Ok(q) => q,
-        Err(e) => {
-            let mut r = Report::failed(spec, params, batches, &e);
-            r.state = state.plot();
-            return r;
-        }
-    };
+    match search(spec, params, resolved, state, batches) {
+        Ok(q) => report_with(spec, params, resolved, state, batches, q, with_metrics),
+        Err(failed) => *failed,
+    }
+}
+
+/// The first half of [`conclude`]: the qparams of `state` (the observer's pure search), or the
+/// failed report that says why there are none. A caller can look at them before paying for
+/// the metrics.
+pub fn search(
+    spec: &ObserverSpec,
+    params: &Params,
+    resolved: &dyn Resolved,
+    state: &dyn Collected,
+    batches: &[&Tensor],
+) -> std::result::Result<QParams, Box<Report>> {
+    resolved.qparams(state).map_err(|e| {
+        let mut r = Report::failed(spec, params, batches, &e);
+        r.state = state.plot();
+        Box::new(r)
+    })
+}
+
+/// The second half of [`conclude`]: the report with qparams `q` found by [`search`], and with
+/// `with_metrics` their error metrics.
+pub fn report_with(
+    spec: &ObserverSpec,
+    params: &Params,
+    resolved: &dyn Resolved,
+    state: &dyn Collected,
+    batches: &[&Tensor],
+    q: QParams,
+    with_metrics: bool,
+) -> Report {
     let quantizes = !matches!(q.grid, Grid::None);
     let metrics = match (quantizes, with_metrics) {
         (true, true) => match measure(resolved, state, &q, batches) {

@@ -13,9 +13,15 @@
 //! `[0, max|x|]` with 2048 bins (ModelOpt's three methods, Quark's histogram observers, Horizon's
 //! KL and percentile), and one pass then serves them all. Integer counts are exact, so a shared
 //! histogram is the one each observer would count itself.
+//!
+//! Searches two observers run alike are shared too ([`shared_search`]): Horizon's
+//! `MSEObserver` and its `.fixed` variant evaluate the same 95 candidate losses and differ only
+//! in the factor they apply afterwards.
 
+use crate::error::Result;
 use crate::parallel;
 use crate::tensor::{NonFiniteCounts, Tensor};
+use std::any::Any;
 use std::marker::PhantomData;
 use std::sync::{Arc, Mutex, OnceLock, RwLock};
 
@@ -39,12 +45,19 @@ const SHARED_HISTC_KEPT: usize = 16;
 /// Integer bin counts, computed once.
 type SharedCounts = Arc<OnceLock<Arc<Vec<u64>>>>;
 
+/// Searches kept per tensor (the oldest goes first).
+const SHARED_SEARCHES_KEPT: usize = 8;
+
+/// The outcome of a shared search, computed once.
+type SharedOutcome = Arc<OnceLock<Result<Arc<dyn Any + Send + Sync>>>>;
+
 /// The statistics of one registered tensor, each computed on first use.
 #[derive(Default)]
 struct Stats {
     /// Non-finite counts and finite min/max, found in one pass.
     scan: OnceLock<(NonFiniteCounts, Option<(f32, f32)>)>,
     histc: Mutex<Vec<(HistcKey, SharedCounts)>>,
+    searches: Mutex<Vec<(String, SharedOutcome)>>,
 }
 
 /// A registered tensor: its data's address and length, how many scopes registered it, and its
@@ -205,6 +218,45 @@ pub fn histc_counts(
     match cell {
         Some(cell) => Arc::clone(cell.get_or_init(|| Arc::new(compute()))),
         None => Arc::new(compute()),
+    }
+}
+
+/// The outcome of `compute`, a search over `data` that `key` names completely (the observer,
+/// every parameter it reads and the batch's shape): computed once while `data` is registered
+/// (by the first caller; others wait for it), on the spot otherwise. The search must be a pure
+/// function of `data` and `key`, so a shared outcome is the one each caller would compute.
+pub fn shared_search<T: Any + Send + Sync>(
+    data: &[f32],
+    key: String,
+    compute: impl FnOnce() -> Result<T>,
+) -> Result<Arc<T>> {
+    // The value's type is part of the key, so the downcast below cannot fail.
+    let key = format!("{key} → {}", std::any::type_name::<T>());
+    let cell = lookup(data).and_then(|stats| {
+        let mut kept = stats.searches.lock().ok()?;
+        let cell = match kept.iter().find(|(k, _)| *k == key) {
+            Some((_, cell)) => Arc::clone(cell),
+            None => {
+                if kept.len() >= SHARED_SEARCHES_KEPT {
+                    kept.remove(0);
+                }
+                let cell = SharedOutcome::default();
+                kept.push((key, Arc::clone(&cell)));
+                cell
+            }
+        };
+        Some(cell)
+    });
+    let Some(cell) = cell else {
+        return compute().map(Arc::new);
+    };
+    let outcome =
+        cell.get_or_init(|| compute().map(|value| Arc::new(value) as Arc<dyn Any + Send + Sync>));
+    match outcome {
+        Ok(value) => Arc::clone(value)
+            .downcast::<T>()
+            .map_err(|_| crate::error::Error::input("internal: a shared search of another type")),
+        Err(e) => Err(e.clone()),
     }
 }
 

@@ -362,6 +362,15 @@ impl Session {
         self.inner.remove(id);
     }
 
+    /// What the panel of observer `id`'s last report displays (null before it ran): the same as
+    /// `panelView(result(id))`, computed from the report where it lives instead of from a copy
+    /// sent back in (which, for per-block observers with hundreds of thousands of scales, costs
+    /// more than the view itself).
+    #[wasm_bindgen(js_name = panelViewOf, unchecked_return_type = "PanelView | null")]
+    pub fn panel_view_of(&self, id: &str) -> Result<JsValue, JsError> {
+        to_js(&self.inner.result(id).map(crate::display::panel_view))
+    }
+
     /// The last report of observer `id` (or null).
     #[wasm_bindgen(unchecked_return_type = "Report | null")]
     pub fn result(&self, id: &str) -> Result<JsValue, JsError> {

@@ -20,7 +20,7 @@ pub use quantizers::{AdaRoundStart, AdaRoundStatus, FormatsTarget};
 use crate::curve::{self, Curve, CurveSpec, MomentHistogram};
 use crate::engine::{self, NonFinitePolicy, Report};
 use crate::error::{Error, Result};
-use crate::observer::{Collected, Grid, ObserverSpec, Resolved};
+use crate::observer::{Collected, Grid, ObserverSpec, QParams, Resolved};
 use crate::params::Params;
 use crate::plot::svg::Comparison;
 use crate::plot::{CurveView, Hist, Marker};
@@ -41,25 +41,19 @@ pub const DISPLAY_BINS: usize = 2048;
 /// with the reason; carrying and drawing tens of millions of scales would exhaust the page.
 pub const MAX_PANEL_SLICES: usize = 1 << 20;
 
-/// `report`, or a failed report that says why it is too large for a panel.
-fn within_panel_limits(
-    spec: &ObserverSpec,
-    params: &Params,
-    batches: &[&Tensor],
-    report: Report,
-) -> Report {
-    let slices = report.qparams.as_ref().map_or(0, |q| q.scale.len());
-    if slices <= MAX_PANEL_SLICES {
-        return report;
-    }
-    let e = Error::input(format!(
-        "`{}` computed {slices} scales (one per {}), more than the {MAX_PANEL_SLICES} a panel \
-         shows (a per-channel observer on a 1-D tensor may make every value a channel): pick \
-         another axis or tensor, or use the CLI",
-        spec.id,
-        crate::display::slice_unit(report.granularity),
-    ));
-    Report::failed(spec, params, batches, &e)
+/// Why qparams `q` of observer `spec` are too many for a panel, if they are: checked after the
+/// search and before the metrics, so a refused observer costs no pass over the data.
+fn beyond_panel_limits(spec: &ObserverSpec, resolved: &dyn Resolved, q: &QParams) -> Option<Error> {
+    let slices = q.scale.len();
+    (slices > MAX_PANEL_SLICES).then(|| {
+        Error::input(format!(
+            "`{}` computed {slices} scales (one per {}), more than the {MAX_PANEL_SLICES} a panel \
+             shows (a per-channel observer on a 1-D tensor may make every value a channel): pick \
+             another axis or tensor, or use the CLI",
+            spec.id,
+            crate::display::slice_unit(resolved.granularity().unwrap_or(spec.granularity)),
+        ))
+    })
 }
 
 /// One tensor of a loaded file, as listed to the user.
@@ -516,16 +510,26 @@ impl Session {
                     let state = collected.as_ref().map(|c| c.state.as_ref());
                     let report = match state {
                         Some(state) => {
-                            let mut r = engine::conclude(
-                                spec,
-                                &params,
-                                resolved.as_ref(),
-                                state,
-                                &batches,
-                                with_metrics || !reusable,
-                            );
-                            r.state_reused = reusable;
-                            within_panel_limits(spec, &params, &batches, r)
+                            let resolved = resolved.as_ref();
+                            match engine::search(spec, &params, resolved, state, &batches) {
+                                Err(failed) => *failed,
+                                Ok(q) => match beyond_panel_limits(spec, resolved, &q) {
+                                    Some(e) => Report::failed(spec, &params, &batches, &e),
+                                    None => {
+                                        let mut r = engine::report_with(
+                                            spec,
+                                            &params,
+                                            resolved,
+                                            state,
+                                            &batches,
+                                            q,
+                                            with_metrics || !reusable,
+                                        );
+                                        r.state_reused = reusable;
+                                        r
+                                    }
+                                },
+                            }
                         }
                         None => Report::failed(
                             spec,

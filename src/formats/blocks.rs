@@ -120,23 +120,27 @@ impl BlockLayout {
 
     /// `max |x|` of every block (padding counts as 0; NaN propagates like `torch.max`).
     pub fn block_amax(&self, data: &[f32]) -> Vec<f32> {
-        let mut amax = vec![0.0f32; self.num_blocks()];
+        self.fold(data, 0.0f32, |a, v| nan_max(a, v.abs()))
+    }
+
+    /// `f` folded over the elements of every block, in their order in the tensor, from `init`
+    /// (a block's padding is not visited). Blocks along the last axis are walked as runs.
+    pub fn fold<T: Copy>(&self, data: &[f32], init: T, f: impl Fn(T, f32) -> T) -> Vec<T> {
+        let mut out = vec![init; self.num_blocks()];
         if self.axis_is_last {
             for (r, row) in data.chunks(self.len.max(1)).enumerate() {
                 for (k, chunk) in row.chunks(self.block).enumerate() {
-                    let slot = &mut amax[r * self.blocks_per_row + k];
-                    for &v in chunk {
-                        *slot = nan_max(*slot, v.abs());
-                    }
+                    let slot = &mut out[r * self.blocks_per_row + k];
+                    *slot = chunk.iter().fold(*slot, |a, &v| f(a, v));
                 }
             }
         } else {
             for (i, &v) in data.iter().enumerate() {
-                let slot = &mut amax[self.block_of(i)];
-                *slot = nan_max(*slot, v.abs());
+                let slot = &mut out[self.block_of(i)];
+                *slot = f(*slot, v);
             }
         }
-        amax
+        out
     }
 
     /// Apply `f(block, value)` to every element, keeping the tensor's layout.

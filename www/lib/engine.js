@@ -370,14 +370,28 @@ export class Engine {
     return { summary, hist: this.session.histogram() };
   }
 
-  /** Observer `id` with `params` over the current batches, from scratch. */
-  observe({ id, params = {} }) {
-    return this.session.observe(id, params);
+  /**
+   * `report` of observer `id`, with `withView` also what its panel displays (`report.view`, the
+   * engine's `panelView` computed from the report where it lives: a panel then needs no second
+   * trip through the engine, which for hundreds of thousands of per-block scales costs more than
+   * the run).
+   */
+  withView(id, report, withView) {
+    if (!withView || !report) return report;
+    return { ...report, view: this.session.panelViewOf(id) };
+  }
+
+  /**
+   * Observer `id` with `params` over the current batches, from scratch (`view`: with its panel's
+   * view, see `withView`).
+   */
+  observe({ id, params = {}, view = false }) {
+    return this.withView(id, this.session.observe(id, params), view);
   }
 
   /** Observer `id` with `params`; the collected state is reused when only the search changed. */
-  update({ id, params = {} }) {
-    return this.session.update(id, params);
+  update({ id, params = {}, view = false }) {
+    return this.withView(id, this.session.update(id, params), view);
   }
 
   /**
@@ -386,18 +400,18 @@ export class Engine {
    * computes the metrics — unless `signal` was aborted meanwhile (a newer change superseded it:
    * rejects with `cancelled`).
    */
-  async updateDeferred({ id, params = {} }, { onProgress, signal } = {}) {
-    const first = this.session.updateDeferred(id, params);
+  async updateDeferred({ id, params = {}, view = false }, { onProgress, signal } = {}) {
+    const first = this.withView(id, this.session.updateDeferred(id, params), view);
     if (!first.metrics_pending) return first;
     if (onProgress) onProgress(first);
     await nextTask();
     if (signal && signal.aborted) throw new Cancelled('superseded by a newer change');
-    return this.session.complete(id) || first;
+    return this.withView(id, this.session.complete(id), view) || first;
   }
 
   /** The metrics a deferred update left pending (null if none). */
-  complete({ id }) {
-    return this.session.complete(id);
+  complete({ id, view = false }) {
+    return this.withView(id, this.session.complete(id), view);
   }
 
   /** Forget observer `id`'s run. */

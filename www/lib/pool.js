@@ -12,7 +12,9 @@
 // - The calls of one observer (`observe`, `update`, `updateDeferred`, `complete`, `remove`, by
 //   `args.id`) go to the member that owns it. A fresh `observe` of an observer nobody owns waits in
 //   the pool until a member has no observation queued, and that member becomes its owner: slow
-//   observers spread themselves over the members, whatever their order. A new selection drops
+//   observers spread themselves over the members, whatever their order. An observer and its
+//   `.fixed` variant (which corrects it) go to the same member, where the engine computes the
+//   work they share once (Horizon's MSE candidates, the histograms). A new selection drops
 //   every result, so owners are forgotten at each `select`.
 // - `curve` and `comparisonSvg` need the reports of several observers: each owner computes its
 //   part (`curve` markers, `comparison` panels) and the parts are put back in the order of `ids`
@@ -31,6 +33,9 @@ const BY_OBSERVER = new Set(['observe', 'update', 'updateDeferred', 'complete', 
 const QUEUED_PER_MEMBER = 1;
 
 const cancelled = (err) => Boolean(err && err.cancelled);
+
+/** The observer an observer id is a variant of: its `.fixed` correction shares its work. */
+const familyOf = (id) => String(id).replace(/\.fixed$/, '');
 
 /** The observer id a report, marker or panel view belongs to. */
 const observerOf = (item) => item.observer;
@@ -111,9 +116,25 @@ export class EnginePool {
     return this.members[0].call(method, args, run);
   }
 
-  /** Hand waiting observations to members with room for them, least loaded first. */
+  /** The member owning an observer of the same family as `id` (see the header), if any. */
+  siblingOwner(id) {
+    const family = familyOf(id);
+    for (const [other, member] of this.owners) if (other !== id && familyOf(other) === family) return member;
+    return undefined;
+  }
+
+  /**
+   * Hand waiting observations to members with room for them, least loaded first (a variant to
+   * the member of its family).
+   */
   dispatch(limit = QUEUED_PER_MEMBER) {
     while (this.waiting.length > 0) {
+      // A variant joins its family's member whatever that member has queued.
+      const sibling = this.siblingOwner(this.waiting[0].args.id);
+      if (sibling !== undefined) {
+        this.send(this.waiting.shift(), sibling);
+        continue;
+      }
       let best = -1;
       for (let i = 0; i < this.members.length; i++) {
         if (this.queued[i] < limit && (best < 0 || this.queued[i] < this.queued[best])) best = i;

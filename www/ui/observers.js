@@ -452,7 +452,7 @@ export class ObserversView extends View {
     };
     const method = fresh ? 'observe' : 'updateDeferred';
     this.engine
-      .call(method, { id: p.id, params }, { onProgress, signal: controller.signal })
+      .call(method, { id: p.id, params, view: true }, { onProgress, signal: controller.signal })
       .then(
         (report) => {
           if (!current() || release()) return;
@@ -477,12 +477,14 @@ export class ObserversView extends View {
   show(p, report, t0, kind, received = now()) {
     clearTimeout(p.busyTimer);
     p.el.querySelector('.busy').hidden = true;
-    p.report = report;
+    // The engine sends the panel's view with the report (computed where the report lives).
+    const { view, ...plain } = report;
+    p.report = plain;
     const d0 = now();
     // Read the canvas sizes, draw, and only then change the panel's text: setting a canvas font
     // resolves styles, so drawing after the DOM changed would force a style recalculation.
     const sizes = measurePanel(p.el);
-    p.view = viewOf(report);
+    p.view = view || viewOf(plain);
     this.draw(p, sizes);
     fillPanel(p.el, report, p.view);
     const done = now();

@@ -69,9 +69,32 @@ pub struct MseState {
 /// (`CORRECTED = false`), or applying the factor that was actually evaluated.
 pub struct Mse<const CORRECTED: bool>;
 
+/// The candidates' losses on one batch: what the published observer and the `.fixed` variant
+/// share (they differ only in the factor applied afterwards).
+#[derive(Debug)]
+struct Candidates {
+    /// Batch min/max per channel.
+    lo: Vec<f32>,
+    hi: Vec<f32>,
+    factors: Vec<f32>,
+    /// `losses[k][c]`.
+    losses: Vec<Vec<f32>>,
+}
+
 impl MseConfig {
-    /// Run the search on one batch: `(cur_min, cur_max)` per channel.
-    fn search(&self, batch: &Tensor) -> Result<(Vec<f32>, Vec<f32>, MseSearch)> {
+    /// Every candidate's loss on `batch`, computed once per batch for both variants while the
+    /// batch is registered ([`crate::shared_stats::shared_search`]): the key holds everything
+    /// the losses depend on.
+    fn candidates(&self, batch: &Tensor) -> Result<std::sync::Arc<Candidates>> {
+        let key = format!(
+            "horizon.MSEObserver {:?} {:?} stride {} shape {:?}",
+            self.base.scheme, self.base.quant, self.stride, batch.shape
+        );
+        crate::shared_stats::shared_search(&batch.data, key, || self.evaluate(batch))
+    }
+
+    /// [`MseConfig::candidates`] computed.
+    fn evaluate(&self, batch: &Tensor) -> Result<Candidates> {
         let quant = &self.base.quant;
         let (rows, channels) = match self.base.scheme {
             Scheme::PerTensor => (Cow::Borrowed(&batch.data[..]), 1),
@@ -95,6 +118,24 @@ impl MseConfig {
         let losses: Vec<Vec<f32>> = (0..factors.len())
             .map(|k| per_channel.iter().map(|l| l[k]).collect())
             .collect();
+        Ok(Candidates {
+            lo,
+            hi,
+            factors,
+            losses,
+        })
+    }
+
+    /// Run the search on one batch: `(cur_min, cur_max)` per channel.
+    fn search(&self, batch: &Tensor) -> Result<(Vec<f32>, Vec<f32>, MseSearch)> {
+        let candidates = self.candidates(batch)?;
+        let Candidates {
+            lo,
+            hi,
+            factors,
+            losses,
+        } = candidates.as_ref();
+        let channels = lo.len();
         // Last minimum per channel (`n − 1 − argmin(reversed)`); NaN wins like torch.argmin.
         let selected: Vec<usize> = (0..channels)
             .map(|c| {
@@ -126,8 +167,8 @@ impl MseConfig {
             cur_min,
             cur_max,
             MseSearch {
-                factors,
-                losses,
+                factors: factors.clone(),
+                losses: losses.clone(),
                 selected,
                 applied,
             },

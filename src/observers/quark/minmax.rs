@@ -331,8 +331,13 @@ impl ObserverKind for PerGroupMinMax {
             ));
         }
         let layout = group_layout(spec, &shape)?;
-        (state.min, state.max) =
-            row_min_max(&batch.data, layout.num_blocks(), |i| layout.block_of(i));
+        let init = (f32::INFINITY, f32::NEG_INFINITY);
+        (state.min, state.max) = layout
+            .fold(&batch.data, init, |(lo, hi), v| {
+                (nan_min(lo, v), nan_max(hi, v))
+            })
+            .into_iter()
+            .unzip();
         state.layout = Some((axis, layout.block_size()));
         Ok(())
     }
