@@ -191,6 +191,24 @@ pub fn max_abs_ignoring_nan(data: &[f32]) -> Option<f32> {
     finite_min_max(data).map(|(lo, hi)| lo.abs().max(hi.abs()))
 }
 
+/// The cell kept under `key` in `kept`: a new one when there is none (the oldest dropped once
+/// `limit` are kept).
+fn kept_cell<K: PartialEq, V>(
+    kept: &mut Vec<(K, Arc<OnceLock<V>>)>,
+    key: K,
+    limit: usize,
+) -> Arc<OnceLock<V>> {
+    if let Some((_, cell)) = kept.iter().find(|(k, _)| *k == key) {
+        return Arc::clone(cell);
+    }
+    if kept.len() >= limit {
+        kept.remove(0);
+    }
+    let cell = Arc::new(OnceLock::new());
+    kept.push((key, Arc::clone(&cell)));
+    cell
+}
+
 /// The integer bin counts `compute` returns for the histc call `key` on `data`: computed once
 /// while `data` is registered (by the first caller; others wait for it), on the spot otherwise.
 pub fn histc_counts(
@@ -201,19 +219,11 @@ pub fn histc_counts(
     let cell = lookup(data)
         .filter(|_| key.bins <= SHARED_HISTC_MAX_BINS)
         .and_then(|stats| {
-            let mut kept = stats.histc.lock().ok()?;
-            let cell = match kept.iter().find(|(k, _)| *k == key) {
-                Some((_, cell)) => Arc::clone(cell),
-                None => {
-                    if kept.len() >= SHARED_HISTC_KEPT {
-                        kept.remove(0);
-                    }
-                    let cell = SharedCounts::default();
-                    kept.push((key, Arc::clone(&cell)));
-                    cell
-                }
-            };
-            Some(cell)
+            Some(kept_cell(
+                &mut *stats.histc.lock().ok()?,
+                key,
+                SHARED_HISTC_KEPT,
+            ))
         });
     match cell {
         Some(cell) => Arc::clone(cell.get_or_init(|| Arc::new(compute()))),
@@ -233,19 +243,11 @@ pub fn shared_search<T: Any + Send + Sync>(
     // The value's type is part of the key, so the downcast below cannot fail.
     let key = format!("{key} → {}", std::any::type_name::<T>());
     let cell = lookup(data).and_then(|stats| {
-        let mut kept = stats.searches.lock().ok()?;
-        let cell = match kept.iter().find(|(k, _)| *k == key) {
-            Some((_, cell)) => Arc::clone(cell),
-            None => {
-                if kept.len() >= SHARED_SEARCHES_KEPT {
-                    kept.remove(0);
-                }
-                let cell = SharedOutcome::default();
-                kept.push((key, Arc::clone(&cell)));
-                cell
-            }
-        };
-        Some(cell)
+        Some(kept_cell(
+            &mut *stats.searches.lock().ok()?,
+            key,
+            SHARED_SEARCHES_KEPT,
+        ))
     });
     let Some(cell) = cell else {
         return compute().map(Arc::new);
@@ -359,5 +361,37 @@ mod tests {
             (c.to_bits(), d.to_bits()),
             "{a} {b} {c} {d}"
         );
+    }
+
+    #[test]
+    fn a_search_is_computed_once_per_key_while_registered() {
+        let t = Tensor::from_vec((0..100).map(|i| i as f32).collect());
+        let runs = std::sync::atomic::AtomicUsize::new(0);
+        let search = |key: &str, value: u32| {
+            shared_search(&t.data, key.to_string(), || {
+                runs.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                if value == 0 {
+                    Err(crate::error::Error::input("no search"))
+                } else {
+                    Ok(value)
+                }
+            })
+        };
+        {
+            let _scope = SharedStats::share(&[&t]);
+            assert_eq!(*search("a", 7).unwrap(), 7);
+            assert_eq!(*search("a", 8).unwrap(), 7, "the first outcome is kept");
+            assert_eq!(*search("b", 9).unwrap(), 9);
+            assert!(search("c", 0).is_err());
+            assert!(search("c", 1).is_err(), "an error is an outcome too");
+            // The same key for another type of value is another search.
+            let other = shared_search(&t.data, "a".to_string(), || Ok(1.5f64)).unwrap();
+            assert_eq!(*other, 1.5);
+            assert_eq!(runs.load(std::sync::atomic::Ordering::SeqCst), 3);
+        }
+        // Unregistered data: computed at every call.
+        assert_eq!(*search("a", 5).unwrap(), 5);
+        assert_eq!(*search("a", 6).unwrap(), 6);
+        assert_eq!(runs.load(std::sync::atomic::Ordering::SeqCst), 5);
     }
 }
