@@ -178,7 +178,9 @@ pub(super) trait SliceQdqUser {
 /// Quark's per-channel and per-group quantize–dequantize as one element function and each
 /// slice's parameters, handed to `user`: integer dtypes [`int_per_channel`] with the zero points
 /// truncated to integers; fp8 [`fp8`]; fp6/fp4 [`low_precision`]; per-group scales of 0 become
-/// ε for the floating-point dtypes (`grouped`), and always for fp6/fp4. Both the two-step
+/// ε for the floating-point dtypes (`grouped`), and always for fp6/fp4; an error for dtypes
+/// without an element quantizer (float16/bfloat16 are a plain round trip, see
+/// [`scaled_fake_quantize`]). Both the two-step
 /// [`scaled_fake_quantize`] and the fused kernels ([`super::qdq_kernel`]) are built from it.
 pub(super) fn slice_qdq<U: SliceQdqUser>(
     spec: &QuarkSpec,

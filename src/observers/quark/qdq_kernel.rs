@@ -55,7 +55,7 @@ pub fn per_channel_kernel(
     shape: &[usize],
     q: &QParams,
 ) -> Option<Box<dyn QdqKernel>> {
-    if spec.qscheme != QScheme::PerChannel || spec.dtype.half().is_some() {
+    if spec.qscheme != QScheme::PerChannel {
         return None;
     }
     let shape: Vec<usize> = if shape.is_empty() {
@@ -64,7 +64,7 @@ pub fn per_channel_kernel(
         shape.to_vec()
     };
     let axis = spec.axis_for(shape.len()).ok()?;
-    if q.axis != Some(axis) || (spec.dtype.is_int() && spec.qrange().0 > spec.qrange().1) {
+    if q.axis != Some(axis) {
         return None;
     }
     let layout = Layout::Channels {
@@ -83,16 +83,13 @@ pub fn per_channel_kernel(
 
 /// The kernel of `scaled_fake_quantize(spec, x, q.scale, q.zero_point)` for tensors of `shape`
 /// with per-group qparams (one per block of the spec's group layout, which must be the block
-/// layout the qparams declare), when one applies.
+/// layout the qparams declare), when one applies ([`slice_qdq`] refuses the rest).
 pub fn per_group_kernel(
     spec: &QuarkSpec,
     shape: &[usize],
     q: &QParams,
 ) -> Option<Box<dyn QdqKernel>> {
-    if spec.qscheme != QScheme::PerGroup || spec.dtype.half().is_some() {
-        return None;
-    }
-    if spec.dtype.is_int() && spec.qrange().0 > spec.qrange().1 {
+    if spec.qscheme != QScheme::PerGroup {
         return None;
     }
     let layout = Layout::Blocks {
