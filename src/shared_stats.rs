@@ -14,6 +14,9 @@
 //! KL and percentile), and one pass then serves them all. Integer counts are exact, so a shared
 //! histogram is the one each observer would count itself.
 //!
+//! The error metrics' `Σx²` depends on the data alone, and is shared the same way
+//! ([`signal_energy`]): every observer's metrics pass then sums only its own error.
+//!
 //! Searches two observers run alike are shared too ([`shared_search`]): Horizon's
 //! `MSEObserver` and its `.fixed` variant evaluate the same 95 candidate losses and differ only
 //! in the factor they apply afterwards.
@@ -56,6 +59,8 @@ type SharedOutcome = Arc<OnceLock<Result<Arc<dyn Any + Send + Sync>>>>;
 struct Stats {
     /// Non-finite counts and finite min/max, found in one pass.
     scan: OnceLock<(NonFiniteCounts, Option<(f32, f32)>)>,
+    /// `Σx²` of the finite values, in the metrics' order ([`crate::qdq::signal_energy`]).
+    signal_energy: OnceLock<f64>,
     histc: Mutex<Vec<(HistcKey, SharedCounts)>>,
     searches: Mutex<Vec<(String, SharedOutcome)>>,
 }
@@ -179,6 +184,17 @@ pub fn finite_min_max(data: &[f32]) -> Option<(f32, f32)> {
         Some(stats) => stats.scan.get_or_init(|| scan(data)).1,
         None => min_max(data),
     }
+}
+
+/// `Σx²` of the finite values of a registered tensor's `data` as the error metrics sum it
+/// ([`crate::qdq::signal_energy`]), computed once; `None` for unregistered data, which the
+/// metrics then sum as they go (one pass either way).
+pub fn signal_energy(data: &[f32]) -> Option<f64> {
+    lookup(data).map(|stats| {
+        *stats
+            .signal_energy
+            .get_or_init(|| crate::qdq::signal_energy(data))
+    })
 }
 
 /// The largest `|x|` of the values of `data` that are not NaN (infinities included), `None` when

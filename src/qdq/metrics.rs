@@ -13,6 +13,10 @@
 //! `i mod 8` of an [`Accumulator`] (eight float64 partial sums, so the loop vectorises); the
 //! lanes are added in order 0..8 at the end of the piece ([`Accumulator::finish`]), and the
 //! pieces' [`BlockMetrics`] are merged in index order. Nothing depends on the thread count.
+//!
+//! `Σx²` depends on the data alone: [`signal_energy_of_piece`] computes it in the same lanes, so
+//! a tensor's total can be computed once and shared by every observer measured on it (an
+//! accumulator made [`Accumulator::without_signal`] then leaves it out).
 
 use crate::quant::QdqMetrics;
 
@@ -86,6 +90,8 @@ pub struct Accumulator {
     position: usize,
     /// Every element fed is finite (see [`Accumulator::all_finite`]).
     all_finite: bool,
+    /// `Σx²` is accumulated (see [`Accumulator::without_signal`]).
+    signal: bool,
 }
 
 /// The partial sums while a loop runs (counts in 32 bits: one call adds fewer than 2³² elements
@@ -102,27 +108,63 @@ impl Lanes {
     /// One element into lane `k`: branch-free, so that eight of them become vector operations.
     /// `x` is outside the representable range when `x < lo` or `x > hi` (float32 bounds, see
     /// [`bounds_f32`]). With `ALL_FINITE` the caller knows every `x` is finite, and the finite
-    /// test (an identity then) is left out.
+    /// test (an identity then) is left out; without `SIGNAL`, `Σx²` is.
     #[inline(always)]
-    fn step<const ALL_FINITE: bool>(&mut self, k: usize, x: f32, y: f32, lo: f32, hi: f32) {
+    fn step<const ALL_FINITE: bool, const SIGNAL: bool>(
+        &mut self,
+        k: usize,
+        x: f32,
+        y: f32,
+        lo: f32,
+        hi: f32,
+    ) {
         let finite = ALL_FINITE || x.is_finite();
         let xd = x as f64;
         let e = (xd - y as f64).abs();
         let m = self.max_abs_err[k];
         let outside = (x < lo) | (x > hi);
+        if SIGNAL {
+            self.sum_sq_signal[k] += signal_term::<ALL_FINITE>(x);
+        }
         if ALL_FINITE {
             self.sum_sq_err[k] += e * e;
-            self.sum_sq_signal[k] += xd * xd;
             self.max_abs_err[k] = max_err(m, e);
             self.clipped[k] += u32::from(outside);
         } else {
             self.sum_sq_err[k] += if finite { e * e } else { 0.0 };
-            self.sum_sq_signal[k] += if finite { xd * xd } else { 0.0 };
             self.max_abs_err[k] = if finite { max_err(m, e) } else { m };
             self.clipped[k] += u32::from(finite & outside);
             self.count[k] += u32::from(finite);
         }
     }
+}
+
+/// What `x` adds to `Σx²`: its square in float64, 0 when it is not finite (with `ALL_FINITE`
+/// the caller knows it is).
+#[inline(always)]
+fn signal_term<const ALL_FINITE: bool>(x: f32) -> f64 {
+    let xd = x as f64;
+    if ALL_FINITE || x.is_finite() {
+        xd * xd
+    } else {
+        0.0
+    }
+}
+
+/// `Σx²` of the finite elements of one piece, exactly as an [`Accumulator`] fed the piece sums
+/// it: element `k` into lane `k mod 8`, the lanes added in order 0..8.
+pub fn signal_energy_of_piece(piece: &[f32]) -> f64 {
+    let mut lanes = [0.0f64; LANES];
+    let whole = piece.len() / LANES * LANES;
+    for chunk in piece[..whole].chunks_exact(LANES) {
+        for (lane, &x) in lanes.iter_mut().zip(chunk) {
+            *lane += signal_term::<false>(x);
+        }
+    }
+    for (lane, &x) in lanes.iter_mut().zip(&piece[whole..]) {
+        *lane += signal_term::<false>(x);
+    }
+    lanes.iter().fold(0.0, |total, &lane| total + lane)
 }
 
 /// The float32 bounds `(lo', hi')` with `x < lo' ⇔ x < lo` and `x > hi' ⇔ x > hi` for every
@@ -158,6 +200,7 @@ impl Default for Accumulator {
             count: [0; LANES],
             position: 0,
             all_finite: false,
+            signal: true,
         }
     }
 }
@@ -172,6 +215,15 @@ impl Accumulator {
         }
     }
 
+    /// This accumulator without `Σx²` (its [`BlockMetrics::sum_sq_signal`] stays 0): for a caller
+    /// that has the data's total already ([`signal_energy_of_piece`]).
+    pub fn without_signal(self) -> Self {
+        Accumulator {
+            signal: false,
+            ..self
+        }
+    }
+
     /// Add elements `x` and their quantize–dequantize `y`, every one with the representable
     /// range `[lo, hi]` (use `±∞` for none).
     #[inline(always)]
@@ -183,10 +235,17 @@ impl Accumulator {
     /// [`Accumulator::add`] with bounds already converted by [`bounds_f32`].
     #[inline(always)]
     pub fn add_f32(&mut self, x: &[f32], y: &[f32], lo: f32, hi: f32) {
-        if self.all_finite {
-            self.add_with::<true>(x, y, |_| (lo, hi));
-        } else {
-            self.add_with::<false>(x, y, |_| (lo, hi));
+        self.dispatch(x, y, |_| (lo, hi));
+    }
+
+    /// [`Accumulator::add_with`] compiled for this accumulator's kind of data and sums.
+    #[inline(always)]
+    fn dispatch(&mut self, x: &[f32], y: &[f32], range: impl Fn(usize) -> (f32, f32)) {
+        match (self.all_finite, self.signal) {
+            (true, true) => self.add_with::<true, true>(x, y, range),
+            (true, false) => self.add_with::<true, false>(x, y, range),
+            (false, true) => self.add_with::<false, true>(x, y, range),
+            (false, false) => self.add_with::<false, false>(x, y, range),
         }
     }
 
@@ -195,18 +254,14 @@ impl Accumulator {
     #[inline(always)]
     pub fn add_each(&mut self, x: &[f32], y: &[f32], lo: &[f32], hi: &[f32]) {
         let n = x.len().min(y.len()).min(lo.len()).min(hi.len());
-        if self.all_finite {
-            self.add_with::<true>(&x[..n], &y[..n], |j| (lo[j], hi[j]));
-        } else {
-            self.add_with::<false>(&x[..n], &y[..n], |j| (lo[j], hi[j]));
-        }
+        self.dispatch(&x[..n], &y[..n], |j| (lo[j], hi[j]));
     }
 
     /// The loop shared by [`Accumulator::add`] and [`Accumulator::add_each`]: single elements
     /// up to a lane boundary, then groups of eight, then the tail. The lanes live in local
     /// variables meanwhile, so that they stay in vector registers.
     #[inline(always)]
-    fn add_with<const ALL_FINITE: bool>(
+    fn add_with<const ALL_FINITE: bool, const SIGNAL: bool>(
         &mut self,
         x: &[f32],
         y: &[f32],
@@ -223,7 +278,7 @@ impl Accumulator {
         let head = ((LANES - self.position % LANES) % LANES).min(n);
         for j in 0..head {
             let (lo, hi) = range(j);
-            lanes.step::<ALL_FINITE>((self.position + j) % LANES, x[j], y[j], lo, hi);
+            lanes.step::<ALL_FINITE, SIGNAL>((self.position + j) % LANES, x[j], y[j], lo, hi);
         }
         let body = (n - head) / LANES * LANES;
         let (xs, ys) = (&x[head..head + body], &y[head..head + body]);
@@ -234,12 +289,12 @@ impl Accumulator {
         {
             for k in 0..LANES {
                 let (lo, hi) = range(head + g * LANES + k);
-                lanes.step::<ALL_FINITE>(k, xc[k], yc[k], lo, hi);
+                lanes.step::<ALL_FINITE, SIGNAL>(k, xc[k], yc[k], lo, hi);
             }
         }
         for j in head + body..n {
             let (lo, hi) = range(j);
-            lanes.step::<ALL_FINITE>((j - head) % LANES, x[j], y[j], lo, hi);
+            lanes.step::<ALL_FINITE, SIGNAL>((j - head) % LANES, x[j], y[j], lo, hi);
         }
         self.sum_sq_err = lanes.sum_sq_err;
         self.sum_sq_signal = lanes.sum_sq_signal;
@@ -299,6 +354,50 @@ mod tests {
         finite.add(&x[..9], &y[..9], -2.5, 2.5);
         finite.add(&x[9..], &y[9..], -2.5, 2.5);
         assert_eq!(whole.finish(), finite.finish());
+    }
+
+    #[test]
+    fn the_signal_energy_of_a_piece_is_the_accumulators() {
+        let mut x: Vec<f32> = (0..1003).map(|i| (i as f32 * 0.37).sin() * 3e3).collect();
+        for (i, bad) in [(5, f32::NAN), (17, f32::INFINITY), (400, f32::NEG_INFINITY)] {
+            x[i] = bad;
+        }
+        let y: Vec<f32> = x.iter().map(|v| v.round()).collect();
+        for len in [0, 1, 7, 8, 9, 203, 1003] {
+            let (x, y) = (&x[..len], &y[..len]);
+            let mut full = Accumulator::default();
+            full.add(x, y, -2.5, 2.5);
+            let mut without = Accumulator::default().without_signal();
+            without.add(x, y, -2.5, 2.5);
+            let (full, without) = (full.finish(), without.finish());
+            assert_eq!(
+                full.sum_sq_signal.to_bits(),
+                signal_energy_of_piece(x).to_bits()
+            );
+            assert_eq!(without.sum_sq_signal, 0.0);
+            assert_eq!(
+                BlockMetrics {
+                    sum_sq_signal: full.sum_sq_signal,
+                    ..without
+                },
+                full
+            );
+        }
+        let finite: Vec<f32> = x
+            .iter()
+            .map(|v| if v.is_finite() { *v } else { 1.0 })
+            .collect();
+        let mut acc = Accumulator::all_finite().without_signal();
+        acc.add(&finite, &finite, -1.0, 1.0);
+        let mut reference = Accumulator::all_finite();
+        reference.add(&finite, &finite, -1.0, 1.0);
+        assert_eq!(
+            BlockMetrics {
+                sum_sq_signal: signal_energy_of_piece(&finite),
+                ..acc.finish()
+            },
+            reference.finish()
+        );
     }
 
     #[test]

@@ -15,7 +15,7 @@
 
 mod metrics;
 
-pub use metrics::{bounds_f32, Accumulator, BlockMetrics};
+pub use metrics::{bounds_f32, signal_energy_of_piece, Accumulator, BlockMetrics};
 
 use crate::formats::blocks::BlockLayout;
 use crate::parallel;
@@ -71,28 +71,63 @@ impl SliceBounds {
     }
 }
 
-/// A fresh accumulator for data whose non-finite values are counted (shared per tensor, see
-/// [`crate::shared_stats`]): without the finite test when there are none.
-fn accumulator_for(data: &[f32]) -> impl Fn() -> Accumulator {
-    let all_finite = crate::shared_stats::nonfinite(data).total() == 0;
-    move || {
-        if all_finite {
+/// `Σx²` of the finite values of `data` in the pieces and lanes of [`measure_kernel`] and
+/// [`measure_pair`]: the [`BlockMetrics::sum_sq_signal`] they compute, bit for bit.
+pub fn signal_energy(data: &[f32]) -> f64 {
+    let pieces = parallel::map_chunks(data, |_, piece| signal_energy_of_piece(piece));
+    pieces.iter().fold(0.0, |total, &piece| total + piece)
+}
+
+/// How the pieces of `data` are measured: fresh accumulators for it, and the tensor's `Σx²`
+/// when it is shared ([`crate::shared_stats`]: computed once per tensor, so the accumulators
+/// leave it out).
+struct Measuring {
+    all_finite: bool,
+    shared_signal: Option<f64>,
+}
+
+impl Measuring {
+    fn of(data: &[f32]) -> Self {
+        Measuring {
+            all_finite: crate::shared_stats::nonfinite(data).total() == 0,
+            shared_signal: crate::shared_stats::signal_energy(data),
+        }
+    }
+
+    /// An accumulator for one piece: without the finite test when every value is finite,
+    /// without `Σx²` when it is shared.
+    fn fresh(&self) -> Accumulator {
+        let acc = if self.all_finite {
             Accumulator::all_finite()
         } else {
             Accumulator::default()
+        };
+        if self.shared_signal.is_some() {
+            acc.without_signal()
+        } else {
+            acc
         }
+    }
+
+    /// The pieces merged in order, with the shared `Σx²`.
+    fn total(&self, pieces: &[BlockMetrics]) -> BlockMetrics {
+        let mut total = BlockMetrics::merged(pieces);
+        if let Some(signal) = self.shared_signal {
+            total.sum_sq_signal = signal;
+        }
+        total
     }
 }
 
 /// Error metrics of `kernel` over `data`, in parallel pieces merged in order.
 pub fn measure_kernel(data: &[f32], kernel: &dyn QdqKernel) -> BlockMetrics {
-    let fresh = accumulator_for(data);
+    let measuring = Measuring::of(data);
     let pieces = parallel::map_chunks(data, |start, piece| {
-        let mut acc = fresh();
+        let mut acc = measuring.fresh();
         kernel.measure(start, piece, &mut acc);
         acc.finish()
     });
-    BlockMetrics::merged(&pieces)
+    measuring.total(&pieces)
 }
 
 /// Error metrics of an already dequantized `dq` of `x` under `q` (per tensor, per element's
@@ -121,9 +156,9 @@ pub fn measure_pair(x: &Tensor, dq: &Tensor, q: &QParams) -> BlockMetrics {
     let per_slice = SliceBounds::new(q);
     let n = x.data.len().min(dq.data.len());
     let (xs, ys) = (&x.data[..n], &dq.data[..n]);
-    let fresh = accumulator_for(&x.data);
+    let measuring = Measuring::of(xs);
     let pieces = parallel::map_chunks(xs, |start, piece| {
-        let mut acc = fresh();
+        let mut acc = measuring.fresh();
         let y = &ys[start..start + piece.len()];
         match &slices {
             Slices::One(lo, hi) => acc.add(piece, y, *lo, *hi),
@@ -147,7 +182,7 @@ pub fn measure_pair(x: &Tensor, dq: &Tensor, q: &QParams) -> BlockMetrics {
         }
         acc.finish()
     });
-    BlockMetrics::merged(&pieces)
+    measuring.total(&pieces)
 }
 
 /// One element map for the whole tensor (per-tensor qparams) and one representable range.
