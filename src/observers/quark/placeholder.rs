@@ -10,6 +10,7 @@ use super::spec::{PerTensorScheme, QuarkSpec};
 use crate::error::Result;
 use crate::observer::{Grid, ObserverKind, ObserverState, QParams, ZeroPoint};
 use crate::params::Choice;
+use crate::qdq::QdqKernel;
 use crate::tensor::Tensor;
 
 quark_params! {
@@ -66,6 +67,10 @@ impl ObserverKind for Placeholder {
     /// A cast to the dtype and back.
     fn fake_quantize(spec: &QuarkSpec, x: &Tensor, _: &QParams) -> Result<Tensor> {
         scaled_fake_quantize(spec, x, &[], &ZeroPoint::Float(Vec::new()))
+    }
+
+    fn qdq_kernel(spec: &QuarkSpec, _: &[usize], q: &QParams) -> Option<Box<dyn QdqKernel>> {
+        super::qdq_kernel::kernel(spec, q)
     }
 
     fn plot(_: &()) -> ObserverState {
