@@ -44,7 +44,28 @@ pub const MAX_PANEL_SLICES: usize = 1 << 20;
 /// Why qparams `q` of observer `spec` are too many for a panel, if they are: checked after the
 /// search and before the metrics, so a refused observer costs no pass over the data.
 fn beyond_panel_limits(spec: &ObserverSpec, resolved: &dyn Resolved, q: &QParams) -> Option<Error> {
-    let slices = q.scale.len();
+    too_many_slices(spec, resolved, q.scale.len())
+}
+
+/// Why observer `spec` will compute too many scales for a panel on `batches`, when its
+/// configuration tells the count before any data is read ([`Resolved::slice_count`], e.g. the
+/// blocks of a per-block observer): a refused observer then collects nothing either. Only when
+/// every batch gives too many, so that the refusal is the one the search would reach.
+fn beyond_panel_limits_before_collecting(
+    spec: &ObserverSpec,
+    resolved: &dyn Resolved,
+    batches: &[&Tensor],
+) -> Option<Error> {
+    let counts: Option<Vec<usize>> = batches
+        .iter()
+        .map(|b| resolved.slice_count(&b.shape))
+        .collect();
+    let fewest = counts?.into_iter().min()?;
+    too_many_slices(spec, resolved, fewest)
+}
+
+/// The refusal of a panel with `slices` scales, when that is more than it shows.
+fn too_many_slices(spec: &ObserverSpec, resolved: &dyn Resolved, slices: usize) -> Option<Error> {
     (slices > MAX_PANEL_SLICES).then(|| {
         Error::input(format!(
             "`{}` computed {slices} scales (one per {}), more than the {MAX_PANEL_SLICES} a panel \
@@ -484,28 +505,31 @@ impl Session {
                 Err(e) => (None, Report::failed(spec, &params, &batches, &e)),
                 Ok((data_key, resolved)) => {
                     let reusable = collected.as_ref().is_some_and(|c| c.data_key == data_key);
-                    if !reusable {
-                        collected = match engine::collect(
+                    let refused =
+                        beyond_panel_limits_before_collecting(spec, resolved.as_ref(), &batches);
+                    let collecting = match refused {
+                        Some(e) => Err(e),
+                        None if reusable => Ok(()),
+                        None => engine::collect(
                             spec,
                             resolved.as_ref(),
                             &batches,
                             NonFinitePolicy::Exclude,
-                        ) {
-                            Ok(state) => Some(CollectedState { data_key, state }),
-                            Err(e) => {
-                                let report = Report::failed(spec, &params, &batches, &e);
-                                self.runs.insert(
-                                    spec.id.to_string(),
-                                    ObserverRun {
-                                        params,
-                                        resolved: Some(resolved),
-                                        collected: None,
-                                        report: report.clone(),
-                                    },
-                                );
-                                return report;
-                            }
-                        };
+                        )
+                        .map(|state| collected = Some(CollectedState { data_key, state })),
+                    };
+                    if let Err(e) = collecting {
+                        let report = Report::failed(spec, &params, &batches, &e);
+                        self.runs.insert(
+                            spec.id.to_string(),
+                            ObserverRun {
+                                params,
+                                resolved: Some(resolved),
+                                collected: None,
+                                report: report.clone(),
+                            },
+                        );
+                        return report;
                     }
                     let state = collected.as_ref().map(|c| c.state.as_ref());
                     let report = match state {

@@ -159,6 +159,24 @@ fn a_panel_refuses_more_slices_than_it_can_show() {
 }
 
 #[test]
+fn a_per_block_panel_with_too_many_blocks_is_refused_before_collecting() {
+    let n = 2 * (MAX_PANEL_SLICES + 1);
+    let spec = registry::find("quark.PerBlockBFPObserver").unwrap();
+    let mut s = session_with(ramp(n), vec![2, n / 2]);
+    let r = s.run_spec(spec, Params::new().with("group_size", 1), true);
+    let message = r.error.expect("refused").message;
+    assert!(
+        message.contains(&format!("computed {n} scales (one per block)")),
+        "{message}"
+    );
+    assert!(s.runs[spec.id].collected.is_none(), "nothing collected");
+    // Four values per block: a quarter as many, within the limit.
+    let r = s.run_spec(spec, Params::new().with("group_size", 4), true);
+    assert!(r.ok, "{:?}", r.error);
+    assert!(s.runs[spec.id].collected.is_some());
+}
+
+#[test]
 fn search_only_changes_reuse_the_collected_state() {
     let mut s = session_with(ramp(1000), vec![1000]);
     let first = s.run_spec(shrink_spec(), Params::new(), true);

@@ -105,6 +105,13 @@ pub trait ObserverKind: Send + Sync + 'static {
     /// A snapshot for plotting.
     fn plot(state: &Self::State) -> ObserverState;
 
+    /// How many slices (channels, groups, blocks) the qparams of batches of `shape` will have,
+    /// when the configuration alone decides it; `None` (the default) when only the search
+    /// tells. The explorer refuses a panel that would carry too many before collecting anything.
+    fn slice_count(_config: &Self::Config, _shape: &[usize]) -> Option<usize> {
+        None
+    }
+
     /// How the parameters of `config` are shaped, when the parameters decide it (e.g. a
     /// `strategy` of `tensor`, `channel` or `group`); `None` keeps the registry's granularity.
     /// It decides how non-finite values are kept out (see [`crate::engine::NonFinitePolicy`])
@@ -128,6 +135,8 @@ pub trait Resolved: Send + Sync + Debug {
     fn granularity(&self) -> Option<Granularity>;
     /// [`ObserverKind::qdq_kernel`].
     fn qdq_kernel(&self, shape: &[usize], q: &QParams) -> Option<Box<dyn QdqKernel>>;
+    /// [`ObserverKind::slice_count`].
+    fn slice_count(&self, shape: &[usize]) -> Option<usize>;
 }
 
 /// Collected state (type-erased [`ObserverKind::State`]).
@@ -199,6 +208,10 @@ impl<K: ObserverKind> Resolved for Bound<K> {
 
     fn qdq_kernel(&self, shape: &[usize], q: &QParams) -> Option<Box<dyn QdqKernel>> {
         K::qdq_kernel(&self.0, shape, q)
+    }
+
+    fn slice_count(&self, shape: &[usize]) -> Option<usize> {
+        K::slice_count(&self.0, shape)
     }
 }
 

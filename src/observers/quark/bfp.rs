@@ -145,6 +145,10 @@ impl ObserverKind for PerBlockBfp {
     fn plot(_: &BfpState) -> ObserverState {
         ObserverState::default()
     }
+
+    fn slice_count(spec: &QuarkSpec, shape: &[usize]) -> Option<usize> {
+        super::kernels::block_count(spec, shape)
+    }
 }
 
 #[cfg(test)]

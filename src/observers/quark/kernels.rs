@@ -113,6 +113,13 @@ pub fn require_block_size(class: &str, group_size: i64) -> Result<()> {
     Ok(())
 }
 
+/// How many blocks a per-block observer's qparams have for batches of `shape` (the layout of
+/// [`forward_block_layout`]); `None` when the spec does not fit the shape (`forward` says why).
+pub fn block_count(spec: &QuarkSpec, shape: &[usize]) -> Option<usize> {
+    let shape = if shape.is_empty() { &[1][..] } else { shape };
+    Some(group_layout(spec, shape).ok()?.num_blocks())
+}
+
 /// The block layout a per-block observer's `forward` uses for `batch` (a 0-d tensor counts as
 /// `[1]`); an axis beyond the tensor's dimensions raises Quark's `IndexError`.
 pub fn forward_block_layout(spec: &QuarkSpec, batch: &Tensor) -> Result<BlockLayout> {

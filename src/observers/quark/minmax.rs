@@ -374,6 +374,14 @@ impl ObserverKind for PerGroupMinMax {
         super::qdq_kernel::per_group_kernel(spec, shape, q)
     }
 
+    /// The blocks of the group layout, when `forward` accepts the shape (a row length that the
+    /// group size divides).
+    fn slice_count(spec: &QuarkSpec, shape: &[usize]) -> Option<usize> {
+        let layout = group_layout(spec, shape).ok()?;
+        let len = shape.get(layout.axis()).copied()?;
+        (len % layout.block_size() == 0).then(|| layout.num_blocks())
+    }
+
     fn plot(state: &PerGroupState) -> ObserverState {
         ObserverState {
             min_val: state.min.clone(),

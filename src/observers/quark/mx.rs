@@ -157,6 +157,10 @@ impl ObserverKind for PerBlockMx {
     fn plot(_: &MxState) -> ObserverState {
         ObserverState::default()
     }
+
+    fn slice_count(cfg: &MxConfig, shape: &[usize]) -> Option<usize> {
+        super::kernels::block_count(&cfg.spec, shape)
+    }
 }
 
 #[cfg(test)]
