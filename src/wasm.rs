@@ -89,6 +89,32 @@ fn from_js<T: DeserializeOwned>(v: &JsValue, what: &str) -> Result<T, JsError> {
         .map_err(|e| JsError::new(&format!("invalid {what}: {e}")))
 }
 
+/// A per-channel view from JS, its long arrays possibly Float64Array (the engine façade packs
+/// them so, `packedView` in www/lib/engine.js): those are copied at once, the rest read by serde.
+fn channel_view_from_js(v: &JsValue) -> Result<ChannelView, JsError> {
+    let invalid = |_| JsError::new("invalid channels: not an object");
+    let plain = js_sys::Object::assign(&js_sys::Object::new(), v.unchecked_ref());
+    let mut packed = Vec::new();
+    for name in ["min", "max", "grid_min", "grid_max"] {
+        let key = JsValue::from_str(name);
+        let field = js_sys::Reflect::get(v, &key).map_err(invalid)?;
+        if let Some(numbers) = field.dyn_ref::<js_sys::Float64Array>() {
+            packed.push((name, numbers.to_vec()));
+            js_sys::Reflect::set(&plain, &key, &js_sys::Array::new()).map_err(invalid)?;
+        }
+    }
+    let mut view: ChannelView = from_js(&plain, "channels")?;
+    for (name, numbers) in packed {
+        *match name {
+            "min" => &mut view.min,
+            "max" => &mut view.max,
+            "grid_min" => &mut view.grid_min,
+            _ => &mut view.grid_max,
+        } = numbers;
+    }
+    Ok(view)
+}
+
 fn params_from_js(v: &JsValue) -> Result<Params, JsError> {
     let value: serde_json::Value = from_js(v, "params")?;
     Params::from_value(value).map_err(js_err)
@@ -612,7 +638,7 @@ pub fn draw_channels(
     color: usize,
     style: JsValue,
 ) -> Result<(), JsError> {
-    let ch: ChannelView = from_js(&channels, "channels")?;
+    let ch = channel_view_from_js(&channels)?;
     let style = style_from_js(&style)?;
     with_canvas(canvas, |area| plot::draw_channels(area, &ch, color, &style))
 }

@@ -74,6 +74,48 @@ fn histogram_with_clipping_lines_and_clipped_values() {
     assert!(clipped > 100, "clipped values highlighted ({clipped})");
 }
 
+/// Every pixel of a canvas (RGBA).
+fn image(c: &HtmlCanvasElement) -> Vec<u8> {
+    let ctx: CanvasRenderingContext2d = c.get_context("2d").unwrap().unwrap().dyn_into().unwrap();
+    ctx.get_image_data(0.0, 0.0, c.width() as f64, c.height() as f64)
+        .unwrap()
+        .data()
+        .to_vec()
+}
+
+#[wasm_bindgen_test]
+fn a_channels_view_with_packed_arrays_draws_as_the_plain_one() {
+    let n = 5000;
+    let min: Vec<f64> = (0..n).map(|i| -1.0 - (i % 7) as f64 * 0.1).collect();
+    let max: Vec<f64> = (0..n)
+        .map(|i| {
+            if i == 1234 {
+                40.0
+            } else {
+                1.0 + (i % 5) as f64 * 0.1
+            }
+        })
+        .collect();
+    let plain = js(
+        json!({"axis": 0, "min": min, "max": max, "grid_min": [], "grid_max": [], "unit": "block"}),
+    );
+    // The engine façade sends long arrays as Float64Array (packedView in www/lib/engine.js).
+    let packed = js(json!({"axis": 0, "grid_min": [], "grid_max": [], "unit": "block"}));
+    for (name, values) in [("min", &min), ("max", &max)] {
+        let array = js_sys::Float64Array::from(&values[..]);
+        js_sys::Reflect::set(&packed, &JsValue::from_str(name), &array).unwrap();
+    }
+    let (a, b) = (canvas(480, 200), canvas(480, 200));
+    draw_channels(a.clone(), plain, 1, JsValue::NULL)
+        .map_err(JsValue::from)
+        .unwrap();
+    draw_channels(b.clone(), packed, 1, JsValue::NULL)
+        .map_err(JsValue::from)
+        .unwrap();
+    assert!(pixels(&a, (0, 0, 0)).0 > 2000);
+    assert!(image(&a) == image(&b), "the packed view drew differently");
+}
+
 #[wasm_bindgen_test]
 fn channels_and_curve_draw() {
     let c = canvas(480, 200);

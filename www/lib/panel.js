@@ -70,22 +70,32 @@ export function viewOf(report) {
   return panelView(report);
 }
 
-/** The value of a data-* attribute: a number for per-tensor results, a JSON array otherwise. */
+/**
+ * The value of a data-* attribute: a number for per-tensor results, a JSON array otherwise
+ * (`values` an array or a Float64Array).
+ */
 function attrValue(values, perChannel) {
   if (!values || values.length === 0) return null;
   if (!perChannel && values.length === 1) return String(values[0]);
-  return JSON.stringify(values);
+  return JSON.stringify(Array.isArray(values) ? values : Array.from(values));
 }
 
+/**
+ * Most slices whose numbers the per-slice data-* attributes list: beyond it (a per-block observer
+ * on a large tensor has hundreds of thousands of blocks) they are left out and `data-slices`
+ * tells how many there are; the exports carry every number.
+ */
+export const CONTRACT_MAX_SLICES = 65536;
+
 const CONTRACT_KEYS = [
-  'clipMin', 'clipMax', 'gridMin', 'gridMax', 'scale', 'zeroPoint',
+  'slices', 'clipMin', 'clipMax', 'gridMin', 'gridMax', 'scale', 'zeroPoint',
   'mse', 'sqnrDb', 'maxAbsErr', 'clippedFraction', 'error', 'stateReused',
 ];
 
 /**
  * Set the machine-readable contract on a panel element from `report` and its `view`: role,
- * aria-label and data-clip-min/-max, data-grid-min/-max, data-scale, data-zero-point (from the
- * view's per-slice numbers), data-mse, data-sqnr-db, data-max-abs-err, data-clipped-fraction
+ * aria-label and data-slices, data-clip-min/-max, data-grid-min/-max, data-scale,
+ * data-zero-point (from the view's per-slice numbers, up to CONTRACT_MAX_SLICES), data-mse, data-sqnr-db, data-max-abs-err, data-clipped-fraction
  * (from the report's metrics), data-state-reused, data-status, data-error.
  */
 export function setContract(el, id, report, view, status) {
@@ -104,12 +114,16 @@ export function setContract(el, id, report, view, status) {
     if (v !== null && v !== undefined) el.dataset[k] = v;
   };
   const s = view.slices;
-  set('clipMin', attrValue(s.clip_min, pc));
-  set('clipMax', attrValue(s.clip_max, pc));
-  set('gridMin', attrValue(s.grid_min, pc));
-  set('gridMax', attrValue(s.grid_max, pc));
-  set('scale', attrValue(s.scale, pc));
-  set('zeroPoint', attrValue(s.zero_point, pc));
+  const count = s.scale ? s.scale.length : 0;
+  set('slices', String(count));
+  if (count <= CONTRACT_MAX_SLICES) {
+    set('clipMin', attrValue(s.clip_min, pc));
+    set('clipMax', attrValue(s.clip_max, pc));
+    set('gridMin', attrValue(s.grid_min, pc));
+    set('gridMax', attrValue(s.grid_max, pc));
+    set('scale', attrValue(s.scale, pc));
+    set('zeroPoint', attrValue(s.zero_point, pc));
+  }
   const m = report.metrics;
   if (m) {
     set('mse', String(m.mse));
@@ -227,7 +241,10 @@ export function drawPanel(el, view, hist, { logCounts = false, sizes = null } = 
   const color = Number(el.dataset.color || 0);
   const ratio = fitCanvas(canvas, undefined, sizes?.hist);
   const style = { logCounts, sqnr: false, pixelRatio: ratio };
-  const shown = view && !view.error ? { ...view, color } : { observer: el.dataset.observer, color, clip: null, grid: null };
+  // The histogram draws the clipping range and the grid's: only they cross into the drawing
+  // code, not the per-slice numbers (a block observer may have a million).
+  const shown = { observer: el.dataset.observer, color, clip: null, grid: null };
+  if (view && !view.error) Object.assign(shown, { clip: view.clip, grid: view.grid });
   if (hist) drawHistogram(canvas, hist.lo, hist.hi, hist.counts, shown, style);
   const ch = el.querySelector('canvas.channels');
   if (view && !view.error && view.channels) {

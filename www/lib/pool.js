@@ -11,8 +11,9 @@
 //   came too late), so the sessions never differ; it fails only when every member failed.
 // - The calls of one observer (`observe`, `update`, `updateDeferred`, `complete`, `remove`, by
 //   `args.id`) go to the member that owns it. A fresh `observe` of an observer nobody owns waits in
-//   the pool until a member has no observation queued, and that member becomes its owner: slow
-//   observers spread themselves over the members, whatever their order. An observer and its
+//   the pool until a member has room for it (fewer than QUEUED_PER_MEMBER observations queued),
+//   and that member becomes its owner: slow observers spread themselves over the members,
+//   whatever their order. An observer and its
 //   `.fixed` variant (which corrects it) go to the same member, where the engine computes the
 //   work they share once (Horizon's MSE candidates, the histograms). A new selection drops
 //   every result, so owners are forgotten at each `select`.
@@ -29,8 +30,12 @@
 const BROADCAST = new Set(['load', 'select']);
 /** Calls of one observer, routed by `args.id` to the member that owns it. */
 const BY_OBSERVER = new Set(['observe', 'update', 'updateDeferred', 'complete', 'remove']);
-/** Fresh observations a member may have queued at once before the pool holds the next ones. */
-const QUEUED_PER_MEMBER = 1;
+/**
+ * Fresh observations a member may have queued at once before the pool holds the next ones: two,
+ * so that a member finishing one starts the next at once, without waiting for the page (busy
+ * drawing another panel) to hand it over; few, so that slow observers still spread.
+ */
+const QUEUED_PER_MEMBER = 2;
 
 const cancelled = (err) => Boolean(err && err.cancelled);
 

@@ -28,6 +28,9 @@ export class EngineError extends Error {
   }
 }
 
+/** Epoch milliseconds from this thread's clock (comparable with another thread's). */
+const epochNow = () => performance.timeOrigin + performance.now();
+
 /** Answered calls whose time in the worker a RemoteEngine keeps (for measurements). */
 const MAX_TIMINGS = 500;
 
@@ -53,9 +56,10 @@ class Dispatcher {
     this.queue = Promise.resolve();
   }
 
-  /** Resolves to the value of `engine[method](args, run)`. */
-  run(method, args, run) {
+  /** Resolves to the value of `engine[method](args, run)`; `onStart()` is called when its turn comes. */
+  run(method, args, run, onStart = null) {
     const exec = async () => {
+      if (onStart) onStart();
       const engine = await this.engineOf();
       if (NOT_CALLS.has(method) || typeof engine[method] !== 'function') throw new Error(`the engine has no method ${JSON.stringify(method)}`);
       return engine[method](args || {}, run);
@@ -99,7 +103,7 @@ export function serve(createEngine, { concurrent = [] } = {}) {
   };
   const dispatcher = new Dispatcher(engineOf, { concurrent });
   const calls = new Map();
-  const now = () => performance.now();
+  const now = epochNow;
   self.onmessage = (event) => {
     const msg = event.data || {};
     if (msg.cancel !== undefined) {
@@ -110,14 +114,19 @@ export function serve(createEngine, { concurrent = [] } = {}) {
     const { id, method, args } = msg;
     const controller = new AbortController();
     calls.set(id, controller);
-    const t0 = now();
+    let started = now();
     const onProgress = (progress) => {
       self.postMessage({ id, progress });
     };
     dispatcher
-      .run(method, args, { onProgress, signal: controller.signal })
+      .run(method, args, { onProgress, signal: controller.signal }, () => {
+        started = now();
+      })
       .then(
-        (value) => self.postMessage({ id, ok: true, value, ms: now() - t0 }, transferables(value)),
+        (value) => {
+          const ended = now();
+          self.postMessage({ id, ok: true, value, ms: ended - started, started, ended }, transferables(value));
+        },
         (err) => self.postMessage({ id, ok: false, ...describeFailure(err, engine) }),
       )
       .finally(() => calls.delete(id));
@@ -151,7 +160,11 @@ export class RemoteEngine {
     this.pending = new Pending();
     this.crashes = [];
     this.dead = false;
-    /** The last MAX_TIMINGS answered calls: `{method, id (an observer's), ms (spent in the worker)}`. */
+    /**
+     * The last MAX_TIMINGS answered calls: `{method, id (an observer's), ms (computing in the
+     * worker), started, ended (in the worker), sent, received (here)}`, the four times in epoch
+     * milliseconds (`performance.timeOrigin + performance.now()` on either side).
+     */
     this.timings = [];
     this.start();
   }
@@ -174,7 +187,7 @@ export class RemoteEngine {
     }
     this.pending.calls.delete(msg.id);
     if (msg.ok) {
-      this.timings.push({ method: p.method, id: p.observer, ms: msg.ms });
+      this.timings.push({ method: p.method, id: p.observer, ms: msg.ms, started: msg.started, ended: msg.ended, sent: p.sent, received: epochNow() });
       if (this.timings.length > MAX_TIMINGS) this.timings.shift();
       p.resolve(msg.value);
       return;
@@ -213,7 +226,7 @@ export class RemoteEngine {
     if (this.dead) return Promise.reject(new EngineError('the engine stopped; reload the page', { panic: true, restarted: true }));
     const id = this.nextId++;
     return new Promise((resolve, reject) => {
-      this.pending.calls.set(id, { resolve, reject, onProgress, background, method, observer: args.id });
+      this.pending.calls.set(id, { resolve, reject, onProgress, background, method, observer: args.id, sent: epochNow() });
       if (signal) {
         const cancel = () => this.worker.postMessage({ cancel: id });
         if (signal.aborted) queueMicrotask(cancel);
