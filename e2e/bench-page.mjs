@@ -10,7 +10,7 @@
 //    llm-compressor and torchao observers came), then FILE dropped on a fresh page: the time
 //    from handing the file to the page until every panel is ready (each panel's data-status is
 //    "ready" or "error", none busy or pending, the page idle). Where the time goes: each
-//    observer's time inside its worker, slowest first.
+//    observer's time inside its worker, slowest first, and each worker's idle time.
 // 2. On that tensor, a histogram-only slider of torch.HistogramObserver (a `data-affects=search`
 //    control: its search runs again on the stored histogram) moved SLIDER_CHANGES times (24 by
 //    default): the page's own latency from the input event to the panel's canvas drawn with the
@@ -80,6 +80,14 @@ try {
   for (const t of observing) perWorker[t.worker] = (perWorker[t.worker] || 0) + t.ms / 1e3;
   const byMethod = {};
   for (const t of timings) byMethod[t.method] = (byMethod[t.method] || 0) + t.ms / 1e3;
+  // Each worker's time without a call to compute, from its first call's start to its last one's
+  // end (waiting for the page to hand it work, or sending an answer).
+  const idleS = {};
+  for (const worker of new Set(timings.map((t) => t.worker))) {
+    const own = timings.filter((t) => t.worker === worker);
+    const span = Math.max(...own.map((t) => t.ended)) - Math.min(...own.map((t) => t.started));
+    idleS[worker] = (span - own.reduce((sum, t) => sum + t.ms, 0)) / 1e3;
+  }
   const drawS = (await page.evaluate(() => window.quantscope.latencies())).reduce((sum, x) => sum + x.draw, 0) / 1e3;
   report({
     observers: ids.length,
@@ -88,6 +96,7 @@ try {
     panels_not_ready: notReady,
     panels_with_error: errors,
     observe_s_per_worker: perWorker,
+    idle_s_per_worker: idleS,
     worker_s_by_method: byMethod,
     panels_draw_s: drawS,
     slowest_observers_s: observing.map((t) => [t.id, t.ms / 1e3, t.worker]),

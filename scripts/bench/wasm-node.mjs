@@ -9,9 +9,11 @@
 // changes.
 //
 // The list is also timed in worker_threads, one per core, as the page's pool of Web Workers
-// runs it: each worker starts its own WebAssembly instance, reads and loads the file and runs
-// every n-th observer; the time is from starting the workers until the last answered, and the
-// answers must equal the single-thread ones.
+// runs it: each worker holds its own WebAssembly instance and, for each repetition, reads and
+// loads the file, then takes the next observer nobody has taken until none is left (as the page's
+// pool hands an observation to the first member free); the time is from asking the workers until
+// the last answered, and the answers must equal the single-thread ones. The workers are started once
+// and warmed up by a first repetition that is not timed, as the single-thread figures are.
 import { readFileSync } from 'node:fs';
 import os from 'node:os';
 import { performance } from 'node:perf_hooks';
@@ -57,68 +59,93 @@ function median(values) {
 
 const summary = (r) => ({ observer: r.observer, ok: r.ok, scale: r.scale ?? r.qparams?.scale, zero_point: r.zero_point ?? r.qparams?.zero_point, metrics: r.metrics });
 
-if (!isMainThread) {
-  // A worker of `inWorkers`: its share of the observers on its own copy of the file.
-  const { qs } = await engine();
-  const tensor = qs.loadTensor(new Uint8Array(readFileSync(workerData.file)), { name: 'bench.npy' });
-  parentPort.postMessage(workerData.ids.map((id) => summary(qs.observe(tensor, id))));
-  tensor.free();
-  process.exit(0);
-}
-
-/** Wall seconds to run `observers` split over `n` worker_threads, and the answers in list order. */
-async function inWorkers(observers, n) {
-  const t0 = performance.now();
-  const shares = Array.from({ length: n }, (_, k) => observers.filter((_, i) => i % n === k));
-  const answers = await Promise.all(
-    shares.map(
-      (share) =>
-        new Promise((resolve, reject) => {
-          const worker = new Worker(new URL(import.meta.url), { workerData: { file, ids: share } });
-          worker.once('message', resolve);
-          worker.once('error', reject);
-        }),
-    ),
-  );
-  const seconds = (performance.now() - t0) / 1e3;
-  const ordered = observers.map((_, i) => answers[i % n][Math.floor(i / n)]);
-  return [seconds, ordered];
-}
-
-const { qs, flavour } = await engine();
-const bytes = new Uint8Array(readFileSync(file));
-const time = (observers, times) => {
-  observeOnce(qs, bytes, observers); // warm-up
-  const load = [];
-  const observe = [];
-  let last = null;
-  for (let i = 0; i < times; i++) {
-    const [l, o, results] = observeOnce(qs, bytes, observers);
-    load.push(l);
-    observe.push(o);
-    last = results;
+/** `n` worker_threads, each with its WebAssembly instance, answering shares of an observer list. */
+class WorkerPool {
+  constructor(n) {
+    this.workers = Array.from({ length: n }, () => new Worker(new URL(import.meta.url), { workerData: { file } }));
   }
-  return { load_median_s: median(load), observe_median_s: median(observe), load_runs_s: load, observe_runs_s: observe, last };
-};
-const histogram = time(['torch.HistogramObserver'], repeat);
-const minmax = time(['torch.MinMaxObserver'], repeat);
-const all = time(ids, Math.min(repeat, 3));
-const threads = os.availableParallelism();
-const pooled = [];
-let pooledLast = null;
-await inWorkers(ids, threads); // warm-up
-for (let i = 0; i < Math.min(repeat, 3); i++) {
-  const [seconds, answers] = await inWorkers(ids, threads);
-  pooled.push(seconds);
-  pooledLast = answers;
+
+  /**
+   * Wall seconds to run `observers` on the workers (each takes the next one left, counted in
+   * shared memory), and the answers in list order.
+   */
+  async run(observers) {
+    const next = new Int32Array(new SharedArrayBuffer(4));
+    const t0 = performance.now();
+    const answers = await Promise.all(
+      this.workers.map(
+        (worker) =>
+          new Promise((resolve, reject) => {
+            worker.once('message', resolve);
+            worker.once('error', reject);
+            worker.postMessage({ ids: observers, next });
+          }),
+      ),
+    );
+    const seconds = (performance.now() - t0) / 1e3;
+    const ordered = [];
+    for (const [i, answer] of answers.flat()) ordered[i] = answer;
+    return [seconds, ordered];
+  }
+
+  close() {
+    return Promise.all(this.workers.map((w) => w.terminate()));
+  }
 }
-const identical = JSON.stringify(pooledLast) === JSON.stringify(all.last.map(summary));
-console.log(JSON.stringify({
-  node: process.version,
-  flavour,
-  histogram_observer: { ...histogram, last: histogram.last.map(summary) },
-  minmax_qdq_metrics: { ...minmax, last: minmax.last.map(summary) },
-  all_observers: { ...all, last: all.last.map(summary) },
-  // file read, load and observe included, as for the CLI
-  all_observers_workers: { workers: threads, median_s: median(pooled), runs_s: pooled, identical },
-}));
+
+async function main() {
+  const { qs, flavour } = await engine();
+  const bytes = new Uint8Array(readFileSync(file));
+  const time = (observers, times) => {
+    observeOnce(qs, bytes, observers); // warm-up
+    const load = [];
+    const observe = [];
+    let last = null;
+    for (let i = 0; i < times; i++) {
+      const [l, o, results] = observeOnce(qs, bytes, observers);
+      load.push(l);
+      observe.push(o);
+      last = results;
+    }
+    return { load_median_s: median(load), observe_median_s: median(observe), load_runs_s: load, observe_runs_s: observe, last };
+  };
+  const histogram = time(['torch.HistogramObserver'], repeat);
+  const minmax = time(['torch.MinMaxObserver'], repeat);
+  const all = time(ids, Math.min(repeat, 3));
+  const threads = os.availableParallelism();
+  const pool = new WorkerPool(threads);
+  const pooled = [];
+  let pooledLast = null;
+  await pool.run(ids); // warm-up
+  for (let i = 0; i < Math.min(repeat, 3); i++) {
+    const [seconds, answers] = await pool.run(ids);
+    pooled.push(seconds);
+    pooledLast = answers;
+  }
+  await pool.close();
+  const identical = JSON.stringify(pooledLast) === JSON.stringify(all.last.map(summary));
+  console.log(JSON.stringify({
+    node: process.version,
+    flavour,
+    histogram_observer: { ...histogram, last: histogram.last.map(summary) },
+    minmax_qdq_metrics: { ...minmax, last: minmax.last.map(summary) },
+    all_observers: { ...all, last: all.last.map(summary) },
+    // file read, load and observe included, as for the CLI (warm workers)
+    all_observers_workers: { workers: threads, median_s: median(pooled), runs_s: pooled, identical },
+  }));
+}
+
+if (!isMainThread) {
+  // A worker of `WorkerPool`: for each message, its share of the observers on its own copy of
+  // the file.
+  const { qs } = await engine();
+  parentPort.on('message', ({ ids, next }) => {
+    const tensor = qs.loadTensor(new Uint8Array(readFileSync(workerData.file)), { name: 'bench.npy' });
+    const answers = [];
+    for (let i = Atomics.add(next, 0, 1); i < ids.length; i = Atomics.add(next, 0, 1)) answers.push([i, summary(qs.observe(tensor, ids[i]))]);
+    tensor.free();
+    parentPort.postMessage(answers);
+  });
+} else {
+  await main();
+}
