@@ -70,6 +70,7 @@ try {
   const ids = original ? registered.filter((id) => !LATER.some((p) => id.startsWith(p))) : registered;
   await page.evaluate((list) => window.quantscope.setObservers(list), ids);
   const readyLoad = load();
+  const dropped = await page.evaluate(() => performance.timeOrigin + performance.now());
   const allReadyS = await dropFile(page);
   const statuses = await Promise.all(ids.map((id) => panelData(page, id).then((d) => d.status)));
   const notReady = ids.filter((_, i) => !['ready', 'error'].includes(statuses[i]));
@@ -80,11 +81,12 @@ try {
   for (const t of observing) perWorker[t.worker] = (perWorker[t.worker] || 0) + t.ms / 1e3;
   const byMethod = {};
   for (const t of timings) byMethod[t.method] = (byMethod[t.method] || 0) + t.ms / 1e3;
-  // Each worker's time without a call to compute, from its first call's start to its last one's
-  // end (waiting for the page to hand it work, or sending an answer).
+  // Each worker's time without a call to compute after the drop, from its first call's start to
+  // its last one's end (waiting for the page to hand it work, or sending an answer).
   const idleS = {};
-  for (const worker of new Set(timings.map((t) => t.worker))) {
-    const own = timings.filter((t) => t.worker === worker);
+  const afterDrop = timings.filter((t) => t.started >= dropped);
+  for (const worker of new Set(afterDrop.map((t) => t.worker))) {
+    const own = afterDrop.filter((t) => t.worker === worker);
     const span = Math.max(...own.map((t) => t.ended)) - Math.min(...own.map((t) => t.started));
     idleS[worker] = (span - own.reduce((sum, t) => sum + t.ms, 0)) / 1e3;
   }

@@ -89,8 +89,59 @@ fn from_js<T: DeserializeOwned>(v: &JsValue, what: &str) -> Result<T, JsError> {
         .map_err(|e| JsError::new(&format!("invalid {what}: {e}")))
 }
 
-/// A per-channel view from JS, its long arrays possibly Float64Array (the engine façade packs
-/// them so, `packedView` in www/lib/engine.js): those are copied at once, the rest read by serde.
+/// Per-slice arrays of a panel view longer than this go to JS as Float64Array.
+const PACKED_SLICES: usize = 1024;
+
+/// A panel view as JS, with its per-slice arrays of more than [`PACKED_SLICES`] numbers (the
+/// numbers of hundreds of thousands of blocks) as Float64Array: copied at once, where serde sets
+/// a JS array number by number, and transferred from a worker to the page without a copy
+/// (www/lib/rpc.js). Every reader of a view takes either form ([`channel_view_from_js`],
+/// www/lib/panel.js).
+fn packed_view_to_js(mut view: PanelView) -> Result<JsValue, JsError> {
+    fn take_long<'a>(
+        fields: impl IntoIterator<Item = (&'static str, &'a mut Vec<f64>)>,
+    ) -> Vec<(&'static str, Vec<f64>)> {
+        fields
+            .into_iter()
+            .filter(|(_, values)| values.len() > PACKED_SLICES)
+            .map(|(name, values)| (name, std::mem::take(values)))
+            .collect()
+    }
+    let s = &mut view.slices;
+    let slices = take_long([
+        ("clip_min", &mut s.clip_min),
+        ("clip_max", &mut s.clip_max),
+        ("grid_min", &mut s.grid_min),
+        ("grid_max", &mut s.grid_max),
+        ("scale", &mut s.scale),
+        ("zero_point", &mut s.zero_point),
+    ]);
+    let channels = match view.channels.as_mut() {
+        Some(ch) => take_long([
+            ("min", &mut ch.min),
+            ("max", &mut ch.max),
+            ("grid_min", &mut ch.grid_min),
+            ("grid_max", &mut ch.grid_max),
+        ]),
+        None => Vec::new(),
+    };
+    let js = to_js(&view)?;
+    let invalid = |_| JsError::new("could not encode a panel view");
+    for (group, arrays) in [("slices", slices), ("channels", channels)] {
+        if arrays.is_empty() {
+            continue;
+        }
+        let target = js_sys::Reflect::get(&js, &JsValue::from_str(group)).map_err(invalid)?;
+        for (name, values) in arrays {
+            let array = js_sys::Float64Array::from(&values[..]);
+            js_sys::Reflect::set(&target, &JsValue::from_str(name), &array).map_err(invalid)?;
+        }
+    }
+    Ok(js)
+}
+
+/// A per-channel view from JS, its long arrays possibly Float64Array (as [`packed_view_to_js`]
+/// sends them): those are copied at once, the rest read by serde.
 fn channel_view_from_js(v: &JsValue) -> Result<ChannelView, JsError> {
     let invalid = |_| JsError::new("invalid channels: not an object");
     let plain = js_sys::Object::assign(&js_sys::Object::new(), v.unchecked_ref());
@@ -391,10 +442,14 @@ impl Session {
     /// What the panel of observer `id`'s last report displays (null before it ran): the same as
     /// `panelView(result(id))`, computed from the report where it lives instead of from a copy
     /// sent back in (which, for per-block observers with hundreds of thousands of scales, costs
-    /// more than the view itself).
+    /// more than the view itself). Per-slice arrays of more than [`PACKED_SLICES`] numbers are
+    /// Float64Array ([`packed_view_to_js`]).
     #[wasm_bindgen(js_name = panelViewOf, unchecked_return_type = "PanelView | null")]
     pub fn panel_view_of(&self, id: &str) -> Result<JsValue, JsError> {
-        to_js(&self.inner.result(id).map(crate::display::panel_view))
+        match self.inner.result(id) {
+            Some(report) => packed_view_to_js(crate::display::panel_view(report)),
+            None => Ok(JsValue::NULL),
+        }
     }
 
     /// The last report of observer `id` (or null).

@@ -290,29 +290,6 @@ export function* adaroundSteps({ w, x, params = {} }) {
   }
 }
 
-/** Per-slice arrays longer than this travel as Float64Array (see `packedView`). */
-const PACKED_SLICES = 1024;
-
-/**
- * A panel view with its long per-slice arrays (the numbers of hundreds of thousands of blocks)
- * as Float64Array: a worker hands them to the page without copying (rpc.js transfers typed
- * arrays), where plain arrays would be copied number by number. Every reader of a view takes
- * either (panel.js).
- */
-function packedView(view) {
-  const pack = (group, keys) => {
-    if (!group) return group;
-    const out = { ...group };
-    for (const k of keys) if (Array.isArray(out[k]) && out[k].length > PACKED_SLICES) out[k] = Float64Array.from(out[k]);
-    return out;
-  };
-  return {
-    ...view,
-    slices: pack(view.slices, ['clip_min', 'clip_max', 'grid_min', 'grid_max', 'scale', 'zero_point']),
-    channels: pack(view.channels, ['min', 'max', 'grid_min', 'grid_max']),
-  };
-}
-
 export class Engine {
   /** An engine with an empty session (the WebAssembly module must be initialised). */
   constructor() {
@@ -401,7 +378,8 @@ export class Engine {
    */
   withView(id, report, withView) {
     if (!withView || !report) return report;
-    return { ...report, view: packedView(this.session.panelViewOf(id)) };
+    // Long per-slice arrays come as Float64Array: the page receives them without a copy.
+    return { ...report, view: this.session.panelViewOf(id) };
   }
 
   /**
