@@ -35,7 +35,8 @@ fn adversarial(shape: &[usize], scales: &[f32]) -> Tensor {
     ];
     let data = (0..n)
         .map(|i| {
-            let s = scales[i % scales.len()];
+            // Observers without a scale (Quark's PlaceholderObserver: a cast) get unit steps.
+            let s = scales.get(i % scales.len().max(1)).copied().unwrap_or(1.0);
             match i % 11 {
                 0 => special[(i / 11) % special.len()],
                 k => ((i / 11) as f32 - 200.0 + k as f32 * 0.25) * s,
