@@ -95,8 +95,9 @@ const CONTRACT_KEYS = [
 /**
  * Set the machine-readable contract on a panel element from `report` and its `view`: role,
  * aria-label and data-slices, data-clip-min/-max, data-grid-min/-max, data-scale,
- * data-zero-point (from the view's per-slice numbers, up to CONTRACT_MAX_SLICES), data-mse, data-sqnr-db, data-max-abs-err, data-clipped-fraction
- * (from the report's metrics), data-state-reused, data-status, data-error.
+ * data-zero-point (from the view's per-slice numbers, up to CONTRACT_MAX_SLICES), data-mse,
+ * data-sqnr-db, data-max-abs-err, data-clipped-fraction (from the report's metrics),
+ * data-state-reused, data-status, data-error.
  */
 export function setContract(el, id, report, view, status) {
   el.setAttribute('role', 'region');
