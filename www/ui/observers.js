@@ -276,7 +276,12 @@ export class ObserversView extends View {
       made.add(id);
       this.request(p, { fresh: true });
     }
-    this.$('panels').replaceChildren(...this.observers.map((id) => this.panels.get(id).el));
+    // Re-inserting a panel makes the page lay it out and style it from scratch: only when the
+    // panels or their order changed (a new tensor keeps them).
+    const wanted = this.observers.map((id) => this.panels.get(id).el);
+    const container = this.$('panels');
+    const current = container.children;
+    if (current.length !== wanted.length || wanted.some((el, i) => current[i] !== el)) container.replaceChildren(...wanted);
     this.syncPicker();
     this.scheduleCurve();
     return made;
