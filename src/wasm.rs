@@ -16,6 +16,7 @@ use crate::plot::text::Measured;
 use crate::plot::{
     self, AdaRoundView, ChannelView, CurveView, FormatsView, Hist, PanelView, Style,
 };
+use crate::qparams::{QParams, ZeroPoint};
 use crate::registry;
 use plotters::prelude::*;
 use plotters_canvas::CanvasBackend;
@@ -138,6 +139,73 @@ fn packed_view_to_js(mut view: PanelView) -> Result<JsValue, JsError> {
         }
     }
     Ok(js)
+}
+
+/// A report as JS; with `packed`, its per-slice arrays (`scale`, `zero_point`, `min_val`,
+/// `max_val`, `amax`, both ends of `clip_range`) of more than [`PACKED_SLICES`] numbers are
+/// Float64Array made at once, as [`packed_view_to_js`] makes the view's: for a per-block
+/// observer on a large tensor, number-by-number encoding of its half a million scales costs the
+/// worker more than the run, and the page more than drawing it. The numbers are those of the
+/// plain report (a float32 as its exact float64, an integer zero point as that number).
+fn report_to_js(report: &crate::engine::Report, packed: bool) -> Result<JsValue, JsError> {
+    let long =
+        |q: &QParams| q.scale.len().max(q.zero_point.len()).max(q.min_val.len()) > PACKED_SLICES;
+    if !packed || !report.qparams.as_ref().is_some_and(long) {
+        return to_js(report);
+    }
+    let mut lean = report.clone();
+    let arrays = lean
+        .qparams
+        .as_mut()
+        .map(take_long_arrays)
+        .unwrap_or_default();
+    let js = to_js(&lean)?;
+    for (name, array) in arrays {
+        js_sys::Reflect::set(&js, &JsValue::from_str(name), &array)
+            .map_err(|_| JsError::new("could not encode a result"))?;
+    }
+    Ok(js)
+}
+
+/// The per-slice arrays of `q` longer than [`PACKED_SLICES`], taken out (left empty) and made
+/// Float64Array (a pair for `clip_range`), by their report names.
+fn take_long_arrays(q: &mut QParams) -> Vec<(&'static str, JsValue)> {
+    let widen = |values: Vec<f32>| {
+        let numbers: Vec<f64> = values.into_iter().map(f64::from).collect();
+        js_sys::Float64Array::from(&numbers[..])
+    };
+    let mut out: Vec<(&'static str, JsValue)> = Vec::new();
+    for (name, values) in [
+        ("scale", &mut q.scale),
+        ("min_val", &mut q.min_val),
+        ("max_val", &mut q.max_val),
+    ] {
+        if values.len() > PACKED_SLICES {
+            out.push((name, widen(std::mem::take(values)).into()));
+        }
+    }
+    if q.zero_point.len() > PACKED_SLICES {
+        let numbers: Vec<f64> = match &mut q.zero_point {
+            ZeroPoint::Int(v) => std::mem::take(v).into_iter().map(|z| z as f64).collect(),
+            ZeroPoint::Float(v) => std::mem::take(v).into_iter().map(f64::from).collect(),
+        };
+        out.push((
+            "zero_point",
+            js_sys::Float64Array::from(&numbers[..]).into(),
+        ));
+    }
+    if let Some(amax) = q.amax.as_mut().filter(|a| a.len() > PACKED_SLICES) {
+        out.push(("amax", widen(std::mem::take(amax)).into()));
+    }
+    if let Some((lo, hi)) = q
+        .clip_range
+        .as_mut()
+        .filter(|(lo, hi)| lo.len().max(hi.len()) > PACKED_SLICES)
+    {
+        let pair = js_sys::Array::of2(&widen(std::mem::take(lo)), &widen(std::mem::take(hi)));
+        out.push(("clip_range", pair.into()));
+    }
+    out
 }
 
 /// A per-channel view from JS, its long arrays possibly Float64Array (as [`packed_view_to_js`]
@@ -402,36 +470,58 @@ impl Session {
     /// Run observer `id` with `params` (an object; missing keys take the registry defaults)
     /// over the current batches from scratch. Observer errors are reported in the report, not
     /// thrown.
+    /// With `packed`, per-slice arrays of more than 1024 numbers come as Float64Array (see
+    /// [`report_to_js`]).
     #[wasm_bindgen(unchecked_return_type = "Report")]
-    pub fn observe(&mut self, id: &str, params: JsValue) -> Result<JsValue, JsError> {
+    pub fn observe(
+        &mut self,
+        id: &str,
+        params: JsValue,
+        packed: Option<bool>,
+    ) -> Result<JsValue, JsError> {
         let params = params_from_js(&params)?;
         let r = self.inner.observe(id, params).map_err(js_err)?;
-        to_js(&r)
+        report_to_js(&r, packed.unwrap_or(false))
     }
 
     /// Change observer `id`'s parameters: the configuration is rebuilt from all of `params`;
     /// when only search parameters changed, the state already collected is searched again
     /// without a pass over the data (`state_reused: true`). Equals a fresh run with `params`.
+    /// `packed` as for `observe`.
     #[wasm_bindgen(unchecked_return_type = "Report")]
-    pub fn update(&mut self, id: &str, params: JsValue) -> Result<JsValue, JsError> {
+    pub fn update(
+        &mut self,
+        id: &str,
+        params: JsValue,
+        packed: Option<bool>,
+    ) -> Result<JsValue, JsError> {
         let params = params_from_js(&params)?;
         let r = self.inner.update(id, params).map_err(js_err)?;
-        to_js(&r)
+        report_to_js(&r, packed.unwrap_or(false))
     }
 
     /// Like `update`, but when the collected state is reused the report comes back at once
     /// without its error metrics (`metrics_pending: true`); call `complete(id)` for them.
+    /// `packed` as for `observe`.
     #[wasm_bindgen(js_name = updateDeferred, unchecked_return_type = "Report")]
-    pub fn update_deferred(&mut self, id: &str, params: JsValue) -> Result<JsValue, JsError> {
+    pub fn update_deferred(
+        &mut self,
+        id: &str,
+        params: JsValue,
+        packed: Option<bool>,
+    ) -> Result<JsValue, JsError> {
         let params = params_from_js(&params)?;
         let r = self.inner.update_deferred(id, params).map_err(js_err)?;
-        to_js(&r)
+        report_to_js(&r, packed.unwrap_or(false))
     }
 
-    /// The metrics a deferred update left pending (null if none).
+    /// The metrics a deferred update left pending (null if none); `packed` as for `observe`.
     #[wasm_bindgen(unchecked_return_type = "Report | null")]
-    pub fn complete(&mut self, id: &str) -> Result<JsValue, JsError> {
-        to_js(&self.inner.complete(id))
+    pub fn complete(&mut self, id: &str, packed: Option<bool>) -> Result<JsValue, JsError> {
+        match self.inner.complete(id) {
+            Some(report) => report_to_js(&report, packed.unwrap_or(false)),
+            None => Ok(JsValue::NULL),
+        }
     }
 
     /// Forget observer `id`'s run.

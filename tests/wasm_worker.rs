@@ -140,14 +140,14 @@ fn observes_with_registered_observers_and_reports_errors_in_results() {
         .map_err(JsValue::from)
         .unwrap();
     select_first(&mut s);
-    let e = s.observe("nope.Observer", js(json!({}))).unwrap_err();
+    let e = s.observe("nope.Observer", js(json!({})), None).unwrap_err();
     assert!(err_text(e).contains("unknown observer"));
     if !observers.iter().any(|o| o["id"] == "torch.MinMaxObserver") {
         return;
     }
     // quint8 affine over [-1, 2]: scale = 3/255, zero point = -round(-1 / scale) = 85.
     let r = to_json(
-        &s.observe("torch.MinMaxObserver", js(json!({})))
+        &s.observe("torch.MinMaxObserver", js(json!({})), None)
             .map_err(JsValue::from)
             .unwrap(),
     );
@@ -161,6 +161,7 @@ fn observes_with_registered_observers_and_reports_errors_in_results() {
         &s.update(
             "torch.MinMaxObserver",
             js(json!({"dtype": "qint8", "qscheme": "per_tensor_symmetric"})),
+            None,
         )
         .map_err(JsValue::from)
         .unwrap(),
@@ -172,12 +173,81 @@ fn observes_with_registered_observers_and_reports_errors_in_results() {
         &s.update(
             "torch.MinMaxObserver",
             js(json!({"quant_min": 0, "quant_max": 0})),
+            None,
         )
         .map_err(JsValue::from)
         .unwrap(),
     );
     assert_eq!(bad["ok"], false);
     assert_eq!(bad["error"]["kind"], "framework");
+}
+
+/// `v` with its Float64Array fields (and pairs of them) as plain arrays, as JSON, and the names
+/// of those fields.
+fn unpacked(v: &JsValue) -> (Value, Vec<String>) {
+    use wasm_bindgen::JsCast;
+    let object = js_sys::Object::assign(&js_sys::Object::new(), v.unchecked_ref());
+    let plain = |x: &JsValue| {
+        x.dyn_ref::<js_sys::Float64Array>()
+            .map(|typed| JsValue::from(js_sys::Array::from(typed)))
+    };
+    let mut packed = Vec::new();
+    for key in js_sys::Object::keys(&object).iter() {
+        let value = js_sys::Reflect::get(&object, &key).unwrap();
+        let unpacked = plain(&value).or_else(|| {
+            let pair = value.dyn_ref::<js_sys::Array>()?;
+            let (lo, hi) = (plain(&pair.get(0))?, plain(&pair.get(1))?);
+            Some(js_sys::Array::of2(&lo, &hi).into())
+        });
+        if let Some(unpacked) = unpacked {
+            js_sys::Reflect::set(&object, &key, &unpacked).unwrap();
+            packed.push(key.as_string().unwrap());
+        }
+    }
+    (to_json(&object), packed)
+}
+
+/// The page asks for reports `packed`: per-slice arrays of more than 1024 numbers come as
+/// Float64Array, with exactly the plain report's numbers.
+#[wasm_bindgen_test]
+fn a_packed_report_carries_the_plain_reports_numbers() {
+    let mut s = Session::new();
+    let values: Vec<f32> = (0..2048 * 32)
+        .map(|i| ((i * 7919 % 1009) as f32 - 500.0) * 0.013 + (i % 32) as f32 * 0.1)
+        .collect();
+    s.load_file("w.npy", &npy(&values, &[2048, 32]))
+        .map_err(JsValue::from)
+        .unwrap();
+    select_first(&mut s);
+    let observe = |s: &mut Session, id: &str, packed: Option<bool>| {
+        s.observe(id, js(json!({})), packed)
+            .map_err(JsValue::from)
+            .unwrap()
+    };
+    for (id, long) in [
+        (
+            "torch.PerChannelMinMaxObserver",
+            vec!["scale", "zero_point", "min_val", "max_val"],
+        ),
+        ("quark.PerBlockMXObserver", vec!["scale", "zero_point"]),
+        ("torch.MinMaxObserver", vec![]),
+    ] {
+        let plain = to_json(&observe(&mut s, id, None));
+        assert_eq!(plain["ok"], true, "{id}: {plain}");
+        let (packed, packed_fields) = unpacked(&observe(&mut s, id, Some(true)));
+        for field in long {
+            assert!(
+                packed_fields.iter().any(|f| f == field),
+                "{id}: {field} not packed ({packed_fields:?})"
+            );
+        }
+        assert_eq!(packed, plain, "{id}");
+        // Unpacked, the plain report's own arrays stay arrays.
+        assert!(
+            unpacked(&observe(&mut s, id, Some(false))).1.is_empty(),
+            "{id}"
+        );
+    }
 }
 
 #[wasm_bindgen_test]

@@ -384,15 +384,20 @@ export class Engine {
 
   /**
    * Observer `id` with `params` over the current batches, from scratch (`view`: with its panel's
-   * view, see `withView`).
+   * view, see `withView`; `packed`: per-slice arrays of more than 1024 numbers as Float64Array,
+   * made at once and transferred to the page instead of encoded number by number; `plainReport`
+   * turns them back into arrays).
    */
-  observe({ id, params = {}, view = false }) {
-    return this.withView(id, this.session.observe(id, params), view);
+  observe({ id, params = {}, view = false, packed = false }) {
+    return this.withView(id, this.session.observe(id, params, packed), view);
   }
 
-  /** Observer `id` with `params`; the collected state is reused when only the search changed. */
-  update({ id, params = {}, view = false }) {
-    return this.withView(id, this.session.update(id, params), view);
+  /**
+   * Observer `id` with `params`; the collected state is reused when only the search changed
+   * (`view`, `packed` as for `observe`).
+   */
+  update({ id, params = {}, view = false, packed = false }) {
+    return this.withView(id, this.session.update(id, params, packed), view);
   }
 
   /**
@@ -401,18 +406,18 @@ export class Engine {
    * computes the metrics — unless `signal` was aborted meanwhile (a newer change superseded it:
    * rejects with `cancelled`).
    */
-  async updateDeferred({ id, params = {}, view = false }, { onProgress, signal } = {}) {
-    const first = this.withView(id, this.session.updateDeferred(id, params), view);
+  async updateDeferred({ id, params = {}, view = false, packed = false }, { onProgress, signal } = {}) {
+    const first = this.withView(id, this.session.updateDeferred(id, params, packed), view);
     if (!first.metrics_pending) return first;
     if (onProgress) onProgress(first);
     await nextTask();
     if (signal && signal.aborted) throw new Cancelled('superseded by a newer change');
-    return this.withView(id, this.session.complete(id), view) || first;
+    return this.withView(id, this.session.complete(id, packed), view) || first;
   }
 
   /** The metrics a deferred update left pending (null if none). */
-  complete({ id, view = false }) {
-    return this.withView(id, this.session.complete(id), view);
+  complete({ id, view = false, packed = false }) {
+    return this.withView(id, this.session.complete(id, packed), view);
   }
 
   /** Forget observer `id`'s run. */

@@ -262,6 +262,9 @@ export type ModelRanking = ModelReport & { methods: string[]; cancelled: boolean
 export type ComparisonData = { title: string; subtitle: string; hist: unknown; panels: Array<{ observer: string }>; curve: (CurveView & { markers: Array<{ observer: string }> }) | null };
 
 /** The one JavaScript façade over the WebAssembly session (Node, Deno, Observable, page, worker). */
+/** Arguments of the engine's report calls (`observe`, `update`, `updateDeferred`). */
+export type ReportArgs = { id: string; params?: ParamValues; view?: boolean; packed?: boolean };
+
 export declare class Engine {
   constructor();
   free(): void;
@@ -271,11 +274,15 @@ export declare class Engine {
   load(args: { files: EngineInput[]; names?: string[]; members?: Record<number, string> }, run?: RunOptions): Promise<LoadedFile[]>;
   inspect(args: { files: EngineInput[]; names?: string[] }, run?: RunOptions): Promise<Array<{ name: string; members: FileInfo['members'] }>>;
   select(args: { selection: Selection }): { summary: TensorSummary; hist: DisplayHistogram | null };
-  observe(args: { id: string; params?: ParamValues }): Report;
-  update(args: { id: string; params?: ParamValues }): Report;
+  /**
+   * `view`: with the panel's view (`report.view`); `packed`: per-slice arrays of more than 1024
+   * numbers as Float64Array (the page's path; the numbers are the plain report's).
+   */
+  observe(args: ReportArgs): Report;
+  update(args: ReportArgs): Report;
   /** The clipping range first (onProgress gets the report with `metrics_pending`), then the metrics. */
-  updateDeferred(args: { id: string; params?: ParamValues }, run?: RunOptions<Report>): Promise<Report>;
-  complete(args: { id: string }): Report | null;
+  updateDeferred(args: ReportArgs, run?: RunOptions<Report>): Promise<Report>;
+  complete(args: { id: string; view?: boolean; packed?: boolean }): Report | null;
   remove(args: { id: string }): null;
   results(): Report[];
   curve(args: { spec: CurveSpec; ids?: string[]; colors?: number[] }): CurveView | null;

@@ -57,6 +57,25 @@ const GRANULARITY = {
 export const granularityLabel = (g) => GRANULARITY[g] || g;
 
 /**
+ * `report` with plain arrays where the engine sent it packed (Engine.observe's `packed`: long
+ * per-slice arrays as Float64Array, `clip_range` as a pair of them): what JSON, the CSV export
+ * and `panelView` take. A report without typed arrays is returned as it is.
+ */
+export function plainReport(report) {
+  if (!report || typeof report !== 'object') return report;
+  const plain = (v) => (ArrayBuffer.isView(v) ? Array.from(v) : v);
+  let out = report;
+  for (const [key, value] of Object.entries(report)) {
+    const unpacked = Array.isArray(value) && value.some((v) => ArrayBuffer.isView(v)) ? value.map(plain) : plain(value);
+    if (unpacked !== value) {
+      if (out === report) out = { ...report };
+      out[key] = unpacked;
+    }
+  }
+  return out;
+}
+
+/**
  * What the panel of `report` shows: `panelView(report)`, the engine's one display function. A
  * failure made on this side of the engine (the call itself failed: `{observer, ok: false,
  * error}` without a report's other fields) shows its message.
@@ -67,7 +86,7 @@ export function viewOf(report) {
     const message = report.error && report.error.message ? report.error.message : 'failed';
     return { observer: report.observer, color: 0, clip: null, grid: null, channels: null, stats: [], notes: [], error: message, slices: null };
   }
-  return panelView(report);
+  return panelView(plainReport(report));
 }
 
 /**

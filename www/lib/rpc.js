@@ -71,7 +71,11 @@ class Dispatcher {
   }
 }
 
-/** Buffers of typed arrays (wholly theirs) among `value`'s fields, to transfer instead of copy. */
+/**
+ * Buffers of typed arrays (wholly theirs) among `value`'s fields, down to three levels (a
+ * report's packed arrays, its `clip_range` pair, its view's `slices.scale`), to transfer
+ * instead of copy.
+ */
 function transferables(value) {
   const out = new Set();
   const visit = (v, depth) => {
@@ -81,9 +85,14 @@ function transferables(value) {
       if (v.byteOffset === 0 && v.byteLength === v.buffer.byteLength && v.buffer instanceof ArrayBuffer) out.add(v.buffer);
       return;
     }
-    if (!Array.isArray(v)) for (const k of Object.keys(v)) visit(v[k], depth - 1);
+    if (Array.isArray(v)) {
+      // Plain number arrays hold no buffer: only a short array (a pair) is looked into.
+      if (v.length <= 2) for (const x of v) visit(x, depth - 1);
+      return;
+    }
+    for (const k of Object.keys(v)) visit(v[k], depth - 1);
   };
-  visit(value, 2);
+  visit(value, 3);
   return [...out];
 }
 

@@ -16,7 +16,7 @@
 // answer to the last request it sent; a panel that is (re)created always asks again.
 import { drawCurve, renderPanelSvg } from '../pkg/quantscope.js';
 import { buildControls, tensorChoices } from './controls.js';
-import { createPanel, fillPanel, drawPanel, measurePanel, viewOf, h, fitCanvas, seriesColor, granularityLabel } from '../lib/panel.js';
+import { createPanel, fillPanel, drawPanel, measurePanel, viewOf, plainReport, h, fitCanvas, seriesColor, granularityLabel } from '../lib/panel.js';
 import { fmtNum, fmtShape } from '../lib/format.js';
 import { View } from './view.js';
 
@@ -457,7 +457,7 @@ export class ObserversView extends View {
     };
     const method = fresh ? 'observe' : 'updateDeferred';
     this.engine
-      .call(method, { id: p.id, params, view: true }, { onProgress, signal: controller.signal })
+      .call(method, { id: p.id, params, view: true, packed: true }, { onProgress, signal: controller.signal })
       .then(
         (report) => {
           if (!current() || release()) return;
@@ -523,12 +523,15 @@ export class ObserversView extends View {
     this.drawCurveCanvas();
   }
 
-  /** The reports of the panels shown, by observer id. */
+  /**
+   * The reports of the panels shown, by observer id, with plain arrays (a panel keeps its report
+   * packed as the engine sent it: long per-slice arrays as Float64Array).
+   */
   results() {
     const out = {};
     for (const id of this.observers) {
       const p = this.panels.get(id);
-      if (p && p.report) out[id] = p.report;
+      if (p && p.report) out[id] = plainReport(p.report);
     }
     return out;
   }
@@ -603,7 +606,7 @@ export class ObserversView extends View {
     const rows = v.markers.map((m) =>
       h('tr', {},
         h('td', {}, h('span', { class: 'swatch', style: { display: 'inline-block', marginRight: '6px', background: seriesColor(m.color) } }), m.observer),
-        h('td', { text: m.threshold === null ? granularityLabel((this.results()[m.observer] || {}).granularity || 'per_channel') : fmtNum(m.threshold) }),
+        h('td', { text: m.threshold === null ? granularityLabel(this.panels.get(m.observer)?.report?.granularity || 'per_channel') : fmtNum(m.threshold) }),
         h('td', { text: fmtNum(m.mse) }),
         h('td', { text: db(m.sqnr_db) })));
     if (best) rows.unshift(h('tr', {}, h('td', { text: `best of ${v.label}` }), h('td', { text: fmtNum(best[0]) }), h('td', { text: fmtNum(best[1]) }), h('td', { text: db(best[2]) })));
