@@ -29,9 +29,20 @@ pub fn copysign(magnitude: f32, sign: f32) -> f32 {
 /// without a libm call so that hot loops vectorise with plain SSE2 and wasm SIMD128: below 2²³
 /// in magnitude, adding and subtracting 2²³ rounds to an integer in the default rounding mode;
 /// larger magnitudes (and NaN/±inf) are already integral. Bit-identical to
-/// `f32::round_ties_even`.
+/// `f32::round_ties_even`, which WebAssembly has as an instruction (`f32.nearest`, and
+/// `f32x4.nearest` in SIMD128): there it is used as such.
 #[inline]
 pub fn round_half_even(x: f32) -> f32 {
+    #[cfg(target_arch = "wasm32")]
+    return x.round_ties_even();
+    #[cfg(not(target_arch = "wasm32"))]
+    return round_half_even_by_addition(x);
+}
+
+/// [`round_half_even`] with two float32 additions (SSE2 has no rounding instruction).
+#[cfg_attr(target_arch = "wasm32", allow(dead_code))]
+#[inline(always)]
+fn round_half_even_by_addition(x: f32) -> f32 {
     const TWO_23: f32 = 8_388_608.0;
     let magnitude = x.abs();
     // Computed unconditionally so that the choice is a branch-free select.

@@ -18,6 +18,11 @@ impl RoundMode {
     pub fn round(self, v: f32) -> f32 {
         match self {
             RoundMode::HalfToEven => round_half_even(v),
+            // ⌊v + 0.5⌋: WebAssembly has `floor` as an instruction; elsewhere the round to
+            // nearest steps back when it rounded up (the same bits, and it vectorises on SSE2).
+            #[cfg(target_arch = "wasm32")]
+            RoundMode::BpuRound => (v + 0.5).floor(),
+            #[cfg(not(target_arch = "wasm32"))]
             RoundMode::BpuRound => {
                 let y = v + 0.5;
                 let r = round_half_even(y);
