@@ -174,33 +174,135 @@ fn histogram_uniform<const ABS: bool>(
         (lo, hi)
     };
     let edges = linspace_f32(lo, hi, n + 1);
+    let bins = UniformBins {
+        lo,
+        hi,
+        denom: hi - lo,
+        nf: n as f32,
+        edges: &edges,
+    };
     let count = |piece: &[f32]| {
-        let mut counts = vec![0i64; n];
-        let denom = hi - lo;
-        let nf = n as f32;
-        for &x in piece {
-            let x = if ABS { x.abs() } else { x };
-            if !(x >= lo && x <= hi) {
-                continue;
-            }
-            // numpy's fast path: the bin from the scaled value, then one step either way so
-            // that the float32 edges decide.
-            let f = (x - lo) / denom * nf;
-            let mut i = f as usize;
-            if i >= n {
-                i = n - 1;
-            }
-            if x < edges[i] {
-                i = i.saturating_sub(1);
-            } else if x >= edges[i + 1] && i != n - 1 {
-                i += 1;
-            }
-            counts[i] += 1;
+        if n <= MAX_FAST_BINS {
+            bins.count_blocks::<ABS>(piece)
+        } else {
+            bins.count_each::<ABS>(piece)
         }
-        counts
     };
     let counts = crate::parallel::sum_piece_counts(data, HISTOGRAM_PIECE, n, count);
     Ok((counts, edges))
+}
+
+/// Bins up to this many take the blocked path of [`UniformBins::count_blocks`] (its float32
+/// floor is exact below 2²²).
+const MAX_FAST_BINS: usize = 1 << 22;
+
+/// Values whose bins one pass of [`UniformBins::count_blocks`] computes before counting them.
+const BIN_BLOCK: usize = 1024;
+
+/// Interleaved sub-histograms of [`UniformBins::count_blocks`]: runs of values in one bin
+/// (most of a peaked distribution) do not wait on one counter.
+const BIN_WAYS: usize = 4;
+
+/// numpy's uniform binning of `[lo, hi]` into `n` bins with float32 `edges`.
+struct UniformBins<'a> {
+    lo: f32,
+    hi: f32,
+    denom: f32,
+    nf: f32,
+    edges: &'a [f32],
+}
+
+impl UniformBins<'_> {
+    /// The bin numpy's fast path starts from, `⌊(x − lo)/(hi − lo)·n⌋` capped at `n − 1` (0 for
+    /// NaN), before the edges decide ([`Self::settle`]); `n` (the slot of dropped values) when
+    /// `x` is outside `[lo, hi]`. Branch-free, so that a block of them vectorises; the floor of
+    /// `0 ≤ f < 2²²` is taken with float32 adds of 2²³ (exact there), as a saturating cast is
+    /// what `f as usize` would do.
+    #[inline(always)]
+    fn first_guess(&self, x: f32) -> u32 {
+        const MAGIC: f32 = 8_388_608.0; // 2^23
+        let f = (x - self.lo) / self.denom * self.nf;
+        let last = self.nf - 1.0;
+        // `f as usize` saturates (NaN → 0), then the cap: f ≥ n → n − 1.
+        let f = if f >= self.nf {
+            last
+        } else if f > 0.0 {
+            f
+        } else {
+            0.0
+        };
+        let nearest = (f + MAGIC) - MAGIC;
+        let floor = if nearest > f { nearest - 1.0 } else { nearest };
+        let bin = (floor + MAGIC).to_bits().wrapping_sub(0x4B00_0000);
+        let inside = (x >= self.lo) & (x <= self.hi);
+        if inside {
+            bin
+        } else {
+            self.nf as u32
+        }
+    }
+
+    /// numpy's correction of the first guess `i` of a kept `x`: one bin down when `x` lies below
+    /// its lower edge, one up when at or above its upper edge (not past the last bin).
+    #[inline(always)]
+    fn settle(&self, x: f32, i: usize) -> usize {
+        let last = self.edges.len() - 2;
+        if x < self.edges[i] {
+            i.saturating_sub(1)
+        } else if i != last && x >= self.edges[i + 1] {
+            i + 1
+        } else {
+            i
+        }
+    }
+
+    /// The counts of `piece` (of its magnitudes with `ABS`), value by value.
+    fn count_each<const ABS: bool>(&self, piece: &[f32]) -> Vec<i64> {
+        let n = self.edges.len() - 1;
+        let mut counts = vec![0i64; n];
+        for &x in piece {
+            let x = if ABS { x.abs() } else { x };
+            if !(x >= self.lo && x <= self.hi) {
+                continue;
+            }
+            let f = (x - self.lo) / self.denom * self.nf;
+            counts[self.settle(x, (f as usize).min(n - 1))] += 1;
+        }
+        counts
+    }
+
+    /// [`Self::count_each`]'s counts, a block at a time: first every value's first guess (a
+    /// vectorised loop), then the corrections and the counting into interleaved
+    /// sub-histograms.
+    fn count_blocks<const ABS: bool>(&self, piece: &[f32]) -> Vec<i64> {
+        let n = self.edges.len() - 1;
+        let stride = n + 1;
+        let mut sub = vec![0u32; stride * BIN_WAYS];
+        let mut guesses = [0u32; BIN_BLOCK];
+        for block in piece.chunks(BIN_BLOCK) {
+            let guesses = &mut guesses[..block.len()];
+            for (guess, &x) in guesses.iter_mut().zip(block) {
+                *guess = self.first_guess(if ABS { x.abs() } else { x });
+            }
+            for (k, (&guess, &x)) in guesses.iter().zip(block).enumerate() {
+                let way = (k % BIN_WAYS) * stride;
+                let bin = if guess as usize == n {
+                    n
+                } else {
+                    self.settle(if ABS { x.abs() } else { x }, guess as usize)
+                };
+                sub[way + bin] += 1;
+            }
+        }
+        // A piece holds fewer than 2³² values: no sub-counter overflowed.
+        let mut counts = vec![0i64; n];
+        for way in sub.chunks_exact(stride) {
+            for (total, &c) in counts.iter_mut().zip(way) {
+                *total += i64::from(c);
+            }
+        }
+        counts
+    }
 }
 
 /// `np.histogram(data, bins=n)` (range from the data's min/max, `0..1` when empty).
@@ -452,6 +554,64 @@ mod tests {
         assert_eq!(argmin(&[]), None);
         assert_eq!(floor_divide_f32(7.0, 2.0), 3.0);
         assert_eq!(floor_divide_f32(0.3, 0.1), 3.0);
+    }
+
+    #[test]
+    fn blocked_binning_counts_as_value_by_value() {
+        let base: Vec<f32> = (0..5000)
+            .map(|i| ((i as f32) * 0.731).sin() * 7.0)
+            .chain([
+                f32::NAN,
+                f32::INFINITY,
+                f32::NEG_INFINITY,
+                -0.0,
+                0.0,
+                7.0,
+                -7.0,
+                f32::MAX,
+                f32::MIN,
+                1e-45,
+                -1e-45,
+            ])
+            .collect();
+        let geometries: [(f32, f32, usize); 7] = [
+            (-7.0, 7.0, 2048),
+            (0.0, 7.0, 3),
+            (-1e-30, 1e-30, 100),
+            (f32::MIN, f32::MAX, 10),
+            (-7.0, 7.0, 1),
+            (2.5, 2.5000002, 50),
+            (0.0, 7.0, 4200),
+        ];
+        for (lo, hi, n) in geometries {
+            let edges = linspace_f32(lo, hi, n + 1);
+            // Every edge, and its neighbours, is a value too.
+            let mut data = base.clone();
+            for &e in &edges {
+                data.extend([
+                    e,
+                    f32::from_bits(e.to_bits() + 1),
+                    f32::from_bits(e.to_bits().max(1) - 1),
+                ]);
+            }
+            let bins = UniformBins {
+                lo,
+                hi,
+                denom: hi - lo,
+                nf: n as f32,
+                edges: &edges,
+            };
+            assert_eq!(
+                bins.count_blocks::<false>(&data),
+                bins.count_each::<false>(&data),
+                "{lo} {hi} {n}"
+            );
+            assert_eq!(
+                bins.count_blocks::<true>(&data),
+                bins.count_each::<true>(&data),
+                "{lo} {hi} {n} abs"
+            );
+        }
     }
 
     proptest::proptest! {
