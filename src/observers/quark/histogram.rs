@@ -109,6 +109,20 @@ impl<'a> BatchValues<'a> {
     }
 }
 
+/// `x[x != 0]`: the batch itself when it has no zero (no copy, and its shared histograms), else
+/// a copy of the values before the first zero and the non-zero values after it.
+fn without_zeros(data: &[f32]) -> Cow<'_, [f32]> {
+    match data.iter().position(|&v| v == 0.0) {
+        None => Cow::Borrowed(data),
+        Some(first) => {
+            let mut kept = Vec::with_capacity(data.len() - 1);
+            kept.extend_from_slice(&data[..first]);
+            kept.extend(data[first..].iter().copied().filter(|&v| v != 0.0));
+            Cow::Owned(kept)
+        }
+    }
+}
+
 /// `(x.min(), x.max())` as PyTorch gives them: NaN when any value is NaN, infinities included,
 /// `None` for an empty batch. From the shared per-tensor statistics (no pass of its own when
 /// they exist).
@@ -155,8 +169,8 @@ impl QuarkHistogram {
 
     /// `forward(x)`.
     pub fn observe(&mut self, binning: &Binning, data: &[f32]) -> Result<()> {
-        let kept: Cow<[f32]> = if binning.skip_zeros {
-            Cow::Owned(data.iter().copied().filter(|&v| v != 0.0).collect())
+        let kept = if binning.skip_zeros {
+            without_zeros(data)
         } else {
             Cow::Borrowed(data)
         };
