@@ -174,13 +174,7 @@ fn histogram_uniform<const ABS: bool>(
         (lo, hi)
     };
     let edges = linspace_f32(lo, hi, n + 1);
-    let bins = UniformBins {
-        lo,
-        hi,
-        denom: hi - lo,
-        nf: n as f32,
-        edges: &edges,
-    };
+    let bins = UniformBins::new(lo, hi, &edges);
     let count = |piece: &[f32]| {
         if n <= MAX_FAST_BINS {
             bins.count_blocks::<ABS>(piece)
@@ -212,7 +206,18 @@ struct UniformBins<'a> {
     edges: &'a [f32],
 }
 
-impl UniformBins<'_> {
+impl<'a> UniformBins<'a> {
+    /// The bins of `[lo, hi]` between float32 `edges` (`n + 1` of them).
+    fn new(lo: f32, hi: f32, edges: &'a [f32]) -> Self {
+        UniformBins {
+            lo,
+            hi,
+            denom: hi - lo,
+            nf: (edges.len() - 1) as f32,
+            edges,
+        }
+    }
+
     /// The bin numpy's fast path starts from, `⌊(x − lo)/(hi − lo)·n⌋` capped at `n − 1` (0 for
     /// NaN), before the edges decide ([`Self::settle`]); `n` (the slot of dropped values) when
     /// `x` is outside `[lo, hi]`. Branch-free, so that a block of them vectorises; the floor of
@@ -594,13 +599,7 @@ mod tests {
                     f32::from_bits(e.to_bits().max(1) - 1),
                 ]);
             }
-            let bins = UniformBins {
-                lo,
-                hi,
-                denom: hi - lo,
-                nf: n as f32,
-                edges: &edges,
-            };
+            let bins = UniformBins::new(lo, hi, &edges);
             assert_eq!(
                 bins.count_blocks::<false>(&data),
                 bins.count_each::<false>(&data),
