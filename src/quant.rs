@@ -54,6 +54,17 @@ fn round_half_even_by_addition(x: f32) -> f32 {
     }
 }
 
+/// `⌊t⌋` as an integer for `0 ≤ t < 2²²`, without a float → int cast (which does not vectorise
+/// on SSE2): the round to nearest by adding 2²³, a step back when it rounded up, then the
+/// integer read from the float's low mantissa bits (exact: below 2²² every step is exact).
+#[inline(always)]
+pub fn floor_small(t: f32) -> u32 {
+    const TWO_23: f32 = 8_388_608.0;
+    let nearest = (t + TWO_23) - TWO_23;
+    let floor = if nearest > t { nearest - 1.0 } else { nearest };
+    (floor + TWO_23).to_bits().wrapping_sub(TWO_23.to_bits())
+}
+
 /// The channel of each flat C-order index along `axis` of `shape`: `(i / inner) % channels`.
 #[derive(Debug, Clone, Copy)]
 pub struct ChannelIndexer {

@@ -221,11 +221,9 @@ impl<'a> UniformBins<'a> {
     /// The bin numpy's fast path starts from, `⌊(x − lo)/(hi − lo)·n⌋` capped at `n − 1` (0 for
     /// NaN), before the edges decide ([`Self::settle`]); `n` (the slot of dropped values) when
     /// `x` is outside `[lo, hi]`. Branch-free, so that a block of them vectorises; the floor of
-    /// `0 ≤ f < 2²²` is taken with float32 adds of 2²³ (exact there), as a saturating cast is
-    /// what `f as usize` would do.
+    /// `0 ≤ f < 2²²` is [`crate::quant::floor_small`], which vectorises where `f as usize` does not.
     #[inline(always)]
     fn first_guess(&self, x: f32) -> u32 {
-        const MAGIC: f32 = 8_388_608.0; // 2^23
         let f = (x - self.lo) / self.denom * self.nf;
         let last = self.nf - 1.0;
         // `f as usize` saturates (NaN → 0), then the cap: f ≥ n → n − 1.
@@ -236,9 +234,7 @@ impl<'a> UniformBins<'a> {
         } else {
             0.0
         };
-        let nearest = (f + MAGIC) - MAGIC;
-        let floor = if nearest > f { nearest - 1.0 } else { nearest };
-        let bin = (floor + MAGIC).to_bits().wrapping_sub(0x4B00_0000);
+        let bin = crate::quant::floor_small(f);
         let inside = (x >= self.lo) & (x <= self.hi);
         if inside {
             bin

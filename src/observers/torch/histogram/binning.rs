@@ -39,22 +39,18 @@ struct Bins {
 impl Bins {
     /// Bin of `v`, or `dump` when histc drops it; branch-free.
     ///
-    /// `⌊t⌋` of `t = (v − lo)·bins/(hi − lo)` is taken with float32 adds of 2²³ (round to an
-    /// integer, step back when that rounded up) instead of a saturating float → int cast, so
-    /// that the whole pass vectorises. For kept values `0 ≤ t ≤ bins < 2²³`; anything else is
+    /// `⌊t⌋` of `t = (v − lo)·bins/(hi − lo)` is [`crate::quant::floor_small`] (float32 adds
+    /// of 2²³) instead of a saturating float → int cast, so that the whole pass vectorises. For kept values `0 ≤ t ≤ bins < 2²³`; anything else is
     /// replaced by 0 and then dropped.
     #[inline(always)]
     fn index(&self, v: f32) -> u32 {
-        const MAGIC: f32 = 8_388_608.0; // 2^23
         let t = (v - self.lo) * self.nbins / self.width;
         let t = if (0.0..4_194_304.0).contains(&t) {
             t
         } else {
             0.0
         };
-        let nearest = (t + MAGIC) - MAGIC;
-        let floor = if nearest > t { nearest - 1.0 } else { nearest };
-        let pos = ((floor + MAGIC).to_bits() as i32).wrapping_sub(0x4B00_0000);
+        let pos = crate::quant::floor_small(t) as i32;
         let pos = if pos > self.last { self.last } else { pos };
         let inside = (v >= self.lo) & (v <= self.hi);
         (if inside { pos } else { self.dump }) as u32
