@@ -41,9 +41,13 @@ export function loadCases(goldenDir, family) {
   return (Array.isArray(doc) ? doc : doc.cases || []).filter((c) => c && (typeof c.observer === 'string' || typeof c.quantizer === 'string'));
 }
 
-/** The families of the golden folder, in name order. */
+/**
+ * The observer and format families of the golden folder (those whose cases.json holds observer
+ * or quantizer cases), in name order. Checkpoint folders (gguf_quant, hf_quant, …) have
+ * cases.json files of another shape and tests of their own.
+ */
 export function families(goldenDir) {
-  return fs.readdirSync(goldenDir).filter((f) => fs.existsSync(path.join(goldenDir, f, 'cases.json'))).sort();
+  return fs.readdirSync(goldenDir).filter((f) => loadCases(goldenDir, f).length > 0).sort();
 }
 
 /**

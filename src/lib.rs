@@ -17,6 +17,7 @@
 //! ```
 
 pub mod checkpoint;
+pub mod codec;
 pub mod curve;
 pub mod display;
 pub mod engine;

@@ -10,7 +10,6 @@
 use crate::error::{Error, Result};
 use crate::formats::blocks::BlockLayout;
 use crate::qparams::{QParams, ZeroPoint};
-use crate::slice_map::SliceMap;
 use crate::tensor::Tensor;
 use serde::{Deserialize, Serialize};
 
@@ -181,60 +180,6 @@ pub struct QdqMetrics {
     pub count: usize,
 }
 
-/// Accumulates [`QdqMetrics`] over several batches.
-#[derive(Debug, Clone, Default)]
-pub struct MetricsAccumulator {
-    sum_sq_err: f64,
-    sum_sq_signal: f64,
-    max_abs_err: f64,
-    clipped: usize,
-    count: usize,
-}
-
-impl MetricsAccumulator {
-    /// Add one batch: original values, their quantize–dequantize, and the representable range
-    /// of the slice each element belongs to.
-    pub fn add(
-        &mut self,
-        original: &[f32],
-        dequantized: &[f32],
-        range_of: impl Fn(usize) -> Option<(f64, f64)>,
-    ) {
-        for (i, (&x, &y)) in original.iter().zip(dequantized).enumerate() {
-            if !x.is_finite() {
-                continue;
-            }
-            let (x, y) = (x as f64, y as f64);
-            let err = (x - y).abs();
-            self.sum_sq_err += err * err;
-            self.sum_sq_signal += x * x;
-            if err > self.max_abs_err || err.is_nan() {
-                self.max_abs_err = err;
-            }
-            if let Some((lo, hi)) = range_of(i) {
-                if x < lo || x > hi {
-                    self.clipped += 1;
-                }
-            }
-            self.count += 1;
-        }
-    }
-
-    /// The metrics so far.
-    pub fn finish(&self) -> QdqMetrics {
-        let n = self.count.max(1) as f64;
-        let sqnr_db = (self.sum_sq_err > 0.0 && self.sum_sq_signal > 0.0)
-            .then(|| sqnr_db(self.sum_sq_signal, self.sum_sq_err));
-        QdqMetrics {
-            mse: self.sum_sq_err / n,
-            max_abs_err: self.max_abs_err,
-            sqnr_db,
-            clipped_fraction: self.clipped as f64 / n,
-            count: self.count,
-        }
-    }
-}
-
 /// The block layout of per-group/per-block qparams, from `extra.block_axis`/`extra.block_size`
 /// (see [`QParams::extra`]), when it fits `shape` and the number of scales.
 pub fn block_layout(q: &QParams, shape: &[usize]) -> Option<BlockLayout> {
@@ -242,32 +187,6 @@ pub fn block_layout(q: &QParams, shape: &[usize]) -> Option<BlockLayout> {
     let size = q.extra.get("block_size")?.as_u64()?;
     let layout = BlockLayout::new(shape, axis, usize::try_from(size).ok()?).ok()?;
     (layout.num_blocks() == q.scale.len()).then_some(layout)
-}
-
-/// Metrics of quantize–dequantizing `x` (one batch) to `dq` under qparams `q`.
-pub fn accumulate_metrics(acc: &mut MetricsAccumulator, x: &Tensor, dq: &Tensor, q: &QParams) {
-    if let Some(map) = SliceMap::from_extra(&q.extra) {
-        acc.add(&x.data, &dq.data, |i| {
-            q.representable_range(map.slice_of(i))
-        });
-        return;
-    }
-    if let Some(layout) = block_layout(q, &x.shape) {
-        acc.add(&x.data, &dq.data, |i| {
-            q.representable_range(layout.block_of(i))
-        });
-        return;
-    }
-    match q.axis {
-        Some(axis) if axis < x.ndim() => {
-            let ix = ChannelIndexer::new(&x.shape, axis);
-            acc.add(&x.data, &dq.data, |i| q.representable_range(ix.channel(i)));
-        }
-        _ => {
-            let range = q.representable_range(0);
-            acc.add(&x.data, &dq.data, |_| range);
-        }
-    }
 }
 
 #[cfg(test)]
@@ -357,9 +276,7 @@ mod tests {
         let y = fake_quantize_affine(&x, &q).unwrap();
         // grid: (0..=7 − 2)·0.5 = −1.0 ..= 2.5
         assert_eq!(y.data, vec![-1.0, -1.0, 0.5, 0.0, 1.0, 2.5]);
-        let mut acc = MetricsAccumulator::default();
-        accumulate_metrics(&mut acc, &x, &y, &q);
-        let m = acc.finish();
+        let m = crate::qdq::measure_pair(&x, &y, &q).finish();
         assert_eq!(m.count, 6);
         assert!((m.clipped_fraction - 2.0 / 6.0).abs() < 1e-12);
         assert!((m.max_abs_err - 7.5).abs() < 1e-12);
@@ -385,9 +302,12 @@ mod tests {
         let x = Tensor::new(vec![1, 4], vec![5.0, 7.0, 0.5, 0.7]).unwrap();
         assert!(block_layout(&q, &x.shape).is_some());
         assert!(block_layout(&q, &[1, 6]).is_none());
-        let mut acc = MetricsAccumulator::default();
-        accumulate_metrics(&mut acc, &x, &x, &q);
         // 7 > 6·1 and 0.7 > 6·0.1 are outside their blocks' ranges.
-        assert_eq!(acc.finish().clipped_fraction, 0.5);
+        assert_eq!(
+            crate::qdq::measure_pair(&x, &x, &q)
+                .finish()
+                .clipped_fraction,
+            0.5
+        );
     }
 }

@@ -13,7 +13,7 @@
 //!   own formula: zero point, global scale, float-domain offsets), used for the clipped share
 //!   and the grid drawn in the page.
 //!
-//! The error metrics ([`crate::quant::accumulate_metrics`]) and
+//! The error metrics ([`crate::qdq::measure_ranges`]) and
 //! [`QParams::representable_range`](crate::qparams::QParams::representable_range) read them.
 
 use serde_json::{Map, Value};

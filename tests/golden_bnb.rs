@@ -5,10 +5,9 @@
 mod common;
 
 use common::{check_close, f64s, load_npy, qdq_metrics, Case};
+use quantscope::codec::{self, bnb::Blockwise8Args, bnb::Nf4Args};
 use quantscope::formats::bnb::{self, blockwise8, codes, double::DoubleQuant, QuantType};
 use quantscope::params::{ParamSet, Params};
-use quantscope::quantizers::bnb::{Blockwise8Args, Nf4Args};
-use quantscope::quantizers::formats;
 use serde_json::Value;
 
 const FAMILY: &str = "bnb";
@@ -167,9 +166,14 @@ fn via_registry(case: &Case, x: &quantscope::tensor::Tensor) -> Result<(), Strin
             params = params.with(k, v.clone());
         }
     }
-    let spec = formats::find(&case.observer).map_err(|e| e.to_string())?;
+    let spec = codec::find(&case.observer).map_err(|e| e.to_string())?;
     let quantizer = spec.build(&params, &x.shape).map_err(|e| e.to_string())?;
-    let out = quantizer.apply(x).map_err(|e| e.to_string())?;
+    let out = codec::quantize_dequantize(quantizer.as_ref(), x).map_err(|e| e.to_string())?;
+    // What the codec stores is what bitsandbytes stores: the codes (4-bit: packed) bit for bit.
+    let want_codes = expected_npy(case, "codes")?;
+    if out.encoded.u8s("weight").map_err(|e| e.to_string())? != u8s(&want_codes) {
+        return Err("the codec's stored codes are not bitsandbytes'".into());
+    }
     let want = expected_npy(case, "dequantized")?;
     check_close(
         "registry dequantized",
@@ -177,7 +181,7 @@ fn via_registry(case: &Case, x: &quantscope::tensor::Tensor) -> Result<(), Strin
         &f64s(&want.data),
         case.field_tolerance("dequantized"),
     )?;
-    let result = formats::evaluate(spec.id, &params, x).map_err(|e| e.to_string())?;
+    let result = codec::evaluate(spec.id, &params, x).map_err(|e| e.to_string())?;
     let tol = case.field_tolerance("metrics");
     for (field, got) in [
         ("mse", Some(result.metrics.mse)),

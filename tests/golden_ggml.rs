@@ -5,9 +5,9 @@
 mod common;
 
 use common::{check_close, f64s, load_npy, qdq_metrics, Case};
+use quantscope::codec;
 use quantscope::formats::ggml::{self, GgmlType};
 use quantscope::params::Params;
-use quantscope::quantizers::formats;
 use serde_json::Value;
 
 const FAMILY: &str = "ggml";
@@ -126,31 +126,36 @@ fn run_case(case: &Case) -> Result<(), String> {
         }
     }
     check_metrics(case, &x.data, &y, im.as_deref())?;
-    via_registry(case, &x, im, &want.data)
+    via_registry(case, &x, im, &blocks, &want.data)
 }
 
-/// The same case through the quantizer registry (`ggml.<TYPE>` with `{"imatrix": [...]}`):
-/// the values bit for bit, the metrics `evaluate` reports within the case's tolerance.
+/// The same case through the codec registry (`ggml.<TYPE>` with `{"imatrix": [...]}`): the
+/// codec stores ggml's block bytes and decodes them to its values bit for bit, and the metrics
+/// `evaluate` reports are the case's within its tolerance.
 fn via_registry(
     case: &Case,
     x: &quantscope::tensor::Tensor,
     im: Option<Vec<f32>>,
+    want_blocks: &[u8],
     want: &[f32],
 ) -> Result<(), String> {
     let mut params = Params::new();
     if let Some(im) = im {
         params = params.with("imatrix", im);
     }
-    let spec = formats::find(&case.observer).map_err(|e| e.to_string())?;
+    let spec = codec::find(&case.observer).map_err(|e| e.to_string())?;
     let quantizer = spec.build(&params, &x.shape).map_err(|e| e.to_string())?;
-    let out = quantizer.apply(x).map_err(|e| e.to_string())?;
+    let out = codec::quantize_dequantize(quantizer.as_ref(), x).map_err(|e| e.to_string())?;
+    if out.encoded.u8s("blocks").map_err(|e| e.to_string())? != want_blocks {
+        return Err("the codec's stored blocks are not ggml's".into());
+    }
     check_close(
         "registry dequantized",
         &f64s(&out.values),
         &f64s(want),
         case.field_tolerance("dequantized"),
     )?;
-    let result = formats::evaluate(spec.id, &params, x).map_err(|e| e.to_string())?;
+    let result = codec::evaluate(spec.id, &params, x).map_err(|e| e.to_string())?;
     let tol = case.field_tolerance("metrics");
     let exp = &case.expected;
     for (field, got) in [

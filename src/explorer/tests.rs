@@ -496,7 +496,7 @@ fn formats_are_measured_on_the_first_selected_tensor_whole() {
         .evaluate_format("int", &Params::new().with("bits", 8))
         .unwrap();
     assert_eq!(int8.metrics.count, 512);
-    let direct = crate::quantizers::formats::evaluate(
+    let direct = crate::codec::evaluate(
         "int",
         &Params::new().with("bits", 8),
         &Tensor::new(vec![64, 8], ramp(512)).unwrap(),

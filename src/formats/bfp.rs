@@ -58,6 +58,12 @@ impl Bfp {
         round_half_even(x * (1.0f32 / s)).clamp(lo, hi)
     }
 
+    /// The stored mantissa of `x` with step `scale`.
+    #[inline]
+    pub fn code(self, x: f32, scale: f32) -> f32 {
+        Self::mantissa(x, scale, self.qmin(), self.qmax())
+    }
+
     /// Quantize–dequantize `x` with step `scale`.
     #[inline]
     pub fn fake_quantize(self, x: f32, scale: f32) -> f32 {
@@ -66,7 +72,7 @@ impl Bfp {
         } else {
             scale
         };
-        Self::mantissa(x, scale, self.qmin(), self.qmax()) * s
+        self.code(x, scale) * s
     }
 
     /// Whether some value of a block overflows its mantissa range with step `scale`: rounded

@@ -1,5 +1,5 @@
 //! The quantization methods a checkpoint is ranked by: observers (run through the driver,
-//! [`crate::engine::run`]) and number formats ([`crate::quantizers::formats::evaluate`]).
+//! [`crate::engine::run`]) and number formats ([`crate::codec::evaluate`]).
 //!
 //! An observer method is an observer id with its default parameters, so its result is exactly
 //! what `quantscope observe FILE:TENSOR --observer ID` reports. A format method is a label of
@@ -9,10 +9,10 @@
 //! Methods with one scale per channel (per-channel observers, `… per channel` formats) apply to
 //! tensors with two or more axes only; other tensors have no result for them.
 
+use crate::codec;
 use crate::engine::{self, NonFinitePolicy};
 use crate::error::{Error, Result};
 use crate::params::Params;
-use crate::quantizers::formats;
 use crate::registry::{self, Granularity};
 use crate::tensor::Tensor;
 use serde::{Deserialize, Serialize};
@@ -118,10 +118,10 @@ const ANY_SHAPE: [usize; 2] = [2, 256];
 
 /// Every format label of the comparison line-up, with its family and parameters.
 pub fn format_labels() -> Vec<(String, &'static str, Params)> {
-    formats::lineup(&ANY_SHAPE)
+    codec::lineup(&ANY_SHAPE)
         .into_iter()
         .filter_map(|(family, params)| {
-            let label = formats::find(family)
+            let label = codec::find(family)
                 .and_then(|f| f.build(&params, &ANY_SHAPE))
                 .ok()?
                 .label();
@@ -268,7 +268,7 @@ impl Method {
             ),
             MethodKind::Format { family, params, .. } => (
                 ResultKind::Format,
-                formats::evaluate(family, params, tensor).map(|r| r.metrics),
+                codec::evaluate(family, params, tensor).map(|r| r.metrics),
             ),
         };
         match outcome {

@@ -16,15 +16,6 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
-/// The quantizer kinds in colour order, with their legend names.
-const KINDS: [(&str, &str); 5] = [
-    ("int", "integer"),
-    ("half", "float16 / bfloat16"),
-    ("minifloat", "minifloat"),
-    ("mx", "MX (shared scale)"),
-    ("bfp", "block floating point"),
-];
-
 /// A rectangle in pixels: `[x0, y0, x1, y1]`.
 type Rect = [i32; 4];
 
@@ -41,41 +32,39 @@ struct Dot<'a> {
     highlighted: bool,
 }
 
-/// The colour index of every kind in `view`, and the legend entries (kinds present, in order).
+/// The colour index of every point in `view` and the legend entries (colours present, in
+/// order), from the codec registry: each family's colour and legend name. A kind the registry
+/// does not know gets a colour after the registry's, named by its kind.
 fn kind_colors(view: &FormatsView) -> (Vec<usize>, Vec<(usize, String)>) {
-    let mut extra: Vec<&str> = Vec::new();
+    let registry = crate::codec::codecs();
+    let first_free = registry.iter().map(|e| e.colour + 1).max().unwrap_or(0);
+    let mut unknown: Vec<&str> = Vec::new();
+    let mut names: Vec<(usize, String)> = Vec::new();
     let colors = view
         .points
         .iter()
-        .map(|p| match KINDS.iter().position(|(k, _)| *k == p.kind) {
-            Some(i) => i,
-            None => {
-                let j = extra.iter().position(|k| *k == p.kind).unwrap_or_else(|| {
-                    extra.push(&p.kind);
-                    extra.len() - 1
-                });
-                KINDS.len() + j
+        .map(|p| {
+            let (color, name) = match registry.iter().find(|e| e.id == p.kind) {
+                Some(e) => (e.colour, e.legend.to_string()),
+                None => {
+                    let j = unknown
+                        .iter()
+                        .position(|k| *k == p.kind)
+                        .unwrap_or_else(|| {
+                            unknown.push(&p.kind);
+                            unknown.len() - 1
+                        });
+                    (first_free + j, p.kind.clone())
+                }
+            };
+            if !names.iter().any(|(c, _)| *c == color) {
+                names.push((color, name));
             }
+            color
         })
         .collect::<Vec<_>>();
-    let mut used: Vec<usize> = colors.clone();
-    used.sort_unstable();
-    used.dedup();
-    let legend = used
-        .into_iter()
-        .map(|i| {
-            let name = match KINDS.get(i) {
-                Some((_, name)) => name.to_string(),
-                None => extra
-                    .get(i - KINDS.len())
-                    .copied()
-                    .unwrap_or("")
-                    .to_string(),
-            };
-            (i, name)
-        })
-        .collect();
-    (colors, legend)
+    names.sort_by_key(|(c, _)| *c);
+    (colors, names)
 }
 
 /// Draw the formats chart into `area`.

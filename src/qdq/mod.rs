@@ -34,13 +34,6 @@ pub trait QdqKernel: Send + Sync {
     fn measure(&self, start: usize, x: &[f32], acc: &mut Accumulator);
 }
 
-/// The representable range of a slice as the metrics compare with it (`±∞` when the grid has
-/// none).
-fn bounds(q: &QParams, slice: usize) -> (f64, f64) {
-    q.representable_range(slice)
-        .unwrap_or((f64::NEG_INFINITY, f64::INFINITY))
-}
-
 /// Every slice's representable range as the float32 bounds the metrics compare with
 /// ([`bounds_f32`]), converted once so that the per-element loops read two arrays. A slice
 /// beyond them has no range (`±∞`), as [`bounds`] gives it.
@@ -51,8 +44,11 @@ struct SliceBounds {
 
 impl SliceBounds {
     fn new(q: &QParams) -> Self {
-        let (lo, hi) = q
-            .representable_ranges()
+        Self::from_ranges(q.representable_ranges())
+    }
+
+    fn from_ranges(ranges: impl IntoIterator<Item = Option<(f64, f64)>>) -> Self {
+        let (lo, hi) = ranges
             .into_iter()
             .map(|range| {
                 let (lo, hi) = range.unwrap_or((f64::NEG_INFINITY, f64::INFINITY));
@@ -130,59 +126,108 @@ pub fn measure_kernel(data: &[f32], kernel: &dyn QdqKernel) -> BlockMetrics {
     measuring.total(&pieces)
 }
 
-/// Error metrics of an already dequantized `dq` of `x` under `q` (per tensor, per element's
-/// slice as a [`SliceMap`] in `q.extra` gives it, per channel along `q.axis`, or per block as
-/// [`block_layout`] reads it), in the same pieces and lanes as [`measure_kernel`].
-pub fn measure_pair(x: &Tensor, dq: &Tensor, q: &QParams) -> BlockMetrics {
-    enum Slices {
-        One(f64, f64),
-        Mapped(SliceMap),
-        Channel(ChannelIndexer),
-        Block(BlockLayout),
-    }
-    let slices = if let Some(map) = SliceMap::from_extra(&q.extra) {
-        Slices::Mapped(map)
-    } else if let Some(layout) = block_layout(q, &x.shape) {
-        Slices::Block(layout)
-    } else {
-        match q.axis {
-            Some(axis) if axis < x.ndim() => Slices::Channel(ChannelIndexer::new(&x.shape, axis)),
-            _ => {
-                let (lo, hi) = bounds(q, 0);
-                Slices::One(lo, hi)
-            }
+/// Which slice (and so which representable range) each element of a tensor belongs to.
+#[derive(Debug, Clone)]
+pub enum Slicing {
+    /// One slice: the whole tensor.
+    Tensor,
+    /// Slices as a [`SliceMap`] gives them.
+    Mapped(SliceMap),
+    /// One slice per index along an axis.
+    Channel(ChannelIndexer),
+    /// One slice per block of a [`BlockLayout`].
+    Block(BlockLayout),
+    /// Consecutive runs of this many elements of the flat tensor (bitsandbytes' blocks, ggml's
+    /// blocks and sub-blocks).
+    Flat(usize),
+}
+
+impl Slicing {
+    /// The slice of element `i` (C order).
+    #[inline(always)]
+    pub fn slice_of(&self, i: usize) -> usize {
+        match self {
+            Slicing::Tensor => 0,
+            Slicing::Mapped(map) => map.slice_of(i),
+            Slicing::Channel(ix) => ix.channel(i),
+            Slicing::Block(layout) => layout.block_of(i),
+            Slicing::Flat(size) => i / (*size).max(1),
         }
-    };
-    let per_slice = SliceBounds::new(q);
-    let n = x.data.len().min(dq.data.len());
-    let (xs, ys) = (&x.data[..n], &dq.data[..n]);
+    }
+}
+
+/// The representable range of every element: the one definition of "clipped" (an element
+/// `x < lo` or `x > hi` of its slice) for observers and codecs alike.
+pub struct SliceRanges {
+    slicing: Slicing,
+    bounds: SliceBounds,
+}
+
+impl SliceRanges {
+    /// Slices cut by `slicing`, slice `k` with range `ranges[k]` (`None`, or a slice beyond
+    /// them: no range, never clipped).
+    pub fn new(slicing: Slicing, ranges: impl IntoIterator<Item = Option<(f64, f64)>>) -> Self {
+        SliceRanges {
+            slicing,
+            bounds: SliceBounds::from_ranges(ranges),
+        }
+    }
+
+    /// The slices of `q` on a tensor of `shape`: per element's slice as a [`SliceMap`] in
+    /// `q.extra` gives it, per block as [`block_layout`] reads it, per channel along `q.axis`,
+    /// or per tensor.
+    pub fn of_qparams(q: &QParams, shape: &[usize]) -> Self {
+        let slicing = if let Some(map) = SliceMap::from_extra(&q.extra) {
+            Slicing::Mapped(map)
+        } else if let Some(layout) = block_layout(q, shape) {
+            Slicing::Block(layout)
+        } else {
+            match q.axis {
+                Some(axis) if axis < shape.len() => {
+                    Slicing::Channel(ChannelIndexer::new(shape, axis))
+                }
+                _ => Slicing::Tensor,
+            }
+        };
+        SliceRanges {
+            slicing,
+            bounds: SliceBounds::new(q),
+        }
+    }
+}
+
+/// Error metrics of `y`, the quantize–dequantize of `x`, against the ranges of `ranges`, in the
+/// same pieces and lanes as [`measure_kernel`].
+pub fn measure_ranges(x: &[f32], y: &[f32], ranges: &SliceRanges) -> BlockMetrics {
+    let n = x.len().min(y.len());
+    let (xs, ys) = (&x[..n], &y[..n]);
     let measuring = Measuring::of(xs);
     let pieces = parallel::map_chunks(xs, |start, piece| {
         let mut acc = measuring.fresh();
         let y = &ys[start..start + piece.len()];
-        match &slices {
-            Slices::One(lo, hi) => acc.add(piece, y, *lo, *hi),
-            _ => {
-                let mut lo = [0.0f32; TILE];
-                let mut hi = [0.0f32; TILE];
-                for (t, (xt, yt)) in piece.chunks(TILE).zip(y.chunks(TILE)).enumerate() {
-                    for j in 0..xt.len() {
-                        let i = start + t * TILE + j;
-                        let slice = match &slices {
-                            Slices::Mapped(map) => map.slice_of(i),
-                            Slices::Channel(ix) => ix.channel(i),
-                            Slices::Block(layout) => layout.block_of(i),
-                            Slices::One(..) => 0,
-                        };
-                        (lo[j], hi[j]) = per_slice.of(slice);
-                    }
-                    acc.add_each(xt, yt, &lo[..xt.len()], &hi[..xt.len()]);
+        if let Slicing::Tensor = ranges.slicing {
+            let (lo, hi) = ranges.bounds.of(0);
+            acc.add_f32(piece, y, lo, hi);
+        } else {
+            let mut lo = [0.0f32; TILE];
+            let mut hi = [0.0f32; TILE];
+            for (t, (xt, yt)) in piece.chunks(TILE).zip(y.chunks(TILE)).enumerate() {
+                for j in 0..xt.len() {
+                    let slice = ranges.slicing.slice_of(start + t * TILE + j);
+                    (lo[j], hi[j]) = ranges.bounds.of(slice);
                 }
+                acc.add_each(xt, yt, &lo[..xt.len()], &hi[..xt.len()]);
             }
         }
         acc.finish()
     });
     measuring.total(&pieces)
+}
+
+/// Error metrics of an already dequantized `dq` of `x` under `q` (slices as
+/// [`SliceRanges::of_qparams`] cuts them), in the same pieces and lanes as [`measure_kernel`].
+pub fn measure_pair(x: &Tensor, dq: &Tensor, q: &QParams) -> BlockMetrics {
+    measure_ranges(&x.data, &dq.data, &SliceRanges::of_qparams(q, &x.shape))
 }
 
 /// One element map for the whole tensor (per-tensor qparams) and one representable range.
@@ -196,7 +241,13 @@ impl<F: Fn(f32) -> f32 + Send + Sync> PerTensor<F> {
     /// The kernel quantize–dequantizing with `map` and measuring clipping against slice 0 of
     /// `q`.
     pub fn new(q: &QParams, map: F) -> Self {
-        let (lo, hi) = bounds(q, 0);
+        Self::with_range(q.representable_range(0), map)
+    }
+
+    /// The kernel quantize–dequantizing with `map` and measuring clipping against `range`
+    /// (`None`: never clipped).
+    pub fn with_range(range: Option<(f64, f64)>, map: F) -> Self {
+        let (lo, hi) = range.unwrap_or((f64::NEG_INFINITY, f64::INFINITY));
         let (lo, hi) = bounds_f32(lo, hi);
         PerTensor { map, lo, hi }
     }
@@ -251,15 +302,24 @@ impl<P: Copy + Send + Sync, F: Fn(f32, &P) -> f32 + Send + Sync> PerChannel<P, F
     /// The kernel for `shape` with channels along `axis` (which must be in range and have
     /// `params.len()` channels, else `None`), clipping measured against each channel of `q`.
     pub fn new(q: &QParams, shape: &[usize], axis: usize, params: Vec<P>, map: F) -> Option<Self> {
+        let ranges = (0..params.len()).map(|c| q.representable_range(c));
+        Self::with_ranges(ranges, shape, axis, params, map)
+    }
+
+    /// The kernel for `shape` with channels along `axis` (in range, with `params.len()`
+    /// channels, else `None`), clipping measured against channel `c`'s entry of `ranges`.
+    pub fn with_ranges(
+        ranges: impl IntoIterator<Item = Option<(f64, f64)>>,
+        shape: &[usize],
+        axis: usize,
+        params: Vec<P>,
+        map: F,
+    ) -> Option<Self> {
         if axis >= shape.len() || shape[axis] != params.len() || params.is_empty() {
             return None;
         }
-        let (lo, hi) = (0..params.len())
-            .map(|c| {
-                let (lo, hi) = bounds(q, c);
-                bounds_f32(lo, hi)
-            })
-            .unzip();
+        let bounds = SliceBounds::from_ranges(ranges);
+        let (lo, hi) = (0..params.len()).map(|c| bounds.of(c)).unzip();
         Some(PerChannel {
             params,
             lo,
@@ -346,12 +406,26 @@ impl<P: Copy + Send + Sync, F: Fn(f32, &P) -> f32 + Send + Sync> PerBlock<P, F> 
         params: Vec<P>,
         map: F,
     ) -> Option<Self> {
-        if block_layout(q, shape).as_ref() != Some(&layout) || params.len() != layout.num_blocks() {
+        if block_layout(q, shape).as_ref() != Some(&layout) {
+            return None;
+        }
+        Self::with_ranges(q.representable_ranges(), layout, params, map)
+    }
+
+    /// The kernel for the blocks of `layout`, one parameter each (else `None`), clipping
+    /// measured against block `b`'s entry of `ranges`.
+    pub fn with_ranges(
+        ranges: impl IntoIterator<Item = Option<(f64, f64)>>,
+        layout: BlockLayout,
+        params: Vec<P>,
+        map: F,
+    ) -> Option<Self> {
+        if params.len() != layout.num_blocks() {
             return None;
         }
         Some(PerBlock {
             params,
-            bounds: SliceBounds::new(q),
+            bounds: SliceBounds::from_ranges(ranges),
             layout,
             map,
         })

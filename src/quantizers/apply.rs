@@ -13,15 +13,16 @@
 //! `quant_type` (`float16`/`bfloat16`) for the float one, `use_soft_rounding` for AdaRound's
 //! (a fresh quantizer: `α` initialised from the tensor itself). Their bits per value: the integer
 //! width `⌈log2(max_q − min_q + 1)⌉` (16 for the float one) plus a float32 scale and a zero point
-//! of that width per scale; a value is clipped when `round(x/s) + zp` lies outside
-//! `[min_q, max_q]`.
+//! of that width per scale; a value is clipped when it lies outside `[(min_q − zp)·s,
+//! (max_q − zp)·s]` (the one definition of [`crate::qdq`]).
 
-use super::formats;
 use super::quark_onnx::{AdaroundIntQuantizer, FpQuantizer, IntQuantizer, QuantParams};
+use crate::codec;
 use crate::error::{Error, Result};
 use crate::formats::half_cast::HalfType;
 use crate::params::{validate_declared, ParamSet, Params};
-use crate::quant::{MetricsAccumulator, QdqMetrics};
+use crate::qdq::{measure_ranges, SliceRanges};
+use crate::quant::QdqMetrics;
 use crate::tensor::Tensor;
 use serde::Serialize;
 
@@ -56,15 +57,17 @@ pub fn quantize(id: &str, params: &Params, t: &Tensor) -> Result<Quantized> {
     if t.is_empty() {
         return Err(Error::input(format!("`{id}`: the tensor is empty")));
     }
-    let (format, bits_per_value, values, clipped) = if QUARK_QUANTIZERS.contains(&id) {
-        quark(id, params, t)?
+    let (format, bits_per_value, values, metrics) = if QUARK_QUANTIZERS.contains(&id) {
+        let (format, bits_per_value, values, ranges) = quark(id, params, t)?;
+        let metrics = measure_ranges(&t.data, &values, &ranges).finish();
+        (format, bits_per_value, values, metrics)
     } else {
-        let spec = formats::find(id).map_err(|_| Error::Unknown {
+        let entry = codec::find(id).map_err(|_| Error::Unknown {
             what: "quantizer",
             name: id.to_string(),
             hint: format!(
                 " (known: {}, {})",
-                formats::formats()
+                codec::codecs()
                     .iter()
                     .map(|f| f.id)
                     .collect::<Vec<_>>()
@@ -72,19 +75,15 @@ pub fn quantize(id: &str, params: &Params, t: &Tensor) -> Result<Quantized> {
                 QUARK_QUANTIZERS.join(", ")
             ),
         })?;
-        let q = spec.build(params, &t.shape)?;
-        let out = q.apply(t)?;
+        let q = entry.build(params, &t.shape)?;
+        let out = codec::quantize_dequantize(q.as_ref(), t)?;
         (
             q.label(),
             q.bits_per_value(&t.shape),
             out.values,
-            out.clipped,
+            out.metrics,
         )
     };
-    let mut acc = MetricsAccumulator::default();
-    acc.add(&t.data, &values, |_| None);
-    let mut metrics = acc.finish();
-    metrics.clipped_fraction = clipped as f64 / metrics.count.max(1) as f64;
     Ok(Quantized {
         quantizer: id.to_string(),
         format,
@@ -156,7 +155,7 @@ fn required_scale(id: &str, scale: &Option<Vec<f64>>) -> Result<Vec<f32>> {
     Ok(f32s(scale))
 }
 
-fn quark(id: &str, params: &Params, t: &Tensor) -> Result<(String, f64, Vec<f32>, usize)> {
+fn quark(id: &str, params: &Params, t: &Tensor) -> Result<(String, f64, Vec<f32>, SliceRanges)> {
     let specs = match id {
         "quark.FPQuantizer" => QuarkFpArgs::specs(),
         "quark.AdaroundINTQuantizer" => QuarkAdaroundArgs::specs(),
@@ -209,23 +208,8 @@ fn quark(id: &str, params: &Params, t: &Tensor) -> Result<(String, f64, Vec<f32>
             (format!("quark int{bits} [{min_q}, {max_q}]"), bits, values)
         }
     };
-    // Clipped: the unclamped code round(x/s) + zp falls outside [min_q, max_q].
-    let unclamped = IntQuantizer::new(QuantParams::new(
-        qp.scale.clone(),
-        qp.zero_point.clone(),
-        f32::NEG_INFINITY,
-        f32::INFINITY,
-        qp.ch_axis,
-    )?);
-    let clipped = unclamped
-        .quantize(t)?
-        .data
-        .iter()
-        .zip(&t.data)
-        .filter(|(q, x)| x.is_finite() && (**q < min_q || **q > max_q))
-        .count();
     let bits = element_bits + (32.0 + element_bits) * slices / n;
-    Ok((label, bits, values, clipped))
+    Ok((label, bits, values, qp.ranges(&t.shape)?))
 }
 
 #[cfg(test)]

@@ -108,6 +108,25 @@ impl QuantParams {
         Ok(Some(ChannelIndexer::new(shape, axis)))
     }
 
+    /// The representable range of each element of a tensor of `shape`: `[(min_q − zp)·s,
+    /// (max_q − zp)·s]` of its channel.
+    pub fn ranges(&self, shape: &[usize]) -> Result<crate::qdq::SliceRanges> {
+        use crate::qdq::{SliceRanges, Slicing};
+        let n = self.scale.len().max(self.zero_point.len());
+        let slicing = match self.indexer(shape)? {
+            Some(ix) => Slicing::Channel(ix),
+            None => Slicing::Tensor,
+        };
+        let range = |c: usize| {
+            let (s, zp) = (
+                Self::at(&self.scale, c) as f64,
+                Self::at(&self.zero_point, c) as f64,
+            );
+            Some(((self.min_q as f64 - zp) * s, (self.max_q as f64 - zp) * s))
+        };
+        Ok(SliceRanges::new(slicing, (0..n).map(range)))
+    }
+
     #[inline]
     fn at(v: &[f32], c: usize) -> f32 {
         if v.len() == 1 {

@@ -42,7 +42,7 @@ export type {
   Family,
   FileInfo,
   FormatResult,
-  FormatSpec,
+  CodecEntry,
   FormatsTarget,
   Granularity,
   Grid,

@@ -12,20 +12,6 @@ import { View } from './view.js';
 /** Tensors up to this many values are compared as soon as they are selected. */
 const AUTO_ELEMENTS = 4 * 1024 * 1024;
 
-/** The group of quantscope's own min–max formats (no library reproduced). */
-const OWN = { name: 'quantscope', version: 'min–max scales with Quark\'s formulas' };
-
-/**
- * The library a format family reproduces, as the observers picker names a framework: its name
- * and the version followed (`bitsandbytes` / `0.50.2 (CPU)`).
- */
-export function frameworkOf(family) {
-  const text = (family && family.framework) || '';
-  if (!text) return OWN;
-  const space = text.indexOf(' ');
-  return space < 0 ? { name: text, version: '' } : { name: text.slice(0, space), version: text.slice(space + 1) };
-}
-
 /** Bits per value as the table shows them: exact up to four decimals (6.5625, 4.1289). */
 export function bitsText(v) {
   return String(Number(v.toFixed(4)));
@@ -179,9 +165,8 @@ export class FormatsView extends View {
   groups() {
     const out = [];
     for (const f of this.families) {
-      const { name, version } = frameworkOf(f);
-      let g = out.find((x) => x.name === name);
-      if (!g) out.push((g = { name, version, families: [] }));
+      let g = out.find((x) => x.name === f.library);
+      if (!g) out.push((g = { name: f.library, version: f.version, families: [] }));
       g.families.push(f);
     }
     return out;
@@ -262,16 +247,9 @@ export class FormatsView extends View {
     this.draw();
   }
 
-  kindIndex(id) {
-    // As the chart colours its points (src/plot/formats_chart.rs, kind_colors): the five
-    // min–max kinds in registry order, then every other kind in the order its first point
-    // is drawn.
-    const own = ['int', 'half', 'minifloat', 'mx', 'bfp'];
-    if (own.includes(id)) return own.indexOf(id);
-    const others = [];
-    for (const r of this.rows) if (!r.error && !own.includes(r.id) && !others.includes(r.id)) others.push(r.id);
-    const i = others.indexOf(id);
-    return own.length + (i < 0 ? others.length : i);
+  /** The registry entry of format family `id`. */
+  family(id) {
+    return this.families.find((f) => f.id === id);
   }
 
   renderTable() {
@@ -286,8 +264,8 @@ export class FormatsView extends View {
     // formats`; formats that failed go last.
     const groups = this.groups();
     const groupOf = (r) => {
-      const { name } = frameworkOf(this.families.find((f) => f.id === r.id));
-      return Math.max(0, groups.findIndex((g) => g.name === name));
+      const family = this.family(r.id);
+      return Math.max(0, groups.findIndex((g) => g.name === family?.library));
     };
     const order = [...this.rows].sort((a, b) => groupOf(a) - groupOf(b) || (a.error ? 1e9 : a.bits_per_value) - (b.error ? 1e9 : b.bits_per_value));
     let body = null;
@@ -301,7 +279,7 @@ export class FormatsView extends View {
           h('tr', { class: 'group' }, h('th', { colspan: 7, scope: 'rowgroup' }, name, version ? h('span', { class: 'version', text: version }) : null)));
         table.append(body);
       }
-      const swatch = h('span', { class: 'swatch', style: { background: seriesColor(this.kindIndex(r.id)) } });
+      const swatch = h('span', { class: 'swatch', style: { background: seriesColor(this.family(r.id)?.colour ?? 0) } });
       const remove = r.extra ? h('button', { type: 'button', class: 'remove', 'aria-label': `Remove ${r.format || r.id}`, text: '×', onclick: () => this.remove(r) }) : null;
       if (r.error) {
         body.append(h('tr', { class: 'failed', 'data-format': r.id }, h('td', {}, swatch, r.id), h('td', { colspan: 5, class: 'error', text: r.error }), h('td', {}, remove)));

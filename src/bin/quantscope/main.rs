@@ -18,12 +18,12 @@ mod output;
 mod vector_params;
 
 use clap::{Parser, Subcommand};
+use quantscope::codec;
 use quantscope::engine::{NonFinitePolicy, Run};
 use quantscope::parallel;
 use quantscope::params::Params;
 use quantscope::quantizers::adaround::{self, AdaRoundConfig, WeightScheme};
 use quantscope::quantizers::apply as quantize;
-use quantscope::quantizers::formats;
 use quantscope::registry::{self, Granularity};
 use quantscope::shared_stats::SharedStats;
 use quantscope::Result;
@@ -289,7 +289,7 @@ fn run(command: Command) -> Result<()> {
         }
         Command::Formats { file, json } => {
             let tensor = inputs::read_tensor(&file)?;
-            let results = formats::compare(&tensor);
+            let results = codec::compare(&tensor);
             if json {
                 output::print_json(&output::formats_json(&results));
             } else {
@@ -369,7 +369,7 @@ fn run(command: Command) -> Result<()> {
 /// refused with the command that runs it instead.
 fn refuse_a_quantizer(id: &str) -> Result<()> {
     if registry::find(id).is_err()
-        && (quantize::QUARK_QUANTIZERS.contains(&id) || formats::find(id).is_ok())
+        && (quantize::QUARK_QUANTIZERS.contains(&id) || codec::find(id).is_ok())
     {
         return Err(quantscope::Error::input(format!(
             "`{id}` is a quantizer, not an observer: run it with \

@@ -1,9 +1,9 @@
 //! Text tables and JSON documents printed by the CLI.
 
+use quantscope::codec::FormatResult;
 use quantscope::engine::Report;
 use quantscope::observer::ZeroPoint;
 use quantscope::params::ParamKind;
-use quantscope::quantizers::formats::FormatResult;
 use quantscope::registry::{self, Family};
 use quantscope::tensor::{NamedTensor, NonFiniteCounts, Tensor};
 use quantscope::Result;

@@ -33,12 +33,18 @@ impl DoubleQuant {
     pub fn of(absmax: &[f32], blocksize: usize) -> Self {
         let offset = torch_mean_f32(absmax);
         let shifted: Vec<f32> = absmax.iter().map(|&a| a - offset).collect();
-        let code = dynamic_code();
-        let (codes, absmax2) = blockwise8::quantize(&shifted, blocksize, code);
-        let absmax_dequantized = blockwise8::dequantize(&codes, &absmax2, blocksize, &code.code)
-            .into_iter()
-            .map(|a| a + offset)
-            .collect();
+        let (codes, absmax2) = blockwise8::quantize(&shifted, blocksize, dynamic_code());
+        Self::from_stored(offset, codes, absmax2, blocksize)
+    }
+
+    /// The statistics as stored: the 8-bit `codes` of `absmax − offset` in blocks of
+    /// `blocksize`, with those blocks' `absmax2`; the absmax the dequantizer uses is rebuilt.
+    pub fn from_stored(offset: f32, codes: Vec<u8>, absmax2: Vec<f32>, blocksize: usize) -> Self {
+        let absmax_dequantized =
+            blockwise8::dequantize(&codes, &absmax2, blocksize, &dynamic_code().code)
+                .into_iter()
+                .map(|a| a + offset)
+                .collect();
         DoubleQuant {
             offset,
             codes,

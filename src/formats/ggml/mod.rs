@@ -21,6 +21,7 @@
 //! by default on x86-64; an FMA-contracting build differs in a few blocks). Rounding follows
 //! three rules depending on the path (see [`legacy`] and [`search::nearest_int`]).
 
+pub mod facts;
 pub mod fp16;
 pub mod legacy;
 pub mod nonlinear;
@@ -90,6 +91,29 @@ impl GgmlType {
             GgmlType::MXFP4 => "MXFP4",
             GgmlType::IQ4_NL => "IQ4_NL",
         }
+    }
+
+    /// The codec id: `ggml.` and the name.
+    pub fn id(self) -> &'static str {
+        match self {
+            GgmlType::Q4_0 => "ggml.Q4_0",
+            GgmlType::Q4_1 => "ggml.Q4_1",
+            GgmlType::Q5_0 => "ggml.Q5_0",
+            GgmlType::Q5_1 => "ggml.Q5_1",
+            GgmlType::Q8_0 => "ggml.Q8_0",
+            GgmlType::Q2_K => "ggml.Q2_K",
+            GgmlType::Q3_K => "ggml.Q3_K",
+            GgmlType::Q4_K => "ggml.Q4_K",
+            GgmlType::Q5_K => "ggml.Q5_K",
+            GgmlType::Q6_K => "ggml.Q6_K",
+            GgmlType::MXFP4 => "ggml.MXFP4",
+            GgmlType::IQ4_NL => "ggml.IQ4_NL",
+        }
+    }
+
+    /// The type of codec id `ggml.<name>`.
+    pub fn from_id(id: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|t| t.id() == id)
     }
 
     /// Parse a name (case-insensitive).

@@ -1,6 +1,6 @@
-//! ggml's 4-bit table formats on blocks of 32: MXFP4 (17 bytes, 4.25 bits per value) and
-//! IQ4_NL (18 bytes, 4.5 bits per value). Both store 32 nibbles indexing a 16-entry int8 table,
-//! element `j` in the low and `j + 16` in the high nibble of byte `j`.
+//! ggml's 4-bit table formats on blocks of 32: MXFP4 (17 bytes, 4.25 bits per value),
+//! IQ4_NL (18 bytes, 4.5 bits per value). Each block of 32 stores 32 nibbles indexing a 16-entry int8 table, element `j` in the low and
+//! `j + 16` in the high nibble of byte `j`.
 //!
 //! **MXFP4** (ggml-quants.c l. 337, 350; tables in ggml-common.h): the table `kvalues_mxfp4` is
 //! E2M1 doubled, `{0, 1, 2, 3, 4, 6, 8, 12, 0, −1, −2, −3, −4, −6, −8, −12}`, and the scale is
@@ -22,8 +22,9 @@
 //! (`quantize_row_iq4_nl_ref`, with `ntry = −1`, is not what llama.cpp runs.)
 
 use super::fp16::{read_fp16, write_fp16};
-use super::search::GROUP_MAX_EPS;
+use super::search::{nearest_int, GROUP_MAX_EPS};
 use super::sub_blocks::{imatrix_weights, sum_squares};
+use super::QK_K;
 
 /// Elements per block.
 pub const QK: usize = 32;
@@ -145,16 +146,19 @@ fn best_index_int8(values: &[i8; 16], x: f32) -> u8 {
     }
 }
 
-/// `quantize_row_iq4_nl_impl(32, 32, x, …, qw, ntry = 7)` on one block (`qw`: the block's 32
-/// imatrix entries).
-pub fn quantize_iq4_nl_block(x: &[f32], qw: Option<&[f32]>, out: &mut [u8]) {
-    const NTRY: i32 = 7;
-    let values = &KVALUES_IQ4NL;
-    let sigma2 = sum_squares(x) * (2.0f32 / QK as f32);
-    let weight: Vec<f32> = match qw {
+/// The weights of one block of 32 with the super-block's `σ²`: `x²`, or `qw·√(σ² + x²)`.
+fn block_weights(x: &[f32], qw: Option<&[f32]>, sigma2: f32) -> Vec<f32> {
+    match qw {
         Some(q) => imatrix_weights(x, q, sigma2),
         None => x.iter().map(|&v| v * v).collect(),
-    };
+    }
+}
+
+/// The per-block part of `quantize_row_iq4_nl_impl` (`ntry = 7`): the least-squares scale of
+/// one block of 32 and its 15 candidates, `0` when `amax < GROUP_MAX_EPS`.
+fn block_scale(x: &[f32], weight: &[f32]) -> f32 {
+    const NTRY: i32 = 7;
+    let values = &KVALUES_IQ4NL;
     let (mut amax, mut max) = (0.0f32, 0.0f32);
     for &v in x {
         if v.abs() > amax {
@@ -162,37 +166,55 @@ pub fn quantize_iq4_nl_block(x: &[f32], qw: Option<&[f32]>, out: &mut [u8]) {
             max = v;
         }
     }
-    let scale = if amax < GROUP_MAX_EPS {
-        0.0
-    } else {
-        let v0 = values[0] as f32;
-        // `(Σw·q·x, Σw·q²)` of the codes chosen with inverse scale `id`.
-        let sums = |id: f32| {
-            let (mut sumqx, mut sumq2) = (0.0f32, 0.0f32);
-            for (&v, &w) in x.iter().zip(&weight) {
-                let q = values[best_index_int8(values, id * v) as usize] as f32;
-                sumqx += w * q * v;
-                sumq2 += w * q * q;
-            }
-            (sumqx, sumq2)
-        };
-        let mut d = -max / v0;
-        let (sumqx, sumq2) = sums(1.0 / d);
-        d = if sumq2 > 0.0 { sumqx / sumq2 } else { 0.0 };
-        let mut best = d * sumqx;
-        for itry in -NTRY..=NTRY {
-            let (sumqx, sumq2) = sums((itry + values[0] as i32) as f32 / max);
-            if sumq2 > 0.0 && sumqx * sumqx > best * sumq2 {
-                d = sumqx / sumq2;
-                best = d * sumqx;
-            }
+    if amax < GROUP_MAX_EPS {
+        return 0.0;
+    }
+    let v0 = values[0] as f32;
+    // `(Σw·q·x, Σw·q²)` of the codes chosen with inverse scale `id`.
+    let sums = |id: f32| {
+        let (mut sumqx, mut sumq2) = (0.0f32, 0.0f32);
+        for (&v, &w) in x.iter().zip(weight) {
+            let q = values[best_index_int8(values, id * v) as usize] as f32;
+            sumqx += w * q * v;
+            sumq2 += w * q * q;
         }
-        d
+        (sumqx, sumq2)
     };
+    let mut d = -max / v0;
+    let (sumqx, sumq2) = sums(1.0 / d);
+    d = if sumq2 > 0.0 { sumqx / sumq2 } else { 0.0 };
+    let mut best = d * sumqx;
+    for itry in -NTRY..=NTRY {
+        let (sumqx, sumq2) = sums((itry + values[0] as i32) as f32 / max);
+        if sumq2 > 0.0 && sumqx * sumqx > best * sumq2 {
+            d = sumqx / sumq2;
+            best = d * sumqx;
+        }
+    }
+    d
+}
+
+/// The codes of `x` with inverse scale `id`.
+fn codes(x: &[f32], id: f32) -> Vec<u8> {
+    x.iter()
+        .map(|&v| best_index_int8(&KVALUES_IQ4NL, id * v))
+        .collect()
+}
+
+/// `quantize_row_iq4_nl_impl(32, 32, x, …, qw, ntry = 7)` on one block (`qw`: the block's 32
+/// imatrix entries).
+pub fn quantize_iq4_nl_block(x: &[f32], qw: Option<&[f32]>, out: &mut [u8]) {
+    let sigma2 = sum_squares(x) * (2.0f32 / QK as f32);
+    let scale = block_scale(x, &block_weights(x, qw, sigma2));
     write_fp16(out, 0, scale);
     let id = if scale != 0.0 { 1.0 / scale } else { 0.0 };
-    let codes: Vec<u8> = x.iter().map(|&v| best_index_int8(values, id * v)).collect();
-    pack_nibbles(&codes, &mut out[2..]);
+    pack_nibbles(&codes(x, id), &mut out[2..]);
+}
+
+/// `d·[−127, 113]`, ordered.
+fn table_range(d: f32) -> (f32, f32) {
+    let (a, z) = (d * -127.0, d * 113.0);
+    (a.min(z), a.max(z))
 }
 
 /// `dequantize_row_iq4_nl` on one block: `d·k`.
@@ -205,9 +227,7 @@ pub fn dequantize_iq4_nl_block(b: &[u8], y: &mut [f32]) {
 
 /// The representable range of an IQ4_NL block, `d·[−127, 113]`.
 pub fn iq4_nl_range(b: &[u8]) -> (f32, f32) {
-    let d = read_fp16(b, 0);
-    let (a, z) = (d * -127.0, d * 113.0);
-    (a.min(z), a.max(z))
+    table_range(read_fp16(b, 0))
 }
 
 #[cfg(test)]

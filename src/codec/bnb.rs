@@ -1,0 +1,444 @@
+//! bitsandbytes' formats as codecs: `bnb.nf4`, `bnb.fp4` and `bnb.blockwise8`, with
+//! bitsandbytes' own argument names (`quant_type`, `blocksize`, `compress_statistics`,
+//! `quant_storage` of `quantize_4bit`; `blocksize`, `nested`, `code` of `quantize_blockwise`).
+//! The kernels are [`crate::formats::bnb`]; blocks run over the flattened tensor.
+//!
+//! Stored as bitsandbytes' `QuantState` keeps it (the keys of `QuantState.as_dict`):
+//! * 4-bit: `weight`, two codes per byte (even element in the high nibble), `[⌈n/2⌉, 1]`;
+//!   `absmax` (float32 per block) and `quant_map` (the 16-entry code book), or with
+//!   `compress_statistics` `absmax` as uint8 codes of `absmax − nested_offset`, with
+//!   `nested_absmax` (float32 per 256 codes), `nested_quant_map` (the dynamic map) and
+//!   `nested_offset`;
+//! * 8-bit blockwise: `weight`, one code per element, `absmax` and `quant_map` (the 256-entry
+//!   dynamic map), nested like the 4-bit statistics (blocks of `blocksize`).
+//!
+//! The representable range of a block is `[−absmax, absmax]` (4-bit), or
+//! `[code[0]·absmax, code[255]·absmax]` (8-bit: the map's floor is −0.99297).
+
+use super::{decoded, Codec, CodecEntry, CodecFamily, Encoded, Stored};
+use crate::error::{Error, Result};
+use crate::formats::bnb::{
+    self, blockwise8, double::DoubleQuant, four_bit::BLOCKSIZES, Blockwise8, FourBit, QuantType,
+};
+use crate::qdq::{SliceRanges, Slicing};
+use crate::tensor::Tensor;
+
+/// The library and version reproduced.
+pub const LIBRARY: (&str, &str) = ("bitsandbytes", "0.50.2 (CPU)");
+
+const RECIPROCAL: &str = "scaled by x·(1/absmax) in float32 (reciprocal, then multiply), not x/absmax (backends/default/ops.py l. 245)";
+const BUCKETIZE: &str = "the code is torch.bucketize against float32 midpoints of the sorted code book, not an argmin: a value on a midpoint takes the lower code (ops.py l. 229, 252)";
+const SHORT_BLOCK: &str = "a zero block stores absmax 0 and codes the zero value; a short last block divides by its absmax clamped to 1e-38 and stores the clamped value (ops.py l. 247–249)";
+const DOUBLE_QUANT: &str = "compress_statistics: offset = torch's float32 mean of the absmax (its summation order), then 8-bit blocks of 256 whatever the outer blocksize (functional.py l. 939–940)";
+
+/// Quirks NF4 reproduces, with their source.
+const QUIRKS_NF4: &[&str] = &[RECIPROCAL, BUCKETIZE, SHORT_BLOCK, DOUBLE_QUANT];
+
+/// Quirks FP4 reproduces, with their source.
+const QUIRKS_FP4: &[&str] = &[
+    RECIPROCAL,
+    BUCKETIZE,
+    "nibbles 0 (+0) and 8 share the value 0 and argsort keeps them in index order, so scaled values in (0, 0.0026] take nibble 8, which the CPU dequantizer reads as −0.0 (ops.py l. 229; csrc/cpu_ops.cpp fp4_lut)",
+    SHORT_BLOCK,
+    DOUBLE_QUANT,
+];
+
+/// Quirks the 8-bit format reproduces, with their source.
+const QUIRKS_8BIT: &[&str] = &[
+    "the CPU kernel looks codes up in a 65536-entry table instead of searching the code book: exact zeros come back as 2.125e-5·absmax (code 131), and a few codes per 16k differ from the nearest (csrc/cpu_ops.cpp build_quantize_lut / quantize_cpu_impl)",
+    "an all-zero block gets code 0, the most negative code, and dequantizes to −0.0 (csrc/cpu_ops.cpp quantize_cpu_impl)",
+    "the dynamic map runs from −0.99297 to +1: a block's most negative value is clipped (functional.py l. 296 create_dynamic_map)",
+    "the dynamic map's torch.linspace points are fused multiply-adds (one rounding), as torch's AVX2 build computes them (functional.py l. 325)",
+    "nested: the absmax is double-quantized with the outer blocksize (functional.py l. 664–667)",
+];
+
+crate::choice_enum! {
+    /// `quant_storage` of `quantize_4bit`: a reinterpretation of the packed bytes.
+    pub enum QuantStorage {
+        Uint8 = "uint8",
+        Int8 = "int8",
+        Float16 = "float16",
+        Bfloat16 = "bfloat16",
+        Float32 = "float32",
+    }
+}
+
+crate::choice_enum! {
+    /// `quant_type` of `bnb.nf4`.
+    pub enum Nf4Type { Nf4 = "nf4" }
+}
+
+crate::choice_enum! {
+    /// `quant_type` of `bnb.fp4`.
+    pub enum Fp4Type { Fp4 = "fp4" }
+}
+
+crate::choice_enum! {
+    /// `code` of `quantize_blockwise`.
+    pub enum BlockwiseCode { Dynamic = "dynamic" }
+}
+
+/// The arguments of `quantize_4bit` after `quant_type`.
+macro_rules! four_bit_args {
+    ($name:ident, $ty:ident, $default:expr) => {
+        crate::declare_params! {
+            /// `quantize_4bit` arguments.
+            pub struct $name {
+                /// 4-bit data type
+                quant_type: $ty = $default; choice(), Data;
+                /// values per absmax: 32, 64, …, 4096 (powers of two)
+                blocksize: i64 = 64; int(32, 4096), Data;
+                /// double quantization: the absmax values themselves in 8 bits (QLoRA's DQ)
+                compress_statistics: bool = false; boolean(), Data;
+                /// dtype the packed bytes are stored as (a reinterpretation: values unchanged)
+                quant_storage: QuantStorage = QuantStorage::Uint8; choice(), Data;
+            }
+        }
+    };
+}
+
+four_bit_args!(Nf4Args, Nf4Type, Nf4Type::Nf4);
+four_bit_args!(Fp4Args, Fp4Type, Fp4Type::Fp4);
+
+crate::declare_params! {
+    /// `quantize_blockwise` arguments.
+    pub struct Blockwise8Args {
+        /// values per absmax
+        blocksize: i64 = 4096; int(1, 65536), Data;
+        /// double-quantize the absmax values (blocks of the same size)
+        nested: bool = false; boolean(), Data;
+        /// the code book
+        code: BlockwiseCode = BlockwiseCode::Dynamic; choice(), Data;
+    }
+}
+
+/// `quantize_4bit` → `dequantize_4bit`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Bnb4 {
+    pub quant_type: QuantType,
+    pub blocksize: usize,
+    pub compress_statistics: bool,
+}
+
+/// `quantize_blockwise` → `dequantize_blockwise` with the dynamic map.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Bnb8 {
+    pub blocksize: usize,
+    pub nested: bool,
+}
+
+fn four_bit(
+    quant_type: QuantType,
+    blocksize: i64,
+    compress_statistics: bool,
+) -> Result<Box<dyn Codec>> {
+    let blocksize = blocksize as usize;
+    if !BLOCKSIZES.contains(&blocksize) {
+        return Err(Error::param(
+            "blocksize",
+            format!("quantize_4bit accepts 32, 64, 128, 256, 512, 1024, 2048 or 4096 (bitsandbytes raises ValueError: invalid blocksize {blocksize})"),
+        ));
+    }
+    Ok(Box::new(Bnb4 {
+        quant_type,
+        blocksize,
+        compress_statistics,
+    }))
+}
+
+/// The codec family `bnb.nf4`.
+pub struct Nf4;
+
+impl CodecFamily for Nf4 {
+    type Args = Nf4Args;
+    fn build(a: &Nf4Args, _: &[usize], _: &str) -> Result<Box<dyn Codec>> {
+        four_bit(QuantType::Nf4, a.blocksize, a.compress_statistics)
+    }
+}
+
+/// The codec family `bnb.fp4`.
+pub struct Fp4;
+
+impl CodecFamily for Fp4 {
+    type Args = Fp4Args;
+    fn build(a: &Fp4Args, _: &[usize], _: &str) -> Result<Box<dyn Codec>> {
+        four_bit(QuantType::Fp4, a.blocksize, a.compress_statistics)
+    }
+}
+
+/// The codec family `bnb.blockwise8`.
+pub struct Blockwise8Family;
+
+impl CodecFamily for Blockwise8Family {
+    type Args = Blockwise8Args;
+    fn build(a: &Blockwise8Args, _: &[usize], _: &str) -> Result<Box<dyn Codec>> {
+        Ok(Box::new(Bnb8 {
+            blocksize: a.blocksize as usize,
+            nested: a.nested,
+        }))
+    }
+}
+
+/// Colour and legend of bitsandbytes' formats.
+const DRAWN: (usize, &str) = (5, "bitsandbytes");
+
+/// The bitsandbytes entries of the codec registry.
+pub fn entries() -> Vec<CodecEntry> {
+    let (library, version) = LIBRARY;
+    vec![
+        CodecEntry::of::<Nf4>(
+            "bnb.nf4",
+            "bitsandbytes NF4: 4-bit normal-float code book, float32 absmax per block",
+        )
+        .reproducing(library, version, QUIRKS_NF4),
+        CodecEntry::of::<Fp4>(
+            "bnb.fp4",
+            "bitsandbytes FP4: 4-bit float (bias 2) code book, float32 absmax per block",
+        )
+        .reproducing(library, version, QUIRKS_FP4),
+        CodecEntry::of::<Blockwise8Family>(
+            "bnb.blockwise8",
+            "bitsandbytes 8-bit dynamic blockwise (the 8-bit optimizers' and LLM.int8 state format)",
+        )
+        .reproducing(library, version, QUIRKS_8BIT),
+    ]
+    .into_iter()
+    .map(|e| e.drawn(DRAWN.0, DRAWN.1))
+    .collect()
+}
+
+/// The statistics' parts: `absmax` as float32, or double-quantized.
+fn with_statistics(e: Encoded, absmax: &[f32], double: &Option<DoubleQuant>) -> Encoded {
+    match double {
+        None => e.with_flat("absmax", Stored::F32(absmax.to_vec())),
+        Some(d) => e
+            .with_flat("absmax", Stored::U8(d.codes.clone()))
+            .with_flat("nested_absmax", Stored::F32(d.absmax2.clone()))
+            .with_flat(
+                "nested_quant_map",
+                Stored::F32(blockwise8::dynamic_code().code.to_vec()),
+            )
+            .with_flat("nested_offset", Stored::F32(vec![d.offset])),
+    }
+}
+
+/// The statistics read back: `(absmax, double quantization)`, lengths checked.
+fn read_statistics(
+    e: &Encoded,
+    blocks: usize,
+    nested_blocksize: usize,
+) -> Result<(Vec<f32>, Option<DoubleQuant>)> {
+    if !e.has("nested_absmax") {
+        e.part_of_len("absmax", blocks)?;
+        return Ok((e.f32s("absmax")?.to_vec(), None));
+    }
+    e.part_of_len("absmax", blocks)?;
+    e.part_of_len("nested_absmax", blocks.div_ceil(nested_blocksize))?;
+    e.part_of_len("nested_offset", 1)?;
+    let double = DoubleQuant::from_stored(
+        e.f32s("nested_offset")?[0],
+        e.u8s("absmax")?.to_vec(),
+        e.f32s("nested_absmax")?.to_vec(),
+        nested_blocksize,
+    );
+    Ok((Vec::new(), Some(double)))
+}
+
+fn flat_ranges(blocksize: usize, ranges: Vec<(f32, f32)>) -> SliceRanges {
+    SliceRanges::new(
+        Slicing::Flat(blocksize),
+        ranges
+            .into_iter()
+            .map(|(lo, hi)| Some((lo as f64, hi as f64))),
+    )
+}
+
+impl Bnb4 {
+    fn stored(&self, e: &Encoded) -> Result<FourBit> {
+        let numel = e.numel();
+        e.part_of_len("weight", numel.div_ceil(2))?;
+        let blocks = numel.div_ceil(self.blocksize);
+        let (absmax, double) = read_statistics(e, blocks, DoubleQuant::BLOCKSIZE_4BIT)?;
+        Ok(FourBit {
+            quant_type: self.quant_type,
+            blocksize: self.blocksize,
+            numel,
+            packed: e.u8s("weight")?.to_vec(),
+            absmax,
+            double,
+        })
+    }
+}
+
+impl Codec for Bnb4 {
+    /// `bnb.nf4`, `bnb.fp4 (block 128, double quant)`, ….
+    fn label(&self) -> String {
+        let mut extra = Vec::new();
+        if self.blocksize != 64 {
+            extra.push(format!("block {}", self.blocksize));
+        }
+        if self.compress_statistics {
+            extra.push("double quant".to_string());
+        }
+        let name = format!("bnb.{}", self.quant_type.name());
+        if extra.is_empty() {
+            name
+        } else {
+            format!("{name} ({})", extra.join(", "))
+        }
+    }
+
+    fn bits_per_value(&self, shape: &[usize]) -> f64 {
+        FourBit::bits_per_value(
+            shape.iter().product(),
+            self.blocksize,
+            self.compress_statistics,
+        )
+    }
+
+    fn encode(&self, t: &Tensor) -> Result<Encoded> {
+        let q = bnb::quantize_4bit(
+            &t.data,
+            self.quant_type,
+            self.blocksize,
+            self.compress_statistics,
+        )?;
+        let e = Encoded::new(&t.shape).with(
+            "weight",
+            vec![q.packed.len(), 1],
+            Stored::U8(q.packed.clone()),
+        );
+        Ok(with_statistics(e, &q.absmax, &q.double)
+            .with_flat("quant_map", Stored::F32(self.quant_type.code().to_vec())))
+    }
+
+    fn decode(&self, e: &Encoded) -> Result<Tensor> {
+        let last_dim_odd = e.shape.last().is_some_and(|d| d % 2 == 1);
+        decoded(&e.shape, self.stored(e)?.dequantize(last_dim_odd))
+    }
+
+    fn ranges(&self, e: &Encoded) -> Result<SliceRanges> {
+        Ok(flat_ranges(self.blocksize, self.stored(e)?.ranges()))
+    }
+}
+
+impl Bnb8 {
+    fn stored(&self, e: &Encoded) -> Result<Blockwise8> {
+        let numel = e.numel();
+        if self.blocksize == 0 {
+            return Err(Error::param("blocksize", "must be positive"));
+        }
+        e.part_of_len("weight", numel)?;
+        let (absmax, double) = read_statistics(e, numel.div_ceil(self.blocksize), self.blocksize)?;
+        Ok(Blockwise8 {
+            blocksize: self.blocksize,
+            codes: e.u8s("weight")?.to_vec(),
+            absmax,
+            double,
+        })
+    }
+}
+
+impl Codec for Bnb8 {
+    /// `bnb.blockwise8 (block 4096)`, `bnb.blockwise8 (block 256, nested)`.
+    fn label(&self) -> String {
+        format!(
+            "bnb.blockwise8 (block {}{})",
+            self.blocksize,
+            if self.nested { ", nested" } else { "" }
+        )
+    }
+
+    fn bits_per_value(&self, shape: &[usize]) -> f64 {
+        Blockwise8::bits_per_value(shape.iter().product(), self.blocksize, self.nested)
+    }
+
+    fn encode(&self, t: &Tensor) -> Result<Encoded> {
+        let q = bnb::quantize_blockwise(&t.data, self.blocksize, self.nested)?;
+        let e = Encoded::new(&t.shape).with("weight", t.shape.clone(), Stored::U8(q.codes.clone()));
+        Ok(with_statistics(e, &q.absmax, &q.double).with_flat(
+            "quant_map",
+            Stored::F32(blockwise8::dynamic_code().code.to_vec()),
+        ))
+    }
+
+    fn decode(&self, e: &Encoded) -> Result<Tensor> {
+        decoded(&e.shape, self.stored(e)?.dequantize())
+    }
+
+    fn ranges(&self, e: &Encoded) -> Result<SliceRanges> {
+        Ok(flat_ranges(self.blocksize, self.stored(e)?.ranges()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::{evaluate, find, quantize_dequantize};
+    use super::*;
+    use crate::params::Params;
+
+    fn ramp(n: usize) -> Tensor {
+        Tensor::new(
+            vec![n / 64, 64],
+            (0..n)
+                .map(|i| ((i * 37 % 101) as f32 - 50.0) / 10.0)
+                .collect(),
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn bits_per_value_count_every_statistic() {
+        let t = ramp(1 << 14);
+        let bits = |id: &'static str, p: serde_json::Value| {
+            evaluate(id, &Params::from_value(p).unwrap(), &t)
+                .unwrap()
+                .bits_per_value
+        };
+        // NF4 at block 64: 4 bits + a float32 absmax per 64 values.
+        assert_eq!(bits("bnb.nf4", serde_json::json!({})), 4.5);
+        // Double quantization: 8/64 + 32/(64·256) + 32/16384 bits of statistics.
+        let dq = bits("bnb.nf4", serde_json::json!({"compress_statistics": true}));
+        assert_eq!(dq, 4.0 + (8.0 * 256.0 + 32.0 + 32.0) / 16384.0);
+        assert!(dq < 4.13);
+        assert_eq!(
+            bits("bnb.blockwise8", serde_json::json!({"blocksize": 256})),
+            8.125
+        );
+    }
+
+    #[test]
+    fn library_keys_and_errors() {
+        let spec = find("bnb.nf4").unwrap();
+        let p = Params::from_json(
+            r#"{"quant_type": "nf4", "blocksize": 128, "compress_statistics": true}"#,
+        )
+        .unwrap();
+        let q = spec.build(&p, &[4, 64]).unwrap();
+        assert_eq!(q.label(), "bnb.nf4 (block 128, double quant)");
+        let bad = Params::from_json(r#"{"blocksize": 100}"#).unwrap();
+        let e = spec.build(&bad, &[4, 64]).unwrap_err().to_string();
+        assert!(e.contains("invalid blocksize 100"), "{e}");
+        let wrong_type = Params::from_json(r#"{"quant_type": "fp4"}"#).unwrap();
+        assert!(spec.build(&wrong_type, &[4, 64]).is_err());
+        let nan = Tensor::from_vec(vec![1.0, f32::NAN]);
+        assert!(spec
+            .build(&Params::new(), &[2])
+            .unwrap()
+            .encode(&nan)
+            .is_err());
+    }
+
+    #[test]
+    fn the_8bit_map_clips_a_negative_extreme() {
+        // The block's absmax is the negative −2.0; the map's floor is −0.99297·2.
+        let t = Tensor::from_vec(vec![-2.0, 1.0, 0.5, 0.25]);
+        let q = find("bnb.blockwise8")
+            .unwrap()
+            .build(&Params::new().with("blocksize", 4), &[4])
+            .unwrap();
+        let q = quantize_dequantize(q.as_ref(), &t).unwrap();
+        assert_eq!(q.metrics.clipped_fraction, 0.25);
+        assert!(q.values[0] > -2.0);
+    }
+}

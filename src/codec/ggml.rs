@@ -1,0 +1,203 @@
+//! ggml / llama.cpp block types as codecs: `ggml.Q4_0` … `ggml.Q6_K`, `ggml.MXFP4`,
+//! `ggml.IQ4_NL`, … (every type of [`GgmlType::ALL`]). The maths is
+//! [`crate::formats::ggml`]; this is its place in the registry.
+//!
+//! Stored: `blocks`, the bytes of the tensor's blocks exactly as a GGUF file holds them
+//! (`block_bytes` per `block_elems` values, rows in order). Their one parameter is llama.cpp's
+//! `imatrix`: the importance of each column (what `llama-imatrix` computes for the weight), as an
+//! array whose length is the tensor's last axis.
+//!
+//! Without an imatrix every block is quantized on its own, so the tensor is quantized flat
+//! (exactly what ggml computes for the same values as one row): its size must be a multiple of
+//! the block (32 or 256). With one, rows are the last axis, which must be a multiple of the block
+//! — as for a GGUF weight. A value is clipped when it lies outside the range its block (or
+//! k-quant sub-block) represents.
+
+use super::{decoded, Codec, CodecEntry, CodecFamily, Encoded, Stored};
+use crate::error::{Error, Result};
+use crate::formats::ggml::{self, facts, GgmlType};
+use crate::qdq::{SliceRanges, Slicing};
+use crate::tensor::Tensor;
+
+/// The library and the version reproduced.
+pub const LIBRARY: (&str, &str) = ("ggml", "d99724f2 = llama.cpp d3cf1f14");
+
+crate::declare_params! {
+    /// The arguments of ggml's quantizers.
+    pub struct GgmlArgs {
+        /// importance of each column (llama-imatrix), length = the last axis; none: the
+        /// reference quantizer (types without an imatrix path accept and ignore it, as ggml does)
+        imatrix: Option<Vec<f64>> = None; vector(), Data;
+    }
+}
+
+/// A configured ggml codec.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Ggml {
+    pub ty: GgmlType,
+    /// Importance per column, if given.
+    pub imatrix: Option<Vec<f32>>,
+}
+
+/// Every ggml type as a codec family (the entry's id names the type).
+pub struct GgmlFamily;
+
+impl CodecFamily for GgmlFamily {
+    type Args = GgmlArgs;
+    fn build(a: &GgmlArgs, shape: &[usize], id: &str) -> Result<Box<dyn Codec>> {
+        let ty = GgmlType::from_id(id).ok_or_else(|| Error::Unknown {
+            what: "ggml type",
+            name: id.to_string(),
+            hint: String::new(),
+        })?;
+        let imatrix: Option<Vec<f32>> = a
+            .imatrix
+            .as_ref()
+            .map(|v| v.iter().map(|&x| x as f32).collect());
+        if let Some(im) = &imatrix {
+            let columns = shape.last().copied().unwrap_or(0);
+            if im.len() != columns {
+                return Err(Error::param(
+                    "imatrix",
+                    format!(
+                        "one importance per column: the tensor's last axis has {columns}, the imatrix {} entries",
+                        im.len()
+                    ),
+                ));
+            }
+        }
+        Ok(Box::new(Ggml { ty, imatrix }))
+    }
+}
+
+/// The ggml entries of the codec registry, one per type.
+pub fn entries() -> Vec<CodecEntry> {
+    let (library, version) = LIBRARY;
+    GgmlType::ALL
+        .into_iter()
+        .map(|ty| {
+            CodecEntry::of::<GgmlFamily>(ty.id(), facts::summary(ty))
+                .reproducing(library, version, facts::quirks(ty))
+                .drawn(6, "ggml / llama.cpp")
+        })
+        .collect()
+}
+
+impl Ggml {
+    fn blocks<'a>(&self, e: &'a Encoded) -> Result<&'a [u8]> {
+        let n = e.numel();
+        let block = self.ty.block_elems();
+        if n % block != 0 {
+            return Err(Error::input(format!(
+                "ggml {} stores blocks of {block} values; the tensor has {n}",
+                self.ty
+            )));
+        }
+        e.part_of_len("blocks", n / block * self.ty.block_bytes())?;
+        e.u8s("blocks")
+    }
+}
+
+impl Codec for Ggml {
+    /// `ggml.Q4_K`, `ggml.Q4_K (imatrix)`.
+    fn label(&self) -> String {
+        let name = self.ty.id();
+        match self.imatrix {
+            Some(_) if self.ty.uses_imatrix() => format!("{name} (imatrix)"),
+            _ => name.to_string(),
+        }
+    }
+
+    /// `8·block_bytes/block_elems`, every scale included.
+    fn bits_per_value(&self, _: &[usize]) -> f64 {
+        self.ty.bits_per_value()
+    }
+
+    fn encode(&self, t: &Tensor) -> Result<Encoded> {
+        let blocks = ggml::quantize(self.ty, &t.data, self.imatrix.as_deref())?;
+        Ok(Encoded::new(&t.shape).with_flat("blocks", Stored::U8(blocks)))
+    }
+
+    fn decode(&self, e: &Encoded) -> Result<Tensor> {
+        decoded(&e.shape, ggml::dequantize(self.ty, self.blocks(e)?)?)
+    }
+
+    fn ranges(&self, e: &Encoded) -> Result<SliceRanges> {
+        let ranges = ggml::ranges(self.ty, self.blocks(e)?)?;
+        Ok(SliceRanges::new(
+            Slicing::Flat(self.ty.range_group()),
+            ranges
+                .into_iter()
+                .map(|(lo, hi)| Some((lo as f64, hi as f64))),
+        ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::tests::ramp;
+    use super::super::{evaluate, find, quantize_dequantize};
+    use crate::params::Params;
+
+    #[test]
+    fn bits_per_value_include_every_scale() {
+        let t = ramp(vec![4, 512]);
+        for (id, bits) in [
+            ("ggml.Q4_0", 4.5),
+            ("ggml.Q4_K", 4.5),
+            ("ggml.Q6_K", 6.5625),
+            ("ggml.Q2_K", 2.625),
+            ("ggml.MXFP4", 4.25),
+        ] {
+            let r = evaluate(find(id).unwrap().id, &Params::new(), &t).unwrap();
+            assert_eq!(r.bits_per_value, bits, "{id}");
+            assert_eq!(r.format, id);
+        }
+    }
+
+    #[test]
+    fn imatrix_is_one_importance_per_column() {
+        let spec = find("ggml.Q4_K").unwrap();
+        let t = ramp(vec![2, 256]);
+        let ok = Params::new().with("imatrix", vec![1.0f32; 256]);
+        let q = spec.build(&ok, &t.shape).unwrap();
+        assert_eq!(q.label(), "ggml.Q4_K (imatrix)");
+        // Uniform importances change the algorithm (the imatrix path), not just the weights.
+        let with = quantize_dequantize(q.as_ref(), &t).unwrap().values;
+        let plain = spec.build(&Params::new(), &t.shape).unwrap();
+        let without = quantize_dequantize(plain.as_ref(), &t).unwrap();
+        assert_ne!(with, without.values);
+        let short = Params::new().with("imatrix", vec![1.0f32; 128]);
+        let e = spec.build(&short, &t.shape).unwrap_err().to_string();
+        assert!(e.contains("last axis has 256"), "{e}");
+        let text = Params::from_json(r#"{"imatrix": "imatrix.npy"}"#).unwrap();
+        assert!(spec.build(&text, &t.shape).is_err());
+    }
+
+    #[test]
+    fn rows_that_are_not_whole_blocks() {
+        // No imatrix: blocks run over the flat values, so [3, 384] (1152 = 4.5 × 256) fails
+        // for Q4_K but [2, 384] (768 = 3 × 256) works; with an imatrix rows must be whole.
+        let spec = find("ggml.Q4_K").unwrap();
+        let e = spec
+            .build(&Params::new(), &[3, 384])
+            .unwrap()
+            .encode(&ramp(vec![3, 384]))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("not a multiple of 256"), "{e}");
+        assert!(spec
+            .build(&Params::new(), &[2, 384])
+            .unwrap()
+            .encode(&ramp(vec![2, 384]))
+            .is_ok());
+        let im = Params::new().with("imatrix", vec![1.0f32; 384]);
+        let e = spec
+            .build(&im, &[2, 384])
+            .unwrap()
+            .encode(&ramp(vec![2, 384]))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("multiple of 256"), "{e}");
+    }
+}

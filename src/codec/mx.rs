@@ -1,0 +1,183 @@
+//! `mx`: OCP Microscaling blocks, as AMD Quark computes them (see [`crate::formats::mx`]): blocks
+//! of `block_size` along `axis` share a power-of-two scale `s` (from the block's amax, rounded
+//! as `scale_rounding` says); an element is stored as the fp8/fp6/fp4 code of `x / s`, or for
+//! MXINT8 as `clamp(round_half_even(x / (s/64)), −127, 127)`, and decoded as `element · s`
+//! (MXINT8: `code · s/64`). A block represents `[−max_element·s, max_element·s]`.
+//!
+//! Stored: `scales`, one E8M0 byte per block (`2^(code − 127)`), blocks in the order of
+//! [`BlockLayout`] (row by row, then along the axis), and `elements` in the tensor's shape, one
+//! element's bit pattern per byte (MXINT8 as two's complement). A scale that E8M0 cannot hold
+//! (below `2^−127`, possible with `floor`/`ceil` on subnormal data) makes `encode` fail with
+//! its block; the quantize–dequantize itself keeps it, as Quark does.
+
+use super::{decoded, Codec, CodecEntry, CodecFamily, Encoded, Stored};
+use crate::error::{Error, Result};
+use crate::formats::blocks::BlockLayout;
+use crate::formats::e8m0::{self, ScaleRounding};
+use crate::formats::mx::{self, MxElement};
+use crate::formats::ElementFormat;
+use crate::qdq::{measure_kernel, PerBlock, SliceRanges, Slicing};
+use crate::quant::{round_half_even, QdqMetrics};
+use crate::tensor::Tensor;
+
+crate::declare_params! {
+    /// OCP MX blocks.
+    pub struct MxArgs {
+        /// element type
+        element: MxElement = MxElement::Float(ElementFormat::Fp4E2m1); choice(), Data;
+        /// elements per shared scale
+        block_size: i64 = 32; int(2, 1024), Data;
+        /// axis along which blocks run
+        axis: i64 = -1; int(-8, 7), Data;
+        /// E8M0 scale rounding
+        scale_rounding: ScaleRounding = ScaleRounding::Even; choice(), Data;
+    }
+}
+
+/// The codec family `mx`.
+pub struct MxFamily;
+
+impl CodecFamily for MxFamily {
+    type Args = MxArgs;
+    fn build(a: &MxArgs, _: &[usize], _: &str) -> Result<Box<dyn Codec>> {
+        Ok(Box::new(Mx {
+            element: a.element,
+            block: a.block_size as usize,
+            axis: a.axis,
+            rounding: a.scale_rounding,
+        }))
+    }
+}
+
+/// The registry entry.
+pub fn entry() -> CodecEntry {
+    CodecEntry::of::<MxFamily>("mx", "OCP MX: blocks sharing an E8M0 scale")
+        .drawn(3, "MX (shared scale)")
+}
+
+/// A configured MX codec.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Mx {
+    pub element: MxElement,
+    pub block: usize,
+    pub axis: i64,
+    pub rounding: ScaleRounding,
+}
+
+/// The MXINT8 step of a block with scale `s`: `s/64`, at least the smallest normal float32.
+fn int8_step(scale: f32) -> f32 {
+    let step = scale / 64.0;
+    if step < f32::MIN_POSITIVE {
+        f32::MIN_POSITIVE
+    } else {
+        step
+    }
+}
+
+impl Mx {
+    fn layout(&self, shape: &[usize]) -> Result<BlockLayout> {
+        BlockLayout::new(shape, self.axis, self.block)
+    }
+
+    fn slice_ranges(&self, scales: &[f32]) -> Vec<Option<(f64, f64)>> {
+        let max = self.element.max() as f64;
+        scales
+            .iter()
+            .map(|&s| Some((-max * s as f64, max * s as f64)))
+            .collect()
+    }
+
+    /// The stored scales, decoded.
+    fn stored_scales(&self, e: &Encoded, layout: &BlockLayout) -> Result<Vec<f32>> {
+        e.part_of_len("scales", layout.num_blocks())?;
+        Ok(e.u8s("scales")?.iter().map(|&c| e8m0::decode(c)).collect())
+    }
+}
+
+impl Codec for Mx {
+    fn label(&self) -> String {
+        if self.block == mx::BLOCK_SIZE {
+            self.element.format_name()
+        } else {
+            format!("{} (block {})", self.element.format_name(), self.block)
+        }
+    }
+
+    fn bits_per_value(&self, _: &[usize]) -> f64 {
+        let bits = match self.element {
+            MxElement::Float(f) => f.bits(),
+            MxElement::Int8 => 8,
+        };
+        bits as f64 + 8.0 / self.block as f64
+    }
+
+    fn encode(&self, t: &Tensor) -> Result<Encoded> {
+        let layout = self.layout(&t.shape)?;
+        let scales = mx::block_scales(&layout, &t.data, self.element, self.rounding);
+        let codes = scales
+            .iter()
+            .enumerate()
+            .map(|(b, &s)| {
+                e8m0::encode(s).ok_or_else(|| {
+                    Error::input(format!(
+                        "block {b}'s shared scale {s:e} is not a power of two E8M0 holds (2^−127 … 2^127)"
+                    ))
+                })
+            })
+            .collect::<Result<Vec<u8>>>()?;
+        let element = self.element;
+        let elements = layout.map(&t.data, |b, x| {
+            let s = scales[b];
+            (match element {
+                MxElement::Float(f) => f.encode(x / s).unwrap_or(0),
+                MxElement::Int8 => {
+                    round_half_even(x * (1.0f32 / int8_step(s))).clamp(-127.0, 127.0) as i8 as u8
+                }
+            }) as f32
+        });
+        Ok(Encoded::new(&t.shape)
+            .with_flat("scales", Stored::U8(codes))
+            .with(
+                "elements",
+                t.shape.clone(),
+                Stored::U8(elements.iter().map(|&c| c as u8).collect()),
+            ))
+    }
+
+    fn decode(&self, e: &Encoded) -> Result<Tensor> {
+        let layout = self.layout(&e.shape)?;
+        let scales = self.stored_scales(e, &layout)?;
+        e.part_of_len("elements", e.numel())?;
+        let codes: Vec<f32> = e.u8s("elements")?.iter().map(|&c| c as f32).collect();
+        let element = self.element;
+        let values = layout.map(&codes, |b, c| {
+            let s = scales[b];
+            match element {
+                MxElement::Float(f) => f.decode(c as u8) * s,
+                MxElement::Int8 => (c as u8 as i8) as f32 * int8_step(s),
+            }
+        });
+        decoded(&e.shape, values)
+    }
+
+    fn ranges(&self, e: &Encoded) -> Result<SliceRanges> {
+        let layout = self.layout(&e.shape)?;
+        let scales = self.stored_scales(e, &layout)?;
+        Ok(SliceRanges::new(
+            Slicing::Block(layout),
+            self.slice_ranges(&scales),
+        ))
+    }
+
+    fn measure(&self, original: &Tensor, clean: &Tensor) -> Result<QdqMetrics> {
+        let layout = self.layout(&clean.shape)?;
+        let scales = mx::block_scales(&layout, &clean.data, self.element, self.rounding);
+        let ranges = self.slice_ranges(&scales);
+        let element = self.element;
+        let kernel = PerBlock::with_ranges(ranges, layout, scales, move |x, &s| {
+            element.fake_quantize(x, s)
+        })
+        .ok_or_else(|| Error::input("one scale per block"))?;
+        Ok(measure_kernel(&original.data, &kernel).finish())
+    }
+}

@@ -1,0 +1,110 @@
+//! How the min–max codecs share a scale: per tensor, per channel or per group of consecutive
+//! elements along an axis. One place cuts a tensor into its slices, finds each slice's range,
+//! and builds the fused quantize–dequantize kernel over them.
+
+use crate::error::Result;
+use crate::formats::blocks::BlockLayout;
+use crate::qdq::{measure_kernel, PerBlock, PerChannel, PerTensor, QdqKernel, Slicing};
+use crate::quant::{ChannelIndexer, QdqMetrics};
+use crate::tensor::Tensor;
+use serde::Serialize;
+
+/// How scales are shared by an integer or small-float codec.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(tag = "granularity", rename_all = "snake_case")]
+pub enum Sharing {
+    /// One scale for the whole tensor.
+    PerTensor,
+    /// One scale per index of `axis`.
+    PerChannel { axis: usize },
+    /// One scale per `size` consecutive elements along `axis`.
+    PerGroup { axis: usize, size: usize },
+}
+
+impl Sharing {
+    /// The slices of a tensor of `shape` (the axis must be in range).
+    pub fn slicing(self, shape: &[usize]) -> Result<Slicing> {
+        Ok(match self {
+            Sharing::PerTensor => Slicing::Tensor,
+            Sharing::PerChannel { axis } => Slicing::Channel(ChannelIndexer::new(shape, axis)),
+            Sharing::PerGroup { axis, size } => {
+                Slicing::Block(BlockLayout::new(shape, axis as i64, size)?)
+            }
+        })
+    }
+
+    /// Number of slices of a tensor of `shape`.
+    pub fn count(self, shape: &[usize]) -> usize {
+        match self {
+            Sharing::PerTensor => 1,
+            Sharing::PerChannel { axis } => shape.get(axis).copied().unwrap_or(1),
+            Sharing::PerGroup { axis, size } => {
+                BlockLayout::new(shape, axis as i64, size).map_or(1, |l| l.num_blocks())
+            }
+        }
+    }
+
+    /// `(min, max)` of each slice of `t`.
+    pub fn ranges(self, t: &Tensor) -> Result<Vec<(f32, f32)>> {
+        let slicing = self.slicing(&t.shape)?;
+        let mut out = vec![(f32::INFINITY, f32::NEG_INFINITY); self.count(&t.shape)];
+        for (i, &v) in t.data.iter().enumerate() {
+            if let Some(r) = out.get_mut(slicing.slice_of(i)) {
+                r.0 = r.0.min(v);
+                r.1 = r.1.max(v);
+            }
+        }
+        Ok(out)
+    }
+
+    /// `f(x, params[slice of x])` for every element of `t`, in C order.
+    pub fn map<P>(
+        self,
+        t: &Tensor,
+        params: &[P],
+        mut f: impl FnMut(f32, &P) -> f32,
+    ) -> Result<Vec<f32>> {
+        let slicing = self.slicing(&t.shape)?;
+        Ok(t.data
+            .iter()
+            .enumerate()
+            .map(|(i, &x)| f(x, &params[slicing.slice_of(i)]))
+            .collect())
+    }
+
+    /// The error of quantize–dequantizing `original` element by element with `map(x, &params[k])`
+    /// (`k`: the element's slice), clipping measured against `ranges[k]`, in one fused pass.
+    pub fn measure<P, F>(
+        self,
+        original: &Tensor,
+        params: Vec<P>,
+        ranges: Vec<Option<(f64, f64)>>,
+        map: F,
+    ) -> Result<QdqMetrics>
+    where
+        P: Copy + Send + Sync,
+        F: Fn(f32, &P) -> f32 + Send + Sync,
+    {
+        let shape = &original.shape;
+        let kernel: Box<dyn QdqKernel + '_> = match self {
+            Sharing::PerTensor => {
+                let p = params[0];
+                Box::new(PerTensor::with_range(ranges[0], move |x| map(x, &p)))
+            }
+            Sharing::PerChannel { axis } => Box::new(
+                PerChannel::with_ranges(ranges, shape, axis, params, map)
+                    .ok_or_else(|| crate::error::Error::input("one scale per channel"))?,
+            ),
+            Sharing::PerGroup { axis, size } => Box::new(
+                PerBlock::with_ranges(
+                    ranges,
+                    BlockLayout::new(shape, axis as i64, size)?,
+                    params,
+                    map,
+                )
+                .ok_or_else(|| crate::error::Error::input("one scale per group"))?,
+            ),
+        };
+        Ok(measure_kernel(&original.data, kernel.as_ref()).finish())
+    }
+}

@@ -1,0 +1,117 @@
+//! What each ggml type is, in words: a one-line summary and the quirks of ggml's code that
+//! quantscope reproduces (with the source lines they come from). The codec registry shows them.
+
+use super::GgmlType;
+
+const FP16_SCALES: &str = "scales are rounded to fp16 by ggml_compute_fp32_to_fp16 (ggml-impl.h l. 419): tiny blocks get d = 0 or a subnormal, huge ones ±inf";
+const Q40_Q50: &str = "d = max/−8 (Q5_0: −16) from the first element of largest |x| with its sign, codes from 1/d of the unrounded float32 d while fp16(d) is stored; codes trunc(x/d + 8.5) (+16.5), i.e. round half up, the opposite extreme clamped to 15 (31) (ggml-quants.c l. 113, 187)";
+const Q40_Q50_IMATRIX: &str = "with an imatrix: weights qw·√(σ² + x²) with σ² = Σx²/n_per_row over the whole row, so a block depends on its row; make_qx_quants' least-squares scale and codes are stored as they are (l. 2070, 2188)";
+const Q41_Q51: &str = "codes trunc((x − min)/d + 0.5), round half up; Q4_1 clamps to 15, Q5_1 has no clamp (l. 150, 231)";
+const Q41_Q51_IMATRIX: &str = "with an imatrix: σ² over the whole row, make_qkx3_quants (rmin −0.9, rdelta 0.05, 36 steps), m = fp16(−min) (l. 2143, 2242)";
+const NEAREST_INT: &str = "nearest_int (l. 621) rounds half to even through the 1.5·2²³ trick; every k-quant step uses it";
+const SEARCHES: &str = "scale searches in float32, one rounding per operation, no fused multiply-add (make_qkx2_quants l. 799, make_qx_quants l. 628, make_q3_quants l. 697, make_qkx3_quants l. 993, make_qp_quants l. 1076); a candidate replaces the best only when strictly better";
+const REQUANTIZE: &str = "after the search every element is requantized with the fp16-rounded d·sc by division, not multiplication by an inverse; a sub-block with d·sc = 0 keeps the search's codes";
+const K_IMATRIX: &str = "with an imatrix a different algorithm runs (quantize_row_*_impl: make_qkx3_quants or make_qx_quants weighted by qw·√(σ² + x²), sub-scales by make_qp_quants / make_qx_quants) rather than the reference path";
+
+const QUIRKS_Q4_0: &[&str] = &[Q40_Q50, Q40_Q50_IMATRIX, FP16_SCALES];
+const QUIRKS_Q4_1: &[&str] = &[Q41_Q51, Q41_Q51_IMATRIX, FP16_SCALES];
+const QUIRKS_Q8_0: &[&str] = &[
+    "codes roundf(x/d), half away from zero (ggml-quants.c l. 276)",
+    "the imatrix is ignored (quantize_q8_0, l. 2295)",
+    FP16_SCALES,
+];
+const QUIRKS_Q2_K: &[&str] = &[
+    "reference path: weights |x| and an absolute-error search (make_qkx2_quants with use_mad, rmin −0.5, 15 steps); 4-bit sub-scales and mins by nearest_int(15/max·v) without clamp (l. 891)",
+    "imatrix path: σ² = Σx²/256, without the factor 2 of Q3_K…Q5_K (l. 1149)",
+    NEAREST_INT,
+    SEARCHES,
+    REQUANTIZE,
+    K_IMATRIX,
+];
+const QUIRKS_Q3_K: &[&str] = &[
+    "reference path: make_q3_quants with 5 passes of coordinate descent; sub-scales from the signed scale of largest magnitude, iscale = −32/max_scale, clamped −32…31 (l. 697, 1229)",
+    "imatrix path: the 16 sub-scales are themselves fitted by make_qx_quants(…, sw), whose scale becomes d (l. 1355)",
+    NEAREST_INT,
+    SEARCHES,
+    REQUANTIZE,
+];
+const QUIRKS_Q4_K: &[&str] = &[
+    "reference path: weights √(Σx²/32) + |x|, make_qkx2_quants (rmin −1, rdelta 0.1, 20 steps); 6-bit sub-scales and mins min(63, nearest_int(63/max·v)) (l. 1457)",
+    "imatrix path: the sub-scales' codes from make_qp_quants are stored without the min(63) Q5_K applies (l. 1588 vs 1798)",
+    NEAREST_INT,
+    SEARCHES,
+    REQUANTIZE,
+    K_IMATRIX,
+];
+const QUIRKS_Q5_K: &[&str] = &[
+    "reference path: weights √(Σx²/32) + |x|, make_qkx2_quants (rmin −0.5, rdelta 0.1, 15 steps) (l. 1644)",
+    NEAREST_INT,
+    SEARCHES,
+    REQUANTIZE,
+    K_IMATRIX,
+];
+const QUIRKS_Q6_K: &[&str] = &[
+    "a super-block whose sub-scales are all below 1e-15 is zeroed; sub-scales min(127, nearest_int(−128/max_scale·s)) (l. 1869)",
+    "imatrix path: the raw importances are the weights; the √(σ² + x²) factor is commented out (l. 1970)",
+    NEAREST_INT,
+    SEARCHES,
+    REQUANTIZE,
+];
+
+const QUIRKS_MXFP4: &[&str] = &[
+    "best_index_mxfp4 is a linear argmin with strict <: a tie takes the first index, the smaller magnitude (1.5 → 1, −2.5 → −2), not round-half-to-even (ggml-quants.c l. 337)",
+    "e = ⌊log2f(amax)⌋ − 2 + 127 with log2f rounded to float32 first, so an amax a hair below 2^k counts as 2^k; d = 2^(e − 128) against the doubled E2M1 table (l. 350; ggml-impl.h l. 489)",
+    "the imatrix is ignored (quantize_mxfp4, l. 2302–2304)",
+];
+
+const QUIRKS_IQ4_NL: &[&str] = &[
+    "best_index_int8 sends a value exactly between two table entries to the upper one (ggml-quants.c l. 28)",
+    "quantize_iq4_nl runs 15 extra scale candidates (ntry = 7), quantize_row_iq4_nl_ref none (ntry = −1): llama.cpp uses the former (l. 5062 vs 5082)",
+    "codes are chosen with 1/d of the float32 least-squares d, while fp16(d) is stored (l. 5032–5036)",
+];
+
+/// The quirks of `ty` reproduced, each with the source line it comes from.
+pub fn quirks(ty: GgmlType) -> &'static [&'static str] {
+    match ty {
+        GgmlType::Q4_0 | GgmlType::Q5_0 => QUIRKS_Q4_0,
+        GgmlType::Q4_1 | GgmlType::Q5_1 => QUIRKS_Q4_1,
+        GgmlType::Q8_0 => QUIRKS_Q8_0,
+        GgmlType::Q2_K => QUIRKS_Q2_K,
+        GgmlType::Q3_K => QUIRKS_Q3_K,
+        GgmlType::Q4_K => QUIRKS_Q4_K,
+        GgmlType::Q5_K => QUIRKS_Q5_K,
+        GgmlType::Q6_K => QUIRKS_Q6_K,
+        GgmlType::MXFP4 => QUIRKS_MXFP4,
+        GgmlType::IQ4_NL => QUIRKS_IQ4_NL,
+    }
+}
+
+/// One line on what `ty` stores.
+pub fn summary(ty: GgmlType) -> &'static str {
+    match ty {
+        GgmlType::Q4_0 => "llama.cpp Q4_0: blocks of 32, fp16 scale, 4-bit codes (4.5 bits)",
+        GgmlType::Q4_1 => "llama.cpp Q4_1: blocks of 32, fp16 scale and min, 4-bit codes (5 bits)",
+        GgmlType::Q5_0 => "llama.cpp Q5_0: blocks of 32, fp16 scale, 5-bit codes (5.5 bits)",
+        GgmlType::Q5_1 => "llama.cpp Q5_1: blocks of 32, fp16 scale and min, 5-bit codes (6 bits)",
+        GgmlType::Q8_0 => "llama.cpp Q8_0: blocks of 32, fp16 scale, int8 codes (8.5 bits)",
+        GgmlType::Q2_K => {
+            "llama.cpp Q2_K: super-blocks of 256, 4-bit sub-scales and mins, 2-bit codes (2.625 bits)"
+        }
+        GgmlType::Q3_K => {
+            "llama.cpp Q3_K: super-blocks of 256, 6-bit sub-scales, 3-bit codes (3.4375 bits)"
+        }
+        GgmlType::Q4_K => {
+            "llama.cpp Q4_K: super-blocks of 256, 6-bit sub-scales and mins, 4-bit codes (4.5 bits)"
+        }
+        GgmlType::Q5_K => {
+            "llama.cpp Q5_K: super-blocks of 256, 6-bit sub-scales and mins, 5-bit codes (5.5 bits)"
+        }
+        GgmlType::Q6_K => {
+            "llama.cpp Q6_K: super-blocks of 256, int8 sub-scales, 6-bit codes (6.5625 bits)"
+        }
+        GgmlType::MXFP4 => "ggml MXFP4: blocks of 32, E8M0 scale, E2M1 codes (4.25 bits)",
+        GgmlType::IQ4_NL => {
+            "llama.cpp IQ4_NL: blocks of 32, fp16 scale, non-linear 4-bit table (4.5 bits)"
+        }
+    }
+}
