@@ -70,6 +70,13 @@ const QUIRKS_IQ4_NL: &[&str] = &[
     "codes are chosen with 1/d of the float32 least-squares d, while fp16(d) is stored (l. 5032–5036)",
 ];
 
+const QUIRKS_IQ4_XS: &[&str] = &[
+    "each block of 32 finds its scale as IQ4_NL does (15 extra candidates), with σ² = Σx²·(2/256) over the whole super-block (quantize_row_iq4_nl_impl, ggml-quants.c l. 4937)",
+    "d = −max_scale/32 from the block scale of largest magnitude (the first on a tie); sub-scales clamp(nearest_int(s/d), −32, 31) + 32, the low nibbles in scales_l and the high 2 bits in scales_h",
+    "the codes are re-chosen with 1/(d·l) of the float32 d, while fp16(d) is stored; best_index_int8 sends a tie to the upper table entry (l. 28)",
+    "without an imatrix the same function runs with weights x² (quantize_row_iq4_xs_ref calls quantize_iq4_xs)",
+];
+
 /// The quirks of `ty` reproduced, each with the source line it comes from.
 pub fn quirks(ty: GgmlType) -> &'static [&'static str] {
     match ty {
@@ -83,6 +90,7 @@ pub fn quirks(ty: GgmlType) -> &'static [&'static str] {
         GgmlType::Q6_K => QUIRKS_Q6_K,
         GgmlType::MXFP4 => QUIRKS_MXFP4,
         GgmlType::IQ4_NL => QUIRKS_IQ4_NL,
+        GgmlType::IQ4_XS => QUIRKS_IQ4_XS,
     }
 }
 
@@ -112,6 +120,9 @@ pub fn summary(ty: GgmlType) -> &'static str {
         GgmlType::MXFP4 => "ggml MXFP4: blocks of 32, E8M0 scale, E2M1 codes (4.25 bits)",
         GgmlType::IQ4_NL => {
             "llama.cpp IQ4_NL: blocks of 32, fp16 scale, non-linear 4-bit table (4.5 bits)"
+        }
+        GgmlType::IQ4_XS => {
+            "llama.cpp IQ4_XS: super-blocks of 256, 6-bit sub-scales, non-linear 4-bit table (4.25 bits)"
         }
     }
 }

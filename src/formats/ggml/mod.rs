@@ -56,11 +56,12 @@ pub enum GgmlType {
     Q6_K,
     MXFP4,
     IQ4_NL,
+    IQ4_XS,
 }
 
 impl GgmlType {
     /// Every supported type, in ggml's order of appearance.
-    pub const ALL: [GgmlType; 12] = [
+    pub const ALL: [GgmlType; 13] = [
         GgmlType::Q4_0,
         GgmlType::Q4_1,
         GgmlType::Q5_0,
@@ -73,6 +74,7 @@ impl GgmlType {
         GgmlType::Q6_K,
         GgmlType::MXFP4,
         GgmlType::IQ4_NL,
+        GgmlType::IQ4_XS,
     ];
 
     /// ggml's name (`Q4_0`, `Q4_K`, `MXFP4`, …).
@@ -90,6 +92,7 @@ impl GgmlType {
             GgmlType::Q6_K => "Q6_K",
             GgmlType::MXFP4 => "MXFP4",
             GgmlType::IQ4_NL => "IQ4_NL",
+            GgmlType::IQ4_XS => "IQ4_XS",
         }
     }
 
@@ -108,6 +111,7 @@ impl GgmlType {
             GgmlType::Q6_K => "ggml.Q6_K",
             GgmlType::MXFP4 => "ggml.MXFP4",
             GgmlType::IQ4_NL => "ggml.IQ4_NL",
+            GgmlType::IQ4_XS => "ggml.IQ4_XS",
         }
     }
 
@@ -137,9 +141,12 @@ impl GgmlType {
     /// Values per block.
     pub fn block_elems(self) -> usize {
         match self {
-            GgmlType::Q2_K | GgmlType::Q3_K | GgmlType::Q4_K | GgmlType::Q5_K | GgmlType::Q6_K => {
-                QK_K
-            }
+            GgmlType::Q2_K
+            | GgmlType::Q3_K
+            | GgmlType::Q4_K
+            | GgmlType::Q5_K
+            | GgmlType::Q6_K
+            | GgmlType::IQ4_XS => QK_K,
             _ => 32,
         }
     }
@@ -154,6 +161,7 @@ impl GgmlType {
             GgmlType::Q6_K => q6_k::BLOCK_BYTES,
             GgmlType::MXFP4 => nonlinear::MXFP4_BYTES,
             GgmlType::IQ4_NL => nonlinear::IQ4_NL_BYTES,
+            GgmlType::IQ4_XS => nonlinear::IQ4_XS_BYTES,
             t => t.legacy().map_or(0, Legacy::block_bytes),
         }
     }
@@ -188,6 +196,7 @@ impl GgmlType {
             GgmlType::Q6_K => q6_k::quantize_block(x, None, out),
             GgmlType::MXFP4 => nonlinear::quantize_mxfp4_block(x, out),
             GgmlType::IQ4_NL => nonlinear::quantize_iq4_nl_block(x, None, out),
+            GgmlType::IQ4_XS => nonlinear::quantize_iq4_xs_block(x, None, out),
             t => {
                 if let Some(l) = t.legacy() {
                     l.quantize_block_ref(x, out)
@@ -214,6 +223,7 @@ impl GgmlType {
                 GgmlType::Q5_K => K45::Q5K.quantize_block_imatrix(x, qw, b),
                 GgmlType::Q6_K => q6_k::quantize_block(x, Some(qw), b),
                 GgmlType::IQ4_NL => nonlinear::quantize_iq4_nl_block(x, Some(qw), b),
+                GgmlType::IQ4_XS => nonlinear::quantize_iq4_xs_block(x, Some(qw), b),
                 _ => self.quantize_block(x, b),
             }
         }
@@ -229,6 +239,7 @@ impl GgmlType {
             GgmlType::Q6_K => q6_k::dequantize_block(b, y),
             GgmlType::MXFP4 => nonlinear::dequantize_mxfp4_block(b, y),
             GgmlType::IQ4_NL => nonlinear::dequantize_iq4_nl_block(b, y),
+            GgmlType::IQ4_XS => nonlinear::dequantize_iq4_xs_block(b, y),
             t => {
                 if let Some(l) = t.legacy() {
                     l.dequantize_block(b, y)
@@ -247,6 +258,7 @@ impl GgmlType {
             GgmlType::Q6_K => q6_k::ranges(b, out),
             GgmlType::MXFP4 => out.push(nonlinear::mxfp4_range(b)),
             GgmlType::IQ4_NL => out.push(nonlinear::iq4_nl_range(b)),
+            GgmlType::IQ4_XS => nonlinear::iq4_xs_ranges(b, out),
             t => {
                 if let Some(l) = t.legacy() {
                     out.push(l.block_range(b))
@@ -424,7 +436,7 @@ pub fn block_scales(ty: GgmlType, block: &[u8]) -> Result<BlockScales> {
             }
         }
         GgmlType::MXFP4 => simple(block[0] as f32, None),
-        GgmlType::IQ4_NL => simple(fp16::read_fp16(block, 0), None),
+        GgmlType::IQ4_NL | GgmlType::IQ4_XS => simple(fp16::read_fp16(block, 0), None),
         t => {
             let l = t.legacy().unwrap_or(Legacy::Q8_0);
             let (d, m) = l.scales(block);

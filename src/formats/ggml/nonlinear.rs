@@ -1,5 +1,6 @@
 //! ggml's 4-bit table formats on blocks of 32: MXFP4 (17 bytes, 4.25 bits per value),
-//! IQ4_NL (18 bytes, 4.5 bits per value). Each block of 32 stores 32 nibbles indexing a 16-entry int8 table, element `j` in the low and
+//! IQ4_NL (18 bytes, 4.5 bits per value) and IQ4_XS (super-blocks of 256, 4.25 bits). Each
+//! block of 32 stores 32 nibbles indexing a 16-entry int8 table, element `j` in the low and
 //! `j + 16` in the high nibble of byte `j`.
 //!
 //! **MXFP4** (ggml-quants.c l. 337, 350; tables in ggml-common.h): the table `kvalues_mxfp4` is
@@ -20,6 +21,13 @@
 //! The codes are finally re-chosen with `1/d` of the float32 `d`, while the block stores
 //! `fp16(d)`. A block with `amax < 1e-15` stores `d = 0` (all codes 8, value 0).
 //! (`quantize_row_iq4_nl_ref`, with `ntry = −1`, is not what llama.cpp runs.)
+//!
+//! **IQ4_XS** (`quantize_iq4_xs` → `quantize_row_iq4_nl_impl(256, 32, …, ntry = 7)`, 136 bytes
+//! per 256 values, 4.25 bits): super-blocks of 256 whose eight blocks of 32 find their scales as
+//! IQ4_NL does (with `σ²` over the super-block), then share `d = −max_scale/32` (fp16) and store
+//! 6-bit sub-scales `l + 32` (low nibbles in `scales_l`, high 2 bits in `scales_h`); the codes
+//! are re-chosen with `1/(d·l)` of the float32 `d`. The reference path (no imatrix) is the same
+//! function with weights `x²`.
 
 use super::fp16::{read_fp16, write_fp16};
 use super::search::{nearest_int, GROUP_MAX_EPS};
@@ -41,6 +49,8 @@ pub const KVALUES_IQ4NL: [i8; 16] = [
 pub const MXFP4_BYTES: usize = 17;
 /// IQ4_NL block bytes.
 pub const IQ4_NL_BYTES: usize = 18;
+/// IQ4_XS super-block bytes: `fp16 d`, `u16 scales_h`, `u8 scales_l[4]`, `u8 qs[128]`.
+pub const IQ4_XS_BYTES: usize = 136;
 
 /// `GGML_E8M0_TO_FP32_HALF(e)`: `2^(e − 128)`, subnormal for `e < 2`.
 pub fn e8m0_to_fp32_half(e: u8) -> f32 {
@@ -209,6 +219,75 @@ pub fn quantize_iq4_nl_block(x: &[f32], qw: Option<&[f32]>, out: &mut [u8]) {
     write_fp16(out, 0, scale);
     let id = if scale != 0.0 { 1.0 / scale } else { 0.0 };
     pack_nibbles(&codes(x, id), &mut out[2..]);
+}
+
+/// `quantize_row_iq4_nl_impl(256, 32, x, …, qw, ntry = 7)` on one IQ4_XS super-block (`qw`:
+/// its 256 imatrix entries): each block's scale as IQ4_NL finds it (with the super-block's
+/// `σ² = Σx²·(2/256)`), then `d = −max_scale/32` from the scale of largest magnitude, 6-bit
+/// sub-scales `l = clamp(nearest_int(s/d), −32, 31)`, and the codes re-chosen with
+/// `1/(d·l)` of the float32 `d`, while the block stores `fp16(d)` and `l + 32`.
+pub fn quantize_iq4_xs_block(x: &[f32], qw: Option<&[f32]>, out: &mut [u8]) {
+    let sigma2 = sum_squares(x) * (2.0f32 / QK_K as f32);
+    let (mut max_scale, mut amax_scale) = (0.0f32, 0.0f32);
+    let scales: Vec<f32> = (0..QK_K / QK)
+        .map(|ib| {
+            let xb = &x[ib * QK..(ib + 1) * QK];
+            let s = block_scale(
+                xb,
+                &block_weights(xb, qw.map(|q| &q[ib * QK..(ib + 1) * QK]), sigma2),
+            );
+            if s.abs() > amax_scale {
+                amax_scale = s.abs();
+                max_scale = s;
+            }
+            s
+        })
+        .collect();
+    let d = -max_scale / 32.0;
+    write_fp16(out, 0, d);
+    let id = if d != 0.0 { 1.0 / d } else { 0.0 };
+    let mut scales_h = 0u16;
+    out[4..8].fill(0);
+    for (ib, &s) in scales.iter().enumerate() {
+        let l = nearest_int(id * s).clamp(-32, 31);
+        let dl = d * l as f32;
+        let idl = if dl != 0.0 { 1.0 / dl } else { 0.0 };
+        let xb = &x[ib * QK..(ib + 1) * QK];
+        pack_nibbles(
+            &codes(xb, idl),
+            &mut out[8 + ib * QK / 2..8 + (ib + 1) * QK / 2],
+        );
+        let l = (l + 32) as u8;
+        out[4 + ib / 2] |= (l & 0xF) << (4 * (ib % 2));
+        scales_h |= ((l >> 4) as u16) << (2 * (ib % 8));
+    }
+    out[2..4].copy_from_slice(&scales_h.to_le_bytes());
+}
+
+/// The sub-block scales of an IQ4_XS super-block: `fp16(d)·(l − 32)` for each block of 32.
+fn iq4_xs_scales(b: &[u8]) -> [f32; QK_K / QK] {
+    let d = read_fp16(b, 0);
+    let scales_h = u16::from_le_bytes([b[2], b[3]]);
+    std::array::from_fn(|ib| {
+        let low = (b[4 + ib / 2] >> (4 * (ib % 2))) & 0xF;
+        let high = ((scales_h >> (2 * ib)) & 3) as u8;
+        d * ((low | (high << 4)) as i32 - 32) as f32
+    })
+}
+
+/// `dequantize_row_iq4_xs` on one super-block: `d·(l − 32)·k`.
+pub fn dequantize_iq4_xs_block(b: &[u8], y: &mut [f32]) {
+    for (ib, dl) in iq4_xs_scales(b).into_iter().enumerate() {
+        let qs = &b[8 + ib * QK / 2..];
+        for (i, o) in y[ib * QK..(ib + 1) * QK].iter_mut().enumerate() {
+            *o = dl * KVALUES_IQ4NL[nibble(qs, i)] as f32;
+        }
+    }
+}
+
+/// The representable range of each block of 32 of an IQ4_XS super-block, `dl·[−127, 113]`.
+pub fn iq4_xs_ranges(b: &[u8], out: &mut Vec<(f32, f32)>) {
+    out.extend(iq4_xs_scales(b).into_iter().map(table_range));
 }
 
 /// `d·[−127, 113]`, ordered.
