@@ -301,9 +301,11 @@ export class ObserversView extends View {
 
   /**
    * A new tensor is selected (the engine dropped every run): every panel runs afresh. `files`
-   * (the loaded files' infos) give the tensors a vector parameter may take.
+   * (the loaded files' infos) give the tensors a vector parameter may take. No summary (nothing
+   * could be loaded): the panels stay as they are.
    */
   tensorChanged(summary, hist, files = []) {
+    if (!summary) return;
     this.summary = summary;
     this.hist = hist;
     this.crashed.clear();
