@@ -267,6 +267,7 @@ test('the URL round-trips the selected observers and parameters', async () => {
 test('a wasm panic is reported, the worker restarts and the page keeps working', async () => {
   const page = await env.page();
   const before = await panelData(page, 'torch.MinMaxObserver');
+  const formats = await page.evaluate(() => window.quantscope.formats());
   const message = await page.evaluate(() => window.quantscope.debugPanic('deliberate test panic'));
   assert.match(message, /deliberate test panic/);
   await page.waitForFunction(() => document.querySelector('#load-error').textContent.includes('restarted'));
@@ -274,6 +275,9 @@ test('a wasm panic is reported, the worker restarts and the page keeps working',
   const after = await panelData(page, 'torch.MinMaxObserver');
   assert.equal(after.status, 'ready');
   assert.equal(after.clipMin, before.clipMin);
+  // Every view was refreshed: the formats view compared again, to the same rows.
+  await page.waitForSelector('#formats[data-state=done]');
+  assert.deepEqual(await page.evaluate(() => window.quantscope.formats()), formats);
   await page.selectOption('[role=region][aria-label="torch.MinMaxObserver"] .control[data-param=dtype] select', 'qint8');
   await page.evaluate(() => window.quantscope.idle());
   assert.equal((await panelData(page, 'torch.MinMaxObserver')).status, 'ready');

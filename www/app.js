@@ -1,20 +1,21 @@
-// The explorer page: loading and the tensor's facts, the URL state, exports and the wiring of
-// the three views (ui/observers.js, ui/formats.js, ui/adaround.js). The engine runs in a pool
-// of Web Workers (worker.js, each behind rpc.js's RemoteEngine, joined by lib/pool.js: the
-// observers are spread over them); this thread only draws (the WebAssembly plotting code on
-// canvases). `window.quantscope` is a thin layer over the views and the engine.
-import init, { flatParams } from './pkg/quantscope.js';
+// The explorer page: loading files and choosing the tensor (member, batches), the URL state,
+// crash recovery and the one list of views (VIEWS below), which everything loops over. The
+// engine runs in a pool of Web Workers (worker.js, each behind rpc.js's RemoteEngine, joined by
+// lib/pool.js: the observers are spread over them); this thread only draws (the WebAssembly
+// plotting code on canvases). `window.quantscope` is a thin layer over the views and the engine.
+import init from './pkg/quantscope.js';
 import { wasmUrl } from './lib/wasm-flavour.js';
 import { RemoteEngine } from './lib/rpc.js';
 import { EnginePool, poolSize } from './lib/pool.js';
+import { Views } from './ui/view.js';
+import { TensorView } from './ui/tensor.js';
 import { ObserversView } from './ui/observers.js';
 import { FormatsView } from './ui/formats.js';
 import { AdaRoundView } from './ui/adaround.js';
 import { ModelView } from './ui/model.js';
 import { encodeState, decodeState } from './ui/state.js';
 import { h } from './lib/panel.js';
-import { fmtNum, groupDigits, fmtShape } from './lib/format.js';
-import { download, resultsJson, resultsCsv, svgToPng, safeName } from './ui/exports.js';
+import { fmtShape } from './lib/format.js';
 
 const DEMOS = {
   activation: 'demo/l0_layer_out.npy',
@@ -24,6 +25,34 @@ const DEMOS = {
 const DEMO_LAYER = { w: 'demo/l0_attn_output_dense_weight.npy', x: 'demo/l0_attn_dense_in.npy' };
 
 const $ = (sel) => document.querySelector(sel);
+
+/** A view's root: `<div class="view" id=…>` appended to `#views` (in list order) at mount. */
+const slot = (id) => () => $('#views').appendChild(h('div', { id, class: 'view' }));
+
+/**
+ * The page's views, in page order: the element each renders into and its context (a function of
+ * `{registry}`, called once the engine is up). Everything the page does to its views loops over
+ * this list: mounting, a new tensor, the URL state, crash recovery, `idle()` and
+ * `window.quantscope`.
+ */
+const VIEWS = new Views([
+  { view: new TensorView(), root: () => $('#tensor-info') },
+  {
+    view: new ObserversView(),
+    root: slot('observers-view'),
+    context: ({ registry }) => ({
+      registry,
+      main: true,
+      // The full list fits beside the panels on wide screens; on laptops it opens on demand.
+      pickerOpen: window.innerWidth >= 1800,
+      exports: $('nav.exports'),
+      onChange: (what) => what === 'state' && updateUrl(),
+    }),
+  },
+  { view: new FormatsView(), root: slot('formats-view'), context: ({ registry }) => ({ registry, onChange: updateUrl }) },
+  { view: new AdaRoundView(), root: slot('adaround-view'), context: ({ registry }) => ({ registry, demo: DEMO_LAYER }) },
+  { view: new ModelView(), root: slot('model-view'), context: () => ({ openTensor: openModelTensor }) },
+]);
 
 const app = {
   engine: null,
@@ -40,10 +69,6 @@ const app = {
   hist: null,
   loading: false,
   loadController: null,
-  observers: new ObserversView(),
-  formats: new FormatsView(),
-  adaround: new AdaRoundView(),
-  model: new ModelView(),
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -125,9 +150,8 @@ async function selectBatches(selection) {
     app.selection = selection;
     app.summary = summary;
     app.hist = hist;
-    renderTensor();
-    const files = viewFiles();
-    for (const view of [app.observers, app.formats, app.adaround]) view.tensorChanged(summary, hist, files);
+    renderSelection();
+    VIEWS.tensorChanged(summary, hist, viewFiles());
     updateUrl();
   } finally {
     app.loading = false;
@@ -142,39 +166,19 @@ async function loadDemo(name) {
   await loadFiles([file], { demo: name in DEMOS ? name : 'activation' });
 }
 
-/** Show one tensor of the model view's checkpoint in the observers view (and the others). */
+/** Show one tensor of the model view's checkpoint as the current tensor of every view. */
 async function openModelTensor(source) {
   await loadFiles([source]);
-  $('#observers-view').scrollIntoView({ behavior: 'smooth', block: 'start' });
+  $('#views').scrollIntoView({ behavior: 'smooth', block: 'start' });
 }
 
 // ---------------------------------------------------------------------------------------------
-// Tensor information
+// The selection (the tensor's facts are the tensor view's: ui/tensor.js)
 
-function fact(label, value, cls) {
-  return h('div', {}, h('dt', { text: label }), h('dd', { class: cls, text: value }));
-}
-
-function renderTensor() {
-  const s = app.summary;
-  const dl = $('#tensor-info');
-  dl.replaceChildren();
-  if (!s) return;
-  const files = app.fileInfos.map((f) => f.name);
-  dl.append(fact(files.length > 1 ? 'files' : 'file', files.length > 1 ? `${files[0]} … ${files[files.length - 1]}` : files[0], 'name'));
+/** The member choice and the batch split offered for the current files. */
+function renderSelection() {
   const info = app.fileInfos[0];
   const member = app.selection.batches[0].member;
-  if (member) dl.append(fact('tensor', member, 'name'));
-  dl.append(fact('shape', app.selection.batches.length > 1 ? s.batch_shapes.map(fmtShape).join(' ') : fmtShape(s.shape)));
-  dl.append(fact('dtype', s.dtype));
-  dl.append(fact('elements', groupDigits(s.elements)));
-  if (s.batches > 1) dl.append(fact('batches', String(s.batches)));
-  const nf = s.nonfinite;
-  const nonfinite = nf.nan + nf.pos_inf + nf.neg_inf;
-  dl.append(fact('NaN / ±Inf', nonfinite ? `${groupDigits(nf.nan)} / ${groupDigits(nf.pos_inf)} / ${groupDigits(nf.neg_inf)} (excluded)` : '0', nonfinite ? 'warn' : undefined));
-  if (s.min !== null) dl.append(fact('range', `${fmtNum(s.min)} … ${fmtNum(s.max)}`));
-  if (s.mean !== null) dl.append(fact('mean ± std', `${fmtNum(s.mean)} ± ${fmtNum(s.std)}`));
-
   // Member choice (npz/safetensors).
   const all = app.fileInfos.length === 1 ? info.allMembers : [];
   $('#member-box').hidden = all.length <= 1;
@@ -215,7 +219,7 @@ async function applySplit() {
 // URL state
 
 function currentState() {
-  return { ...app.observers.state(), demo: app.demo, formats: app.formats.state() };
+  return { ...VIEWS.state(), demo: app.demo };
 }
 
 /**
@@ -244,14 +248,14 @@ function flushUrl() {
   if (urlTimer !== null) writeUrl();
 }
 
+/** Apply a decoded fragment: what it leaves out goes back to the defaults (no added formats). */
 function applyState(st) {
   if (st.demo && st.demo in DEMOS) app.demo = st.demo;
-  app.formats.setState(st.formats || []);
-  app.observers.setState({
+  VIEWS.setState({
+    ...st,
     observers: st.observers.length ? st.observers : undefined,
-    params: st.params,
     curve: st.curve || undefined,
-    logCounts: st.logCounts,
+    formats: st.formats || [],
   });
 }
 
@@ -265,35 +269,9 @@ function onHashChange() {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Exports
+// Sharing (the export buttons are the observers view's)
 
-function orderedResults() {
-  const results = app.observers.results();
-  return app.observers.observers.filter((id) => results[id]).map((id) => results[id]);
-}
-
-function baseName() {
-  return safeName(app.summary ? app.summary.name.replace(/\.(npy|npz|safetensors)/, '') : 'quantscope');
-}
-
-async function exportPanelPng(id) {
-  const svg = app.observers.panelSvg(id);
-  if (svg) download(`${baseName()}-${safeName(id)}.png`, await svgToPng(svg, 2));
-}
-
-function bindExports() {
-  $('#export-json').addEventListener('click', () => {
-    download(`${baseName()}-quantscope.json`, resultsJson({ version: app.version, summary: app.summary, curve: app.observers.curve, results: orderedResults() }), 'application/json');
-  });
-  $('#export-csv').addEventListener('click', () => {
-    download(`${baseName()}-quantscope.csv`, resultsCsv(orderedResults()), 'text/csv');
-  });
-  $('#export-svg').addEventListener('click', async () => {
-    download(`${baseName()}-quantscope.svg`, await app.observers.comparisonSvg(), 'image/svg+xml');
-  });
-  $('#export-png').addEventListener('click', async () => {
-    download(`${baseName()}-quantscope.png`, await svgToPng(await app.observers.comparisonSvg(), 1.5));
-  });
+function bindShare() {
   $('#share').addEventListener('click', async () => {
     writeUrl();
     try {
@@ -328,8 +306,7 @@ async function recover() {
     await app.engine.call('load', { files: app.files, members: app.members });
     const { hist } = await app.engine.call('select', { selection: app.selection });
     app.hist = hist;
-    app.observers.restarted(hist);
-    app.formats.tensorChanged(app.summary);
+    VIEWS.refresh();
   } catch (e) {
     showMessage(`The engine could not reload the tensor: ${e.message}`);
   } finally {
@@ -380,7 +357,7 @@ function bindInputs() {
 function idle() {
   return new Promise((resolve) => {
     const check = () => {
-      const busy = app.loading || app.observers.busy || app.model.busy || app.engine.busy > 0;
+      const busy = app.loading || VIEWS.busy || app.engine.busy > 0;
       if (busy) return setTimeout(check, 15);
       flushUrl();
       requestAnimationFrame(() => requestAnimationFrame(resolve));
@@ -409,58 +386,20 @@ function exposeApi(ready) {
       await idle();
       return app.summary;
     },
-    /**
-     * Show observer `id` with exactly `params` (others at their defaults; flat or in the
-     * framework's nested call form, which the controls show flat) and return its report.
-     */
-    async observe(id, params = {}) {
-      if (!app.specs.has(id)) throw new Error(`unknown observer ${id}`);
-      app.observers.setParams(id, flatParams(id, params));
-      updateUrl();
-      await idle();
-      return app.observers.results()[id];
-    },
-    /** Select exactly these observers. */
-    async setObservers(ids) {
-      app.observers.setObservers(ids.filter((id) => app.specs.has(id)));
-      updateUrl();
-      await idle();
-    },
-    results: () => app.observers.results(),
     summary: () => app.summary,
     state: currentState,
-    curve: () => app.observers.curveView,
-    /** The formats view's rows (one per format; {error} for a format that does not apply). */
-    formats: () => app.formats.rows,
-    /** Add format `id` with `params` to the formats view, as its "Add" button does; its rows after. */
-    async addFormat(id, params = {}) {
-      await app.formats.addFormat(id, params);
-      return app.formats.rows;
-    },
-    /** Replace the formats added to the formats view ([{id, params}]) and compare again; its rows after. */
-    async setFormats(list) {
-      app.formats.setState(list);
-      updateUrl();
-      app.formats.tensorChanged(app.summary);
-      await idle();
-      return app.formats.rows;
-    },
     /**
      * The selected tensor through quantizer `id` with `params` (the library's keys; a vector
      * inline or as a loaded tensor {file, member}), in the page's engine: cost, metrics and
      * the dequantized `values` (Float32Array).
      */
     quantize: (id, params = {}) => app.engine.call('quantize', { id, params }),
-    /** The last AdaRound outcome (null before a run). */
-    adaround: () => app.adaround.outcome,
-    /** The model view's rows, worst first (the CLI's `model --json` tensors; while ranking, those ranked so far). */
-    model: () => app.model.rows(),
     idle,
-    latencies: () => [...app.observers.latencies],
     /** The number of Web Workers the engine pool runs. */
     workers: () => app.engine.size,
-    comparisonSvg: () => app.observers.comparisonSvg(),
     debugPanic: (message) => app.engine.call('debugPanic', { message }).catch((e) => e.message),
+    // The views' own members (observe, results, formats, model, …).
+    ...VIEWS.api({ updateUrl, idle }),
   };
 }
 
@@ -483,24 +422,11 @@ async function main() {
   app.version = registry.version;
   $('#version').textContent = registry.version;
   for (const o of registry.observers) app.specs.set(o.id, o);
-  const onChange = (what) => {
-    if (what === 'state') updateUrl();
-  };
-  app.observers.mount($('#observers-view'), app.engine, {
-    registry,
-    main: true,
-    // The full list fits beside the panels on wide screens; on laptops it opens on demand.
-    pickerOpen: window.innerWidth >= 1800,
-    panelActions: (id) => [h('button', { type: 'button', title: 'Export this panel as PNG', text: 'PNG', onclick: () => exportPanelPng(id) })],
-    onChange,
-  });
-  app.formats.mount($('#formats-view'), app.engine, { registry, onChange: updateUrl });
-  app.adaround.mount($('#adaround-view'), app.engine, { registry, demo: DEMO_LAYER });
-  app.model.mount($('#model-view'), app.engine, { openTensor: openModelTensor });
+  VIEWS.mount(app.engine, { registry });
   const st = decodeState(location.hash, app.specs);
   if (st) applyState(st);
   bindInputs();
-  bindExports();
+  bindShare();
   await loadDemo(app.demo);
   await idle();
 }

@@ -1,6 +1,7 @@
 // The only place the notebook widget touches quantscope's JS code (`www/lib`, `www/ui`): the
-// engine façade (an Engine in this thread behind rpc.js's LocalEngine) and the page's observers
-// view, so the panels, sliders and curve in a notebook are the page's own.
+// engine façade (an Engine in this thread behind rpc.js's LocalEngine) and the page's views (the
+// tensor's facts and the observers view, mounted as a list like the page's), so the facts, panels,
+// sliders and curve in a notebook are the page's own.
 //
 // The WebAssembly module is inlined (base64, by the bundler's `base64` loader) because a widget's
 // ES module cannot fetch a file next to itself in Jupyter: `import.meta.url` of a widget module is
@@ -12,9 +13,10 @@ import wasmBase64 from '../../www/pkg/quantscope_bg.wasm';
 import { init, version } from '../../www/lib/index.js';
 import { Engine, memberOf } from '../../www/lib/engine.js';
 import { LocalEngine } from '../../www/lib/rpc.js';
+import { Views } from '../../www/ui/view.js';
+import { TensorView } from '../../www/ui/tensor.js';
 import { ObserversView } from '../../www/ui/observers.js';
 import { h, viewOf } from '../../www/lib/panel.js';
-import { fmtNum, fmtShape, groupDigits } from '../../www/lib/format.js';
 import { syncedBytes } from './synced.js';
 
 /** The key of the page-wide engine; the bundler replaces `__QUANTSCOPE_VERSION__`. */
@@ -27,14 +29,13 @@ const wasmBytes = () => syncedBytes(wasmBase64, 'the inlined WebAssembly module'
 const api = {
   /** A new engine (its own session) behind the `call()` interface of the page's worker. */
   createEngine: () => new LocalEngine(new Engine()),
+  Views,
+  TensorView,
   ObserversView,
   memberOf,
   viewOf,
   version,
   h,
-  fmtNum,
-  fmtShape,
-  groupDigits,
 };
 
 /**

@@ -1,12 +1,13 @@
-// `quantscope.Model` in a notebook: the explorer page's model view (www/ui/model.js) mounted on
-// the widget's engine (a LocalEngine in this thread), ranking the checkpoint files Python sent as
-// binary buffers. The rows go back to Python (`model.rows`), exactly the `tensors` of
-// `quantscope model --json`.
+// `quantscope.Model` in a notebook: the explorer page's model view (www/ui/model.js) mounted as a
+// list of views (www/ui/view.js) on the widget's engine (a LocalEngine in this thread), ranking the
+// checkpoint files Python sent as binary buffers. The rows go back to Python (`model.rows`),
+// exactly the `tensors` of `quantscope model --json`.
 //
 // Model (synced with Python's `quantscope.Model`):
 //   _files, _names  the checkpoint's files (bytes) and their names, in order
 //   methods         observer ids and format labels (empty: the defaults)
 //   rows, load_errors, state, error   written here once a ranking ends
+import { Views } from '../../www/ui/view.js';
 import { ModelView } from '../../www/ui/model.js';
 import { syncedBytes } from './synced.js';
 
@@ -20,7 +21,8 @@ export function renderModel({ model, el }, qs) {
   el.replaceChildren(mount);
   displays += 1;
   const engine = qs.createEngine();
-  const view = new ModelView().mount(mount, engine, {
+  const view = new ModelView();
+  const context = {
     prefix: `qsm${displays}-`,
     inputs: false,
     onRows: (rows) => {
@@ -32,7 +34,9 @@ export function renderModel({ model, el }, qs) {
       model.set('error', view.section.dataset.state === 'error' && !alert.hidden ? alert.textContent : '');
       model.save_changes();
     },
-  });
+  };
+  // The page's list mechanism, with one view (the model view ranks files, not the selected tensor).
+  const views = new Views([{ view, root: mount, context }]).mount(engine);
   const run = () => {
     const names = model.get('_names') || [];
     let files;
@@ -53,7 +57,7 @@ export function renderModel({ model, el }, qs) {
   run();
   return () => {
     for (const [event, fn] of handlers) model.off(event, fn);
-    view.unmount();
+    views.unmount();
     engine.engine.free();
   };
 }

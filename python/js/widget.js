@@ -10,13 +10,15 @@
 //   bits, scheme, log_counts  the error curve's integer grid and the histograms' count scale
 //   results   {observer id: {ok, error, scale, zero_point, min_val, max_val, clip_min, clip_max,
 //             grid_min, grid_max, metrics, ...}} written here after every computation
-//   summary   the tensor's shape, dtype, element count, range and non-finite counts
+//   summary   the tensor's shape, dtype, element count, range and non-finite counts (the engine's
+//             TensorSummary; the widget shows its facts as the page does)
 //   error     why the data could not be loaded ('' when it could)
 //   available_observers  every observer id of the engine
 //
 // One Controller per model owns the engine (a LocalEngine) and the loaded tensor; each displayed
-// copy of the widget mounts its own observers view on that engine and keeps it in step with the
-// model both ways.
+// copy of the widget mounts its own list of the page's views (the tensor's facts and the
+// observers view, www/ui/view.js's Views) on that engine and keeps it in step with the model both
+// ways.
 import { engine } from './engine.js';
 import { renderModel } from './model_widget.js';
 import { syncedBytes } from './synced.js';
@@ -77,7 +79,7 @@ class Controller {
     // A change from Python reaches every display's view (only the part that changed).
     const onModel = (part) => () => {
       const st = this.modelState();
-      for (const d of this.displays) d.view.setState({ [part]: st[part] });
+      for (const d of this.displays) d.views.setState({ [part]: st[part] });
     };
     this.handlers = [
       ['change:_batches', onData],
@@ -142,7 +144,7 @@ class Controller {
       this.schedulePublish();
       return;
     }
-    const st = d.view.state();
+    const st = d.views.state();
     const params = { ...(this.model.get('params') || {}) };
     for (const id of st.observers) {
       if (Object.keys(st.params[id]).length) params[id] = st.params[id];
@@ -203,51 +205,52 @@ function controllerOf(model, qs) {
 /** Element id prefixes: unique per displayed copy on the page. */
 let displays = 0;
 
-/** One displayed copy of the widget: the tensor's facts, an error line and the observers view. */
+/**
+ * One displayed copy of the widget: the page's tensor view (the tensor's facts) in its head, an
+ * error line, and the page's observers view, mounted and driven as one list of views.
+ */
 class Display {
   constructor(root, controller) {
-    const { h } = controller.qs;
+    const { h, Views, TensorView, ObserversView } = controller.qs;
     this.c = controller;
-    this.qs = controller.qs;
     this.root = root;
     root.classList.add('quantscope-widget');
-    this.facts = h('dl', { class: 'facts' });
+    const facts = h('dl', { class: 'facts' });
     this.alert = h('p', { class: 'alert', role: 'alert', hidden: true });
     const mount = h('div', { class: 'qs-view' });
-    root.replaceChildren(h('div', { class: 'qs-head' }, h('strong', { class: 'qs-brand', text: 'quantscope' }), this.facts), this.alert, mount);
+    root.replaceChildren(h('div', { class: 'qs-head' }, h('strong', { class: 'qs-brand', text: 'quantscope' }), facts), this.alert, mount);
     displays += 1;
     const count = controller.registry.observers.length;
-    this.view = new controller.qs.ObserversView().mount(mount, controller.engine, {
-      registry: controller.registry,
-      prefix: `qs${displays}-`,
-      unknown: (id) => `unknown observer ${JSON.stringify(id)}: explorer.available_observers lists the ${count} observers`,
-      onChange: (what) => controller.fromView(this, what),
-    });
-    this.view.setState(controller.modelState());
+    /** The observers view: its reports are what Python sees. */
+    this.view = new ObserversView();
+    this.views = new Views([
+      { view: new TensorView(), root: facts },
+      {
+        view: this.view,
+        root: mount,
+        context: {
+          registry: controller.registry,
+          prefix: `qs${displays}-`,
+          unknown: (id) => `unknown observer ${JSON.stringify(id)}: explorer.available_observers lists the ${count} observers`,
+          onChange: (what) => controller.fromView(this, what),
+        },
+      },
+    ]).mount(controller.engine);
+    this.views.setState(controller.modelState());
     this.tensorChanged();
   }
 
-  /** The controller loaded (or failed to load) the data. */
+  /** The controller loaded (or failed to load: no summary, the previous panels stay) the data. */
   tensorChanged() {
-    const { h, fmtNum, fmtShape, groupDigits } = this.qs;
     const c = this.c;
-    const s = c.summary;
-    this.root.dataset.status = c.error ? 'error' : s ? 'ready' : 'loading';
+    this.root.dataset.status = c.error ? 'error' : c.summary ? 'ready' : 'loading';
     this.alert.hidden = !c.error;
     this.alert.textContent = c.error ? `quantscope could not load the data: ${c.error}` : '';
-    this.facts.replaceChildren();
-    if (!s) return;
-    const fact = (k, v) => h('div', {}, h('dt', { text: k }), h('dd', { text: v }));
-    this.facts.append(fact('tensor', s.name), fact('shape', fmtShape(s.shape)), fact('dtype', s.dtype), fact('values', groupDigits(s.elements)));
-    if (s.batches > 1) this.facts.append(fact('batches', String(s.batches)));
-    if (s.min !== null) this.facts.append(fact('range', `${fmtNum(s.min)} … ${fmtNum(s.max)}`));
-    const nf = s.nonfinite;
-    if (nf.nan + nf.pos_inf + nf.neg_inf > 0) this.facts.append(fact('NaN / ±Inf', `${nf.nan} / ${nf.pos_inf} / ${nf.neg_inf} (excluded)`));
-    this.view.tensorChanged(s, c.hist, c.files);
+    this.views.tensorChanged(c.summary, c.hist, c.files);
   }
 
   destroy() {
-    this.view.unmount();
+    this.views.unmount();
     this.c.displays.delete(this);
   }
 }

@@ -23,7 +23,7 @@ use crate::error::{Error, Result};
 use crate::observer::{Collected, Grid, ObserverSpec, QParams, Resolved};
 use crate::params::Params;
 use crate::plot::svg::Comparison;
-use crate::plot::{CurveView, Hist, Marker};
+use crate::plot::{fmt_num, CurveView, Hist, Marker};
 use crate::registry;
 use crate::shared_stats::StatsLease;
 use crate::tensor::{read_tensors, NamedTensor, NonFiniteCounts, Tensor};
@@ -160,6 +160,30 @@ pub struct TensorSummary {
     pub max: Option<f64>,
     pub mean: Option<f64>,
     pub std: Option<f64>,
+    /// The summary in one line: shape, dtype, values, batches, non-finite counts (the
+    /// comparison figure's subtitle).
+    pub line: String,
+    /// The summary as the page and the notebook widget show it, fact by fact, in order.
+    pub facts: Vec<Fact>,
+}
+
+/// One fact about the selected tensor as it is shown: `shape` → `[560, 384]`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
+pub struct Fact {
+    pub label: &'static str,
+    pub value: String,
+    pub kind: FactKind,
+}
+
+/// How a fact is shown: a name (file, tensor), a plain value, or a warning (non-finite values).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
+#[serde(rename_all = "lowercase")]
+pub enum FactKind {
+    Name,
+    Value,
+    Warning,
 }
 
 /// One observer's run in the session: its parameters, its configuration, the state it collected
@@ -426,7 +450,14 @@ impl Session {
             (1, None) => names[0].clone(),
             (n, _) => format!("{} … {} ({n} batches)", names[0], names[n - 1]),
         };
-        let summary = TensorSummary {
+        let mut files: Vec<&str> = Vec::new();
+        for r in &selection.batches {
+            let file = self.files.get(r.file).map_or("?", |f| f.name.as_str());
+            if !files.contains(&file) {
+                files.push(file);
+            }
+        }
+        let mut summary = TensorSummary {
             name,
             shape: first.shape.clone(),
             batch_shapes: batch_list.iter().map(|t| t.shape.clone()).collect(),
@@ -438,7 +469,11 @@ impl Session {
             max: range.map(|r| r.1 as f64),
             mean,
             std,
+            line: String::new(),
+            facts: Vec::new(),
         };
+        summary.line = summary_line(&summary);
+        summary.facts = summary_facts(&summary, &files, &selection);
         self.shared = None;
         self.split_parts = parts;
         self.selection = Some(selection);
@@ -668,7 +703,7 @@ impl Session {
             .collect();
         Some(Comparison {
             title: summary.name.clone(),
-            subtitle: summary_line(summary),
+            subtitle: summary.line.clone(),
             hist,
             panels,
             curve: curve.and_then(|c| self.curve_view(c, ids, colors)),
@@ -799,17 +834,10 @@ fn moments_mean_var(m: &MomentHistogram) -> (f64, f64) {
 }
 
 /// One line describing a summary: shape, dtype, elements, batches, non-finite counts.
-pub fn summary_line(s: &TensorSummary) -> String {
-    let shape = format!(
-        "[{}]",
-        s.shape
-            .iter()
-            .map(usize::to_string)
-            .collect::<Vec<_>>()
-            .join(", ")
-    );
+fn summary_line(s: &TensorSummary) -> String {
     let mut line = format!(
-        "shape {shape} · {} · {} values",
+        "shape {} · {} · {} values",
+        fmt_shape(&s.shape),
         s.dtype,
         group_digits(s.elements)
     );
@@ -824,6 +852,73 @@ pub fn summary_line(s: &TensorSummary) -> String {
         ));
     }
     line
+}
+
+/// The facts the page and the notebook widget show about a selection of `files` (names, in
+/// order): the file(s), the tensor taken from them, shape (each batch's when several files are
+/// batches), dtype, values, batches, non-finite counts, range, mean ± std.
+fn summary_facts(s: &TensorSummary, files: &[&str], selection: &Selection) -> Vec<Fact> {
+    let fact = |label, value: String, kind| Fact { label, value, kind };
+    let mut facts = Vec::new();
+    match files {
+        [one] => facts.push(fact("file", one.to_string(), FactKind::Name)),
+        [first, .., last] => facts.push(fact("files", format!("{first} … {last}"), FactKind::Name)),
+        [] => {}
+    }
+    let member = &selection.batches[0].member;
+    if !member.is_empty() {
+        facts.push(fact("tensor", member.clone(), FactKind::Name));
+    }
+    let shape = if selection.batches.len() > 1 {
+        s.batch_shapes
+            .iter()
+            .map(|b| fmt_shape(b))
+            .collect::<Vec<_>>()
+            .join(" ")
+    } else {
+        fmt_shape(&s.shape)
+    };
+    facts.push(fact("shape", shape, FactKind::Value));
+    facts.push(fact("dtype", s.dtype.to_string(), FactKind::Value));
+    facts.push(fact("elements", group_digits(s.elements), FactKind::Value));
+    if s.batches > 1 {
+        facts.push(fact("batches", s.batches.to_string(), FactKind::Value));
+    }
+    let nf = s.nonfinite;
+    facts.push(if nf.total() > 0 {
+        fact(
+            "NaN / ±Inf",
+            format!(
+                "{} / {} / {} (excluded)",
+                group_digits(nf.nan),
+                group_digits(nf.pos_inf),
+                group_digits(nf.neg_inf)
+            ),
+            FactKind::Warning,
+        )
+    } else {
+        fact("NaN / ±Inf", "0".into(), FactKind::Value)
+    });
+    if let (Some(min), Some(max)) = (s.min, s.max) {
+        facts.push(fact(
+            "range",
+            format!("{} … {}", fmt_num(min), fmt_num(max)),
+            FactKind::Value,
+        ));
+    }
+    if let (Some(mean), Some(std)) = (s.mean, s.std) {
+        facts.push(fact(
+            "mean ± std",
+            format!("{} ± {}", fmt_num(mean), fmt_num(std)),
+            FactKind::Value,
+        ));
+    }
+    facts
+}
+
+/// `[560, 384]`.
+fn fmt_shape(shape: &[usize]) -> String {
+    format!("{shape:?}")
 }
 
 /// `1234567` → `1,234,567`.

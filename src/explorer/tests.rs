@@ -402,7 +402,38 @@ fn comparison_and_curve_markers() {
     assert!((m.threshold.unwrap() - 2.3992).abs() < 1e-3);
     let svg = crate::plot::svg::comparison_svg(&c, &Default::default(), 1000).unwrap();
     assert!(svg.contains("test.Shrink"));
-    assert!(summary_line(s.summary().unwrap()).contains("4,000 values"));
+    assert!(s.summary().unwrap().line.contains("4,000 values"));
+}
+
+#[test]
+fn the_summary_states_its_facts_as_they_are_shown() {
+    let mut values = ramp(1200);
+    values[3] = f32::NAN;
+    values[7] = f32::NEG_INFINITY;
+    let s = session_with(values, vec![3, 400]);
+    let summary = s.summary().unwrap();
+    let shown: Vec<(&str, &str, FactKind)> = summary
+        .facts
+        .iter()
+        .map(|f| (f.label, f.value.as_str(), f.kind))
+        .collect();
+    assert_eq!(
+        shown[..5],
+        [
+            ("file", "t.npy", FactKind::Name),
+            ("shape", "[3, 400]", FactKind::Value),
+            ("dtype", "float32", FactKind::Value),
+            ("elements", "1,200", FactKind::Value),
+            ("NaN / ±Inf", "1 / 0 / 1 (excluded)", FactKind::Warning),
+        ]
+    );
+    assert_eq!(shown[5].0, "range");
+    assert_eq!(shown[5].1, "−1 … 2.997");
+    assert_eq!(shown[6].0, "mean ± std");
+    assert_eq!(
+        summary.line,
+        "shape [3, 400] · float32 · 1,200 values · 1 NaN, 0 +Inf, 1 −Inf (excluded)"
+    );
 }
 
 #[test]

@@ -76,12 +76,10 @@ export class AdaRoundView extends View {
     );
   }
 
-  /** Nothing of this view goes into the URL. */
-  state() {
-    return {};
+  api() {
+    /** The last AdaRound outcome (null before a run). */
+    return { adaround: () => this.outcome };
   }
-
-  setState() {}
 
   /**
    * The explorer loaded new files: offer their matrices. `files` are the loaded files' infos

@@ -86,12 +86,18 @@ export class FormatsView extends View {
 
   /** The formats the user added (what the URL keeps). */
   state() {
-    return this.extra.map((e) => ({ id: e.id, params: { ...e.params } }));
+    return { formats: this.extra.map((e) => ({ id: e.id, params: { ...e.params } })) };
   }
 
   /** Restore added formats (from the URL); unknown families are dropped. */
-  setState(list) {
-    this.extra = (list || []).filter((e) => this.families.some((f) => f.id === e.id));
+  setState({ formats } = {}) {
+    if (formats === undefined) return;
+    this.extra = (formats || []).filter((e) => this.families.some((f) => f.id === e.id));
+  }
+
+  /** The engine restarted: compare again. */
+  refresh() {
+    this.tensorChanged(this.summary);
   }
 
   /**
@@ -110,6 +116,26 @@ export class FormatsView extends View {
     this.target = null;
     this.render();
     if (summary && summary.elements <= AUTO_ELEMENTS) this.compute();
+  }
+
+  api(page) {
+    return {
+      /** The view's rows (one per format; {error} for a format that does not apply). */
+      formats: () => this.rows,
+      /** Add format `id` with `params`, as the "Add" button does; the rows after. */
+      addFormat: async (id, params = {}) => {
+        await this.addFormat(id, params);
+        return this.rows;
+      },
+      /** Replace the added formats ([{id, params}]) and compare again; the rows after. */
+      setFormats: async (list) => {
+        this.setState({ formats: list });
+        page.updateUrl();
+        this.tensorChanged(this.summary);
+        await page.idle();
+        return this.rows;
+      },
+    };
   }
 
   /** True while the current tensor's formats are being compared. */

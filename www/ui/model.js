@@ -633,8 +633,10 @@ export class ModelView extends View {
     setTimeout(() => URL.revokeObjectURL(url), 10000);
   }
 
-  /** Nothing of the view depends on the observers view's tensor. */
-  tensorChanged() {}
+  api() {
+    /** The rows, worst first (the CLI's `model --json` tensors; while ranking, those ranked so far). */
+    return { model: () => this.rows() };
+  }
 
   unmount() {
     if (this.controller) this.controller.abort();

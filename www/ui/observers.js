@@ -1,24 +1,21 @@
 // The observers view: the observer picker, one panel per selected observer (histogram with the
 // clipping range, numbers, quirks, and controls generated from the registry), and the
 // error-versus-clipping curve with each observer's choice marked. The page and the notebook
-// widget mount the same view; it renders its own markup into the root it is given.
-//
-// View interface (shared by the formats and AdaRound views):
-//   mount(root, engine, context)   engine: anything with `call(method, args, {onProgress, signal})`
-//                                  (rpc.js RemoteEngine or LocalEngine); context: see mount()
-//   tensorChanged(summary, hist, files)  a new tensor is selected (files: the loaded files' infos)
-//   state() / setState(state)      what the URL (or a notebook's model) keeps
+// widget mount the same view (a View, www/ui/view.js); it renders its own markup into the root it
+// is given. In the page it also answers the export buttons (results as JSON and CSV, the
+// comparison as SVG and PNG, a panel as PNG).
 //
 // Every panel has its own request queue: at most one engine call in flight; changes made
 // meanwhile collapse into one that follows it. A change of search parameters only comes back
 // twice (engine `updateDeferred`): the clipping range at once, then the error metrics, which a
 // newer change of the same panel supersedes (its signal is aborted). A panel only ever shows the
 // answer to the last request it sent; a panel that is (re)created always asks again.
-import { drawCurve, renderPanelSvg } from '../pkg/quantscope.js';
+import { drawCurve, renderPanelSvg, flatParams } from '../pkg/quantscope.js';
 import { buildControls, tensorChoices } from './controls.js';
 import { createPanel, fillPanel, drawPanel, measurePanel, viewOf, plainReport, h, fitCanvas, seriesColor, granularityLabel } from '../lib/panel.js';
 import { fmtNum, fmtShape } from '../lib/format.js';
 import { View } from './view.js';
+import { download, resultsJson, resultsCsv, svgToPng, safeName } from './exports.js';
 
 /** PyTorch's defaults, shown first; per-channel ones are added when the tensor has a channel axis. */
 const DEFAULT_OBSERVERS = ['torch.MinMaxObserver', 'torch.MovingAverageMinMaxObserver', 'torch.HistogramObserver'];
@@ -50,7 +47,9 @@ export class ObserversView extends View {
    *   prefix        prefix of the view's element ids ('' in the page, unique per widget)
    *   main          true: the panels are the page's <main> landmark
    *   pickerOpen    open the observer list at first
-   *   panelActions  (id) => extra header buttons of a panel (the page's PNG export)
+   *   exports       the element holding the page's export buttons (#export-json, #export-csv,
+   *                 #export-svg, #export-png): the view answers them and gives each panel a PNG
+   *                 button
    *   unknown       (id) => the message a panel of an id the registry lacks shows
    *   onChange      (what) => void: 'state' when the user changed the selection, a parameter or
    *                 a display setting; 'results' when a panel shows a new report
@@ -79,6 +78,7 @@ export class ObserversView extends View {
     this.render();
     this.buildPicker();
     this.bind();
+    if (context.exports) this.bindExports(context.exports);
     return this;
   }
 
@@ -301,9 +301,11 @@ export class ObserversView extends View {
 
   /**
    * A new tensor is selected (the engine dropped every run): every panel runs afresh. `files`
-   * (the loaded files' infos) give the tensors a vector parameter may take.
+   * (the loaded files' infos) give the tensors a vector parameter may take. No summary (nothing
+   * could be loaded): the panels stay as they are.
    */
   tensorChanged(summary, hist, files = []) {
+    if (!summary) return;
     this.summary = summary;
     this.hist = hist;
     this.crashed.clear();
@@ -320,8 +322,7 @@ export class ObserversView extends View {
   }
 
   /** The engine was restarted with the same tensor: run every panel again except those that crashed it. */
-  restarted(hist) {
-    this.hist = hist;
+  refresh() {
     for (const p of this.panels.values()) {
       p.inflight = null;
       p.completing = null;
@@ -352,7 +353,7 @@ export class ObserversView extends View {
       openVector: (file) => this.openVector(file),
     });
     const close = h('button', { type: 'button', title: 'Remove this observer', 'aria-label': `Remove ${id}`, text: '×', onclick: () => this.toggle(id, false) });
-    const extra = this.context.panelActions ? this.context.panelActions(id) : [];
+    const extra = this.context.exports ? [h('button', { type: 'button', title: 'Export this panel as PNG', text: 'PNG', onclick: () => this.exportPanelPng(id) })] : [];
     const el = createPanel(spec, this.colorOf(id), { slot: controls, actions: [...extra, close] });
     const p = { id, el, gen: 0, inflight: null, completing: null, pending: null, sentKey: null, busyTimer: 0, report: null, view: null };
     if (!this.specs.has(id)) {
@@ -635,5 +636,71 @@ export class ObserversView extends View {
     const view = { ...p.view, color: this.colorOf(id) };
     const height = (view.channels ? 700 : 520) + 22 * (view.notes || []).length;
     return renderPanelSvg(this.hist.lo, this.hist.hi, this.hist.counts, view, { logCounts: this.logCounts, pixelRatio: 1 }, 560, height);
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Exports
+
+  /** The reports of the panels shown, in panel order. */
+  orderedResults() {
+    const results = this.results();
+    return this.observers.filter((id) => results[id]).map((id) => results[id]);
+  }
+
+  /** The file name exports start with: the tensor's name. */
+  baseName() {
+    return safeName(this.summary ? this.summary.name.replace(/\.(npy|npz|safetensors)/, '') : 'quantscope');
+  }
+
+  async exportPanelPng(id) {
+    const svg = this.panelSvg(id);
+    if (svg) download(`${this.baseName()}-${safeName(id)}.png`, await svgToPng(svg, 2));
+  }
+
+  /** Answer the page's export buttons, found in `bar`. */
+  bindExports(bar) {
+    const button = (name) => bar.querySelector(`#${name}`);
+    button('export-json').addEventListener('click', () => {
+      const json = resultsJson({ version: this.context.registry.version, summary: this.summary, curve: this.curve, results: this.orderedResults() });
+      download(`${this.baseName()}-quantscope.json`, json, 'application/json');
+    });
+    button('export-csv').addEventListener('click', () => {
+      download(`${this.baseName()}-quantscope.csv`, resultsCsv(this.orderedResults()), 'text/csv');
+    });
+    button('export-svg').addEventListener('click', async () => {
+      download(`${this.baseName()}-quantscope.svg`, await this.comparisonSvg(), 'image/svg+xml');
+    });
+    button('export-png').addEventListener('click', async () => {
+      download(`${this.baseName()}-quantscope.png`, await svgToPng(await this.comparisonSvg(), 1.5));
+    });
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // window.quantscope
+
+  api(page) {
+    return {
+      /**
+       * Show observer `id` with exactly `params` (others at their defaults; flat or in the
+       * framework's nested call form, which the controls show flat) and return its report.
+       */
+      observe: async (id, params = {}) => {
+        if (!this.specs.has(id)) throw new Error(`unknown observer ${id}`);
+        this.setParams(id, flatParams(id, params));
+        page.updateUrl();
+        await page.idle();
+        return this.results()[id];
+      },
+      /** Select exactly these observers. */
+      setObservers: async (ids) => {
+        this.setObservers(ids.filter((id) => this.specs.has(id)));
+        page.updateUrl();
+        await page.idle();
+      },
+      results: () => this.results(),
+      curve: () => this.curveView,
+      latencies: () => [...this.latencies],
+      comparisonSvg: () => this.comparisonSvg(),
+    };
   }
 }
