@@ -54,7 +54,7 @@ for (const [id, counts] of others) {
   const family = id.split('.')[0];
   const format = formats.find((f) => f.id === id);
   const base = { id, family, cases: `${counts.passed}/${counts.cases}`, parity };
-  if (format) entries.push({ ...base, framework: escape(format.framework), quirks: format.quirks ?? [], kind: 'format' });
+  if (format) entries.push({ ...base, framework: escape(`${format.library} ${format.version}`), quirks: format.quirks ?? [], kind: 'format' });
   else entries.push({ ...base, framework: frameworks[family] ?? family, quirks: [], kind: 'function' });
 }
 const familyOrder = [...new Set(entries.map((e) => e.family))];

@@ -132,7 +132,7 @@ impl Codec for BlockFloat {
     fn decode(&self, e: &Encoded) -> Result<Tensor> {
         let layout = self.layout(&e.shape)?;
         let scales = self.stored_scales(e, &layout)?;
-        let mantissas: Vec<f32> = match &e.part_of_len("mantissas", e.numel())?.data {
+        let mantissas: Vec<f32> = match &e.part_of_len("mantissas", e.numel()?)?.data {
             Stored::I8(v) => v.iter().map(|&m| m as f32).collect(),
             Stored::I16(v) => v.iter().map(|&m| m as f32).collect(),
             other => {

@@ -255,7 +255,7 @@ fn flat_ranges(blocksize: usize, ranges: Vec<(f32, f32)>) -> SliceRanges {
 
 impl Bnb4 {
     fn stored(&self, e: &Encoded) -> Result<FourBit> {
-        let numel = e.numel();
+        let numel = e.numel()?;
         e.part_of_len("weight", numel.div_ceil(2))?;
         let blocks = numel.div_ceil(self.blocksize);
         let (absmax, double) = read_statistics(e, blocks, DoubleQuant::BLOCKSIZE_4BIT)?;
@@ -324,7 +324,7 @@ impl Codec for Bnb4 {
 
 impl Bnb8 {
     fn stored(&self, e: &Encoded) -> Result<Blockwise8> {
-        let numel = e.numel();
+        let numel = e.numel()?;
         if self.blocksize == 0 {
             return Err(Error::param("blocksize", "must be positive"));
         }

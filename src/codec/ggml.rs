@@ -85,7 +85,7 @@ pub fn entries() -> Vec<CodecEntry> {
 
 impl Ggml {
     fn blocks<'a>(&self, e: &'a Encoded) -> Result<&'a [u8]> {
-        let n = e.numel();
+        let n = e.numel()?;
         let block = self.ty.block_elems();
         if n % block != 0 {
             return Err(Error::input(format!(

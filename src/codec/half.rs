@@ -72,7 +72,7 @@ impl Codec for Half {
     }
 
     fn decode(&self, e: &Encoded) -> Result<Tensor> {
-        e.part_of_len("values", e.numel())?;
+        e.part_of_len("values", e.numel()?)?;
         let bits = e.u16s("values")?;
         let values = match self.0 {
             HalfType::Float16 => bits

@@ -201,7 +201,7 @@ impl Codec for Int {
 
     fn decode(&self, e: &Encoded) -> Result<Tensor> {
         let qparams = self.stored_qparams(e)?;
-        let codes: Vec<f32> = match &e.part_of_len("codes", e.numel())?.data {
+        let codes: Vec<f32> = match &e.part_of_len("codes", e.numel()?)?.data {
             Stored::I8(v) => v.iter().map(|&q| q as f32).collect(),
             Stored::U8(v) => v.iter().map(|&q| q as f32).collect(),
             Stored::I16(v) => v.iter().map(|&q| q as f32).collect(),

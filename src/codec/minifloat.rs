@@ -144,7 +144,7 @@ impl Codec for Minifloat {
 
     fn decode(&self, e: &Encoded) -> Result<Tensor> {
         let scales = self.stored_scales(e)?;
-        e.part_of_len("codes", e.numel())?;
+        e.part_of_len("codes", e.numel()?)?;
         let codes = Tensor::new(
             e.shape.clone(),
             e.u8s("codes")?.iter().map(|&c| c as f32).collect(),

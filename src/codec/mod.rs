@@ -31,6 +31,7 @@ pub mod half;
 pub mod int;
 pub mod minifloat;
 pub mod mx;
+pub mod selfcheck;
 mod sharing;
 mod stored;
 

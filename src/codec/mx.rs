@@ -147,7 +147,7 @@ impl Codec for Mx {
     fn decode(&self, e: &Encoded) -> Result<Tensor> {
         let layout = self.layout(&e.shape)?;
         let scales = self.stored_scales(e, &layout)?;
-        e.part_of_len("elements", e.numel())?;
+        e.part_of_len("elements", e.numel()?)?;
         let codes: Vec<f32> = e.u8s("elements")?.iter().map(|&c| c as f32).collect();
         let element = self.element;
         let values = layout.map(&codes, |b, c| {

@@ -22,10 +22,16 @@ pub enum Sharing {
 }
 
 impl Sharing {
-    /// The slices of a tensor of `shape` (the axis must be in range).
+    /// The slices of a tensor of `shape` (an error when the axis is not one of its axes).
     pub fn slicing(self, shape: &[usize]) -> Result<Slicing> {
         Ok(match self {
             Sharing::PerTensor => Slicing::Tensor,
+            Sharing::PerChannel { axis } if axis >= shape.len() => {
+                return Err(crate::error::Error::param(
+                    "axis",
+                    format!("axis {axis} is out of range for shape {shape:?}"),
+                ))
+            }
             Sharing::PerChannel { axis } => Slicing::Channel(ChannelIndexer::new(shape, axis)),
             Sharing::PerGroup { axis, size } => {
                 Slicing::Block(BlockLayout::new(shape, axis as i64, size)?)

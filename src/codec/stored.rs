@@ -112,9 +112,14 @@ impl Encoded {
         self.with(name, shape, data)
     }
 
-    /// Elements of the logical tensor.
-    pub fn numel(&self) -> usize {
-        self.shape.iter().product()
+    /// Elements of the logical tensor (an error when the shape overflows).
+    pub fn numel(&self) -> Result<usize> {
+        crate::tensor::element_count(&self.shape).ok_or_else(|| {
+            Error::input(format!(
+                "shape {:?} has more elements than this machine can address",
+                self.shape
+            ))
+        })
     }
 
     /// Part `name`.
