@@ -449,7 +449,7 @@ impl MomentHistogram {
 pub fn histogram_of(batches: &[&[f32]], bins: usize) -> Result<MomentHistogram> {
     let mut range: Option<(f32, f32)> = None;
     for b in batches {
-        if let Some((lo, hi)) = crate::histogram::finite_min_max(b) {
+        if let Some((lo, hi)) = crate::shared_stats::finite_min_max(b) {
             range = Some(match range {
                 None => (lo, hi),
                 Some((l, h)) => (l.min(lo), h.max(hi)),

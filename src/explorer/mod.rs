@@ -411,7 +411,7 @@ impl Session {
         };
         let range = slices
             .iter()
-            .filter_map(|s| crate::histogram::finite_min_max(s))
+            .filter_map(|s| crate::shared_stats::finite_min_max(s))
             .fold(None, |acc: Option<(f32, f32)>, (lo, hi)| match acc {
                 None => Some((lo, hi)),
                 Some((a, b)) => Some((a.min(lo), b.max(hi))),

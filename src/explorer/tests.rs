@@ -1,6 +1,6 @@
 use super::stream::{header_size, mini_npy, mini_safetensors, PROBE_BYTES};
 use super::*;
-use crate::observer::{Family, Granularity, ObserverKind, ObserverState, QParams, ZeroPoint};
+use crate::observer::{Family, Granularity, ObserverKind, PlotSnapshot, QParams, ZeroPoint};
 use crate::tensor::{encode_npy, npy_header};
 use std::sync::OnceLock;
 
@@ -47,8 +47,8 @@ impl ObserverKind for Shrink {
         (f32::INFINITY, f32::NEG_INFINITY)
     }
 
-    fn observe(state: &mut (f32, f32), _: &ShrinkConfig, batch: &Tensor) -> Result<()> {
-        if let Some((lo, hi)) = crate::histogram::finite_min_max(&batch.data) {
+    fn feed(state: &mut (f32, f32), _: &ShrinkConfig, batch: &Tensor) -> Result<()> {
+        if let Some((lo, hi)) = crate::shared_stats::finite_min_max(&batch.data) {
             state.0 = state.0.min(lo);
             state.1 = state.1.max(hi);
         }
@@ -75,8 +75,8 @@ impl ObserverKind for Shrink {
         Ok(q)
     }
 
-    fn plot(&(min, max): &(f32, f32)) -> ObserverState {
-        ObserverState {
+    fn plot(&(min, max): &(f32, f32)) -> PlotSnapshot {
+        PlotSnapshot {
             min_val: vec![min],
             max_val: vec![max],
             histogram: None,

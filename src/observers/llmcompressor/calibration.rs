@@ -14,7 +14,7 @@ use super::qparams::{
 };
 use super::stats::{Combine, Stats};
 use crate::error::{Error, Result, Stage};
-use crate::observer::{Granularity, Grid, ObserverState, QParams, ZeroPoint};
+use crate::observer::{Granularity, Grid, PlotSnapshot, QParams, ZeroPoint};
 use crate::params::Choice;
 use crate::slice_map::write_grid_range;
 use crate::tensor::Tensor;
@@ -77,7 +77,7 @@ impl Calibration {
     }
 
     /// The running min/max for plots.
-    pub fn plot(&self) -> ObserverState {
+    pub fn plot(&self) -> PlotSnapshot {
         Stats::plot(self.stats.as_ref())
     }
 }

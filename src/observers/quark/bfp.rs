@@ -18,7 +18,7 @@ use super::qparams::nan_max;
 use super::spec::{PerGroupScheme, QuarkSpec};
 use crate::error::{Error, Result, Stage};
 use crate::formats::bfp::BFP16;
-use crate::observer::{ObserverKind, ObserverState, QParams, ZeroPoint};
+use crate::observer::{ObserverKind, PlotSnapshot, QParams, ZeroPoint};
 use crate::qdq::QdqKernel;
 use crate::tensor::Tensor;
 
@@ -70,7 +70,7 @@ impl ObserverKind for PerBlockBfp {
         BfpState::default()
     }
 
-    fn observe(state: &mut BfpState, spec: &QuarkSpec, batch: &Tensor) -> Result<()> {
+    fn feed(state: &mut BfpState, spec: &QuarkSpec, batch: &Tensor) -> Result<()> {
         let layout = forward_block_layout(spec, batch)?;
         let clean: Vec<f32> = batch
             .data
@@ -142,8 +142,8 @@ impl ObserverKind for PerBlockBfp {
         super::qdq_kernel::per_group_kernel(spec, shape, q)
     }
 
-    fn plot(_: &BfpState) -> ObserverState {
-        ObserverState::default()
+    fn plot(_: &BfpState) -> PlotSnapshot {
+        PlotSnapshot::default()
     }
 
     fn slice_count(spec: &QuarkSpec, shape: &[usize]) -> Option<usize> {
@@ -164,13 +164,13 @@ mod tests {
         let spec = registry::find("quark.PerBlockBFPObserver").unwrap();
         let mut o = Instance::new(spec, &Params::new().with("group_size", 2)).unwrap();
         // Block 0: 1.995 rounds to mantissa 128 with step 2^-6 → amax doubled to 3.99.
-        o.observe(&Tensor::new(vec![1, 4], vec![1.995, 0.1, 1.0, f32::NAN]).unwrap())
+        o.feed(&Tensor::new(vec![1, 4], vec![1.995, 0.1, 1.0, f32::NAN]).unwrap())
             .unwrap();
         let q = o.qparams().unwrap();
         assert_eq!(q.amax, Some(vec![3.99, 1.0]));
         assert_eq!(q.scale, vec![pow2(-5), pow2(-6)]);
         // Again in the next batch: the running amax doubles again.
-        o.observe(&Tensor::new(vec![1, 4], vec![0.0, 0.0, 1.995, 0.0]).unwrap())
+        o.feed(&Tensor::new(vec![1, 4], vec![0.0, 0.0, 1.995, 0.0]).unwrap())
             .unwrap();
         let q = o.qparams().unwrap();
         assert_eq!(q.amax, Some(vec![3.99, 3.99]));

@@ -23,7 +23,7 @@ use super::spec::{PerTensorScheme, QuarkSpec};
 use crate::error::{Error, Result, Stage};
 use crate::histogram::{histc, histc_abs};
 use crate::kernels::torch::{add_left_aligned, arange_via_f64_fma, linspace_fma};
-use crate::observer::{HistogramState, ObserverKind, ObserverState, QParams};
+use crate::observer::{HistogramState, ObserverKind, PlotSnapshot, QParams};
 use crate::params::ParamSet;
 use crate::qdq::QdqKernel;
 use crate::shared_stats;
@@ -168,7 +168,7 @@ impl QuarkHistogram {
     }
 
     /// `forward(x)`.
-    pub fn observe(&mut self, binning: &Binning, data: &[f32]) -> Result<()> {
+    pub fn feed(&mut self, binning: &Binning, data: &[f32]) -> Result<()> {
         let kept = if binning.skip_zeros {
             without_zeros(data)
         } else {
@@ -290,7 +290,7 @@ impl QuarkHistogram {
     /// A snapshot for plotting: no min/max buffers (Quark's histogram observers never set them
     /// during collection), the counts, and edges consistent with them (Quark's own edges when
     /// their count fits, else `linspace` over the binned range).
-    pub fn plot(&self) -> ObserverState {
+    pub fn plot(&self) -> PlotSnapshot {
         let histogram = (!self.hist.is_empty()).then(|| {
             let edges = if self.edges.len() == self.hist.len() + 1 {
                 self.edges.clone()
@@ -303,7 +303,7 @@ impl QuarkHistogram {
                 edges,
             }
         });
-        ObserverState {
+        PlotSnapshot {
             min_val: Vec::new(),
             max_val: Vec::new(),
             histogram,
@@ -366,8 +366,8 @@ impl<C: HistogramClass> ObserverKind for HistogramObserver<C> {
         QuarkHistogram::new(cfg.binning())
     }
 
-    fn observe(state: &mut QuarkHistogram, cfg: &C::Config, batch: &Tensor) -> Result<()> {
-        state.observe(cfg.binning(), &batch.data)
+    fn feed(state: &mut QuarkHistogram, cfg: &C::Config, batch: &Tensor) -> Result<()> {
+        state.feed(cfg.binning(), &batch.data)
     }
 
     fn qparams(state: &QuarkHistogram, cfg: &C::Config) -> Result<QParams> {
@@ -391,7 +391,7 @@ impl<C: HistogramClass> ObserverKind for HistogramObserver<C> {
         super::qdq_kernel::kernel(cfg.spec(), q)
     }
 
-    fn plot(state: &QuarkHistogram) -> ObserverState {
+    fn plot(state: &QuarkHistogram) -> PlotSnapshot {
         state.plot()
     }
 }
@@ -462,7 +462,7 @@ mod tests {
     fn fed(b: Binning, batches: &[&[f32]]) -> QuarkHistogram {
         let mut h = QuarkHistogram::new(&b);
         for x in batches {
-            h.observe(&b, x).unwrap();
+            h.feed(&b, x).unwrap();
         }
         h
     }

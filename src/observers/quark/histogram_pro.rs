@@ -16,7 +16,7 @@ use super::config::quark_params;
 use super::dtype::HistogramProDtype;
 use super::spec::{PerTensorScheme, QuarkSpec};
 use crate::error::Result;
-use crate::observer::{ObserverKind, ObserverState, QParams};
+use crate::observer::{ObserverKind, PlotSnapshot, QParams};
 use crate::observers::torch::config::{QDtype, QScheme as TorchQScheme, UniformArgs};
 use crate::observers::torch::histogram::{
     Histogram, HistogramArgs, HistogramConfig, HistogramObserverState,
@@ -103,12 +103,12 @@ impl ObserverKind for PerTensorHistogramPro {
         Histogram::init(&cfg.torch)
     }
 
-    fn observe(
+    fn feed(
         state: &mut HistogramObserverState,
         cfg: &HistogramProConfig,
         batch: &Tensor,
     ) -> Result<()> {
-        Histogram::observe(state, &cfg.torch, batch)
+        Histogram::feed(state, &cfg.torch, batch)
     }
 
     fn qparams(state: &HistogramObserverState, cfg: &HistogramProConfig) -> Result<QParams> {
@@ -149,7 +149,7 @@ impl ObserverKind for PerTensorHistogramPro {
         Histogram::qdq_kernel(&cfg.torch, shape, q)
     }
 
-    fn plot(state: &HistogramObserverState) -> ObserverState {
+    fn plot(state: &HistogramObserverState) -> PlotSnapshot {
         Histogram::plot(state)
     }
 }

@@ -8,7 +8,7 @@ use super::dtype::HalfDtype;
 use super::kernels::scaled_fake_quantize;
 use super::spec::{PerTensorScheme, QuarkSpec};
 use crate::error::Result;
-use crate::observer::{Grid, ObserverKind, ObserverState, QParams, ZeroPoint};
+use crate::observer::{Grid, ObserverKind, PlotSnapshot, QParams, ZeroPoint};
 use crate::params::Choice;
 use crate::qdq::QdqKernel;
 use crate::tensor::Tensor;
@@ -39,7 +39,7 @@ impl ObserverKind for Placeholder {
 
     fn init(_: &QuarkSpec) {}
 
-    fn observe(_: &mut (), _: &QuarkSpec, _: &Tensor) -> Result<()> {
+    fn feed(_: &mut (), _: &QuarkSpec, _: &Tensor) -> Result<()> {
         Ok(())
     }
 
@@ -73,7 +73,7 @@ impl ObserverKind for Placeholder {
         super::qdq_kernel::kernel(spec, q)
     }
 
-    fn plot(_: &()) -> ObserverState {
-        ObserverState::default()
+    fn plot(_: &()) -> PlotSnapshot {
+        PlotSnapshot::default()
     }
 }

@@ -28,7 +28,7 @@ use super::minmax::RunningMinMax;
 use super::spec::{PerTensorScheme, QuarkSpec};
 use crate::error::{Error, Result, Stage};
 use crate::formats::e8m0::{exp2_f32, log2_f32};
-use crate::observer::{ObserverKind, ObserverState, QParams, ZeroPoint};
+use crate::observer::{ObserverKind, PlotSnapshot, QParams, ZeroPoint};
 use crate::qdq::QdqKernel;
 use crate::quant::round_half_even;
 use crate::tensor::Tensor;
@@ -281,11 +281,11 @@ impl ObserverKind for PowOf2MinMax {
         PowOf2MinMaxState::default()
     }
 
-    fn observe(state: &mut PowOf2MinMaxState, cfg: &PowOf2Config, batch: &Tensor) -> Result<()> {
+    fn feed(state: &mut PowOf2MinMaxState, cfg: &PowOf2Config, batch: &Tensor) -> Result<()> {
         if batch.is_empty() {
             return Ok(());
         }
-        state.range.observe(&batch.data, cfg.spec.is_dynamic);
+        state.range.feed(&batch.data, cfg.spec.is_dynamic);
         state.history.push(state.range);
         Ok(())
     }
@@ -318,7 +318,7 @@ impl ObserverKind for PowOf2MinMax {
         super::qdq_kernel::kernel(&cfg.spec, q)
     }
 
-    fn plot(state: &PowOf2MinMaxState) -> ObserverState {
+    fn plot(state: &PowOf2MinMaxState) -> PlotSnapshot {
         state.range.plot()
     }
 }
@@ -351,11 +351,11 @@ impl ObserverKind for PowOf2MinMse {
         PowOf2MinMseState::default()
     }
 
-    fn observe(state: &mut PowOf2MinMseState, cfg: &PowOf2Config, batch: &Tensor) -> Result<()> {
+    fn feed(state: &mut PowOf2MinMseState, cfg: &PowOf2Config, batch: &Tensor) -> Result<()> {
         if batch.is_empty() {
             return Ok(());
         }
-        state.range.observe(&batch.data, cfg.spec.is_dynamic);
+        state.range.feed(&batch.data, cfg.spec.is_dynamic);
         state.last_batch = Some(batch.data.clone());
         if cfg.every_batch {
             let entry = pow2_min_mse(&cfg.spec, &state.range, state.last_batch.as_deref())?;
@@ -382,7 +382,7 @@ impl ObserverKind for PowOf2MinMse {
         super::qdq_kernel::kernel(&cfg.spec, q)
     }
 
-    fn plot(state: &PowOf2MinMseState) -> ObserverState {
+    fn plot(state: &PowOf2MinMseState) -> PlotSnapshot {
         state.range.plot()
     }
 }
@@ -399,7 +399,7 @@ mod tests {
         let spec = registry::find(id).unwrap();
         let mut o = Instance::new(spec, &Params::from_value(params).unwrap()).unwrap();
         for b in batches {
-            o.observe(&Tensor::from_vec(b.clone())).unwrap();
+            o.feed(&Tensor::from_vec(b.clone())).unwrap();
         }
         o.qparams().unwrap()
     }

@@ -13,7 +13,7 @@ use super::granularity::size_repr;
 use super::report::{self, view_of, Observed, Stats};
 use crate::error::{Error, Result, Stage};
 use crate::kernels::torch::reduce::min_max_dims;
-use crate::observer::{Granularity, ObserverKind, ObserverState, QParams};
+use crate::observer::{Granularity, ObserverKind, PlotSnapshot, QParams};
 use crate::tensor::Tensor;
 
 crate::declare_params! {
@@ -59,7 +59,7 @@ impl ObserverKind for AffineMinMax {
         Observed::default()
     }
 
-    fn observe(state: &mut Observed, cfg: &MinMaxConfig, batch: &Tensor) -> Result<()> {
+    fn feed(state: &mut Observed, cfg: &MinMaxConfig, batch: &Tensor) -> Result<()> {
         if batch.is_empty() {
             return Ok(());
         }
@@ -113,7 +113,7 @@ impl ObserverKind for AffineMinMax {
         Some(cfg.args.granularity.shape())
     }
 
-    fn plot(state: &Observed) -> ObserverState {
+    fn plot(state: &Observed) -> PlotSnapshot {
         state.plot()
     }
 }

@@ -18,7 +18,7 @@ use super::qparams::{choose_qparams, qmin_qmax};
 use super::report::{self, check_blocks, view_of, Observed, Stats};
 use crate::error::{Error, Result, Stage};
 use crate::kernels::torch::reduce::{mean_dims_of, min_max_dims};
-use crate::observer::{Granularity, ObserverKind, ObserverState, QParams};
+use crate::observer::{Granularity, ObserverKind, PlotSnapshot, QParams};
 use crate::parallel;
 use crate::tensor::Tensor;
 
@@ -135,7 +135,7 @@ impl ObserverKind for AffineMse {
         Observed::default()
     }
 
-    fn observe(state: &mut Observed, cfg: &MseConfig, batch: &Tensor) -> Result<()> {
+    fn feed(state: &mut Observed, cfg: &MseConfig, batch: &Tensor) -> Result<()> {
         if cfg.run_once && state.calibrated {
             return Ok(());
         }
@@ -168,7 +168,7 @@ impl ObserverKind for AffineMse {
         Some(cfg.args.granularity.shape())
     }
 
-    fn plot(state: &Observed) -> ObserverState {
+    fn plot(state: &Observed) -> PlotSnapshot {
         state.plot()
     }
 }

@@ -8,7 +8,7 @@ use super::fake_quant::Kernel;
 use super::granularity::{block_size, size_repr, slice_map, ReductionView};
 use super::qparams::{choose_qparams, qmin_qmax, Chosen};
 use crate::error::{Error, Result, Stage};
-use crate::observer::{ObserverState, QParams, ZeroPoint};
+use crate::observer::{PlotSnapshot, QParams, ZeroPoint};
 use crate::params::Choice;
 use crate::slice_map::write_grid_range;
 use crate::tensor::Tensor;
@@ -31,7 +31,7 @@ pub struct Observed {
 
 impl Observed {
     /// The running min/max for plots.
-    pub fn plot(&self) -> ObserverState {
+    pub fn plot(&self) -> PlotSnapshot {
         Stats::plot(self.stats.as_ref())
     }
 }
