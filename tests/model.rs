@@ -535,7 +535,7 @@ fn large_checkpoint_peak_memory() {
     assert!(peak_kib < 512 * 1024, "peak RSS {peak_kib} KiB");
 }
 
-/// The page's path (a Web Worker driving a `ModelSession` with `File.slice` byte ranges) ranks
+/// The page's path (a Web Worker driving a `CheckpointRanking` with `File.slice` byte ranges) ranks
 /// MiniLM exactly as the native parallel driver does.
 #[test]
 fn worker_session_equals_the_native_ranking() {
@@ -545,7 +545,7 @@ fn worker_session_equals_the_native_ranking() {
     let name = ckpt.catalog.files[0].name.clone();
     let file = std::fs::read(&name).unwrap();
     let mut session =
-        model::ModelSession::new(vec![(name, file.len() as u64)], model::default_methods());
+        model::CheckpointRanking::new(vec![(name, file.len() as u64)], model::default_methods());
     let mut fetched = 0u64;
     loop {
         let requests = session.listing_requests();

@@ -392,7 +392,7 @@ fn comparison_and_curve_markers() {
     s.run_spec(shrink_spec(), Params::new().with("fraction", 0.8), true);
     let ids = vec!["test.Shrink".to_string(), "missing".to_string()];
     let c = s
-        .comparison(&ids, &[3], Some(CurveSpec::default()))
+        .comparison(&ids, &[3], Some(CurveRequest::default()))
         .unwrap();
     assert_eq!(c.panels.len(), 1);
     assert_eq!(c.panels[0].color, 3);
@@ -459,7 +459,7 @@ fn comparison_svg_for_the_cli() {
         "layer <3>",
         batches,
         &[(id.clone(), Params::new())],
-        Some(CurveSpec::default()),
+        Some(CurveRequest::default()),
         &Default::default(),
         900,
     )

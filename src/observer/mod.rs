@@ -25,7 +25,7 @@
 pub mod spec;
 
 pub use crate::qparams::{Grid, QParams, ZeroPoint};
-pub use spec::{Family, Granularity, ObserverSpec, Preset};
+pub use spec::{Family, Granularity, ObserverEntry, ObserverSpec, Preset};
 
 use crate::error::{Error, Result};
 use crate::params::ParamSet;

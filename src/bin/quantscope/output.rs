@@ -91,12 +91,7 @@ pub fn registry_table() -> String {
     for spec in registry::observers() {
         if current != Some(spec.family) {
             current = Some(spec.family);
-            let _ = writeln!(
-                out,
-                "\n{} ({})",
-                spec.family.framework(),
-                spec.framework_version
-            );
+            let _ = writeln!(out, "\n{} ({})", spec.family.framework(), spec.version);
         }
         let _ = writeln!(out, "  {:48} {}", spec.id, spec.summary);
         for p in &spec.params {

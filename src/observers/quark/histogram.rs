@@ -19,7 +19,7 @@ use super::config::quark_params;
 use super::dtype::UniformDtype;
 use super::kernels::scaled_fake_quantize;
 use super::qparams::{self, ScaleZp};
-use super::spec::{PerTensorScheme, QuarkSpec};
+use super::spec::{PerTensorScheme, QuarkConfig};
 use crate::error::{Error, Result, Stage};
 use crate::histogram::{histc, histc_abs};
 use crate::kernels::torch::{add_left_aligned, arange_via_f64_fma, linspace_fma};
@@ -313,16 +313,16 @@ impl QuarkHistogram {
 
 /// The qparams of Quark's histogram observers from `(min, max)` buffers that may be the
 /// untouched `(+inf, −inf)`.
-pub fn histogram_qparams(spec: &QuarkSpec, min: f32, max: f32) -> Result<ScaleZp> {
+pub fn histogram_qparams(spec: &QuarkConfig, min: f32, max: f32) -> Result<ScaleZp> {
     qparams::calculate_qparams(spec, &[min], &[max], true)
 }
 
 /// The search of one histogram observer over the collected histogram.
 pub trait HistogramSearch: Clone + Debug + Send + Sync + 'static {
     /// The quantization spec and how batches are binned.
-    fn spec_and_binning(&self) -> (&QuarkSpec, &Binning);
+    fn spec_and_binning(&self) -> (&QuarkConfig, &Binning);
     /// The quantization spec.
-    fn spec(&self) -> &QuarkSpec {
+    fn spec(&self) -> &QuarkConfig {
         self.spec_and_binning().0
     }
     /// How batches are binned.
@@ -399,12 +399,12 @@ impl<C: HistogramClass> ObserverKind for HistogramObserver<C> {
 /// The configuration of `PerTensorHistogramObserver`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct HistogramConfig {
-    pub spec: QuarkSpec,
+    pub spec: QuarkConfig,
     pub binning: Binning,
 }
 
 impl HistogramSearch for HistogramConfig {
-    fn spec_and_binning(&self) -> (&QuarkSpec, &Binning) {
+    fn spec_and_binning(&self) -> (&QuarkConfig, &Binning) {
         (&self.spec, &self.binning)
     }
 
@@ -429,7 +429,7 @@ impl HistogramClass for Collection {
     type Config = HistogramConfig;
 
     fn resolve(args: &PerTensorHistogramArgs) -> Result<HistogramConfig> {
-        let spec = args.quark_spec()?;
+        let spec = args.quark_config()?;
         let binning = Binning::new(args.bins, args.skip_zeros, spec.symmetric, false);
         Ok(HistogramConfig { spec, binning })
     }

@@ -14,7 +14,7 @@
 
 use super::config::quark_params;
 use super::dtype::HistogramProDtype;
-use super::spec::{PerTensorScheme, QuarkSpec};
+use super::spec::{PerTensorScheme, QuarkConfig};
 use crate::error::Result;
 use crate::observer::{ObserverKind, PlotSnapshot, QParams};
 use crate::observers::torch::config::{QDtype, QScheme as TorchQScheme, UniformArgs};
@@ -50,7 +50,7 @@ quark_params! {
 /// The Quark configuration and the torch observer it builds.
 #[derive(Debug, Clone, PartialEq)]
 pub struct HistogramProConfig {
-    pub spec: QuarkSpec,
+    pub spec: QuarkConfig,
     pub torch: HistogramConfig,
 }
 
@@ -74,7 +74,7 @@ impl ObserverKind for PerTensorHistogramPro {
     /// `HistogramObserver(qscheme, dtype, bins, quant_min, quant_max, reduce_range)`, torch's
     /// other arguments at their defaults.
     fn resolve(args: &HistogramProArgs, _: &[String]) -> Result<HistogramProConfig> {
-        let spec = args.quark_spec()?;
+        let spec = args.quark_config()?;
         let (qmin, qmax) = spec.qrange();
         let defaults = HistogramArgs::from_params(&Params::new())?;
         let torch_args = HistogramArgs {

@@ -18,7 +18,7 @@ use super::config::quark_params;
 use super::dtype::{PerChannelDtype, UniformDtype};
 use super::kernels::{group_layout, scaled_fake_quantize};
 use super::qparams::{self, nan_max, nan_min};
-use super::spec::{PerChannelScheme, PerGroupScheme, PerTensorScheme, QuarkSpec};
+use super::spec::{PerChannelScheme, PerGroupScheme, PerTensorScheme, QuarkConfig};
 use super::{aminmax, build_qparams};
 use crate::error::{Error, Result, Stage};
 use crate::observer::{ObserverKind, PlotSnapshot, QParams};
@@ -127,23 +127,23 @@ pub struct PerTensorMinMax;
 
 impl ObserverKind for PerTensorMinMax {
     type Args = PerTensorMinMaxArgs;
-    type Config = QuarkSpec;
+    type Config = QuarkConfig;
     type State = RunningMinMax;
 
-    fn resolve(args: &PerTensorMinMaxArgs, _: &[String]) -> Result<QuarkSpec> {
-        args.quark_spec()
+    fn resolve(args: &PerTensorMinMaxArgs, _: &[String]) -> Result<QuarkConfig> {
+        args.quark_config()
     }
 
-    fn init(_: &QuarkSpec) -> RunningMinMax {
+    fn init(_: &QuarkConfig) -> RunningMinMax {
         RunningMinMax::default()
     }
 
-    fn feed(state: &mut RunningMinMax, spec: &QuarkSpec, batch: &Tensor) -> Result<()> {
+    fn feed(state: &mut RunningMinMax, spec: &QuarkConfig, batch: &Tensor) -> Result<()> {
         state.feed(&batch.data, spec.is_dynamic);
         Ok(())
     }
 
-    fn qparams(state: &RunningMinMax, spec: &QuarkSpec) -> Result<QParams> {
+    fn qparams(state: &RunningMinMax, spec: &QuarkConfig) -> Result<QParams> {
         let sz = qparams::calculate_qparams(spec, &[state.min], &[state.max], true)?;
         let (min_val, max_val) = state.buffers();
         let mut q = build_qparams(spec, sz, min_val, max_val);
@@ -154,11 +154,11 @@ impl ObserverKind for PerTensorMinMax {
         Ok(q)
     }
 
-    fn fake_quantize(spec: &QuarkSpec, x: &Tensor, q: &QParams) -> Result<Tensor> {
+    fn fake_quantize(spec: &QuarkConfig, x: &Tensor, q: &QParams) -> Result<Tensor> {
         scaled_fake_quantize(spec, x, &q.scale, &q.zero_point)
     }
 
-    fn qdq_kernel(spec: &QuarkSpec, _: &[usize], q: &QParams) -> Option<Box<dyn QdqKernel>> {
+    fn qdq_kernel(spec: &QuarkConfig, _: &[usize], q: &QParams) -> Option<Box<dyn QdqKernel>> {
         super::qdq_kernel::kernel(spec, q)
     }
 
@@ -204,18 +204,18 @@ pub struct PerChannelMinMax;
 
 impl ObserverKind for PerChannelMinMax {
     type Args = PerChannelMinMaxArgs;
-    type Config = QuarkSpec;
+    type Config = QuarkConfig;
     type State = PerChannelState;
 
-    fn resolve(args: &PerChannelMinMaxArgs, _: &[String]) -> Result<QuarkSpec> {
-        args.quark_spec()
+    fn resolve(args: &PerChannelMinMaxArgs, _: &[String]) -> Result<QuarkConfig> {
+        args.quark_config()
     }
 
-    fn init(_: &QuarkSpec) -> PerChannelState {
+    fn init(_: &QuarkConfig) -> PerChannelState {
         PerChannelState::default()
     }
 
-    fn feed(state: &mut PerChannelState, spec: &QuarkSpec, batch: &Tensor) -> Result<()> {
+    fn feed(state: &mut PerChannelState, spec: &QuarkConfig, batch: &Tensor) -> Result<()> {
         if batch.is_empty() {
             return Ok(());
         }
@@ -242,7 +242,7 @@ impl ObserverKind for PerChannelMinMax {
         Ok(())
     }
 
-    fn qparams(state: &PerChannelState, spec: &QuarkSpec) -> Result<QParams> {
+    fn qparams(state: &PerChannelState, spec: &QuarkConfig) -> Result<QParams> {
         let observed = !state.min.is_empty();
         let sz = if observed {
             qparams::calculate_qparams(spec, &state.min, &state.max, false)?
@@ -257,14 +257,14 @@ impl ObserverKind for PerChannelMinMax {
 
     /// Per channel; the default qparams of an observer without data (no axis) are one scale
     /// for everything.
-    fn fake_quantize(spec: &QuarkSpec, x: &Tensor, q: &QParams) -> Result<Tensor> {
+    fn fake_quantize(spec: &QuarkConfig, x: &Tensor, q: &QParams) -> Result<Tensor> {
         match q.axis {
             Some(_) => scaled_fake_quantize(spec, x, &q.scale, &q.zero_point),
             None => scaled_fake_quantize(&spec.per_tensor(), x, &q.scale, &q.zero_point),
         }
     }
 
-    fn qdq_kernel(spec: &QuarkSpec, shape: &[usize], q: &QParams) -> Option<Box<dyn QdqKernel>> {
+    fn qdq_kernel(spec: &QuarkConfig, shape: &[usize], q: &QParams) -> Option<Box<dyn QdqKernel>> {
         match q.axis {
             Some(_) => super::qdq_kernel::per_channel_kernel(spec, shape, q),
             None => super::qdq_kernel::kernel(&spec.per_tensor(), q),
@@ -294,18 +294,18 @@ pub struct PerGroupMinMax;
 
 impl ObserverKind for PerGroupMinMax {
     type Args = PerGroupMinMaxArgs;
-    type Config = QuarkSpec;
+    type Config = QuarkConfig;
     type State = PerGroupState;
 
-    fn resolve(args: &PerGroupMinMaxArgs, _: &[String]) -> Result<QuarkSpec> {
-        args.quark_spec()
+    fn resolve(args: &PerGroupMinMaxArgs, _: &[String]) -> Result<QuarkConfig> {
+        args.quark_config()
     }
 
-    fn init(_: &QuarkSpec) -> PerGroupState {
+    fn init(_: &QuarkConfig) -> PerGroupState {
         PerGroupState::default()
     }
 
-    fn feed(state: &mut PerGroupState, spec: &QuarkSpec, batch: &Tensor) -> Result<()> {
+    fn feed(state: &mut PerGroupState, spec: &QuarkConfig, batch: &Tensor) -> Result<()> {
         if batch.is_empty() {
             return Ok(());
         }
@@ -342,7 +342,7 @@ impl ObserverKind for PerGroupMinMax {
         Ok(())
     }
 
-    fn qparams(state: &PerGroupState, spec: &QuarkSpec) -> Result<QParams> {
+    fn qparams(state: &PerGroupState, spec: &QuarkConfig) -> Result<QParams> {
         let Some((axis, block)) = state.layout else {
             let sz = qparams::int_qparams(spec, &[f32::INFINITY], &[f32::NEG_INFINITY], true)?;
             return Ok(build_qparams(spec, sz, Vec::new(), Vec::new()));
@@ -360,14 +360,14 @@ impl ObserverKind for PerGroupMinMax {
 
     /// Per group; the default qparams of an observer without data (no min/max) are one scale
     /// for everything.
-    fn fake_quantize(spec: &QuarkSpec, x: &Tensor, q: &QParams) -> Result<Tensor> {
+    fn fake_quantize(spec: &QuarkConfig, x: &Tensor, q: &QParams) -> Result<Tensor> {
         if q.min_val.is_empty() {
             return scaled_fake_quantize(&spec.per_tensor(), x, &q.scale, &q.zero_point);
         }
         scaled_fake_quantize(spec, x, &q.scale, &q.zero_point)
     }
 
-    fn qdq_kernel(spec: &QuarkSpec, shape: &[usize], q: &QParams) -> Option<Box<dyn QdqKernel>> {
+    fn qdq_kernel(spec: &QuarkConfig, shape: &[usize], q: &QParams) -> Option<Box<dyn QdqKernel>> {
         if q.min_val.is_empty() {
             return super::qdq_kernel::kernel(&spec.per_tensor(), q);
         }
@@ -376,7 +376,7 @@ impl ObserverKind for PerGroupMinMax {
 
     /// The blocks of the group layout, when `forward` accepts the shape (a row length that the
     /// group size divides).
-    fn slice_count(spec: &QuarkSpec, shape: &[usize]) -> Option<usize> {
+    fn slice_count(spec: &QuarkConfig, shape: &[usize]) -> Option<usize> {
         let layout = group_layout(spec, shape).ok()?;
         let len = shape.get(layout.axis()).copied()?;
         (len % layout.block_size() == 0).then(|| layout.num_blocks())

@@ -13,7 +13,7 @@ use super::config::quark_params;
 use super::dtype::MxDtype;
 use super::kernels::{forward_block_layout, require_block_size, scaled_fake_quantize};
 use super::qparams::{nan_max, EPS};
-use super::spec::{PerGroupScheme, QuarkSpec, ScaleFormat};
+use super::spec::{PerGroupScheme, QuarkConfig, ScaleFormat};
 use crate::error::Result;
 use crate::formats::e8m0;
 use crate::formats::ElementFormat;
@@ -38,7 +38,7 @@ quark_params! {
 /// The configuration of an MX observer.
 #[derive(Debug, Clone, PartialEq)]
 pub struct MxConfig {
-    pub spec: QuarkSpec,
+    pub spec: QuarkConfig,
     pub element: ElementFormat,
 }
 
@@ -94,7 +94,7 @@ impl ObserverKind for PerBlockMx {
     fn resolve(args: &PerBlockMxArgs, _: &[String]) -> Result<MxConfig> {
         require_block_size("PerBlockMXObserver", args.group_size)?;
         Ok(MxConfig {
-            spec: args.quark_spec()?,
+            spec: args.quark_config()?,
             element: args.dtype.element(),
         })
     }

@@ -25,7 +25,7 @@ use super::config::quark_params;
 use super::dtype::PowOf2Dtype;
 use super::kernels::scaled_fake_quantize;
 use super::minmax::RunningMinMax;
-use super::spec::{PerTensorScheme, QuarkSpec};
+use super::spec::{PerTensorScheme, QuarkConfig};
 use crate::error::{Error, Result, Stage};
 use crate::formats::e8m0::{exp2_f32, log2_f32};
 use crate::observer::{ObserverKind, PlotSnapshot, QParams, ZeroPoint};
@@ -64,7 +64,7 @@ quark_params! {
 /// The configuration of a power-of-two observer.
 #[derive(Debug, Clone, PartialEq)]
 pub struct PowOf2Config {
-    pub spec: QuarkSpec,
+    pub spec: QuarkConfig,
     /// Compute qparams after every batch (Quark's calibration loop).
     pub every_batch: bool,
 }
@@ -81,7 +81,7 @@ pub fn pos_to_scale(pos: f32) -> f32 {
 }
 
 /// `_calculate_one_batch_quant_param` of the MinMax variant on the running `range`.
-fn pow2_minmax(spec: &QuarkSpec, range: &RunningMinMax) -> Result<(f32, i64)> {
+fn pow2_minmax(spec: &QuarkConfig, range: &RunningMinMax) -> Result<(f32, i64)> {
     if !range.observed() {
         return Ok((1.0, 0));
     }
@@ -125,7 +125,7 @@ fn pow2_minmax(spec: &QuarkSpec, range: &RunningMinMax) -> Result<(f32, i64)> {
 /// of `2^−(pos−2) … 2^−(pos+2)` by squared error on `data` (the last batch), keeping its zero
 /// point.
 fn pow2_min_mse(
-    spec: &QuarkSpec,
+    spec: &QuarkConfig,
     range: &RunningMinMax,
     data: Option<&[f32]>,
 ) -> Result<(f32, i64)> {
@@ -234,7 +234,7 @@ fn most_common(record: &[(f32, i64)]) -> Option<(f32, i64)> {
 /// The report of `(scale, zp)` chosen from `range`; `recorded` is the record's length when
 /// qparams were computed every batch.
 fn pow2_qparams(
-    spec: &QuarkSpec,
+    spec: &QuarkConfig,
     (scale, zp): (f32, i64),
     range: &RunningMinMax,
     recorded: Option<usize>,
@@ -272,7 +272,7 @@ impl ObserverKind for PowOf2MinMax {
 
     fn resolve(args: &PowOf2MinMaxArgs, _: &[String]) -> Result<PowOf2Config> {
         Ok(PowOf2Config {
-            spec: args.quark_spec()?,
+            spec: args.quark_config()?,
             every_batch: args.qparams_every_batch,
         })
     }
@@ -342,7 +342,7 @@ impl ObserverKind for PowOf2MinMse {
 
     fn resolve(args: &PowOf2MinMseArgs, _: &[String]) -> Result<PowOf2Config> {
         Ok(PowOf2Config {
-            spec: args.quark_spec()?,
+            spec: args.quark_config()?,
             every_batch: args.qparams_every_batch,
         })
     }
