@@ -14,9 +14,10 @@
 //   the pool until a member has room for it (fewer than QUEUED_PER_MEMBER observations queued),
 //   and that member becomes its owner: slow observers spread themselves over the members,
 //   whatever their order. An observer and the variant that corrects it (the registry entry's
-//   `corrects`, learnt from the `registry` call passing through the pool) go to the same member,
-//   where the engine computes the work they share once (Horizon's MSE candidates, the
-//   histograms). A new selection drops every result, so owners are forgotten at each `select`.
+//   `corrects`, read from this thread's WebAssembly module, which the page initialises before it
+//   makes the pool) go to the same member, where the engine computes the work they share once
+//   (Horizon's MSE candidates, the histograms). A new selection drops every result, so owners
+//   are forgotten at each `select`.
 // - `curve` and `comparisonSvg` need the reports of several observers: each owner computes its
 //   part (`curve` markers, `comparison` panels) and the parts are put back in the order of `ids`
 //   (the one figure is then rendered by the first member). `results` joins every member's.
@@ -25,6 +26,8 @@
 //
 // Results are identical to one engine's: every member computes each observer's report on the
 // same tensor with the same code; only where it runs differs.
+
+import { registry } from '../pkg/quantscope.js';
 
 /** Calls that every member runs (they change what is loaded and selected). */
 const BROADCAST = new Set(['load', 'select']);
@@ -57,7 +60,7 @@ export class EnginePool {
     /** Observations waiting for a member: {args, run, resolve, reject}. */
     this.waiting = [];
     /** Observer id → the id of the observer it corrects (registry entries with `corrects`). */
-    this.corrects = new Map();
+    this.corrects = null;
   }
 
   /** Number of members. */
@@ -82,19 +85,21 @@ export class EnginePool {
     if (method === 'curve') return this.curve(args, run);
     if (method === 'comparisonSvg') return this.comparisonSvg(args, run);
     if (method === 'results') return this.results(run);
-    if (method === 'registry') return this.registry(args, run);
     return this.members[0].call(method, args, run);
   }
 
-  /** The registry (from the first member), whose `corrects` fields the pool routes by. */
-  async registry(args, run) {
-    const registry = await this.members[0].call('registry', args, run);
-    for (const o of (registry && registry.observers) || []) if (o.corrects) this.corrects.set(o.id, o.corrects);
-    return registry;
-  }
-
-  /** The observer whose work observer `id` shares: the one it corrects, else itself. */
+  /**
+   * The observer whose work observer `id` shares: the one it corrects, else itself. Without an
+   * initialised module every observer is its own (results are the same; only placement differs).
+   */
   groupOf(id) {
+    if (this.corrects === null) {
+      try {
+        this.corrects = new Map(registry().observers.filter((o) => o.corrects).map((o) => [o.id, o.corrects]));
+      } catch {
+        return id; // the module is not initialised (yet): no variant is known
+      }
+    }
     return this.corrects.get(id) ?? id;
   }
 
