@@ -13,9 +13,10 @@
 //! and 2048-bin histc passes, with the number of threads used (`RAYON_NUM_THREADS`).
 
 use quantscope::engine::Run;
-use quantscope::histogram::{finite_min_max, histc};
+use quantscope::histogram::histc;
 use quantscope::parallel;
 use quantscope::params::Params;
+use quantscope::shared_stats::finite_min_max;
 use quantscope::shared_stats::SharedStats;
 use quantscope::tensor::{mapped, Tensor};
 use serde_json::{json, Value};

@@ -37,7 +37,7 @@ pub enum CurveScheme {
 /// The integer grid the curve quantizes to.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, serde::Deserialize)]
 #[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
-pub struct CurveSpec {
+pub struct CurveRequest {
     /// Bit width (2..=16); the grid is `[−2^(b−1), 2^(b−1) − 1]` for symmetric schemes and
     /// `[0, 2^b − 1]` for affine ones.
     pub bits: u32,
@@ -47,9 +47,9 @@ pub struct CurveSpec {
     pub points: usize,
 }
 
-impl Default for CurveSpec {
+impl Default for CurveRequest {
     fn default() -> Self {
-        CurveSpec {
+        CurveRequest {
             bits: 8,
             scheme: CurveScheme::Affine,
             points: 200,
@@ -57,7 +57,7 @@ impl Default for CurveSpec {
     }
 }
 
-impl CurveSpec {
+impl CurveRequest {
     /// `(quant_min, quant_max)` of the grid.
     pub fn quant_range(&self) -> (i64, i64) {
         let b = self.bits.clamp(2, 16);
@@ -87,7 +87,7 @@ pub struct CurvePoint {
 /// The whole curve plus its minimum.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Curve {
-    pub spec: CurveSpec,
+    pub spec: CurveRequest,
     pub quant_min: i64,
     pub quant_max: i64,
     pub points: Vec<CurvePoint>,
@@ -411,7 +411,7 @@ impl MomentHistogram {
     }
 
     /// The whole curve under `spec`.
-    pub fn curve(&self, spec: CurveSpec) -> Curve {
+    pub fn curve(&self, spec: CurveRequest) -> Curve {
         let (qmin, qmax) = spec.quant_range();
         let absmax = self.lo.abs().max(self.hi.abs());
         let n = spec.points.clamp(2, 4096);
@@ -449,7 +449,7 @@ impl MomentHistogram {
 pub fn histogram_of(batches: &[&[f32]], bins: usize) -> Result<MomentHistogram> {
     let mut range: Option<(f32, f32)> = None;
     for b in batches {
-        if let Some((lo, hi)) = crate::histogram::finite_min_max(b) {
+        if let Some((lo, hi)) = crate::shared_stats::finite_min_max(b) {
             range = Some(match range {
                 None => (lo, hi),
                 Some((l, h)) => (l.min(lo), h.max(hi)),
@@ -498,7 +498,7 @@ mod tests {
             .collect()
     }
 
-    fn check(data: &[f32], spec: CurveSpec, rel: f64) {
+    fn check(data: &[f32], spec: CurveRequest, rel: f64) {
         let h = histogram_of(&[data], DEFAULT_BINS).unwrap();
         let (qmin, qmax) = spec.quant_range();
         let curve = h.curve(spec);
@@ -532,7 +532,7 @@ mod tests {
             (4, CurveScheme::Symmetric),
             (12, CurveScheme::Affine),
         ] {
-            let spec = CurveSpec {
+            let spec = CurveRequest {
                 bits,
                 scheme,
                 points: 64,
@@ -551,7 +551,7 @@ mod tests {
         for (bits, scheme) in [(8, CurveScheme::Affine), (8, CurveScheme::Symmetric)] {
             check(
                 &data,
-                CurveSpec {
+                CurveRequest {
                     bits,
                     scheme,
                     points: 64,
@@ -566,7 +566,7 @@ mod tests {
         let mut data = sample(50_000, 11);
         data[0] = 60.0;
         let h = histogram_of(&[&data], DEFAULT_BINS).unwrap();
-        let c = h.curve(CurveSpec {
+        let c = h.curve(CurveRequest {
             bits: 4,
             scheme: CurveScheme::Symmetric,
             points: 100,
@@ -584,10 +584,10 @@ mod tests {
     #[test]
     fn constant_and_empty_inputs_do_not_fail() {
         let h = histogram_of(&[&[2.0f32; 10]], 128).unwrap();
-        let c = h.curve(CurveSpec::default());
+        let c = h.curve(CurveRequest::default());
         assert!(!c.points.is_empty());
         assert!(histogram_of(&[&[f32::NAN]], 16).is_err());
         let z = histogram_of(&[&[0.0f32; 4]], 16).unwrap();
-        assert!(z.curve(CurveSpec::default()).points.len() == 200);
+        assert!(z.curve(CurveRequest::default()).points.len() == 200);
     }
 }

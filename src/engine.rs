@@ -12,7 +12,7 @@
 
 use crate::error::{Error, Result};
 use crate::observer::{
-    Collected, Family, Granularity, Grid, Instance, ObserverSpec, ObserverState, QParams, Resolved,
+    Collected, Family, Granularity, Grid, Instance, ObserverSpec, PlotSnapshot, QParams, Resolved,
 };
 use crate::params::Params;
 use crate::qdq::{self, BlockMetrics};
@@ -115,9 +115,9 @@ pub struct Report {
     /// Number of batches and elements observed.
     pub batches: usize,
     pub elements: usize,
-    /// The observer's state for plots and the golden tests (not serialised).
+    /// A snapshot of the observer's state for plots and the golden tests (not serialised).
     #[serde(skip)]
-    pub state: ObserverState,
+    pub snapshot: PlotSnapshot,
 }
 
 impl Report {
@@ -138,7 +138,7 @@ impl Report {
             }),
             batches: batches.len(),
             elements: batches.iter().map(|b| b.len()).sum(),
-            state: ObserverState::default(),
+            snapshot: PlotSnapshot::default(),
         }
     }
 
@@ -305,7 +305,7 @@ pub fn collect(
     let mut state = resolved.new_state();
     for batch in batches {
         let prepared = prepare_batch(batch, granularity, policy)?;
-        resolved.observe(state.as_mut(), &prepared)?;
+        resolved.feed(state.as_mut(), &prepared)?;
     }
     Ok(state)
 }
@@ -363,7 +363,7 @@ pub fn search(
 ) -> std::result::Result<QParams, Box<Report>> {
     resolved.qparams(state).map_err(|e| {
         let mut r = Report::failed(spec, params, batches, &e);
-        r.state = state.plot();
+        r.snapshot = state.plot();
         Box::new(r)
     })
 }
@@ -392,7 +392,7 @@ pub fn report_with(
         qparams: Some(q),
         metrics,
         metrics_pending: quantizes && !with_metrics,
-        state: state.plot(),
+        snapshot: state.plot(),
         ..Report::base(spec, params, batches)
     }
 }

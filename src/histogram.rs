@@ -107,21 +107,14 @@ pub fn histc_abs(data: &[f32], bins: usize, lo: f32, hi: f32) -> Vec<f32> {
     counts
 }
 
-/// Min and max of the finite values of `data` (`None` when there are none). Fast path for the
-/// observers' `aminmax`; computed once per tensor while its statistics are shared
-/// ([`crate::shared_stats`]), in parallel pieces natively.
-pub fn finite_min_max(data: &[f32]) -> Option<(f32, f32)> {
-    crate::shared_stats::finite_min_max(data)
-}
-
-/// [`finite_min_max`] in one sequential pass (the definition the parallel version reproduces).
+/// [`crate::shared_stats::finite_min_max`] in one sequential pass (the definition the parallel version reproduces).
 pub fn finite_min_max_sequential(data: &[f32]) -> Option<(f32, f32)> {
     let body = data.len() / 8 * 8;
     let (lo, hi) = finite_min_max_lanes(&data[..body]);
     finite_min_max_finish(lo, hi, &data[body..])
 }
 
-/// The eight lanes of [`finite_min_max`] over `data` (a multiple of 8 elements; the rest is
+/// The eight lanes of [`crate::shared_stats::finite_min_max`] over `data` (a multiple of 8 elements; the rest is
 /// ignored): lane `k` holds the extrema of elements `k, k + 8, …`, the first of equal values
 /// kept.
 pub fn finite_min_max_lanes(data: &[f32]) -> ([f32; 8], [f32; 8]) {
@@ -217,12 +210,15 @@ mod tests {
     #[test]
     fn min_max_ignores_non_finite() {
         assert_eq!(
-            finite_min_max(&[f32::NAN, 3.0, -2.0, f32::INFINITY]),
+            crate::shared_stats::finite_min_max(&[f32::NAN, 3.0, -2.0, f32::INFINITY]),
             Some((-2.0, 3.0))
         );
-        assert_eq!(finite_min_max(&[f32::NAN]), None);
+        assert_eq!(crate::shared_stats::finite_min_max(&[f32::NAN]), None);
         let many: Vec<f32> = (0..1000).map(|i| i as f32 - 500.0).collect();
-        assert_eq!(finite_min_max(&many), Some((-500.0, 499.0)));
+        assert_eq!(
+            crate::shared_stats::finite_min_max(&many),
+            Some((-500.0, 499.0))
+        );
     }
 
     #[test]

@@ -5,7 +5,7 @@
 //! everywhere.
 
 use crate::error::{Error, Result};
-pub use crate::observer::{Family, Granularity, ObserverSpec, Preset};
+pub use crate::observer::{Family, Granularity, ObserverEntry, ObserverSpec, Preset};
 use std::sync::OnceLock;
 
 struct Registry {
@@ -85,6 +85,30 @@ mod tests {
                 "{}",
                 spec.id
             );
+        }
+    }
+
+    #[test]
+    fn entries_state_library_name_and_corrections() {
+        for spec in observers() {
+            assert_eq!(spec.library, spec.family.prefix(), "{}", spec.id);
+            assert_eq!(
+                format!("{}.{}", spec.library, spec.name),
+                spec.id,
+                "{}: the display name is the id without its library",
+                spec.id
+            );
+            // A `.fixed` variant names the observer it corrects, of its own library; nothing
+            // else corrects anything.
+            match spec.id.strip_suffix(".fixed") {
+                Some(faithful) => {
+                    assert_eq!(spec.corrects, Some(faithful), "{}", spec.id);
+                    let corrected = find(faithful).expect("the corrected observer is registered");
+                    assert_eq!(corrected.library, spec.library);
+                    assert_eq!(corrected.corrects, None);
+                }
+                None => assert_eq!(spec.corrects, None, "{}", spec.id),
+            }
         }
     }
 

@@ -1,4 +1,4 @@
-//! The WebAssembly boundary (the only place with `wasm_bindgen`): a [`Session`] handle that owns
+//! The WebAssembly boundary (the only place with `wasm_bindgen`): a [`SessionHandle`] (JS `Session`) that owns
 //! the loaded tensors and observer runs (used inside the page's Web Worker and by the npm
 //! package), pure drawing functions for canvases (plotters-canvas, used by the thread that
 //! draws), and SVG rendering that needs no DOM (Workers, Node, Deno).
@@ -8,7 +8,7 @@
 //! reports any panic on the console and keeps its message for [`last_panic`], so the page can
 //! show it and restart the worker.
 
-use crate::curve::CurveSpec;
+use crate::curve::CurveRequest;
 use crate::explorer::{self, Selection};
 use crate::params::Params;
 use crate::plot::svg::{adaround_svg, comparison_svg, formats_svg, panel_svg, Comparison};
@@ -239,25 +239,10 @@ fn params_from_js(v: &JsValue) -> Result<Params, JsError> {
     Params::from_value(value).map_err(js_err)
 }
 
-/// One observer as the page lists it.
-#[derive(Serialize, tsify::Tsify)]
-#[tsify(missing_as_null)]
-pub struct ObserverEntry {
-    id: &'static str,
-    family: registry::Family,
-    framework: &'static str,
-    framework_version: &'static str,
-    granularity: registry::Granularity,
-    summary: &'static str,
-    params: &'static [crate::params::ParamSpec],
-    quirks: &'static [&'static str],
-    corrects: Option<&'static str>,
-}
-
 /// The registry: every observer and every named preset.
 #[derive(Serialize, tsify::Tsify)]
 pub struct Registry {
-    observers: Vec<ObserverEntry>,
+    observers: Vec<registry::ObserverEntry>,
     presets: &'static [registry::Preset],
 }
 
@@ -267,22 +252,28 @@ pub struct Registry {
 pub fn registry() -> Result<JsValue, JsError> {
     let observers = registry::observers()
         .iter()
-        .map(|s| ObserverEntry {
-            id: s.id,
-            family: s.family,
-            framework: s.family.framework(),
-            framework_version: s.framework_version,
-            granularity: s.granularity,
-            summary: s.summary,
-            params: &s.params,
-            quirks: &s.quirks,
-            corrects: s.corrects,
-        })
+        .cloned()
+        .map(Into::into)
         .collect();
     to_js(&Registry {
         observers,
         presets: registry::presets(),
     })
+}
+
+/// `granularity` (`per_group`, …) as the page writes it (`per group`): the engine's label
+/// ([`registry::Granularity::label`]); a string that names no granularity is returned as it is.
+#[wasm_bindgen(js_name = granularityLabel)]
+pub fn granularity_label(granularity: &str) -> String {
+    serde_json::from_value::<registry::Granularity>(serde_json::Value::from(granularity))
+        .map_or_else(|_| granularity.to_string(), |g| g.label().to_string())
+}
+
+/// A number as every panel, table and chart writes it ([`plot::fmt_num`]): about four
+/// significant digits, exponent form when very large or small, a real minus sign.
+#[wasm_bindgen(js_name = fmtNum)]
+pub fn fmt_num(value: f64) -> String {
+    plot::fmt_num(value)
 }
 
 /// `params` of observer `id` with the frameworks' nested call forms made flat (ONNX Runtime's
@@ -319,24 +310,25 @@ pub fn header_size(probe: &[u8]) -> Result<usize, JsError> {
     explorer::stream::header_size(probe).map_err(js_err)
 }
 
-/// A session: loaded files, the calibration batches chosen from them, and one run per observer.
-#[wasm_bindgen]
-pub struct Session {
+/// The JS handle on the explorer session ([`explorer::Session`]: loaded files, the calibration
+/// batches chosen from them, and one run per observer), exported to JS as `Session`.
+#[wasm_bindgen(js_name = Session)]
+pub struct SessionHandle {
     inner: explorer::Session,
 }
 
-impl Default for Session {
+impl Default for SessionHandle {
     fn default() -> Self {
         Self::new()
     }
 }
 
-#[wasm_bindgen]
-impl Session {
+#[wasm_bindgen(js_class = Session)]
+impl SessionHandle {
     /// An empty session.
     #[wasm_bindgen(constructor)]
-    pub fn new() -> Session {
-        Session {
+    pub fn new() -> SessionHandle {
+        SessionHandle {
             inner: explorer::Session::new(),
         }
     }
@@ -632,7 +624,7 @@ impl Session {
     /// observers `ids` in colours `colors` (JSON arrays).
     #[wasm_bindgen(unchecked_return_type = "CurveView | null")]
     pub fn curve(&self, spec: JsValue, ids: JsValue, colors: JsValue) -> Result<JsValue, JsError> {
-        let spec: CurveSpec = from_js(&spec, "curve spec")?;
+        let spec: CurveRequest = from_js(&spec, "curve spec")?;
         let ids: Vec<String> = from_js(&ids, "observer ids")?;
         let colors: Vec<usize> = from_js(&colors, "colours")?;
         to_js(&self.inner.curve_view(spec, &ids, &colors))
@@ -647,7 +639,7 @@ impl Session {
     ) -> Result<JsValue, JsError> {
         let ids: Vec<String> = from_js(&ids, "observer ids")?;
         let colors: Vec<usize> = from_js(&colors, "colours")?;
-        let curve: Option<CurveSpec> = from_js(&curve, "curve spec")?;
+        let curve: Option<CurveRequest> = from_js(&curve, "curve spec")?;
         to_js(&self.inner.comparison(&ids, &colors, curve))
     }
 
@@ -663,7 +655,7 @@ impl Session {
     ) -> Result<String, JsError> {
         let ids: Vec<String> = from_js(&ids, "observer ids")?;
         let colors: Vec<usize> = from_js(&colors, "colours")?;
-        let curve: Option<CurveSpec> = from_js(&curve, "curve spec")?;
+        let curve: Option<CurveRequest> = from_js(&curve, "curve spec")?;
         let style = style_from_js(&style)?;
         let c = self
             .inner
@@ -862,21 +854,21 @@ struct CheckpointFile {
 }
 
 /// A checkpoint being listed from byte ranges the caller supplies (`File.slice`), then ranked
-/// one tensor at a time (see `crate::model::session`).
+/// one tensor at a time (see `crate::model::ranking`), exported to JS as `ModelSession`.
 #[wasm_bindgen(js_name = ModelSession)]
-pub struct ModelSessionHandle {
-    inner: crate::model::ModelSession,
+pub struct CheckpointRankingHandle {
+    inner: crate::model::CheckpointRanking,
 }
 
 #[wasm_bindgen(js_class = ModelSession)]
-impl ModelSessionHandle {
+impl CheckpointRankingHandle {
     /// A session over `files` (`[{name, size}]`, in the order given) ranked with the methods
     /// named in `methods` (observer ids or format labels; empty or null: the defaults).
     #[wasm_bindgen(constructor)]
     pub fn new(
         #[wasm_bindgen(unchecked_param_type = "{ name: string; size: number }[]")] files: JsValue,
         #[wasm_bindgen(unchecked_param_type = "string[] | null | undefined")] methods: JsValue,
-    ) -> Result<ModelSessionHandle, JsError> {
+    ) -> Result<CheckpointRankingHandle, JsError> {
         let files: Vec<CheckpointFile> = from_js(&files, "files")?;
         let names: Vec<String> = if methods.is_undefined() || methods.is_null() {
             Vec::new()
@@ -888,8 +880,8 @@ impl ModelSessionHandle {
             .into_iter()
             .map(|f| (f.name, f.size.max(0.0) as u64))
             .collect();
-        Ok(ModelSessionHandle {
-            inner: crate::model::ModelSession::new(files, methods),
+        Ok(CheckpointRankingHandle {
+            inner: crate::model::CheckpointRanking::new(files, methods),
         })
     }
 
@@ -950,15 +942,15 @@ impl ModelSessionHandle {
     }
 }
 
-#[wasm_bindgen]
-impl Session {
+#[wasm_bindgen(js_class = Session)]
+impl SessionHandle {
     /// Add tensor `index` of a listed checkpoint, decoded from the bytes of its request, as a
     /// file called `name` holding that one tensor (its original dtype kept).
     #[wasm_bindgen(js_name = addCheckpointTensor, unchecked_return_type = "FileInfo")]
     pub fn add_checkpoint_tensor(
         &mut self,
         name: &str,
-        model: &ModelSessionHandle,
+        model: &CheckpointRankingHandle,
         index: usize,
         bytes: &[u8],
     ) -> Result<JsValue, JsError> {

@@ -46,7 +46,7 @@ fn run_horizon(case: &Case) -> Result<(), String> {
         let prepared = engine::prepare_batch(batch, spec.granularity, NonFinitePolicy::Exclude)
             .map_err(|e| e.to_string())?;
         observer
-            .observe(&prepared)
+            .feed(&prepared)
             .map_err(|e| format!("batch {b}: {e}"))?;
         let q = observer.qparams().map_err(|e| e.to_string())?;
         let at = |field: &str| format!("trace[{b}].{field}");

@@ -22,7 +22,7 @@ fn check_torch_fields(case: &Case, report: &Report) -> Result<(), String> {
     check_exact_extras(case, q, &["dst_nbins", "upsample_rate", "zero_point_dtype"])?;
     if exp.get("histogram").is_some() {
         let hist = report
-            .state
+            .snapshot
             .histogram
             .as_ref()
             .ok_or("no histogram state")?;

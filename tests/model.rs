@@ -189,7 +189,7 @@ fn cli_model_equals_cli_observe_and_formats() {
         "--observers",
         "torch.MinMaxObserver,torch.HistogramObserver,torch.PerChannelMinMaxObserver",
         "--formats",
-        "int4 per group of 32,mxfp4",
+        r#"int:{"bits": 4, "granularity": "per_group", "group_size": 32},mx:{"element": "fp4_e2m1"}"#,
         "--jobs",
         "2",
         "--json",
@@ -239,7 +239,7 @@ fn cli_csv_and_table() {
             "model",
             path.to_str().unwrap(),
             "--formats",
-            "fp8_e4m3",
+            r#"minifloat:{"element": "fp8_e4m3"}"#,
             "--csv",
         ])
         .output()
@@ -276,18 +276,28 @@ fn cli_csv_and_table() {
         .unwrap();
     let text = String::from_utf8(table.stdout).unwrap();
     assert!(text.starts_with("104 tensors (104 ranked)"), "{text}");
-    let (code, err) = {
+    // `--formats` takes quantizer ids, as `quantize --quantizer` does: an unknown id is refused
+    // with the list of ids, a label of `quantscope formats` with the id that names it.
+    let refused = |formats: &str| {
         let o = Command::new(env!("CARGO_BIN_EXE_quantscope"))
-            .args(["model", path.to_str().unwrap(), "--formats", "fp8"])
+            .args(["model", path.to_str().unwrap(), "--formats", formats])
             .output()
             .unwrap();
-        (
-            o.status.code(),
-            String::from_utf8_lossy(&o.stderr).into_owned(),
-        )
+        assert_eq!(o.status.code(), Some(1), "{formats}");
+        String::from_utf8_lossy(&o.stderr).into_owned()
     };
-    assert_eq!(code, Some(1));
-    assert!(err.contains("ambiguous"), "{err}");
+    let err = refused("fp8");
+    assert!(
+        err.contains("unknown format `fp8`") && err.contains("format ids: int, "),
+        "{err}"
+    );
+    let err = refused("fp8_e4m3");
+    assert!(
+        err.contains(r#"name it `minifloat:{"element":"fp8_e4m3"}`"#),
+        "{err}"
+    );
+    let err = refused(r#"int:{"bits": 1}"#);
+    assert!(err.contains("bits"), "{err}");
 }
 
 #[test]
@@ -535,7 +545,7 @@ fn large_checkpoint_peak_memory() {
     assert!(peak_kib < 512 * 1024, "peak RSS {peak_kib} KiB");
 }
 
-/// The page's path (a Web Worker driving a `ModelSession` with `File.slice` byte ranges) ranks
+/// The page's path (a Web Worker driving a `CheckpointRanking` with `File.slice` byte ranges) ranks
 /// MiniLM exactly as the native parallel driver does.
 #[test]
 fn worker_session_equals_the_native_ranking() {
@@ -545,7 +555,7 @@ fn worker_session_equals_the_native_ranking() {
     let name = ckpt.catalog.files[0].name.clone();
     let file = std::fs::read(&name).unwrap();
     let mut session =
-        model::ModelSession::new(vec![(name, file.len() as u64)], model::default_methods());
+        model::CheckpointRanking::new(vec![(name, file.len() as u64)], model::default_methods());
     let mut fetched = 0u64;
     loop {
         let requests = session.listing_requests();

@@ -55,7 +55,7 @@ proptest! {
                 params["bins"] = json!(128);
             }
             let mut obs = build(id, params);
-            obs.observe(&Tensor::from_vec(data.clone())).unwrap();
+            obs.feed(&Tensor::from_vec(data.clone())).unwrap();
             let q = obs.qparams().unwrap();
             let (lo, hi) = q.representable_range(0).unwrap();
             prop_assert!(lo <= 0.0 && 0.0 <= hi, "{id} {cfg}: [{lo}, {hi}]");
@@ -74,7 +74,7 @@ proptest! {
         ] {
             let scale = |x: &Vec<f32>| {
                 let mut obs = build(id, params.clone());
-                obs.observe(&Tensor::from_vec(x.clone())).unwrap();
+                obs.feed(&Tensor::from_vec(x.clone())).unwrap();
                 obs.qparams().unwrap().scale
             };
             prop_assert_eq!(scale(&data), scale(&negated));
@@ -95,7 +95,7 @@ proptest! {
         }
         let finite = data.iter().filter(|v| v.is_finite()).count();
         let mut obs = build("torch.HistogramObserver", json!({"bins": bins}));
-        obs.observe(&Tensor::from_vec(data)).unwrap();
+        obs.feed(&Tensor::from_vec(data)).unwrap();
         let total: f64 = match obs.plot().histogram {
             Some(h) => h.counts.iter().map(|&c| c as f64).sum(),
             None => 0.0,
@@ -110,7 +110,7 @@ proptest! {
         let mut seen = 0usize;
         for b in &batches {
             seen += b.len();
-            obs.observe(&Tensor::from_vec(b.clone())).unwrap();
+            obs.feed(&Tensor::from_vec(b.clone())).unwrap();
         }
         let total: f64 = obs.plot().histogram.unwrap().counts.iter().map(|&c| c as f64).sum();
         prop_assert!((total - seen as f64).abs() <= 1e-4 * seen as f64, "{total} vs {seen}");
@@ -132,11 +132,11 @@ proptest! {
         };
         let flat: Vec<f32> = rows.concat();
         let mut per_channel = build("torch.PerChannelMinMaxObserver", pc);
-        per_channel.observe(&Tensor::new(vec![rows.len(), width], flat).unwrap()).unwrap();
+        per_channel.feed(&Tensor::new(vec![rows.len(), width], flat).unwrap()).unwrap();
         let q = per_channel.qparams().unwrap();
         for (c, row) in rows.iter().enumerate() {
             let mut per_tensor = build("torch.MinMaxObserver", pt.clone());
-            per_tensor.observe(&Tensor::from_vec(row.clone())).unwrap();
+            per_tensor.feed(&Tensor::from_vec(row.clone())).unwrap();
             let t = per_tensor.qparams().unwrap();
             prop_assert_eq!(q.scale[c], t.scale[0]);
             prop_assert_eq!(q.zero_point.get_f64(c), t.zero_point.get_f64(0));
@@ -153,7 +153,7 @@ proptest! {
             "torch.PerChannelMinMaxObserver",
             json!({"qscheme": "per_channel_affine_float_qparams"}),
         );
-        obs.observe(&Tensor::new(vec![rows.len(), width], flat).unwrap()).unwrap();
+        obs.feed(&Tensor::new(vec![rows.len(), width], flat).unwrap()).unwrap();
         let q = obs.qparams().unwrap();
         let ZeroPoint::Float(zp) = &q.zero_point else { panic!("float zero points expected") };
         for ((&z, &s), &lo) in zp.iter().zip(&q.scale).zip(&q.min_val) {
@@ -176,8 +176,8 @@ proptest! {
         let mut obs = build(id, json!({}));
         let n = data.len();
         let t = if n >= 2 { Tensor::new(vec![2, n / 2], data[..2 * (n / 2)].to_vec()).unwrap() } else { Tensor::from_vec(data) };
-        let _ = obs.observe(&t);
-        let _ = obs.observe(&t);
+        let _ = obs.feed(&t);
+        let _ = obs.feed(&t);
         if let Ok(q) = obs.qparams() {
             let _ = obs.fake_quantize(&t, &q);
         }

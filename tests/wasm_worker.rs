@@ -3,7 +3,7 @@
 #![cfg(target_arch = "wasm32")]
 
 use quantscope::tensor::{encode_npy, npy_header};
-use quantscope::wasm::{header_size, limits, registry, render_comparison_svg, Session};
+use quantscope::wasm::{header_size, limits, registry, render_comparison_svg, SessionHandle};
 use serde_json::{json, Value};
 use wasm_bindgen::JsValue;
 use wasm_bindgen_test::*;
@@ -33,7 +33,7 @@ fn npy(values: &[f32], shape: &[usize]) -> Vec<u8> {
     encode_npy(&npy_header("<f4", false, shape), &body)
 }
 
-fn select_first(s: &mut Session) -> Value {
+fn select_first(s: &mut SessionHandle) -> Value {
     to_json(
         &s.select(js(
             json!({"batches": [{"file": 0, "member": ""}], "split": null}),
@@ -45,7 +45,7 @@ fn select_first(s: &mut Session) -> Value {
 
 #[wasm_bindgen_test]
 fn loads_a_file_and_summarises_it() {
-    let mut s = Session::new();
+    let mut s = SessionHandle::new();
     let values: Vec<f32> = (0..600).map(|i| (i as f32 * 0.37).sin() * 3.0).collect();
     let info = to_json(
         &s.load_file("act.npy", &npy(&values, &[20, 30]))
@@ -67,7 +67,7 @@ fn loads_a_file_and_summarises_it() {
 
 #[wasm_bindgen_test]
 fn malformed_files_throw_and_keep_the_session() {
-    let mut s = Session::new();
+    let mut s = SessionHandle::new();
     s.load_file("ok.npy", &npy(&[1.0, 2.0], &[2]))
         .map_err(JsValue::from)
         .unwrap();
@@ -92,7 +92,7 @@ fn malformed_files_throw_and_keep_the_session() {
 
 #[wasm_bindgen_test]
 fn chunked_loading_refuses_huge_files_from_the_header() {
-    let mut s = Session::new();
+    let mut s = SessionHandle::new();
     let head = npy(&[], &[268_435_456]);
     assert_eq!(
         header_size(&head[..16]).map_err(JsValue::from).unwrap(),
@@ -135,7 +135,7 @@ fn observes_with_registered_observers_and_reports_errors_in_results() {
             assert!(p["affects"] == "data" || p["affects"] == "search", "{p}");
         }
     }
-    let mut s = Session::new();
+    let mut s = SessionHandle::new();
     s.load_file("t.npy", &npy(&[-1.0, 0.5, 2.0], &[3]))
         .map_err(JsValue::from)
         .unwrap();
@@ -211,7 +211,7 @@ fn unpacked(v: &JsValue) -> (Value, Vec<String>) {
 /// Float64Array, with exactly the plain report's numbers.
 #[wasm_bindgen_test]
 fn a_packed_report_carries_the_plain_reports_numbers() {
-    let mut s = Session::new();
+    let mut s = SessionHandle::new();
     let values: Vec<f32> = (0..2048 * 32)
         .map(|i| ((i * 7919 % 1009) as f32 - 500.0) * 0.013 + (i % 32) as f32 * 0.1)
         .collect();
@@ -219,7 +219,7 @@ fn a_packed_report_carries_the_plain_reports_numbers() {
         .map_err(JsValue::from)
         .unwrap();
     select_first(&mut s);
-    let observe = |s: &mut Session, id: &str, packed: Option<bool>| {
+    let observe = |s: &mut SessionHandle, id: &str, packed: Option<bool>| {
         s.observe(id, js(json!({})), packed)
             .map_err(JsValue::from)
             .unwrap()
@@ -252,7 +252,7 @@ fn a_packed_report_carries_the_plain_reports_numbers() {
 
 #[wasm_bindgen_test]
 fn curves_and_svg_render_without_a_dom() {
-    let mut s = Session::new();
+    let mut s = SessionHandle::new();
     let values: Vec<f32> = (0..4000)
         .map(|i| ((i as f32) * 0.013).sin() * 2.0)
         .collect();

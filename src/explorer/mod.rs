@@ -17,7 +17,7 @@ mod vectors;
 
 pub use quantizers::{AdaRoundStart, AdaRoundStatus, FormatsTarget};
 
-use crate::curve::{self, Curve, CurveSpec, MomentHistogram};
+use crate::curve::{self, Curve, CurveRequest, MomentHistogram};
 use crate::engine::{self, NonFinitePolicy, Report};
 use crate::error::{Error, Result};
 use crate::observer::{Collected, Grid, ObserverSpec, QParams, Resolved};
@@ -435,7 +435,7 @@ impl Session {
         };
         let range = slices
             .iter()
-            .filter_map(|s| crate::histogram::finite_min_max(s))
+            .filter_map(|s| crate::shared_stats::finite_min_max(s))
             .fold(None, |acc: Option<(f32, f32)>, (lo, hi)| match acc {
                 None => Some((lo, hi)),
                 Some((a, b)) => Some((a.min(lo), b.max(hi))),
@@ -659,7 +659,7 @@ impl Session {
     }
 
     /// The error-versus-clipping curve of the current batches.
-    pub fn curve(&self, spec: CurveSpec) -> Option<Curve> {
+    pub fn curve(&self, spec: CurveRequest) -> Option<Curve> {
         self.moments.as_ref().map(|m| m.curve(spec))
     }
 
@@ -667,7 +667,7 @@ impl Session {
     /// `colors` says otherwise).
     pub fn curve_view(
         &self,
-        spec: CurveSpec,
+        spec: CurveRequest,
         ids: &[String],
         colors: &[usize],
     ) -> Option<CurveView> {
@@ -688,7 +688,7 @@ impl Session {
         &self,
         ids: &[String],
         colors: &[usize],
-        curve: Option<CurveSpec>,
+        curve: Option<CurveRequest>,
     ) -> Option<Comparison> {
         let summary = self.summary.as_ref()?;
         let hist = self.display_histogram()?;
@@ -770,7 +770,7 @@ pub fn comparison_svg_of(
     title: &str,
     batches: Vec<Tensor>,
     runs: &[(String, Params)],
-    curve: Option<CurveSpec>,
+    curve: Option<CurveRequest>,
     style: &crate::plot::Style,
     width: u32,
 ) -> Result<String> {

@@ -1,6 +1,6 @@
 use super::stream::{header_size, mini_npy, mini_safetensors, PROBE_BYTES};
 use super::*;
-use crate::observer::{Family, Granularity, ObserverKind, ObserverState, QParams, ZeroPoint};
+use crate::observer::{Family, Granularity, ObserverKind, PlotSnapshot, QParams, ZeroPoint};
 use crate::tensor::{encode_npy, npy_header};
 use std::sync::OnceLock;
 
@@ -47,8 +47,8 @@ impl ObserverKind for Shrink {
         (f32::INFINITY, f32::NEG_INFINITY)
     }
 
-    fn observe(state: &mut (f32, f32), _: &ShrinkConfig, batch: &Tensor) -> Result<()> {
-        if let Some((lo, hi)) = crate::histogram::finite_min_max(&batch.data) {
+    fn feed(state: &mut (f32, f32), _: &ShrinkConfig, batch: &Tensor) -> Result<()> {
+        if let Some((lo, hi)) = crate::shared_stats::finite_min_max(&batch.data) {
             state.0 = state.0.min(lo);
             state.1 = state.1.max(hi);
         }
@@ -75,8 +75,8 @@ impl ObserverKind for Shrink {
         Ok(q)
     }
 
-    fn plot(&(min, max): &(f32, f32)) -> ObserverState {
-        ObserverState {
+    fn plot(&(min, max): &(f32, f32)) -> PlotSnapshot {
+        PlotSnapshot {
             min_val: vec![min],
             max_val: vec![max],
             histogram: None,
@@ -392,7 +392,7 @@ fn comparison_and_curve_markers() {
     s.run_spec(shrink_spec(), Params::new().with("fraction", 0.8), true);
     let ids = vec!["test.Shrink".to_string(), "missing".to_string()];
     let c = s
-        .comparison(&ids, &[3], Some(CurveSpec::default()))
+        .comparison(&ids, &[3], Some(CurveRequest::default()))
         .unwrap();
     assert_eq!(c.panels.len(), 1);
     assert_eq!(c.panels[0].color, 3);
@@ -490,7 +490,7 @@ fn comparison_svg_for_the_cli() {
         "layer <3>",
         batches,
         &[(id.clone(), Params::new())],
-        Some(CurveSpec::default()),
+        Some(CurveRequest::default()),
         &Default::default(),
         900,
     )

@@ -235,6 +235,36 @@ pub fn format(label: &str) -> Result<Method> {
     })
 }
 
+/// The format `id` of the quantizer registry with `params` (what `quantscope quantize
+/// --quantizer ID --params JSON` takes), named in results by its label, as [`format`] names it.
+pub fn format_by_id(id: &str, params: Params) -> Result<Method> {
+    let spec = formats::find(id).map_err(|_| Error::Unknown {
+        what: "format",
+        name: id.to_string(),
+        hint: format!(
+            "; format ids: {}",
+            formats::formats()
+                .iter()
+                .map(|f| f.id)
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    })?;
+    let label = spec.build(&params, &ANY_SHAPE)?.label();
+    let per_channel = params
+        .get("granularity")
+        .and_then(serde_json::Value::as_str)
+        == Some("per_channel");
+    Ok(Method {
+        id: label,
+        kind: MethodKind::Format {
+            family: spec.id,
+            params,
+            per_channel,
+        },
+    })
+}
+
 impl Method {
     /// True when this method gives a result for a tensor of `shape` (per-channel methods need
     /// two or more axes).
@@ -328,6 +358,20 @@ mod tests {
             .unwrap_err()
             .to_string()
             .contains("twice"));
+        for (label, family, params) in format_labels() {
+            assert_eq!(
+                format_by_id(family, params).unwrap(),
+                format(&label).unwrap(),
+                "{label}"
+            );
+        }
+        let e = format_by_id("fp8_e4m3", Params::new())
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("format ids: int, ") && e.contains("minifloat"),
+            "{e}"
+        );
         let c = choices();
         assert!(c.formats.iter().any(|f| f == "ggml.Q4_K"));
         assert!(c.observers.iter().any(|o| o == "torch.HistogramObserver"));

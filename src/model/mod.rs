@@ -3,7 +3,7 @@
 //! For each tensor of a [`Catalog`]: its statistics ([`Stats`]) and the result of each
 //! [`Method`] (observers and number formats: SQNR, MSE, max error, clipped share), then the
 //! tensors sorted worst first. The pieces are separate so that a Web Worker can drive them one
-//! tensor at a time ([`ModelSession`]: [`rank_tensor`] on each tensor it reads,
+//! tensor at a time ([`CheckpointRanking`]: [`rank_tensor`] on each tensor it reads,
 //! [`sort_worst_first`] at the end). Natively, [`rank_checkpoint`] does it all in parallel over
 //! tensors.
 //!
@@ -18,7 +18,7 @@ pub mod methods;
 #[cfg(not(target_arch = "wasm32"))]
 mod parallel;
 mod profile;
-pub mod session;
+pub mod ranking;
 pub mod stats;
 
 use crate::checkpoint::{Catalog, Entry, LoadError};
@@ -31,7 +31,7 @@ pub use methods::{default_methods, Method, MethodKind, MethodResult, ResultKind}
 #[cfg(not(target_arch = "wasm32"))]
 pub use parallel::rank_checkpoint;
 pub use profile::layer_profile;
-pub use session::ModelSession;
+pub use ranking::CheckpointRanking;
 pub use stats::Stats;
 
 /// One tensor's row of the ranking.

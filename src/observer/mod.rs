@@ -3,7 +3,7 @@
 //! An observer is two things ([`ObserverKind`]):
 //!
 //! 1. **state collected from data** — fed calibration batches in order
-//!    ([`ObserverKind::observe`], one framework `forward()` each), starting from
+//!    ([`ObserverKind::feed`], one framework `forward()` each), starting from
 //!    [`ObserverKind::init`]; and
 //! 2. **a pure search over that state** ([`ObserverKind::qparams`], the framework's
 //!    `calculate_qparams()`), given a complete, resolved configuration.
@@ -25,7 +25,7 @@
 pub mod spec;
 
 pub use crate::qparams::{Grid, QParams, ZeroPoint};
-pub use spec::{Family, Granularity, ObserverSpec, Preset};
+pub use spec::{Family, Granularity, ObserverEntry, ObserverSpec, Preset};
 
 use crate::error::{Error, Result};
 use crate::params::ParamSet;
@@ -38,7 +38,7 @@ use std::fmt::Debug;
 
 /// A snapshot of an observer's state for plotting.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
-pub struct ObserverState {
+pub struct PlotSnapshot {
     /// Running min/max (per slice).
     pub min_val: Vec<f32>,
     pub max_val: Vec<f32>,
@@ -78,7 +78,7 @@ pub trait ObserverKind: Send + Sync + 'static {
 
     /// Feed one calibration batch (one `forward()` call). It may read only configuration derived
     /// from `Data` parameters.
-    fn observe(state: &mut Self::State, config: &Self::Config, batch: &Tensor) -> Result<()>;
+    fn feed(state: &mut Self::State, config: &Self::Config, batch: &Tensor) -> Result<()>;
 
     /// The quantization parameters chosen from `state` under `config` (`calculate_qparams()`):
     /// a pure function.
@@ -103,7 +103,7 @@ pub trait ObserverKind: Send + Sync + 'static {
     }
 
     /// A snapshot for plotting.
-    fn plot(state: &Self::State) -> ObserverState;
+    fn plot(state: &Self::State) -> PlotSnapshot;
 
     /// How many slices (channels, groups, blocks) the qparams of batches of `shape` will have,
     /// when the configuration alone decides it; `None` (the default) when only the search
@@ -125,8 +125,8 @@ pub trait ObserverKind: Send + Sync + 'static {
 pub trait Resolved: Send + Sync + Debug {
     /// [`ObserverKind::init`].
     fn new_state(&self) -> Box<dyn Collected>;
-    /// [`ObserverKind::observe`].
-    fn observe(&self, state: &mut dyn Collected, batch: &Tensor) -> Result<()>;
+    /// [`ObserverKind::feed`].
+    fn feed(&self, state: &mut dyn Collected, batch: &Tensor) -> Result<()>;
     /// [`ObserverKind::qparams`].
     fn qparams(&self, state: &dyn Collected) -> Result<QParams>;
     /// [`ObserverKind::fake_quantize`].
@@ -142,7 +142,7 @@ pub trait Resolved: Send + Sync + Debug {
 /// Collected state (type-erased [`ObserverKind::State`]).
 pub trait Collected: Any + Send + Sync + Debug {
     /// [`ObserverKind::plot`].
-    fn plot(&self) -> ObserverState;
+    fn plot(&self) -> PlotSnapshot;
     /// For downcasting to the concrete state.
     fn as_any(&self) -> &dyn Any;
     /// For downcasting to the concrete state.
@@ -186,12 +186,12 @@ impl<K: ObserverKind> Resolved for Bound<K> {
         Box::new(StateOf::<K>(K::init(&self.0)))
     }
 
-    fn observe(&self, state: &mut dyn Collected, batch: &Tensor) -> Result<()> {
+    fn feed(&self, state: &mut dyn Collected, batch: &Tensor) -> Result<()> {
         let state = state
             .as_any_mut()
             .downcast_mut::<StateOf<K>>()
             .ok_or_else(mismatch)?;
-        K::observe(&mut state.0, &self.0, batch)
+        K::feed(&mut state.0, &self.0, batch)
     }
 
     fn qparams(&self, state: &dyn Collected) -> Result<QParams> {
@@ -216,7 +216,7 @@ impl<K: ObserverKind> Resolved for Bound<K> {
 }
 
 impl<K: ObserverKind> Collected for StateOf<K> {
-    fn plot(&self) -> ObserverState {
+    fn plot(&self) -> PlotSnapshot {
         K::plot(&self.0)
     }
     fn as_any(&self) -> &dyn Any {
@@ -261,8 +261,8 @@ impl Instance {
     }
 
     /// Feed one batch.
-    pub fn observe(&mut self, batch: &Tensor) -> Result<()> {
-        self.resolved.observe(self.state.as_mut(), batch)
+    pub fn feed(&mut self, batch: &Tensor) -> Result<()> {
+        self.resolved.feed(self.state.as_mut(), batch)
     }
 
     /// The qparams of what was collected.
@@ -276,7 +276,7 @@ impl Instance {
     }
 
     /// A snapshot for plotting.
-    pub fn plot(&self) -> ObserverState {
+    pub fn plot(&self) -> PlotSnapshot {
         self.state.plot()
     }
 }

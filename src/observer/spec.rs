@@ -65,21 +65,41 @@ pub enum Granularity {
     PassThrough,
 }
 
+impl Granularity {
+    /// How the page and the CLI write it: `per tensor`, `per channel`, `per group`, `per block`,
+    /// `pass-through`.
+    pub fn label(self) -> &'static str {
+        match self {
+            Granularity::PerTensor => "per tensor",
+            Granularity::PerChannel => "per channel",
+            Granularity::PerGroup => "per group",
+            Granularity::PerBlock => "per block",
+            Granularity::PassThrough => "pass-through",
+        }
+    }
+}
+
 /// Resolves parameters into a configured observer (see [`super::resolve_kind`]).
 pub type ResolveFn = fn(&Params, &[String]) -> Result<Box<dyn Resolved>>;
 
 /// Fills in every default (see [`super::complete_kind`]).
 pub type CompleteFn = fn(&Params) -> Result<Params>;
 
-/// Everything the registry knows about one observer.
+/// Everything the registry knows about one observer. Serialised as an [`ObserverEntry`] (the
+/// CLI's `list --json`, the page's and the npm package's registry).
 #[derive(Clone, Serialize)]
+#[serde(into = "ObserverEntry")]
 pub struct ObserverSpec {
-    /// Unique id, `family.ClassName` (e.g. `torch.HistogramObserver`); corrected variants of
+    /// Unique id, `library.ClassName` (e.g. `torch.HistogramObserver`); corrected variants of
     /// buggy framework behaviour end in `.fixed`.
     pub id: &'static str,
+    /// The display name: the id without its library prefix (`HistogramObserver`).
+    pub name: &'static str,
     pub family: Family,
-    /// The framework version whose behaviour is reproduced.
-    pub framework_version: &'static str,
+    /// The library reproduced, as ids name it (`torch`, `quark`, …).
+    pub library: &'static str,
+    /// The version of the library whose behaviour is reproduced.
+    pub version: &'static str,
     pub granularity: Granularity,
     /// One-line summary of the maths.
     pub summary: &'static str,
@@ -88,12 +108,58 @@ pub struct ObserverSpec {
     /// Framework bugs or surprises this observer reproduces on purpose, shown to users.
     pub quirks: Vec<&'static str>,
     /// For a `.fixed` variant: the faithful observer it corrects.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub corrects: Option<&'static str>,
-    #[serde(skip)]
     resolve: ResolveFn,
-    #[serde(skip)]
     complete: CompleteFn,
+}
+
+/// One observer as the registry lists it (every field a fact the engine states, so that no
+/// caller derives one from another: the page reads `corrects`, `name` and `granularity_label`
+/// rather than parsing ids).
+#[derive(Debug, Clone, Serialize)]
+#[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
+#[cfg_attr(target_arch = "wasm32", tsify(missing_as_null))]
+pub struct ObserverEntry {
+    pub id: &'static str,
+    /// The id without its library prefix (`HistogramObserver`, `MSEObserver.fixed`).
+    pub name: &'static str,
+    pub family: Family,
+    /// The library reproduced, as ids name it (`torch`, `quark`, …).
+    pub library: &'static str,
+    /// The library's display name (`PyTorch torch.ao.quantization`, `AMD Quark`, …).
+    pub framework: &'static str,
+    /// The version of the library reproduced.
+    pub version: &'static str,
+    /// The same as `version` (its former name, kept for existing callers).
+    pub framework_version: &'static str,
+    pub granularity: Granularity,
+    /// `granularity` as the page writes it (`per tensor`, …).
+    pub granularity_label: &'static str,
+    pub summary: &'static str,
+    pub params: Vec<ParamSpec>,
+    pub quirks: Vec<&'static str>,
+    /// For a `.fixed` variant: the id of the observer it corrects (`null` otherwise).
+    pub corrects: Option<&'static str>,
+}
+
+impl From<ObserverSpec> for ObserverEntry {
+    fn from(s: ObserverSpec) -> Self {
+        ObserverEntry {
+            id: s.id,
+            name: s.name,
+            family: s.family,
+            library: s.library,
+            framework: s.family.framework(),
+            version: s.version,
+            framework_version: s.version,
+            granularity: s.granularity,
+            granularity_label: s.granularity.label(),
+            summary: s.summary,
+            params: s.params,
+            quirks: s.quirks,
+            corrects: s.corrects,
+        }
+    }
 }
 
 impl std::fmt::Debug for ObserverSpec {
@@ -109,14 +175,14 @@ impl ObserverSpec {
     pub fn of<K: ObserverKind>(
         id: &'static str,
         family: Family,
-        framework_version: &'static str,
+        version: &'static str,
         granularity: Granularity,
         summary: &'static str,
     ) -> Self {
         Self::from_parts(
             id,
             family,
-            framework_version,
+            version,
             granularity,
             summary,
             <K::Args as ParamSet>::specs(),
@@ -130,17 +196,24 @@ impl ObserverSpec {
     fn from_parts(
         id: &'static str,
         family: Family,
-        framework_version: &'static str,
+        version: &'static str,
         granularity: Granularity,
         summary: &'static str,
         params: Vec<ParamSpec>,
         resolve: ResolveFn,
         complete: CompleteFn,
     ) -> Self {
+        let library = family.prefix();
+        let name = id
+            .strip_prefix(library)
+            .and_then(|rest| rest.strip_prefix('.'))
+            .unwrap_or(id);
         ObserverSpec {
             id,
+            name,
             family,
-            framework_version,
+            library,
+            version,
             granularity,
             summary,
             params,

@@ -2,7 +2,7 @@
 //! (`min_val`/`max_val`) keep them: one minimum and one maximum per quantization parameter, laid
 //! out in the qparam shape (per tensor, per row, per group, per block, …).
 
-use crate::observer::ObserverState;
+use crate::observer::PlotSnapshot;
 
 /// Minima and maxima, one per qparam, with the qparam shape.
 #[derive(Debug, Clone, PartialEq)]
@@ -14,11 +14,11 @@ pub struct ShapedStats {
 
 impl ShapedStats {
     /// The running min/max for plots (nothing before any statistics).
-    pub fn plot(stats: Option<&ShapedStats>) -> ObserverState {
+    pub fn plot(stats: Option<&ShapedStats>) -> PlotSnapshot {
         let (min_val, max_val) = stats
             .map(|s| (s.min.clone(), s.max.clone()))
             .unwrap_or_default();
-        ObserverState {
+        PlotSnapshot {
             min_val,
             max_val,
             histogram: None,

@@ -64,7 +64,7 @@ pub fn check_trace(case: &Case) -> Result<(), String> {
     let spec = registry::find(&case.observer).map_err(|e| e.to_string())?;
     let mut observer = Instance::new(spec, &case.params).map_err(|e| e.to_string())?;
     for (i, (batch, want)) in case.load_batches()?.iter().zip(trace).enumerate() {
-        observer.observe(batch).map_err(|e| e.to_string())?;
+        observer.feed(batch).map_err(|e| e.to_string())?;
         let state = observer.plot();
         for (field, got) in [("min_val", &state.min_val), ("max_val", &state.max_val)] {
             check_close(
@@ -104,7 +104,7 @@ pub fn check_bin_edges(case: &Case, report: &Report, tol: (f64, f64)) -> Result<
         return Ok(());
     };
     let h = report
-        .state
+        .snapshot
         .histogram
         .as_ref()
         .ok_or("bin_edges: no histogram")?;

@@ -277,7 +277,7 @@ pub fn check_report(case: &Case, report: &Report) -> Result<(), String> {
     }
     if let Some(w) = exp.get("histogram").filter(|v| !is_empty_list(v)) {
         let got = report
-            .state
+            .snapshot
             .histogram
             .as_ref()
             .ok_or("histogram: the observer keeps none")?;

@@ -1,22 +1,13 @@
-// Number formatting shared by the page and the npm package (mirrors quantscope::plot::fmt_num).
+// Number formatting for the page, the notebook widget and the npm package. Numbers are written
+// by the engine's one formatter (quantscope::plot::fmt_num, which panels, tables and charts use
+// too), so the page cannot write a number differently from an exported panel; the WebAssembly
+// module must be initialised first. Digit grouping, byte sizes and shapes are written only here.
+import { fmtNum as engineFmtNum } from '../pkg/quantscope.js';
 
-/** About four significant digits, exponent form when very large or small, a real minus sign. */
+/** About four significant digits, exponent form when very large or small, a real minus sign; "—" for none. */
 export function fmtNum(v) {
   if (v === null || v === undefined) return '—';
-  if (Number.isNaN(v)) return 'NaN';
-  if (!Number.isFinite(v)) return v > 0 ? '∞' : '−∞';
-  if (v === 0) return '0';
-  const a = Math.abs(v);
-  let s;
-  if (a < 1e-3 || a >= 1e5) {
-    const [m, e] = v.toExponential(2).split('e');
-    s = `${m.replace(/\.?0+$/, '')}e${Number(e)}`;
-  } else {
-    const digits = Math.min(6, Math.max(0, 3 - Math.floor(Math.log10(a))));
-    s = v.toFixed(digits);
-    if (s.includes('.')) s = s.replace(/\.?0+$/, '');
-  }
-  return s.replace(/-/g, '−');
+  return engineFmtNum(Number(v));
 }
 
 /** 1234567 → "1,234,567". */

@@ -5,7 +5,7 @@ import type {
   AdaRoundOutcome,
   AdaRoundStart,
   AdaRoundStatus,
-  CurveSpec,
+  CurveRequest,
   CurveView,
   FileInfo,
   FormatResult,
@@ -36,7 +36,7 @@ export type {
   Affects,
   ChannelView,
   CurveScheme,
-  CurveSpec,
+  CurveRequest,
   CurveView,
   ErrorInfo,
   Family,
@@ -84,6 +84,9 @@ export type {
   WeightScheme,
   ZeroPoint,
 } from '../pkg/quantscope.js';
+
+/** @deprecated The former name of {@link CurveRequest} (what an error curve is asked for). */
+export type CurveSpec = CurveRequest;
 
 /** The display histogram of a tensor (what panels draw), as the session returns it. */
 export type DisplayHistogram = NonNullable<ReturnType<Session['histogram']>>;
@@ -162,7 +165,7 @@ export type QuantizeResult = Quantized & { values: Float32Array };
  */
 export function quantize(tensor: Tensor, id: string, params?: ParamValues): QuantizeResult;
 
-export function errorCurve(tensor: Tensor, options?: { bits?: number; scheme?: CurveSpec['scheme']; points?: number; results?: Report[] }): CurveView | null;
+export function errorCurve(tensor: Tensor, options?: { bits?: number; scheme?: CurveRequest['scheme']; points?: number; results?: Report[] }): CurveView | null;
 
 /** Draw the explorer's panel for `report` into `element` (browsers); returns the panel element. */
 export function renderPanel(element: Element, report: Report, options?: { color?: number; logCounts?: boolean }): HTMLElement;
@@ -174,7 +177,7 @@ export interface SvgOptions {
   sqnr?: boolean;
   curve?: boolean;
   bits?: number;
-  scheme?: CurveSpec['scheme'];
+  scheme?: CurveRequest['scheme'];
   title?: string;
 }
 
@@ -285,10 +288,10 @@ export declare class Engine {
   complete(args: { id: string; view?: boolean; packed?: boolean }): Report | null;
   remove(args: { id: string }): null;
   results(): Report[];
-  curve(args: { spec: CurveSpec; ids?: string[]; colors?: number[] }): CurveView | null;
-  comparisonSvg(args: { ids: string[]; colors: number[]; curve?: CurveSpec | null; style?: Style; width?: number }): string;
+  curve(args: { spec: CurveRequest; ids?: string[]; colors?: number[] }): CurveView | null;
+  comparisonSvg(args: { ids: string[]; colors: number[]; curve?: CurveRequest | null; style?: Style; width?: number }): string;
   /** What the comparison figure shows (title, histogram, panel views, curve), for joining parts. */
-  comparison(args: { ids: string[]; colors: number[]; curve?: CurveSpec | null }): ComparisonData;
+  comparison(args: { ids: string[]; colors: number[]; curve?: CurveRequest | null }): ComparisonData;
   /** A comparison (as `comparison` returns it) as SVG. */
   renderComparisonSvg(args: { comparison: ComparisonData; style?: Style; width?: number }): string;
   formats(args?: { extra?: Array<{ id: string; params?: ParamValues }> }, run?: RunOptions): Promise<{ name: FormatsTarget['name']; shape: FormatsTarget['shape']; rows: FormatRow[] }>;

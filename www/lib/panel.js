@@ -4,7 +4,7 @@
 // panel shows of a report is the engine's one display function, panelView(report); nothing here
 // computes a number. Shared by the page, the notebook widget and the npm package's
 // renderPanel(). Every user-controlled string is set as text, never as HTML.
-import { drawHistogram, drawChannels, panelView } from '../pkg/quantscope.js';
+import { drawHistogram, drawChannels, panelView, granularityLabel } from '../pkg/quantscope.js';
 
 /** Observer colours (mirror of quantscope::plot::theme::SERIES). */
 export const SERIES = [
@@ -45,16 +45,8 @@ function breakable(id) {
   return parts;
 }
 
-const GRANULARITY = {
-  per_tensor: 'per tensor',
-  per_channel: 'per channel',
-  per_group: 'per group',
-  per_block: 'per block',
-  pass_through: 'pass-through',
-};
-
-/** A report's granularity as the page writes it ("per group"). */
-export const granularityLabel = (g) => GRANULARITY[g] || g;
+/** A report's granularity as the page writes it ("per group"): the engine's label. */
+export { granularityLabel };
 
 /**
  * `report` with plain arrays where the engine sent it packed (Engine.observe's `packed`: long

@@ -13,10 +13,11 @@
 //   `args.id`) go to the member that owns it. A fresh `observe` of an observer nobody owns waits in
 //   the pool until a member has room for it (fewer than QUEUED_PER_MEMBER observations queued),
 //   and that member becomes its owner: slow observers spread themselves over the members,
-//   whatever their order. An observer and its
-//   `.fixed` variant (which corrects it) go to the same member, where the engine computes the
-//   work they share once (Horizon's MSE candidates, the histograms). A new selection drops
-//   every result, so owners are forgotten at each `select`.
+//   whatever their order. An observer and the variant that corrects it (the registry entry's
+//   `corrects`, read from this thread's WebAssembly module, which the page initialises before it
+//   makes the pool) go to the same member, where the engine computes the work they share once
+//   (Horizon's MSE candidates, the histograms). A new selection drops every result, so owners
+//   are forgotten at each `select`.
 // - `curve` and `comparisonSvg` need the reports of several observers: each owner computes its
 //   part (`curve` markers, `comparison` panels) and the parts are put back in the order of `ids`
 //   (the one figure is then rendered by the first member). `results` joins every member's.
@@ -25,6 +26,8 @@
 //
 // Results are identical to one engine's: every member computes each observer's report on the
 // same tensor with the same code; only where it runs differs.
+
+import { registry } from '../pkg/quantscope.js';
 
 /** Calls that every member runs (they change what is loaded and selected). */
 const BROADCAST = new Set(['load', 'select']);
@@ -38,9 +41,6 @@ const BY_OBSERVER = new Set(['observe', 'update', 'updateDeferred', 'complete', 
 const QUEUED_PER_MEMBER = 2;
 
 const cancelled = (err) => Boolean(err && err.cancelled);
-
-/** The observer an observer id is a variant of: its `.fixed` correction shares its work. */
-const familyOf = (id) => String(id).replace(/\.fixed$/, '');
 
 /** The observer id a report, marker or panel view belongs to. */
 const observerOf = (item) => item.observer;
@@ -59,6 +59,8 @@ export class EnginePool {
     this.queued = members.map(() => 0);
     /** Observations waiting for a member: {args, run, resolve, reject}. */
     this.waiting = [];
+    /** Observer id → the id of the observer it corrects (registry entries with `corrects`). */
+    this.corrects = null;
   }
 
   /** Number of members. */
@@ -84,6 +86,21 @@ export class EnginePool {
     if (method === 'comparisonSvg') return this.comparisonSvg(args, run);
     if (method === 'results') return this.results(run);
     return this.members[0].call(method, args, run);
+  }
+
+  /**
+   * The observer whose work observer `id` shares: the one it corrects, else itself. Without an
+   * initialised module every observer is its own (results are the same; only placement differs).
+   */
+  groupOf(id) {
+    if (this.corrects === null) {
+      try {
+        this.corrects = new Map(registry().observers.filter((o) => o.corrects).map((o) => [o.id, o.corrects]));
+      } catch {
+        return id; // the module is not initialised (yet): no variant is known
+      }
+    }
+    return this.corrects.get(id) ?? id;
   }
 
   /** Every member runs `method`: the first one's value, once all agree (see the header). */
@@ -121,20 +138,20 @@ export class EnginePool {
     return this.members[0].call(method, args, run);
   }
 
-  /** The member owning an observer of the same family as `id` (see the header), if any. */
+  /** The member owning an observer that shares its work with `id` (see the header), if any. */
   siblingOwner(id) {
-    const family = familyOf(id);
-    for (const [other, member] of this.owners) if (other !== id && familyOf(other) === family) return member;
+    const group = this.groupOf(id);
+    for (const [other, member] of this.owners) if (other !== id && this.groupOf(other) === group) return member;
     return undefined;
   }
 
   /**
    * Hand waiting observations to members with room for them, least loaded first (a variant to
-   * the member of its family).
+   * the member of the observer it corrects).
    */
   dispatch(limit = QUEUED_PER_MEMBER) {
     while (this.waiting.length > 0) {
-      // A variant joins its family's member whatever that member has queued.
+      // A variant joins the member of the observer it corrects whatever that member has queued.
       const sibling = this.siblingOwner(this.waiting[0].args.id);
       if (sibling !== undefined) {
         this.send(this.waiting.shift(), sibling);

@@ -7,7 +7,7 @@
 //! quantscope adaround W X [--bits 4|8] [--scheme per_channel_symmetric|…] [--iters N] [--json]
 //! quantscope formats FILE [--json]
 //! quantscope quantize FILE --quantizer ID [--params JSON] [--out OUT.npy] [--json]
-//! quantscope model PATH... [--observers ID,...] [--formats LABEL,...] [--json | --csv] [--jobs N] [--svg OUT.svg]
+//! quantscope model PATH... [--observers ID,...] [--formats ID[:JSON],...] [--json | --csv] [--jobs N] [--svg OUT.svg]
 //! ```
 //! Each FILE of `observe` is one calibration batch, in order; `file.npz:member` and
 //! `file.safetensors:tensor` pick one tensor of a container.
@@ -132,8 +132,10 @@ enum Command {
         /// Observer ids, comma-separated (each with its default parameters).
         #[arg(long)]
         observers: Option<String>,
-        /// Format labels, comma-separated (as `quantscope formats` prints them, e.g.
-        /// `fp8_e4m3,mxfp4_e2m1,int4 per group of 32`).
+        /// Formats, comma-separated: each a quantizer id with its parameters as `quantize`
+        /// takes them, `ID` or `ID:JSON` (e.g. `ggml.Q4_K,minifloat:{"element": "fp8_e4m3"},
+        /// int:{"bits": 4, "granularity": "per_group", "group_size": 32}`); results are named
+        /// by the format's label, as `quantscope formats` prints it.
         #[arg(long)]
         formats: Option<String>,
         /// Print JSON instead of a table.

@@ -3,7 +3,9 @@
 
 use quantscope::checkpoint::native::Checkpoint;
 use quantscope::error::{Error, Result};
+use quantscope::model::methods::MethodKind;
 use quantscope::model::{self, methods, Method, ModelReport};
+use quantscope::params::Params;
 use quantscope::plot::svg::layer_profile_svg;
 use quantscope::plot::Style;
 use serde_json::Value;
@@ -20,25 +22,19 @@ pub enum Format {
 }
 
 /// The methods named on the command line: the defaults when neither list is given, otherwise
-/// exactly the observers and formats listed.
+/// exactly the observers and formats listed. Observers are registry ids; formats are quantizer
+/// ids with their parameters, `ID` or `ID:JSON` (what `quantscope quantize --quantizer ID
+/// --params JSON` takes), e.g. `int:{"bits": 4, "granularity": "per_group", "group_size": 32}`.
 pub fn methods_from(observers: Option<&str>, formats: Option<&str>) -> Result<Vec<Method>> {
     if observers.is_none() && formats.is_none() {
         return Ok(model::default_methods());
     }
-    let items = |list: Option<&str>| -> Vec<String> {
-        list.unwrap_or_default()
-            .split(',')
-            .map(str::trim)
-            .filter(|s| !s.is_empty())
-            .map(str::to_string)
-            .collect()
-    };
     let mut out = Vec::new();
-    for id in items(observers) {
-        out.push(methods::observer(&id)?);
+    for id in split_list(observers.unwrap_or_default()) {
+        out.push(methods::observer(id)?);
     }
-    for label in items(formats) {
-        out.push(methods::format(&label)?);
+    for item in split_list(formats.unwrap_or_default()) {
+        out.push(format_method(item)?);
     }
     if out.is_empty() {
         return Err(Error::input(
@@ -46,6 +42,61 @@ pub fn methods_from(observers: Option<&str>, formats: Option<&str>) -> Result<Ve
         ));
     }
     Ok(out)
+}
+
+/// The non-empty items of a comma-separated list, split only at commas outside JSON objects,
+/// arrays and strings (`int:{"bits": 4, "signed": false},ggml.Q4_K` is two items).
+fn split_list(list: &str) -> Vec<&str> {
+    let (mut items, mut depth, mut in_string, mut escaped, mut start) =
+        (Vec::new(), 0usize, false, false, 0);
+    for (i, c) in list.char_indices() {
+        match c {
+            _ if escaped => escaped = false,
+            '\\' if in_string => escaped = true,
+            '"' => in_string = !in_string,
+            '{' | '[' if !in_string => depth += 1,
+            '}' | ']' if !in_string => depth = depth.saturating_sub(1),
+            ',' if !in_string && depth == 0 => {
+                items.push(&list[start..i]);
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    items.push(&list[start..]);
+    items
+        .into_iter()
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .collect()
+}
+
+/// One `--formats` item, `ID` or `ID:JSON`. A label of `quantscope formats` (the former
+/// spelling) is refused with the id and parameters that name it.
+fn format_method(item: &str) -> Result<Method> {
+    let (id, params) = match item.split_once(':') {
+        Some((id, json)) => (id.trim(), Params::from_json(json)?),
+        None => (item, Params::new()),
+    };
+    methods::format_by_id(id, params).map_err(|e| match methods::format(item) {
+        Ok(Method {
+            id: label,
+            kind: MethodKind::Format { family, params, .. },
+        }) if !item.contains(':') => {
+            let spelled = if params.keys().next().is_none() {
+                family.to_string()
+            } else {
+                format!(
+                    "{family}:{}",
+                    serde_json::to_string(&params).unwrap_or_default()
+                )
+            };
+            Error::input(format!(
+                "`{item}` is the label of a format ({label}), not an id: name it `{spelled}`"
+            ))
+        }
+        _ => e,
+    })
 }
 
 /// Run the command.

@@ -18,8 +18,9 @@ pub fn print_json(value: &Value) {
     );
 }
 
-/// A number in a short, readable form (6 significant digits).
-pub fn fmt_num(x: f64) -> String {
+/// A number with 6 significant digits, for the CLI's text tables (the page, panels and charts
+/// write 4 with [`quantscope::plot::fmt_num`]).
+pub fn fmt_num6(x: f64) -> String {
     if x == 0.0 || x.is_nan() || x.is_infinite() {
         return format!("{x}");
     }
@@ -40,7 +41,7 @@ pub fn fmt_num(x: f64) -> String {
 /// A list of numbers: one value as itself, several as `[a, b, …]` (at most 6 shown).
 fn fmt_list(values: impl ExactSizeIterator<Item = f64>) -> String {
     let n = values.len();
-    let shown: Vec<String> = values.take(6).map(fmt_num).collect();
+    let shown: Vec<String> = values.take(6).map(fmt_num6).collect();
     match n {
         0 => "-".to_string(),
         1 => shown[0].clone(),
@@ -72,7 +73,9 @@ pub fn registry_json() -> Value {
 fn param_range(kind: &ParamKind) -> String {
     match kind {
         ParamKind::Int { min, max } => format!("int {min}..={max}"),
-        ParamKind::Float { min, max, .. } => format!("float {}..={}", fmt_num(*min), fmt_num(*max)),
+        ParamKind::Float { min, max, .. } => {
+            format!("float {}..={}", fmt_num6(*min), fmt_num6(*max))
+        }
         ParamKind::Bool => "bool".to_string(),
         ParamKind::Text => "text".to_string(),
         ParamKind::Vector => "vector (.npy)".to_string(),
@@ -91,12 +94,7 @@ pub fn registry_table() -> String {
     for spec in registry::observers() {
         if current != Some(spec.family) {
             current = Some(spec.family);
-            let _ = writeln!(
-                out,
-                "\n{} ({})",
-                spec.family.framework(),
-                spec.framework_version
-            );
+            let _ = writeln!(out, "\n{} ({})", spec.family.framework(), spec.version);
         }
         let _ = writeln!(out, "  {:48} {}", spec.id, spec.summary);
         for p in &spec.params {
@@ -265,9 +263,9 @@ pub fn report_text(r: &Report) -> String {
     let _ = writeln!(out, "zero_point    {}", zero_points(&q.zero_point));
     let _ = writeln!(out, "grid          {}", grid_text(q));
     if let Some(m) = &r.metrics {
-        let _ = writeln!(out, "mse           {}", fmt_num(m.mse));
+        let _ = writeln!(out, "mse           {}", fmt_num6(m.mse));
         let _ = writeln!(out, "sqnr          {}", quantscope::display::sqnr_text(m));
-        let _ = writeln!(out, "max_abs_err   {}", fmt_num(m.max_abs_err));
+        let _ = writeln!(out, "max_abs_err   {}", fmt_num6(m.max_abs_err));
         let _ = writeln!(out, "clipped       {:.4}%", m.clipped_fraction * 100.0);
     }
     for quirk in r.spec().map(|s| s.quirks.as_slice()).unwrap_or_default() {
@@ -290,7 +288,7 @@ fn grid_text(q: &quantscope::observer::QParams) -> String {
             quant_min,
             quant_max,
         } => format!("integers {quant_min}..={quant_max}{axis}"),
-        Grid::Float { format, max } => format!("{format} (max {}){axis}", fmt_num(*max)),
+        Grid::Float { format, max } => format!("{format} (max {}){axis}", fmt_num6(*max)),
         Grid::None => "none (pass-through)".to_string(),
     }
 }
@@ -319,11 +317,11 @@ pub fn comparison_table(reports: &[Report], batches: &[Tensor]) -> String {
                     out,
                     "{:46} {:>12} {:>12} {:>12} {:>6} {:>12} {:>9} {:>9}",
                     id,
-                    fmt_num(lo),
-                    fmt_num(hi),
+                    fmt_num6(lo),
+                    fmt_num6(hi),
                     fmt_list(f32s(&q.scale)),
                     zero_points(&q.zero_point),
-                    m.map_or("-".into(), |m| fmt_num(m.mse)),
+                    m.map_or("-".into(), |m| fmt_num6(m.mse)),
                     m.and_then(|m| m.sqnr_db)
                         .map_or("-".into(), |s| format!("{s:.2}")),
                     m.map_or("-".into(), |m| format!("{:.4}", m.clipped_fraction * 100.0)),
@@ -372,9 +370,9 @@ pub fn formats_table(file: &str, tensor: &Tensor, results: &[Result<FormatResult
             "{:28} {:>9.3} {:>12} {:>9} {:>12} {:>9.4}",
             r.format,
             r.bits_per_value,
-            fmt_num(m.mse),
+            fmt_num6(m.mse),
             m.sqnr_db.map_or("-".into(), |s| format!("{s:.2}")),
-            fmt_num(m.max_abs_err),
+            fmt_num6(m.max_abs_err),
             m.clipped_fraction * 100.0
         );
     }
@@ -399,7 +397,7 @@ pub fn adaround_text(o: &quantscope::quantizers::adaround::AdaRoundOutcome) -> S
             out,
             "{:22} {:>14} {:>12.3}",
             name,
-            fmt_num(rounding.output_mse),
+            fmt_num6(rounding.output_mse),
             rounding.output_sqnr_db
         );
     }
@@ -440,16 +438,16 @@ pub fn quantize_text(
     let m = &q.metrics;
     let mut s = String::new();
     let _ = writeln!(s, "{file} {:?} → {} ({})", q.shape, q.format, q.quantizer);
-    let _ = writeln!(s, "  bits per value   {}", fmt_num(q.bits_per_value));
-    let _ = writeln!(s, "  mse              {}", fmt_num(m.mse));
-    let _ = writeln!(s, "  max |error|      {}", fmt_num(m.max_abs_err));
+    let _ = writeln!(s, "  bits per value   {}", fmt_num6(q.bits_per_value));
+    let _ = writeln!(s, "  mse              {}", fmt_num6(m.mse));
+    let _ = writeln!(s, "  max |error|      {}", fmt_num6(m.max_abs_err));
     let _ = writeln!(
         s,
         "  sqnr             {}",
         m.sqnr_db
-            .map_or("undefined".to_string(), |d| format!("{} dB", fmt_num(d)))
+            .map_or("undefined".to_string(), |d| format!("{} dB", fmt_num6(d)))
     );
-    let _ = writeln!(s, "  clipped          {}", fmt_num(m.clipped_fraction));
+    let _ = writeln!(s, "  clipped          {}", fmt_num6(m.clipped_fraction));
     if let Some(path) = out {
         let _ = writeln!(s, "  written to       {path}");
     }
@@ -458,13 +456,13 @@ pub fn quantize_text(
 
 #[cfg(test)]
 mod tests {
-    use super::fmt_num;
+    use super::fmt_num6;
 
     #[test]
     fn numbers_are_short() {
-        assert_eq!(fmt_num(0.036180686205625534), "0.0361807");
-        assert_eq!(fmt_num(124.0), "124");
-        assert_eq!(fmt_num(1.1920929e-07), "1.19209e-7");
-        assert_eq!(fmt_num(-4.494117259979248), "-4.49412");
+        assert_eq!(fmt_num6(0.036180686205625534), "0.0361807");
+        assert_eq!(fmt_num6(124.0), "124");
+        assert_eq!(fmt_num6(1.1920929e-07), "1.19209e-7");
+        assert_eq!(fmt_num6(-4.494117259979248), "-4.49412");
     }
 }

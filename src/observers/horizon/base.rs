@@ -13,7 +13,7 @@
 
 use super::config::{QDtype, RoundMode};
 use crate::error::{Error, Result, Stage};
-use crate::observer::{HistogramState, ObserverState, QParams, ZeroPoint};
+use crate::observer::{HistogramState, PlotSnapshot, QParams, ZeroPoint};
 
 /// `torch.finfo(torch.float32).eps`, Horizon's lower bound on a scale.
 pub const EPS: f32 = f32::EPSILON;
@@ -165,7 +165,7 @@ fn broadcast_len(a: usize, b: usize) -> Result<usize> {
 
 /// `torch.aminmax` of a non-empty slice (NaN-free input).
 pub fn min_max(data: &[f32]) -> (f32, f32) {
-    crate::histogram::finite_min_max(data).unwrap_or((f32::NAN, f32::NAN))
+    crate::shared_stats::finite_min_max(data).unwrap_or((f32::NAN, f32::NAN))
 }
 
 /// The error a per-channel observer reports for an empty channel dimension.
@@ -178,8 +178,8 @@ pub fn empty_reduction_error() -> Error {
 }
 
 /// A snapshot of the moving-average statistics (and a histogram) for plotting.
-pub fn plot_state(stats: &MinMaxState, histogram: Option<HistogramState>) -> ObserverState {
-    ObserverState {
+pub fn plot_state(stats: &MinMaxState, histogram: Option<HistogramState>) -> PlotSnapshot {
+    PlotSnapshot {
         min_val: stats.min_val.clone(),
         max_val: stats.max_val.clone(),
         histogram,

@@ -4,7 +4,7 @@
 
 use super::config::{ensure, BaseConfig, FixedBaseArgs};
 use crate::error::Result;
-use crate::observer::{ObserverKind, ObserverState, QParams, ZeroPoint};
+use crate::observer::{ObserverKind, PlotSnapshot, QParams, ZeroPoint};
 use crate::tensor::Tensor;
 
 crate::declare_params! {
@@ -46,7 +46,7 @@ impl ObserverKind for FixedScale {
 
     fn init(_: &FixedScaleConfig) {}
 
-    fn observe(_: &mut (), _: &FixedScaleConfig, _: &Tensor) -> Result<()> {
+    fn feed(_: &mut (), _: &FixedScaleConfig, _: &Tensor) -> Result<()> {
         Ok(())
     }
 
@@ -64,8 +64,8 @@ impl ObserverKind for FixedScale {
 
     scale_quanti_qdq!(base.quant);
 
-    fn plot(_: &()) -> ObserverState {
-        ObserverState::default()
+    fn plot(_: &()) -> PlotSnapshot {
+        PlotSnapshot::default()
     }
 }
 
@@ -80,7 +80,7 @@ mod tests {
     #[test]
     fn returns_the_configured_scale_and_truncated_zero_point() {
         let mut o = instance(ID, r#"{"scale": 0.5, "zero_point": 3.7}"#).unwrap();
-        o.observe(&Tensor::from_vec(vec![100.0])).unwrap();
+        o.feed(&Tensor::from_vec(vec![100.0])).unwrap();
         let q = o.qparams().unwrap();
         assert_eq!(q.scale, vec![0.5]);
         assert_eq!(q.zero_point, ZeroPoint::Int(vec![3]));

@@ -25,7 +25,7 @@ use crate::histogram::histc_abs;
 use crate::kernels::torch::{
     add_left_aligned, arange_chunked_f32, arange_count, linspace_two_roundings, sum_f64,
 };
-use crate::observer::{HistogramState, ObserverKind, ObserverState, QParams};
+use crate::observer::{HistogramState, ObserverKind, PlotSnapshot, QParams};
 use crate::shared_stats::max_abs_ignoring_nan;
 use crate::tensor::Tensor;
 use serde_json::json;
@@ -315,7 +315,7 @@ impl ObserverKind for Kl {
 
     /// Collect the batch; every `update_interval` batches, search, average ∓amax in and reset
     /// the histogram.
-    fn observe(state: &mut KlState, cfg: &KlConfig, batch: &Tensor) -> Result<()> {
+    fn feed(state: &mut KlState, cfg: &KlConfig, batch: &Tensor) -> Result<()> {
         if batch.is_empty() {
             return Ok(());
         }
@@ -371,7 +371,7 @@ impl ObserverKind for Kl {
     scale_quanti_qdq!(base.quant);
 
     /// The histogram being collected, or else the one the last search used.
-    fn plot(state: &KlState) -> ObserverState {
+    fn plot(state: &KlState) -> PlotSnapshot {
         let histogram = if !state.hist.is_empty() && state.edges.len() == state.hist.len() + 1 {
             Some(HistogramState {
                 counts: state.hist.clone(),
@@ -442,7 +442,7 @@ mod tests {
     #[test]
     fn no_search_before_update_interval_gives_scale_one() {
         let mut o = instance(ID, r#"{"update_interval": 3}"#).unwrap();
-        o.observe(&ramp(1000, 1.0)).unwrap();
+        o.feed(&ramp(1000, 1.0)).unwrap();
         let q = o.qparams().unwrap();
         assert_eq!(q.scale, vec![1.0]);
         assert!(q.min_val.is_empty());
@@ -464,7 +464,7 @@ mod tests {
     #[test]
     fn all_zero_input_gives_zero_amax() {
         let mut o = instance(ID, "{}").unwrap();
-        o.observe(&Tensor::from_vec(vec![0.0; 100])).unwrap();
+        o.feed(&Tensor::from_vec(vec![0.0; 100])).unwrap();
         let q = o.qparams().unwrap();
         assert_eq!(q.max_val, vec![0.0]);
         assert_eq!(q.scale, vec![base::EPS]);
@@ -473,8 +473,8 @@ mod tests {
     #[test]
     fn growth_from_an_all_zero_histogram_overflows_like_python() {
         let mut o = instance(ID, r#"{"update_interval": 2}"#).unwrap();
-        o.observe(&Tensor::from_vec(vec![0.0; 10])).unwrap();
-        let e = o.observe(&Tensor::from_vec(vec![1.0; 10])).unwrap_err();
+        o.feed(&Tensor::from_vec(vec![0.0; 10])).unwrap();
+        let e = o.feed(&Tensor::from_vec(vec![1.0; 10])).unwrap_err();
         assert!(e.to_string().starts_with("OverflowError"), "{e}");
     }
     proptest! {

@@ -13,7 +13,7 @@ use super::base::{plot_state, MinMaxState};
 use super::channels::batch_min_max;
 use super::config::{ensure, BaseConfig, ClipBaseArgs, MinMaxBaseArgs};
 use crate::error::Result;
-use crate::observer::{ObserverKind, ObserverState, QParams};
+use crate::observer::{ObserverKind, PlotSnapshot, QParams};
 use crate::tensor::Tensor;
 
 crate::declare_params! {
@@ -44,7 +44,7 @@ impl ObserverKind for MinMax {
     }
 
     /// Empty batches are skipped.
-    fn observe(state: &mut MinMaxState, cfg: &BaseConfig, batch: &Tensor) -> Result<()> {
+    fn feed(state: &mut MinMaxState, cfg: &BaseConfig, batch: &Tensor) -> Result<()> {
         if batch.is_empty() {
             return Ok(());
         }
@@ -58,7 +58,7 @@ impl ObserverKind for MinMax {
 
     scale_quanti_qdq!(quant);
 
-    fn plot(state: &MinMaxState) -> ObserverState {
+    fn plot(state: &MinMaxState) -> PlotSnapshot {
         plot_state(state, None)
     }
 }
@@ -96,7 +96,7 @@ impl ObserverKind for Clip {
     }
 
     /// No empty-batch check here: `aminmax` of an empty batch raises.
-    fn observe(state: &mut MinMaxState, cfg: &ClipConfig, batch: &Tensor) -> Result<()> {
+    fn feed(state: &mut MinMaxState, cfg: &ClipConfig, batch: &Tensor) -> Result<()> {
         let (lo, hi) = batch_min_max(batch, cfg.base.scheme)?;
         state.update(lo, hi, cfg.base.averaging_constant)?;
         let (xmin, xmax) = cfg.limits;
@@ -119,7 +119,7 @@ impl ObserverKind for Clip {
 
     scale_quanti_qdq!(base.quant);
 
-    fn plot(state: &MinMaxState) -> ObserverState {
+    fn plot(state: &MinMaxState) -> PlotSnapshot {
         plot_state(state, None)
     }
 }
@@ -136,9 +136,9 @@ mod tests {
     fn moving_average_of_batch_extrema() {
         let mut o = instance("horizon.MinMaxObserver", r#"{"averaging_constant": 0.5}"#).unwrap();
         assert_eq!(o.qparams().unwrap().scale, vec![1.0], "no statistics yet");
-        o.observe(&Tensor::from_vec(vec![-1.0, 2.0])).unwrap();
-        o.observe(&Tensor::from_vec(vec![])).unwrap();
-        o.observe(&Tensor::from_vec(vec![-3.0, 4.0])).unwrap();
+        o.feed(&Tensor::from_vec(vec![-1.0, 2.0])).unwrap();
+        o.feed(&Tensor::from_vec(vec![])).unwrap();
+        o.feed(&Tensor::from_vec(vec![-3.0, 4.0])).unwrap();
         let q = o.qparams().unwrap();
         assert_eq!(q.min_val, vec![-2.0]);
         assert_eq!(q.max_val, vec![3.0]);
@@ -153,22 +153,22 @@ mod tests {
         )
         .unwrap();
         let x = Tensor::new(vec![2, 2], vec![1.0, -8.0, -2.0, 4.0]).unwrap();
-        o.observe(&x).unwrap();
+        o.feed(&x).unwrap();
         let q = o.qparams().unwrap();
         assert_eq!(q.min_val, vec![-2.0, -8.0]);
         assert_eq!(q.scale, vec![2.0f32 / 127.5, 8.0f32 / 127.5]);
         assert_eq!(q.axis, Some(1));
-        let err = o.observe(&Tensor::from_vec(vec![1.0])).unwrap_err();
+        let err = o.feed(&Tensor::from_vec(vec![1.0])).unwrap_err();
         assert!(err.to_string().starts_with("IndexError"), "{err}");
     }
 
     #[test]
     fn clip_clamps_the_stored_state() {
         let mut o = instance("horizon.ClipObserver", r#"{"xmin": -1.5, "xmax": 3.0}"#).unwrap();
-        o.observe(&Tensor::from_vec(vec![-4.0, 1.0])).unwrap();
+        o.feed(&Tensor::from_vec(vec![-4.0, 1.0])).unwrap();
         let q = o.qparams().unwrap();
         assert_eq!((q.min_val[0], q.max_val[0]), (-1.5, 1.0));
-        assert!(o.observe(&Tensor::from_vec(vec![])).is_err());
+        assert!(o.feed(&Tensor::from_vec(vec![])).is_err());
         let e = instance(
             "horizon.ClipObserver",
             r#"{"xmin": 2, "xmax": 1, "ch_axis": 0}"#,
@@ -188,8 +188,8 @@ mod tests {
             b in proptest::collection::vec(-1e3f32..1e3, 1..50),
         ) {
             let mut o = instance("horizon.MinMaxObserver", r#"{"averaging_constant": 1.0}"#).unwrap();
-            o.observe(&Tensor::from_vec(a.clone())).unwrap();
-            o.observe(&Tensor::from_vec(b.clone())).unwrap();
+            o.feed(&Tensor::from_vec(a.clone())).unwrap();
+            o.feed(&Tensor::from_vec(b.clone())).unwrap();
             let q = o.qparams().unwrap();
             let fold = |v: &[f32]| {
                 let lo = v.iter().cloned().fold(f32::INFINITY, f32::min);
@@ -212,7 +212,7 @@ mod tests {
             let params = Params::new().with("pow_quantization", pow);
             let spec = crate::registry::find("horizon.MinMaxObserver").unwrap();
             let mut o = crate::observer::Instance::new(spec, &params).unwrap();
-            o.observe(&Tensor::from_vec(a.clone())).unwrap();
+            o.feed(&Tensor::from_vec(a.clone())).unwrap();
             let s = o.qparams().unwrap().scale[0];
             prop_assert!(s >= base::EPS);
             let amax = a.iter().fold(0.0f32, |m, v| m.max(v.abs()));

@@ -14,7 +14,7 @@ use super::config::{BaseConfig, MixBaseArgs};
 use super::percentile::AbsHistogram;
 use super::scale_quanti::l2_loss;
 use crate::error::{Error, Result, Stage};
-use crate::observer::{ObserverKind, ObserverState, QParams};
+use crate::observer::{ObserverKind, PlotSnapshot, QParams};
 use crate::tensor::Tensor;
 use serde_json::json;
 
@@ -116,7 +116,7 @@ impl ObserverKind for Mix {
         MixState::default()
     }
 
-    fn observe(state: &mut MixState, cfg: &BaseConfig, batch: &Tensor) -> Result<()> {
+    fn feed(state: &mut MixState, cfg: &BaseConfig, batch: &Tensor) -> Result<()> {
         if batch.is_empty() {
             return Ok(());
         }
@@ -175,7 +175,7 @@ impl ObserverKind for Mix {
 
     scale_quanti_qdq!(quant);
 
-    fn plot(state: &MixState) -> ObserverState {
+    fn plot(state: &MixState) -> PlotSnapshot {
         let histogram = state.last.as_ref().map(|r| r.hist.plot_state());
         plot_state(&state.stats, histogram)
     }

@@ -195,7 +195,7 @@ pub(crate) mod testing {
         let config = K::resolve(&K::Args::from_params(&Params::from_json(params)?)?, &[])?;
         let mut state = K::init(&config);
         for batch in batches {
-            K::observe(&mut state, &config, batch)?;
+            K::feed(&mut state, &config, batch)?;
         }
         Ok((config, state))
     }
@@ -223,7 +223,7 @@ mod tests {
         for spec in observers() {
             let mut o = crate::observer::Instance::new(&spec, &Params::new()).unwrap();
             assert_eq!(o.qparams().unwrap().scale.len(), 1, "{}", spec.id);
-            o.observe(&batch(3)).unwrap();
+            o.feed(&batch(3)).unwrap();
             let q = o.qparams().unwrap();
             assert!(q.scale.iter().all(|&s| s > 0.0), "{}", spec.id);
             let y = o.fake_quantize(&batch(3), &q).unwrap();

@@ -19,7 +19,7 @@ use super::channels::channel_rows;
 use super::config::{BaseConfig, MseBaseArgs};
 use super::scale_quanti::l2_losses;
 use crate::error::{Error, Result, Stage};
-use crate::observer::{ObserverKind, ObserverState, QParams};
+use crate::observer::{ObserverKind, PlotSnapshot, QParams};
 use crate::tensor::Tensor;
 use serde_json::{json, Value};
 use std::borrow::Cow;
@@ -245,7 +245,7 @@ impl<const CORRECTED: bool> ObserverKind for Mse<CORRECTED> {
         MseState::default()
     }
 
-    fn observe(state: &mut MseState, cfg: &MseConfig, batch: &Tensor) -> Result<()> {
+    fn feed(state: &mut MseState, cfg: &MseConfig, batch: &Tensor) -> Result<()> {
         if batch.is_empty() {
             return Ok(());
         }
@@ -265,7 +265,7 @@ impl<const CORRECTED: bool> ObserverKind for Mse<CORRECTED> {
 
     scale_quanti_qdq!(base.quant);
 
-    fn plot(state: &MseState) -> ObserverState {
+    fn plot(state: &MseState) -> PlotSnapshot {
         plot_state(&state.stats, None)
     }
 }

@@ -15,7 +15,7 @@ use super::base::{self, plot_state, MinMaxState};
 use super::config::{ensure, BaseConfig, PerTensorBaseArgs};
 use crate::error::Result;
 use crate::histogram::histc_abs;
-use crate::observer::{HistogramState, ObserverKind, ObserverState, QParams};
+use crate::observer::{HistogramState, ObserverKind, PlotSnapshot, QParams};
 use crate::tensor::Tensor;
 
 /// The histogram of `|x|` over `[0, R]` that Percentile and Mix search.
@@ -156,7 +156,7 @@ impl ObserverKind for Percentile {
         PercentileState::default()
     }
 
-    fn observe(state: &mut PercentileState, cfg: &PercentileConfig, batch: &Tensor) -> Result<()> {
+    fn feed(state: &mut PercentileState, cfg: &PercentileConfig, batch: &Tensor) -> Result<()> {
         if batch.is_empty() {
             return Ok(());
         }
@@ -177,7 +177,7 @@ impl ObserverKind for Percentile {
 
     scale_quanti_qdq!(base.quant);
 
-    fn plot(state: &PercentileState) -> ObserverState {
+    fn plot(state: &PercentileState) -> PlotSnapshot {
         plot_state(
             &state.stats,
             state.last.as_ref().map(AbsHistogram::plot_state),
@@ -200,7 +200,7 @@ mod tests {
         let mut data: Vec<f32> = (1..=100).map(|i| i as f32 / 100.0).collect();
         data.push(-10.0);
         let mut o = instance(ID, r#"{"percentile": 99.0, "bins": 100}"#).unwrap();
-        o.observe(&Tensor::from_vec(data)).unwrap();
+        o.feed(&Tensor::from_vec(data)).unwrap();
         // target f32(0.99·101) = 99.99: bins 0..=9 hold 0.01..0.99 (99 values), bin 10 holds
         // 1.0 → i = 10 → clip = 10.5·(10/100).
         let clip = 10.5f32 * (10.0f32 / 100.0);
@@ -212,7 +212,7 @@ mod tests {
     #[test]
     fn all_zero_input_bins_over_minus_one_to_one() {
         let mut o = instance(ID, "{}").unwrap();
-        o.observe(&Tensor::from_vec(vec![0.0; 16])).unwrap();
+        o.feed(&Tensor::from_vec(vec![0.0; 16])).unwrap();
         let q = o.qparams().unwrap();
         assert_eq!((q.min_val[0], q.max_val[0]), (0.0, 0.0));
         assert_eq!(q.scale, vec![base::EPS]);
@@ -245,7 +245,7 @@ mod tests {
         ) {
             let params = Params::new().with("percentile", percentile).with("bins", bins);
             let mut o = crate::observer::Instance::new(crate::registry::find(ID).unwrap(), &params).unwrap();
-            o.observe(&Tensor::from_vec(data.clone())).unwrap();
+            o.feed(&Tensor::from_vec(data.clone())).unwrap();
             let q = o.qparams().unwrap();
             let lo = data.iter().cloned().fold(f32::INFINITY, f32::min);
             let hi = data.iter().cloned().fold(f32::NEG_INFINITY, f32::max);

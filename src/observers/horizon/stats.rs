@@ -12,7 +12,7 @@ use super::base::{self, plot_state, MinMaxState};
 use super::config::{ensure, BaseConfig, PerTensorBaseArgs};
 use crate::error::Result;
 use crate::kernels::torch::sum_f32;
-use crate::observer::{ObserverKind, ObserverState, QParams};
+use crate::observer::{ObserverKind, PlotSnapshot, QParams};
 use crate::tensor::Tensor;
 
 crate::declare_params! {
@@ -167,7 +167,7 @@ impl ObserverKind for ClipStd {
         MinMaxState::default()
     }
 
-    fn observe(state: &mut MinMaxState, cfg: &ClipStdConfig, batch: &Tensor) -> Result<()> {
+    fn feed(state: &mut MinMaxState, cfg: &ClipStdConfig, batch: &Tensor) -> Result<()> {
         if batch.is_empty() {
             return Ok(());
         }
@@ -181,7 +181,7 @@ impl ObserverKind for ClipStd {
 
     scale_quanti_qdq!(base.quant);
 
-    fn plot(state: &MinMaxState) -> ObserverState {
+    fn plot(state: &MinMaxState) -> PlotSnapshot {
         plot_state(state, None)
     }
 }
@@ -209,7 +209,7 @@ impl ObserverKind for Norm {
         NormState::default()
     }
 
-    fn observe(state: &mut NormState, cfg: &NormConfig, batch: &Tensor) -> Result<()> {
+    fn feed(state: &mut NormState, cfg: &NormConfig, batch: &Tensor) -> Result<()> {
         if batch.is_empty() {
             return Ok(());
         }
@@ -238,7 +238,7 @@ impl ObserverKind for Norm {
 
     scale_quanti_qdq!(base.quant);
 
-    fn plot(state: &NormState) -> ObserverState {
+    fn plot(state: &NormState) -> PlotSnapshot {
         plot_state(&state.stats, None)
     }
 }
@@ -256,7 +256,7 @@ mod tests {
         }
         v.push(50.0);
         let mut o = instance("horizon.ClipStdObserver", "{}").unwrap();
-        o.observe(&Tensor::from_vec(v.clone())).unwrap();
+        o.feed(&Tensor::from_vec(v.clone())).unwrap();
         let q = o.qparams().unwrap();
         let mean = v.iter().map(|&x| x as f64).sum::<f64>() / 100.0;
         let var = v.iter().map(|&x| (x as f64 - mean).powi(2)).sum::<f64>() / 99.0;
@@ -272,7 +272,7 @@ mod tests {
     #[test]
     fn single_element_std_is_nan() {
         let mut o = instance("horizon.ClipStdObserver", "{}").unwrap();
-        o.observe(&Tensor::from_vec(vec![2.0])).unwrap();
+        o.feed(&Tensor::from_vec(vec![2.0])).unwrap();
         assert!(o.qparams().unwrap().scale[0].is_nan());
     }
 
@@ -280,7 +280,7 @@ mod tests {
     fn norm_reduces_over_dim_zero_only() {
         let mut o = instance("horizon.NormObserver", "{}").unwrap();
         let x = Tensor::new(vec![2, 3], vec![3.0, 0.0, -1.0, 4.0, 2.0, 0.0]).unwrap();
-        o.observe(&x).unwrap();
+        o.feed(&x).unwrap();
         let q = o.qparams().unwrap();
         assert_eq!(q.max_val, vec![5.0, 2.0, 1.0]);
         assert_eq!(q.min_val, vec![-5.0, -2.0, -1.0]);
@@ -289,7 +289,7 @@ mod tests {
         let dq = o.fake_quantize(&x, &q).unwrap();
         assert_eq!(dq.data.len(), 6);
         let mut l1 = instance("horizon.NormObserver", r#"{"norm": 1.0}"#).unwrap();
-        l1.observe(&Tensor::from_vec(vec![1.0, -2.0, 3.0])).unwrap();
+        l1.feed(&Tensor::from_vec(vec![1.0, -2.0, 3.0])).unwrap();
         assert_eq!(l1.qparams().unwrap().max_val, vec![6.0]);
     }
 

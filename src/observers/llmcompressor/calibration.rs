@@ -12,9 +12,10 @@ use super::flatten::slice_map;
 use super::qparams::{
     calculate_qparams, calculate_range, global_absmax, global_scale, integer_zero_point,
 };
-use super::stats::{Combine, Stats};
+use super::stats::Combine;
 use crate::error::{Error, Result, Stage};
-use crate::observer::{Granularity, Grid, ObserverState, QParams, ZeroPoint};
+use crate::observer::{Granularity, Grid, PlotSnapshot, QParams, ZeroPoint};
+use crate::observers::shaped_stats::ShapedStats;
 use crate::params::Choice;
 use crate::slice_map::write_grid_range;
 use crate::tensor::Tensor;
@@ -58,7 +59,7 @@ pub struct SearchReport {
 /// the search report of MSE observers.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct Calibration {
-    pub stats: Option<Stats>,
+    pub stats: Option<ShapedStats>,
     pub batch_shape: Vec<usize>,
     pub search: Option<SearchReport>,
 }
@@ -70,15 +71,15 @@ impl Calibration {
     }
 
     /// Record the statistics of a batch of `shape`, combined with those collected before.
-    pub fn record(&mut self, combine: Combine, new: Stats, shape: &[usize]) -> Result<()> {
+    pub fn record(&mut self, combine: Combine, new: ShapedStats, shape: &[usize]) -> Result<()> {
         self.stats = Some(combine.merge(self.stats.as_ref(), new)?);
         self.batch_shape = shape.to_vec();
         Ok(())
     }
 
     /// The running min/max for plots.
-    pub fn plot(&self) -> ObserverState {
-        Stats::plot(self.stats.as_ref())
+    pub fn plot(&self) -> PlotSnapshot {
+        ShapedStats::plot(self.stats.as_ref())
     }
 }
 

@@ -28,10 +28,11 @@ use super::calibration::{Calibration, SearchReport, Target};
 use super::fake_quant::{qdq, Rounding};
 use super::flatten::{flatten_for_calibration, Flattened};
 use super::qparams::{at_stage, calculate_qparams, calculate_range};
-use super::stats::{Combine, Stats};
+use super::stats::Combine;
 use crate::error::{Result, Stage};
 use crate::kernels::torch::pointwise::pow_scalar;
 use crate::kernels::torch::reduce::{min_max_dims, sum_dims_of};
+use crate::observers::shaped_stats::ShapedStats;
 use crate::parallel;
 use crate::tensor::Tensor;
 
@@ -57,7 +58,7 @@ pub enum Schedule {
 /// What a search found.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SearchOutcome {
-    pub stats: Stats,
+    pub stats: ShapedStats,
     /// Per qparam, the winning `i` in `p = 1 − i/grid`.
     pub selected_step: Vec<usize>,
     /// Candidates scored before the search stopped.
@@ -196,7 +197,7 @@ pub fn grid_search(
         next += count;
     }
     Ok(SearchOutcome {
-        stats: Stats {
+        stats: ShapedStats {
             shape: flat.qparam_shape(),
             min: best_min,
             max: best_max,

@@ -10,7 +10,7 @@
 
 use super::calibration::{self, Calibration, Target};
 use crate::error::Result;
-use crate::observer::{Granularity, ObserverKind, ObserverState, QParams};
+use crate::observer::{Granularity, ObserverKind, PlotSnapshot, QParams};
 use crate::params::ParamSet;
 use crate::tensor::Tensor;
 use std::fmt::Debug;
@@ -53,7 +53,7 @@ impl<C: CompressorClass> ObserverKind for CompressorObserver<C> {
         Calibration::default()
     }
 
-    fn observe(state: &mut Calibration, cfg: &C::Config, batch: &Tensor) -> Result<()> {
+    fn feed(state: &mut Calibration, cfg: &C::Config, batch: &Tensor) -> Result<()> {
         if state.skips(cfg.target(), batch) {
             return Ok(());
         }
@@ -75,7 +75,7 @@ impl<C: CompressorClass> ObserverKind for CompressorObserver<C> {
         Some(cfg.target().granularity())
     }
 
-    fn plot(state: &Calibration) -> ObserverState {
+    fn plot(state: &Calibration) -> PlotSnapshot {
         state.plot()
     }
 }

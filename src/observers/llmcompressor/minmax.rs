@@ -22,8 +22,9 @@ use super::args::{BaseName, QuantArgsFields};
 use super::calibration::{Calibration, Target};
 use super::flatten::flatten_for_calibration;
 use super::kind::{Calibrate, CompressorClass};
-use super::stats::{Combine, Stats};
+use super::stats::Combine;
 use crate::error::Result;
+use crate::observers::shaped_stats::ShapedStats;
 use crate::tensor::Tensor;
 
 crate::declare_params! {
@@ -79,7 +80,7 @@ impl Calibrate for MinMaxConfig {
 
     fn calibrate(&self, state: &mut Calibration, batch: &Tensor) -> Result<()> {
         let flat = flatten_for_calibration(batch, self.target.base, &self.target.args)?;
-        state.record(self.combine, Stats::of(&flat)?, &batch.shape)
+        state.record(self.combine, ShapedStats::of(&flat)?, &batch.shape)
     }
 }
 

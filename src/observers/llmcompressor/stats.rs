@@ -14,15 +14,14 @@ use crate::error::{Error, Result, Stage};
 use crate::kernels::torch::reduce::min_max_dims;
 use crate::kernels::torch::{maximum, minimum};
 
-/// `min_vals`/`max_vals` with their shape (the qparam shape).
-pub use crate::observers::shaped_stats::ShapedStats as Stats;
+use crate::observers::shaped_stats::ShapedStats;
 
-impl Stats {
+impl ShapedStats {
     /// `_get_min_max(observed)`: `amin`/`amax` over dims `(0, −1)`.
-    pub fn of(flat: &Flattened<'_>) -> Result<Stats> {
+    pub fn of(flat: &Flattened<'_>) -> Result<ShapedStats> {
         let dims = flat.reduced_dims()?;
         let (min, max) = min_max_dims(&flat.data, &flat.shape, &dims);
-        Ok(Stats {
+        Ok(ShapedStats {
             shape: flat.qparam_shape(),
             min,
             max,
@@ -30,10 +29,10 @@ impl Stats {
     }
 
     /// `min = torch.min(new, self)`, `max = torch.max(new, self)` (static min-max).
-    pub fn running_extrema(&self, new: &Stats) -> Result<Stats> {
+    pub fn running_extrema(&self, new: &ShapedStats) -> Result<ShapedStats> {
         let min = broadcast(new, &new.min, self, &self.min, minimum)?;
         let max = broadcast(new, &new.max, self, &self.max, maximum)?;
-        Ok(Stats {
+        Ok(ShapedStats {
             shape: min.0,
             min: min.1,
             max: max.1,
@@ -41,13 +40,13 @@ impl Stats {
     }
 
     /// `lerp(self, new, c) = self·(1 − c) + new·c` (moving average).
-    pub fn lerp(&self, new: &Stats, c: f64) -> Result<Stats> {
+    pub fn lerp(&self, new: &ShapedStats, c: f64) -> Result<ShapedStats> {
         let keep = (1.0 - c) as f32;
         let take = c as f32;
         let mix = |a: f32, b: f32| a * keep + b * take;
         let min = broadcast(self, &self.min, new, &new.min, mix)?;
         let max = broadcast(self, &self.max, new, &new.max, mix)?;
-        Ok(Stats {
+        Ok(ShapedStats {
             shape: min.0,
             min: min.1,
             max: max.1,
@@ -68,7 +67,7 @@ pub enum Combine {
 
 impl Combine {
     /// The statistics after `new`, given those collected before (`None` before any batch).
-    pub fn merge(self, old: Option<&Stats>, new: Stats) -> Result<Stats> {
+    pub fn merge(self, old: Option<&ShapedStats>, new: ShapedStats) -> Result<ShapedStats> {
         match (self, old) {
             (Combine::RunningExtrema, Some(old)) => old.running_extrema(&new),
             (Combine::MovingAverage(c), Some(old)) if c != 1.0 => old.lerp(&new, c),
@@ -80,9 +79,9 @@ impl Combine {
 /// `f(a, b)` element-wise with torch's broadcasting (`a` is the first operand of the error
 /// message).
 fn broadcast(
-    a: &Stats,
+    a: &ShapedStats,
     a_values: &[f32],
-    b: &Stats,
+    b: &ShapedStats,
     b_values: &[f32],
     f: impl Fn(f32, f32) -> f32,
 ) -> Result<(Vec<usize>, Vec<f32>)> {
@@ -140,8 +139,8 @@ fn broadcast(
 mod tests {
     use super::*;
 
-    fn stats(shape: Vec<usize>, min: Vec<f32>, max: Vec<f32>) -> Stats {
-        Stats { shape, min, max }
+    fn stats(shape: Vec<usize>, min: Vec<f32>, max: Vec<f32>) -> ShapedStats {
+        ShapedStats { shape, min, max }
     }
 
     #[test]

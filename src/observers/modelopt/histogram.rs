@@ -11,7 +11,7 @@ use super::entropy::entropy_amax;
 use super::mse::{mse_amax, percentile_amax, MseCall};
 use super::quant::{fake_quantize, qparams_from_amax, QuantizerArgs};
 use crate::error::{Error, Result, Stage};
-use crate::observer::{HistogramState, ObserverKind, ObserverState, QParams};
+use crate::observer::{HistogramState, ObserverKind, PlotSnapshot, QParams};
 use crate::params::{Bits, ParamSet, ParamSpec, Params};
 use crate::tensor::Tensor;
 use serde_json::{json, Map, Value};
@@ -127,7 +127,7 @@ impl<M: Method> ObserverKind for HistogramCalibrator<M> {
         }
     }
 
-    fn observe(state: &mut Collected, cfg: &Self::Config, batch: &Tensor) -> Result<()> {
+    fn feed(state: &mut Collected, cfg: &Self::Config, batch: &Tensor) -> Result<()> {
         let c = &cfg.collection;
         state.hist = Some(collect::collect(
             state.hist.take(),
@@ -184,9 +184,9 @@ impl<M: Method> ObserverKind for HistogramCalibrator<M> {
         super::quant::qdq_kernel(shape, q, &cfg.quantizer)
     }
 
-    fn plot(state: &Collected) -> ObserverState {
+    fn plot(state: &Collected) -> PlotSnapshot {
         let Some(hist) = &state.hist else {
-            return ObserverState::default();
+            return PlotSnapshot::default();
         };
         let counts: Vec<f32> = match hist {
             Hist::Torch { hist, .. } => hist.clone(),
@@ -203,7 +203,7 @@ impl<M: Method> ObserverKind for HistogramCalibrator<M> {
             let last = edges.last().copied().unwrap_or(0.0);
             edges.push(last + width);
         }
-        ObserverState {
+        PlotSnapshot {
             min_val: vec![edges.first().copied().unwrap_or(0.0)],
             max_val: vec![state.max_abs],
             histogram: Some(HistogramState { counts, edges }),
@@ -330,7 +330,7 @@ mod tests {
 
     fn observed(id: &str, p: Params) -> Result<Instance> {
         let mut o = Instance::new(registry::find(id)?, &p)?;
-        o.observe(&data())?;
+        o.feed(&data())?;
         Ok(o)
     }
 

@@ -8,7 +8,7 @@
 
 use super::quant::{fake_quantize, qparams_from_amax, QuantizerArgs};
 use crate::error::{Error, Result, Stage};
-use crate::observer::{ObserverKind, ObserverState, QParams};
+use crate::observer::{ObserverKind, PlotSnapshot, QParams};
 use crate::quant::ChannelIndexer;
 use crate::tensor::Tensor;
 
@@ -119,7 +119,7 @@ impl ObserverKind for Max {
         }
     }
 
-    fn observe(state: &mut RunningAmax, cfg: &MaxArgs, batch: &Tensor) -> Result<()> {
+    fn feed(state: &mut RunningAmax, cfg: &MaxArgs, batch: &Tensor) -> Result<()> {
         let (local, shape, axis) = local_amax(cfg.axis, batch)?;
         if local.iter().any(|v| v.is_nan()) {
             return Err(Error::framework(
@@ -184,14 +184,14 @@ impl ObserverKind for Max {
         super::quant::qdq_kernel(shape, q, &cfg.quantizer)
     }
 
-    fn plot(state: &RunningAmax) -> ObserverState {
+    fn plot(state: &RunningAmax) -> PlotSnapshot {
         match &state.amax {
-            Some((amax, _)) => ObserverState {
+            Some((amax, _)) => PlotSnapshot {
                 min_val: amax.iter().map(|a| -a).collect(),
                 max_val: amax.clone(),
                 histogram: None,
             },
-            None => ObserverState::default(),
+            None => PlotSnapshot::default(),
         }
     }
 }
@@ -211,7 +211,7 @@ mod tests {
     fn observe(p: &str, batches: &[Tensor]) -> Result<QParams> {
         let mut o = instance(p)?;
         for b in batches {
-            o.observe(b)?;
+            o.feed(b)?;
         }
         o.qparams()
     }
@@ -249,7 +249,7 @@ mod tests {
     fn four_bit_fake_quant_uses_seven_levels() {
         let x = Tensor::from_vec(vec![-7.0, -3.4, 0.5, 3.5, 7.0]);
         let mut o = instance(r#"{"num_bits": 4}"#).unwrap();
-        o.observe(&x).unwrap();
+        o.feed(&x).unwrap();
         let q = o.qparams().unwrap();
         assert_eq!(q.scale, vec![1.0]);
         let y = o.fake_quantize(&x, &q).unwrap();

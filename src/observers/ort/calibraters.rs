@@ -16,7 +16,7 @@ use super::percentile::{distribution, percentile_range, Scenario};
 use super::qparams::{qparams_from_range, quantize_dequantize, QuantArgs, QuantOptions};
 use super::CollectMode;
 use crate::error::Result;
-use crate::observer::{ObserverKind, ObserverState, QParams};
+use crate::observer::{ObserverKind, PlotSnapshot, QParams};
 use crate::params::ParamSet;
 use crate::tensor::Tensor;
 use serde_json::{json, Map, Value};
@@ -116,8 +116,8 @@ impl<M: Method> ObserverKind for Calibrater<M> {
         Histogram::new(cfg.collection)
     }
 
-    fn observe(state: &mut Histogram, _: &Config<M::Search>, batch: &Tensor) -> Result<()> {
-        state.observe(batch)
+    fn feed(state: &mut Histogram, _: &Config<M::Search>, batch: &Tensor) -> Result<()> {
+        state.feed(batch)
     }
 
     fn qparams(state: &Histogram, cfg: &Config<M::Search>) -> Result<QParams> {
@@ -147,7 +147,7 @@ impl<M: Method> ObserverKind for Calibrater<M> {
         super::qparams::qdq_kernel(q)
     }
 
-    fn plot(state: &Histogram) -> ObserverState {
+    fn plot(state: &Histogram) -> PlotSnapshot {
         state.plot()
     }
 }
@@ -277,7 +277,7 @@ mod tests {
         let data: Vec<f32> = (0..10_000).map(|i| (i as f32 - 5000.0) / 1000.0).collect();
         let spec = registry::find("ort.PercentileCalibrater").unwrap();
         let mut o = Instance::new(spec, &Params::new()).unwrap();
-        o.observe(&Tensor::from_vec(data)).unwrap();
+        o.feed(&Tensor::from_vec(data)).unwrap();
         let before = o.qparams().unwrap();
         let tighter = Params::new().with("percentile", 90.0);
         assert_eq!(
@@ -298,7 +298,7 @@ mod tests {
     fn distribution_refuses_few_bins_after_collecting() {
         let spec = registry::find("ort.DistributionCalibrater").unwrap();
         let mut o = Instance::new(spec, &Params::new().with("num_bins", 128)).unwrap();
-        o.observe(&Tensor::from_vec(vec![-1.0, 0.5, 2.0])).unwrap();
+        o.feed(&Tensor::from_vec(vec![-1.0, 0.5, 2.0])).unwrap();
         assert_eq!(
             o.qparams().unwrap_err().to_string(),
             "ValueError: Invalid num_bins. Must be in range 512 <= num_bins."

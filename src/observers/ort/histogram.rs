@@ -11,7 +11,7 @@
 use super::collector::{self, Collected, HistKind};
 use super::CollectMode;
 use crate::error::{Error, Result, Stage};
-use crate::observer::{HistogramState, ObserverState};
+use crate::observer::{HistogramState, PlotSnapshot};
 use crate::tensor::Tensor;
 
 crate::declare_params! {
@@ -70,7 +70,7 @@ impl Histogram {
     }
 
     /// One batch: a `collect_data` call of its own, or one more output of the reader.
-    pub fn observe(&mut self, batch: &Tensor) -> Result<()> {
+    pub fn feed(&mut self, batch: &Tensor) -> Result<()> {
         let c = self.collection;
         match &mut self.entry {
             Entry::PerBatch(entry) => {
@@ -114,9 +114,9 @@ impl Histogram {
     }
 
     /// The histogram and the observed data range, for plots.
-    pub fn plot(&self) -> ObserverState {
+    pub fn plot(&self) -> PlotSnapshot {
         match self.collected() {
-            Ok(h) => ObserverState {
+            Ok(h) => PlotSnapshot {
                 min_val: vec![h.min],
                 max_val: vec![h.max],
                 histogram: Some(HistogramState {
@@ -124,7 +124,7 @@ impl Histogram {
                     edges: h.edges,
                 }),
             },
-            Err(_) => ObserverState::default(),
+            Err(_) => PlotSnapshot::default(),
         }
     }
 }
@@ -146,24 +146,24 @@ mod tests {
         let a = Tensor::from_vec(vec![-1.0, 0.0, 0.5, 1.0]);
         let b = Tensor::from_vec(vec![-3.0, 0.0, 2.0, 3.0]);
         let mut single = Histogram::new(collection(CollectMode::SingleReader));
-        single.observe(&a).unwrap();
-        single.observe(&b).unwrap();
+        single.feed(&a).unwrap();
+        single.feed(&b).unwrap();
         let h = single.plot().histogram.unwrap();
         // One histogram of the union over ±3: edges −3, −1.5, 0, 1.5, 3.
         assert_eq!(h.edges, vec![-3.0, -1.5, 0.0, 1.5, 3.0]);
         assert_eq!(h.counts, vec![1.0, 1.0, 4.0, 2.0]);
         // Per batch, the second call grows the first histogram instead.
         let mut per = Histogram::new(collection(CollectMode::PerBatch));
-        per.observe(&a).unwrap();
-        per.observe(&b).unwrap();
+        per.feed(&a).unwrap();
+        per.feed(&b).unwrap();
         assert_eq!(per.plot().histogram.unwrap().counts.len(), 14);
     }
 
     #[test]
     fn single_reader_refuses_ragged_batches_like_numpy() {
         let mut h = Histogram::new(collection(CollectMode::SingleReader));
-        h.observe(&Tensor::from_vec(vec![1.0, 2.0])).unwrap();
-        h.observe(&Tensor::from_vec(vec![1.0])).unwrap();
+        h.feed(&Tensor::from_vec(vec![1.0, 2.0])).unwrap();
+        h.feed(&Tensor::from_vec(vec![1.0])).unwrap();
         let err = h.collected().unwrap_err().to_string();
         assert!(
             err.starts_with("ValueError: setting an array element"),

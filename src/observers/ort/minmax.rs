@@ -14,7 +14,7 @@ use super::qparams::{qparams_from_range, quantize_dequantize, QuantArgs, QuantOp
 use super::CollectMode;
 use crate::error::{Error, Result, Stage};
 use crate::kernels::numpy;
-use crate::observer::{ObserverKind, ObserverState, QParams};
+use crate::observer::{ObserverKind, PlotSnapshot, QParams};
 use crate::tensor::Tensor;
 use serde_json::json;
 
@@ -165,7 +165,7 @@ impl ObserverKind for MinMax {
         Reductions::default()
     }
 
-    fn observe(state: &mut Reductions, _: &MinMaxConfig, batch: &Tensor) -> Result<()> {
+    fn feed(state: &mut Reductions, _: &MinMaxConfig, batch: &Tensor) -> Result<()> {
         let (lo, hi) = numpy::min_max_ignore_nan(&batch.data).ok_or_else(|| {
             Error::input("ReduceMin/ReduceMax need at least one value in the batch")
         })?;
@@ -201,12 +201,12 @@ impl ObserverKind for MinMax {
 
     /// The observed data range (the calibrated range depends on the search parameters and is in
     /// the qparams).
-    fn plot(state: &Reductions) -> ObserverState {
+    fn plot(state: &Reductions) -> PlotSnapshot {
         if state.min.is_empty() {
-            return ObserverState::default();
+            return PlotSnapshot::default();
         }
         let (lo, hi) = nan_extrema(&state.min, &state.max);
-        ObserverState {
+        PlotSnapshot {
             min_val: vec![lo],
             max_val: vec![hi],
             histogram: None,
@@ -225,7 +225,7 @@ mod tests {
         let spec = registry::find("ort.MinMaxCalibrater").unwrap();
         let mut o = Instance::new(spec, &Params::from_json(p).unwrap()).unwrap();
         for b in batches {
-            o.observe(&Tensor::from_vec(b.clone())).unwrap();
+            o.feed(&Tensor::from_vec(b.clone())).unwrap();
         }
         let q = o.qparams().unwrap();
         (q.min_val[0], q.max_val[0])

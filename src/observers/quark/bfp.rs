@@ -15,10 +15,10 @@ use super::config::quark_params;
 use super::dtype::BfpDtype;
 use super::kernels::{forward_block_layout, require_block_size, scaled_fake_quantize};
 use super::qparams::nan_max;
-use super::spec::{PerGroupScheme, QuarkSpec};
+use super::spec::{PerGroupScheme, QuarkConfig};
 use crate::error::{Error, Result, Stage};
 use crate::formats::bfp::BFP16;
-use crate::observer::{ObserverKind, ObserverState, QParams, ZeroPoint};
+use crate::observer::{ObserverKind, PlotSnapshot, QParams, ZeroPoint};
 use crate::qdq::QdqKernel;
 use crate::tensor::Tensor;
 
@@ -49,7 +49,7 @@ pub struct BfpState {
 
 /// The shared step of a block with `amax` (`2^(⌊log2 amax⌋ − 6)`, ε for 0), cast to the scale
 /// type.
-fn scale_of(spec: &QuarkSpec, amax: f32) -> f32 {
+fn scale_of(spec: &QuarkConfig, amax: f32) -> f32 {
     spec.scale_type.cast(BFP16.scale(amax))
 }
 
@@ -58,19 +58,19 @@ pub struct PerBlockBfp;
 
 impl ObserverKind for PerBlockBfp {
     type Args = PerBlockBfpArgs;
-    type Config = QuarkSpec;
+    type Config = QuarkConfig;
     type State = BfpState;
 
-    fn resolve(args: &PerBlockBfpArgs, _: &[String]) -> Result<QuarkSpec> {
+    fn resolve(args: &PerBlockBfpArgs, _: &[String]) -> Result<QuarkConfig> {
         require_block_size("PerBlockBFPObserver", args.group_size)?;
-        args.quark_spec()
+        args.quark_config()
     }
 
-    fn init(_: &QuarkSpec) -> BfpState {
+    fn init(_: &QuarkConfig) -> BfpState {
         BfpState::default()
     }
 
-    fn observe(state: &mut BfpState, spec: &QuarkSpec, batch: &Tensor) -> Result<()> {
+    fn feed(state: &mut BfpState, spec: &QuarkConfig, batch: &Tensor) -> Result<()> {
         let layout = forward_block_layout(spec, batch)?;
         let clean: Vec<f32> = batch
             .data
@@ -110,7 +110,7 @@ impl ObserverKind for PerBlockBfp {
         Ok(())
     }
 
-    fn qparams(state: &BfpState, spec: &QuarkSpec) -> Result<QParams> {
+    fn qparams(state: &BfpState, spec: &QuarkConfig) -> Result<QParams> {
         let amax = if state.amax.is_empty() {
             vec![0.0]
         } else {
@@ -134,19 +134,19 @@ impl ObserverKind for PerBlockBfp {
         Ok(q)
     }
 
-    fn fake_quantize(spec: &QuarkSpec, x: &Tensor, q: &QParams) -> Result<Tensor> {
+    fn fake_quantize(spec: &QuarkConfig, x: &Tensor, q: &QParams) -> Result<Tensor> {
         scaled_fake_quantize(spec, x, &q.scale, &q.zero_point)
     }
 
-    fn qdq_kernel(spec: &QuarkSpec, shape: &[usize], q: &QParams) -> Option<Box<dyn QdqKernel>> {
+    fn qdq_kernel(spec: &QuarkConfig, shape: &[usize], q: &QParams) -> Option<Box<dyn QdqKernel>> {
         super::qdq_kernel::per_group_kernel(spec, shape, q)
     }
 
-    fn plot(_: &BfpState) -> ObserverState {
-        ObserverState::default()
+    fn plot(_: &BfpState) -> PlotSnapshot {
+        PlotSnapshot::default()
     }
 
-    fn slice_count(spec: &QuarkSpec, shape: &[usize]) -> Option<usize> {
+    fn slice_count(spec: &QuarkConfig, shape: &[usize]) -> Option<usize> {
         super::kernels::block_count(spec, shape)
     }
 }
@@ -164,13 +164,13 @@ mod tests {
         let spec = registry::find("quark.PerBlockBFPObserver").unwrap();
         let mut o = Instance::new(spec, &Params::new().with("group_size", 2)).unwrap();
         // Block 0: 1.995 rounds to mantissa 128 with step 2^-6 → amax doubled to 3.99.
-        o.observe(&Tensor::new(vec![1, 4], vec![1.995, 0.1, 1.0, f32::NAN]).unwrap())
+        o.feed(&Tensor::new(vec![1, 4], vec![1.995, 0.1, 1.0, f32::NAN]).unwrap())
             .unwrap();
         let q = o.qparams().unwrap();
         assert_eq!(q.amax, Some(vec![3.99, 1.0]));
         assert_eq!(q.scale, vec![pow2(-5), pow2(-6)]);
         // Again in the next batch: the running amax doubles again.
-        o.observe(&Tensor::new(vec![1, 4], vec![0.0, 0.0, 1.995, 0.0]).unwrap())
+        o.feed(&Tensor::new(vec![1, 4], vec![0.0, 0.0, 1.995, 0.0]).unwrap())
             .unwrap();
         let q = o.qparams().unwrap();
         assert_eq!(q.amax, Some(vec![3.99, 3.99]));

@@ -11,8 +11,8 @@
 //! Where Quark has none (`ch_axis`, `group_size` of per-channel/per-group specs) the default is
 //! the usual weight layout.
 //!
-//! The generated struct resolves to a [`QuarkSpec`](super::spec::QuarkSpec) with
-//! `quark_spec()`, which applies `QTensorConfig.__post_init__`'s checks.
+//! The generated struct resolves to a [`QuarkConfig`](super::spec::QuarkConfig) with
+//! `quark_config()`, which applies `QTensorConfig.__post_init__`'s checks.
 
 /// Declare the parameters of one Quark observer class:
 ///
@@ -123,9 +123,9 @@ macro_rules! quark_params {
 
         impl $name {
             /// The `QTensorConfig` these values make, checked like Quark's `__post_init__`.
-            pub fn quark_spec(&self) -> $crate::error::Result<$crate::observers::quark::spec::QuarkSpec> {
+            pub fn quark_config(&self) -> $crate::error::Result<$crate::observers::quark::spec::QuarkConfig> {
                 #[allow(unused_mut)]
-                let mut spec = $crate::observers::quark::spec::QuarkSpec {
+                let mut spec = $crate::observers::quark::spec::QuarkConfig {
                     dtype: self.dtype.into(),
                     qscheme: self.qscheme.into(),
                     symmetric: self.symmetric,

@@ -19,11 +19,11 @@ use super::config::quark_params;
 use super::dtype::UniformDtype;
 use super::kernels::scaled_fake_quantize;
 use super::qparams::{self, ScaleZp};
-use super::spec::{PerTensorScheme, QuarkSpec};
+use super::spec::{PerTensorScheme, QuarkConfig};
 use crate::error::{Error, Result, Stage};
 use crate::histogram::{histc, histc_abs};
 use crate::kernels::torch::{add_left_aligned, arange_via_f64_fma, linspace_fma};
-use crate::observer::{HistogramState, ObserverKind, ObserverState, QParams};
+use crate::observer::{HistogramState, ObserverKind, PlotSnapshot, QParams};
 use crate::params::ParamSet;
 use crate::qdq::QdqKernel;
 use crate::shared_stats;
@@ -168,7 +168,7 @@ impl QuarkHistogram {
     }
 
     /// `forward(x)`.
-    pub fn observe(&mut self, binning: &Binning, data: &[f32]) -> Result<()> {
+    pub fn feed(&mut self, binning: &Binning, data: &[f32]) -> Result<()> {
         let kept = if binning.skip_zeros {
             without_zeros(data)
         } else {
@@ -290,7 +290,7 @@ impl QuarkHistogram {
     /// A snapshot for plotting: no min/max buffers (Quark's histogram observers never set them
     /// during collection), the counts, and edges consistent with them (Quark's own edges when
     /// their count fits, else `linspace` over the binned range).
-    pub fn plot(&self) -> ObserverState {
+    pub fn plot(&self) -> PlotSnapshot {
         let histogram = (!self.hist.is_empty()).then(|| {
             let edges = if self.edges.len() == self.hist.len() + 1 {
                 self.edges.clone()
@@ -303,7 +303,7 @@ impl QuarkHistogram {
                 edges,
             }
         });
-        ObserverState {
+        PlotSnapshot {
             min_val: Vec::new(),
             max_val: Vec::new(),
             histogram,
@@ -313,16 +313,16 @@ impl QuarkHistogram {
 
 /// The qparams of Quark's histogram observers from `(min, max)` buffers that may be the
 /// untouched `(+inf, −inf)`.
-pub fn histogram_qparams(spec: &QuarkSpec, min: f32, max: f32) -> Result<ScaleZp> {
+pub fn histogram_qparams(spec: &QuarkConfig, min: f32, max: f32) -> Result<ScaleZp> {
     qparams::calculate_qparams(spec, &[min], &[max], true)
 }
 
 /// The search of one histogram observer over the collected histogram.
 pub trait HistogramSearch: Clone + Debug + Send + Sync + 'static {
     /// The quantization spec and how batches are binned.
-    fn spec_and_binning(&self) -> (&QuarkSpec, &Binning);
+    fn spec_and_binning(&self) -> (&QuarkConfig, &Binning);
     /// The quantization spec.
-    fn spec(&self) -> &QuarkSpec {
+    fn spec(&self) -> &QuarkConfig {
         self.spec_and_binning().0
     }
     /// How batches are binned.
@@ -366,8 +366,8 @@ impl<C: HistogramClass> ObserverKind for HistogramObserver<C> {
         QuarkHistogram::new(cfg.binning())
     }
 
-    fn observe(state: &mut QuarkHistogram, cfg: &C::Config, batch: &Tensor) -> Result<()> {
-        state.observe(cfg.binning(), &batch.data)
+    fn feed(state: &mut QuarkHistogram, cfg: &C::Config, batch: &Tensor) -> Result<()> {
+        state.feed(cfg.binning(), &batch.data)
     }
 
     fn qparams(state: &QuarkHistogram, cfg: &C::Config) -> Result<QParams> {
@@ -391,7 +391,7 @@ impl<C: HistogramClass> ObserverKind for HistogramObserver<C> {
         super::qdq_kernel::kernel(cfg.spec(), q)
     }
 
-    fn plot(state: &QuarkHistogram) -> ObserverState {
+    fn plot(state: &QuarkHistogram) -> PlotSnapshot {
         state.plot()
     }
 }
@@ -399,12 +399,12 @@ impl<C: HistogramClass> ObserverKind for HistogramObserver<C> {
 /// The configuration of `PerTensorHistogramObserver`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct HistogramConfig {
-    pub spec: QuarkSpec,
+    pub spec: QuarkConfig,
     pub binning: Binning,
 }
 
 impl HistogramSearch for HistogramConfig {
-    fn spec_and_binning(&self) -> (&QuarkSpec, &Binning) {
+    fn spec_and_binning(&self) -> (&QuarkConfig, &Binning) {
         (&self.spec, &self.binning)
     }
 
@@ -429,7 +429,7 @@ impl HistogramClass for Collection {
     type Config = HistogramConfig;
 
     fn resolve(args: &PerTensorHistogramArgs) -> Result<HistogramConfig> {
-        let spec = args.quark_spec()?;
+        let spec = args.quark_config()?;
         let binning = Binning::new(args.bins, args.skip_zeros, spec.symmetric, false);
         Ok(HistogramConfig { spec, binning })
     }
@@ -462,7 +462,7 @@ mod tests {
     fn fed(b: Binning, batches: &[&[f32]]) -> QuarkHistogram {
         let mut h = QuarkHistogram::new(&b);
         for x in batches {
-            h.observe(&b, x).unwrap();
+            h.feed(&b, x).unwrap();
         }
         h
     }

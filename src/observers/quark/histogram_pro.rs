@@ -14,9 +14,9 @@
 
 use super::config::quark_params;
 use super::dtype::HistogramProDtype;
-use super::spec::{PerTensorScheme, QuarkSpec};
+use super::spec::{PerTensorScheme, QuarkConfig};
 use crate::error::Result;
-use crate::observer::{ObserverKind, ObserverState, QParams};
+use crate::observer::{ObserverKind, PlotSnapshot, QParams};
 use crate::observers::torch::config::{QDtype, QScheme as TorchQScheme, UniformArgs};
 use crate::observers::torch::histogram::{
     Histogram, HistogramArgs, HistogramConfig, HistogramObserverState,
@@ -50,7 +50,7 @@ quark_params! {
 /// The Quark configuration and the torch observer it builds.
 #[derive(Debug, Clone, PartialEq)]
 pub struct HistogramProConfig {
-    pub spec: QuarkSpec,
+    pub spec: QuarkConfig,
     pub torch: HistogramConfig,
 }
 
@@ -74,7 +74,7 @@ impl ObserverKind for PerTensorHistogramPro {
     /// `HistogramObserver(qscheme, dtype, bins, quant_min, quant_max, reduce_range)`, torch's
     /// other arguments at their defaults.
     fn resolve(args: &HistogramProArgs, _: &[String]) -> Result<HistogramProConfig> {
-        let spec = args.quark_spec()?;
+        let spec = args.quark_config()?;
         let (qmin, qmax) = spec.qrange();
         let defaults = HistogramArgs::from_params(&Params::new())?;
         let torch_args = HistogramArgs {
@@ -103,12 +103,12 @@ impl ObserverKind for PerTensorHistogramPro {
         Histogram::init(&cfg.torch)
     }
 
-    fn observe(
+    fn feed(
         state: &mut HistogramObserverState,
         cfg: &HistogramProConfig,
         batch: &Tensor,
     ) -> Result<()> {
-        Histogram::observe(state, &cfg.torch, batch)
+        Histogram::feed(state, &cfg.torch, batch)
     }
 
     fn qparams(state: &HistogramObserverState, cfg: &HistogramProConfig) -> Result<QParams> {
@@ -149,7 +149,7 @@ impl ObserverKind for PerTensorHistogramPro {
         Histogram::qdq_kernel(&cfg.torch, shape, q)
     }
 
-    fn plot(state: &HistogramObserverState) -> ObserverState {
+    fn plot(state: &HistogramObserverState) -> PlotSnapshot {
         Histogram::plot(state)
     }
 }

@@ -14,7 +14,7 @@
 //! * float16/bfloat16: a cast there and back.
 
 use super::qparams::EPS;
-use super::spec::{QScheme, QuarkSpec};
+use super::spec::{QScheme, QuarkConfig};
 use crate::error::{Error, Result, Stage};
 use crate::formats::blocks::BlockLayout;
 use crate::formats::ElementFormat;
@@ -92,7 +92,7 @@ impl Slices {
 }
 
 /// The block layout of a per-group spec on `shape` (`group_size = −1`: one group per row).
-pub fn group_layout(spec: &QuarkSpec, shape: &[usize]) -> Result<BlockLayout> {
+pub fn group_layout(spec: &QuarkConfig, shape: &[usize]) -> Result<BlockLayout> {
     let axis = spec.axis_for(shape.len())?;
     let len = shape.get(axis).copied().unwrap_or(1);
     let gs = match spec.group_size {
@@ -115,14 +115,14 @@ pub fn require_block_size(class: &str, group_size: i64) -> Result<()> {
 
 /// How many blocks a per-block observer's qparams have for batches of `shape` (the layout of
 /// [`forward_block_layout`]); `None` when the spec does not fit the shape (`forward` says why).
-pub fn block_count(spec: &QuarkSpec, shape: &[usize]) -> Option<usize> {
+pub fn block_count(spec: &QuarkConfig, shape: &[usize]) -> Option<usize> {
     let shape = if shape.is_empty() { &[1][..] } else { shape };
     Some(group_layout(spec, shape).ok()?.num_blocks())
 }
 
 /// The block layout a per-block observer's `forward` uses for `batch` (a 0-d tensor counts as
 /// `[1]`); an axis beyond the tensor's dimensions raises Quark's `IndexError`.
-pub fn forward_block_layout(spec: &QuarkSpec, batch: &Tensor) -> Result<BlockLayout> {
+pub fn forward_block_layout(spec: &QuarkConfig, batch: &Tensor) -> Result<BlockLayout> {
     let shape = if batch.shape.is_empty() {
         vec![1]
     } else {
@@ -137,7 +137,7 @@ pub fn forward_block_layout(spec: &QuarkSpec, batch: &Tensor) -> Result<BlockLay
     })
 }
 
-fn slices(spec: &QuarkSpec, x: &Tensor, n_scales: usize) -> Result<Slices> {
+fn slices(spec: &QuarkConfig, x: &Tensor, n_scales: usize) -> Result<Slices> {
     let mismatch = |what: &str, want: usize| {
         Err(Error::input(format!(
             "{n_scales} scales do not fit {what} of a tensor of shape {:?} ({want} expected)",
@@ -190,7 +190,7 @@ pub(super) trait SliceQdqUser {
 /// [`scaled_fake_quantize`]). Both the two-step
 /// [`scaled_fake_quantize`] and the fused kernels ([`super::qdq_kernel`]) are built from it.
 pub(super) fn slice_qdq<U: SliceQdqUser>(
-    spec: &QuarkSpec,
+    spec: &QuarkConfig,
     scale: &[f32],
     zero_point: &ZeroPoint,
     grouped: bool,
@@ -252,7 +252,7 @@ impl SliceQdqUser for MapEach<'_> {
 /// Quark's `scaled_fake_quantize(dtype, x, scale, zero_point, ch_axis, group_size, qmin, qmax,
 /// …, qscheme)` for the observers' specs.
 pub fn scaled_fake_quantize(
-    spec: &QuarkSpec,
+    spec: &QuarkConfig,
     x: &Tensor,
     scale: &[f32],
     zero_point: &ZeroPoint,
@@ -310,11 +310,11 @@ mod tests {
 
     #[test]
     fn per_group_and_per_channel_layouts() {
-        let spec = QuarkSpec {
+        let spec = QuarkConfig {
             qscheme: QScheme::PerGroup,
             ch_axis: Some(1),
             group_size: Some(2),
-            ..QuarkSpec::for_tests(QuarkDtype::Int8)
+            ..QuarkConfig::for_tests(QuarkDtype::Int8)
         };
         let x = Tensor::new(vec![2, 4], vec![1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0]).unwrap();
         let y = scaled_fake_quantize(
@@ -329,7 +329,7 @@ mod tests {
         assert_eq!(y.data[4], 1.0);
         assert_eq!(y.data[6], 0.4f32 * 2.0);
         assert!(scaled_fake_quantize(&spec, &x, &[0.5], &ZeroPoint::Int(vec![0])).is_err());
-        let fp4 = QuarkSpec {
+        let fp4 = QuarkConfig {
             dtype: QuarkDtype::Fp4,
             ..spec.clone()
         };
@@ -345,9 +345,9 @@ mod tests {
         assert_eq!(y.data[2], 1.0);
         // 1/0.4 = 2.5 is a tie between 2 and 3: even mantissa → 2.
         assert_eq!(y.data[4], 2.0 * 0.4f32);
-        let per_tensor = QuarkSpec {
+        let per_tensor = QuarkConfig {
             scale_format: Some(ScaleFormat::E8m0),
-            ..QuarkSpec::for_tests(QuarkDtype::Fp4)
+            ..QuarkConfig::for_tests(QuarkDtype::Fp4)
         };
         let err = scaled_fake_quantize(&per_tensor, &x, &[1.0], &ZeroPoint::Float(vec![0.0]))
             .unwrap_err()

@@ -18,10 +18,10 @@ use super::config::quark_params;
 use super::dtype::{PerChannelDtype, UniformDtype};
 use super::kernels::{group_layout, scaled_fake_quantize};
 use super::qparams::{self, nan_max, nan_min};
-use super::spec::{PerChannelScheme, PerGroupScheme, PerTensorScheme, QuarkSpec};
+use super::spec::{PerChannelScheme, PerGroupScheme, PerTensorScheme, QuarkConfig};
 use super::{aminmax, build_qparams};
 use crate::error::{Error, Result, Stage};
-use crate::observer::{ObserverKind, ObserverState, QParams};
+use crate::observer::{ObserverKind, PlotSnapshot, QParams};
 use crate::qdq::QdqKernel;
 use crate::tensor::Tensor;
 
@@ -89,7 +89,7 @@ impl RunningMinMax {
     }
 
     /// `forward(x)`: `aminmax(x)`, merged with the running values unless `dynamic`.
-    pub fn observe(&mut self, data: &[f32], dynamic: bool) {
+    pub fn feed(&mut self, data: &[f32], dynamic: bool) {
         if data.is_empty() {
             return;
         }
@@ -112,9 +112,9 @@ impl RunningMinMax {
     }
 
     /// A snapshot for plotting.
-    pub fn plot(&self) -> ObserverState {
+    pub fn plot(&self) -> PlotSnapshot {
         let (min_val, max_val) = self.buffers();
-        ObserverState {
+        PlotSnapshot {
             min_val,
             max_val,
             histogram: None,
@@ -127,23 +127,23 @@ pub struct PerTensorMinMax;
 
 impl ObserverKind for PerTensorMinMax {
     type Args = PerTensorMinMaxArgs;
-    type Config = QuarkSpec;
+    type Config = QuarkConfig;
     type State = RunningMinMax;
 
-    fn resolve(args: &PerTensorMinMaxArgs, _: &[String]) -> Result<QuarkSpec> {
-        args.quark_spec()
+    fn resolve(args: &PerTensorMinMaxArgs, _: &[String]) -> Result<QuarkConfig> {
+        args.quark_config()
     }
 
-    fn init(_: &QuarkSpec) -> RunningMinMax {
+    fn init(_: &QuarkConfig) -> RunningMinMax {
         RunningMinMax::default()
     }
 
-    fn observe(state: &mut RunningMinMax, spec: &QuarkSpec, batch: &Tensor) -> Result<()> {
-        state.observe(&batch.data, spec.is_dynamic);
+    fn feed(state: &mut RunningMinMax, spec: &QuarkConfig, batch: &Tensor) -> Result<()> {
+        state.feed(&batch.data, spec.is_dynamic);
         Ok(())
     }
 
-    fn qparams(state: &RunningMinMax, spec: &QuarkSpec) -> Result<QParams> {
+    fn qparams(state: &RunningMinMax, spec: &QuarkConfig) -> Result<QParams> {
         let sz = qparams::calculate_qparams(spec, &[state.min], &[state.max], true)?;
         let (min_val, max_val) = state.buffers();
         let mut q = build_qparams(spec, sz, min_val, max_val);
@@ -154,15 +154,15 @@ impl ObserverKind for PerTensorMinMax {
         Ok(q)
     }
 
-    fn fake_quantize(spec: &QuarkSpec, x: &Tensor, q: &QParams) -> Result<Tensor> {
+    fn fake_quantize(spec: &QuarkConfig, x: &Tensor, q: &QParams) -> Result<Tensor> {
         scaled_fake_quantize(spec, x, &q.scale, &q.zero_point)
     }
 
-    fn qdq_kernel(spec: &QuarkSpec, _: &[usize], q: &QParams) -> Option<Box<dyn QdqKernel>> {
+    fn qdq_kernel(spec: &QuarkConfig, _: &[usize], q: &QParams) -> Option<Box<dyn QdqKernel>> {
         super::qdq_kernel::kernel(spec, q)
     }
 
-    fn plot(state: &RunningMinMax) -> ObserverState {
+    fn plot(state: &RunningMinMax) -> PlotSnapshot {
         state.plot()
     }
 }
@@ -204,18 +204,18 @@ pub struct PerChannelMinMax;
 
 impl ObserverKind for PerChannelMinMax {
     type Args = PerChannelMinMaxArgs;
-    type Config = QuarkSpec;
+    type Config = QuarkConfig;
     type State = PerChannelState;
 
-    fn resolve(args: &PerChannelMinMaxArgs, _: &[String]) -> Result<QuarkSpec> {
-        args.quark_spec()
+    fn resolve(args: &PerChannelMinMaxArgs, _: &[String]) -> Result<QuarkConfig> {
+        args.quark_config()
     }
 
-    fn init(_: &QuarkSpec) -> PerChannelState {
+    fn init(_: &QuarkConfig) -> PerChannelState {
         PerChannelState::default()
     }
 
-    fn observe(state: &mut PerChannelState, spec: &QuarkSpec, batch: &Tensor) -> Result<()> {
+    fn feed(state: &mut PerChannelState, spec: &QuarkConfig, batch: &Tensor) -> Result<()> {
         if batch.is_empty() {
             return Ok(());
         }
@@ -242,7 +242,7 @@ impl ObserverKind for PerChannelMinMax {
         Ok(())
     }
 
-    fn qparams(state: &PerChannelState, spec: &QuarkSpec) -> Result<QParams> {
+    fn qparams(state: &PerChannelState, spec: &QuarkConfig) -> Result<QParams> {
         let observed = !state.min.is_empty();
         let sz = if observed {
             qparams::calculate_qparams(spec, &state.min, &state.max, false)?
@@ -257,22 +257,22 @@ impl ObserverKind for PerChannelMinMax {
 
     /// Per channel; the default qparams of an observer without data (no axis) are one scale
     /// for everything.
-    fn fake_quantize(spec: &QuarkSpec, x: &Tensor, q: &QParams) -> Result<Tensor> {
+    fn fake_quantize(spec: &QuarkConfig, x: &Tensor, q: &QParams) -> Result<Tensor> {
         match q.axis {
             Some(_) => scaled_fake_quantize(spec, x, &q.scale, &q.zero_point),
             None => scaled_fake_quantize(&spec.per_tensor(), x, &q.scale, &q.zero_point),
         }
     }
 
-    fn qdq_kernel(spec: &QuarkSpec, shape: &[usize], q: &QParams) -> Option<Box<dyn QdqKernel>> {
+    fn qdq_kernel(spec: &QuarkConfig, shape: &[usize], q: &QParams) -> Option<Box<dyn QdqKernel>> {
         match q.axis {
             Some(_) => super::qdq_kernel::per_channel_kernel(spec, shape, q),
             None => super::qdq_kernel::kernel(&spec.per_tensor(), q),
         }
     }
 
-    fn plot(state: &PerChannelState) -> ObserverState {
-        ObserverState {
+    fn plot(state: &PerChannelState) -> PlotSnapshot {
+        PlotSnapshot {
             min_val: state.min.clone(),
             max_val: state.max.clone(),
             histogram: None,
@@ -294,18 +294,18 @@ pub struct PerGroupMinMax;
 
 impl ObserverKind for PerGroupMinMax {
     type Args = PerGroupMinMaxArgs;
-    type Config = QuarkSpec;
+    type Config = QuarkConfig;
     type State = PerGroupState;
 
-    fn resolve(args: &PerGroupMinMaxArgs, _: &[String]) -> Result<QuarkSpec> {
-        args.quark_spec()
+    fn resolve(args: &PerGroupMinMaxArgs, _: &[String]) -> Result<QuarkConfig> {
+        args.quark_config()
     }
 
-    fn init(_: &QuarkSpec) -> PerGroupState {
+    fn init(_: &QuarkConfig) -> PerGroupState {
         PerGroupState::default()
     }
 
-    fn observe(state: &mut PerGroupState, spec: &QuarkSpec, batch: &Tensor) -> Result<()> {
+    fn feed(state: &mut PerGroupState, spec: &QuarkConfig, batch: &Tensor) -> Result<()> {
         if batch.is_empty() {
             return Ok(());
         }
@@ -342,7 +342,7 @@ impl ObserverKind for PerGroupMinMax {
         Ok(())
     }
 
-    fn qparams(state: &PerGroupState, spec: &QuarkSpec) -> Result<QParams> {
+    fn qparams(state: &PerGroupState, spec: &QuarkConfig) -> Result<QParams> {
         let Some((axis, block)) = state.layout else {
             let sz = qparams::int_qparams(spec, &[f32::INFINITY], &[f32::NEG_INFINITY], true)?;
             return Ok(build_qparams(spec, sz, Vec::new(), Vec::new()));
@@ -360,14 +360,14 @@ impl ObserverKind for PerGroupMinMax {
 
     /// Per group; the default qparams of an observer without data (no min/max) are one scale
     /// for everything.
-    fn fake_quantize(spec: &QuarkSpec, x: &Tensor, q: &QParams) -> Result<Tensor> {
+    fn fake_quantize(spec: &QuarkConfig, x: &Tensor, q: &QParams) -> Result<Tensor> {
         if q.min_val.is_empty() {
             return scaled_fake_quantize(&spec.per_tensor(), x, &q.scale, &q.zero_point);
         }
         scaled_fake_quantize(spec, x, &q.scale, &q.zero_point)
     }
 
-    fn qdq_kernel(spec: &QuarkSpec, shape: &[usize], q: &QParams) -> Option<Box<dyn QdqKernel>> {
+    fn qdq_kernel(spec: &QuarkConfig, shape: &[usize], q: &QParams) -> Option<Box<dyn QdqKernel>> {
         if q.min_val.is_empty() {
             return super::qdq_kernel::kernel(&spec.per_tensor(), q);
         }
@@ -376,14 +376,14 @@ impl ObserverKind for PerGroupMinMax {
 
     /// The blocks of the group layout, when `forward` accepts the shape (a row length that the
     /// group size divides).
-    fn slice_count(spec: &QuarkSpec, shape: &[usize]) -> Option<usize> {
+    fn slice_count(spec: &QuarkConfig, shape: &[usize]) -> Option<usize> {
         let layout = group_layout(spec, shape).ok()?;
         let len = shape.get(layout.axis()).copied()?;
         (len % layout.block_size() == 0).then(|| layout.num_blocks())
     }
 
-    fn plot(state: &PerGroupState) -> ObserverState {
-        ObserverState {
+    fn plot(state: &PerGroupState) -> PlotSnapshot {
+        PlotSnapshot {
             min_val: state.min.clone(),
             max_val: state.max.clone(),
             histogram: None,
@@ -413,12 +413,12 @@ mod tests {
         let mut o = instance(id, json!({}));
         let q = o.qparams().unwrap();
         assert_eq!((q.scale.clone(), q.min_val.len()), (vec![1.0], 0));
-        o.observe(&t(&[2], &[-1.0, 2.0])).unwrap();
-        o.observe(&t(&[2], &[0.5, 0.25])).unwrap();
+        o.feed(&t(&[2], &[-1.0, 2.0])).unwrap();
+        o.feed(&t(&[2], &[0.5, 0.25])).unwrap();
         assert_eq!(o.qparams().unwrap().max_val, vec![2.0]);
         let mut dynamic = instance(id, json!({"is_dynamic": true}));
-        dynamic.observe(&t(&[2], &[-1.0, 2.0])).unwrap();
-        dynamic.observe(&t(&[2], &[0.5, 0.25])).unwrap();
+        dynamic.feed(&t(&[2], &[-1.0, 2.0])).unwrap();
+        dynamic.feed(&t(&[2], &[0.5, 0.25])).unwrap();
         let q = dynamic.qparams().unwrap();
         assert_eq!((q.min_val, q.max_val), (vec![0.25], vec![0.5]));
     }
@@ -427,38 +427,38 @@ mod tests {
     fn per_channel_restarts_when_the_channel_count_changes() {
         let id = "quark.PerChannelMinMaxObserver";
         let mut o = instance(id, json!({"dtype": "uint8"}));
-        o.observe(&t(&[2, 2], &[1.0, 2.0, -3.0, 4.0])).unwrap();
-        o.observe(&t(&[2, 1], &[5.0, -6.0])).unwrap();
+        o.feed(&t(&[2, 2], &[1.0, 2.0, -3.0, 4.0])).unwrap();
+        o.feed(&t(&[2, 1], &[5.0, -6.0])).unwrap();
         let q = o.qparams().unwrap();
         assert_eq!(
             (q.min_val.clone(), q.max_val.clone()),
             (vec![1.0, -6.0], vec![5.0, 4.0])
         );
         assert_eq!(q.axis, Some(0));
-        o.observe(&t(&[3], &[1.0, 2.0, 3.0])).unwrap();
+        o.feed(&t(&[3], &[1.0, 2.0, 3.0])).unwrap();
         let q = o.qparams().unwrap();
         assert_eq!(q.min_val, vec![1.0, 2.0, 3.0]);
         assert!(q.notes.iter().any(|n| n.contains("restarted")));
         // Negative axes count from the end.
         let mut last = instance(id, json!({"ch_axis": -1}));
-        last.observe(&t(&[2, 3], &[1.0, 2.0, 3.0, 4.0, 5.0, 6.0]))
+        last.feed(&t(&[2, 3], &[1.0, 2.0, 3.0, 4.0, 5.0, 6.0]))
             .unwrap();
         assert_eq!(last.qparams().unwrap().max_val, vec![4.0, 5.0, 6.0]);
         assert!(
-            last.observe(&t(&[2], &[1.0, 2.0])).is_ok(),
+            last.feed(&t(&[2], &[1.0, 2.0])).is_ok(),
             "-1 is valid on 1-d"
         );
         let mut bad = instance(id, json!({"ch_axis": 2}));
-        let err = bad.observe(&t(&[2, 2], &[0.0; 4])).unwrap_err().to_string();
+        let err = bad.feed(&t(&[2, 2], &[0.0; 4])).unwrap_err().to_string();
         assert!(err.starts_with("IndexError"), "{err}");
     }
 
     #[test]
     fn per_group_overwrites_and_checks_divisibility() {
         let mut o = instance("quark.PerGroupMinMaxObserver", json!({"group_size": 2}));
-        o.observe(&t(&[2, 4], &[1.0, -2.0, 3.0, 4.0, 5.0, 6.0, -7.0, 8.0]))
+        o.feed(&t(&[2, 4], &[1.0, -2.0, 3.0, 4.0, 5.0, 6.0, -7.0, 8.0]))
             .unwrap();
-        o.observe(&t(&[2, 4], &[0.0, 1.0, 0.0, 1.0, 0.0, 1.0, 0.0, 2.55]))
+        o.feed(&t(&[2, 4], &[0.0, 1.0, 0.0, 1.0, 0.0, 1.0, 0.0, 2.55]))
             .unwrap();
         let q = o.qparams().unwrap();
         assert_eq!(q.max_val, vec![1.0, 1.0, 1.0, 2.55]);
@@ -469,7 +469,7 @@ mod tests {
             .fake_quantize(&t(&[2, 4], &[0.0, 1.0, 0.0, 1.0, 0.0, 1.0, 0.0, 3.0]), &q)
             .unwrap();
         assert_eq!(y.data[7], 127.0 * (2.55f32 / 127.5));
-        let err = o.observe(&t(&[1, 3], &[0.0; 3])).unwrap_err().to_string();
+        let err = o.feed(&t(&[1, 3], &[0.0; 3])).unwrap_err().to_string();
         assert!(err.contains("not divisible by group_size=2"), "{err}");
     }
 

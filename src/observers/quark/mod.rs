@@ -27,7 +27,7 @@ pub mod spec;
 use crate::observer::{Family, Granularity, ObserverKind, ObserverSpec, Preset, QParams};
 use crate::params::Params;
 use qparams::ScaleZp;
-use spec::QuarkSpec;
+use spec::QuarkConfig;
 
 /// The Quark version reproduced.
 pub const VERSION: &str = "0.13";
@@ -63,7 +63,7 @@ pub fn aminmax(data: &[f32]) -> (f32, f32) {
 
 /// QParams of a Quark spec from scales/zero points and the min/max buffers.
 pub fn build_qparams(
-    spec: &QuarkSpec,
+    spec: &QuarkConfig,
     (scale, zero_point): ScaleZp,
     min_val: Vec<f32>,
     max_val: Vec<f32>,

@@ -19,7 +19,7 @@ use super::histogram::{
 };
 use super::kernels::int_affine;
 use super::qparams::{self, ScaleZp};
-use super::spec::{PerTensorScheme, QuarkSpec};
+use super::spec::{PerTensorScheme, QuarkConfig};
 use crate::error::{Error, Result, Stage};
 use crate::observer::QParams;
 use crate::params::{Choice, ParamSet};
@@ -28,7 +28,7 @@ use std::marker::PhantomData;
 /// The configuration of an MSE observer.
 #[derive(Debug, Clone, PartialEq)]
 pub struct MseConfig {
-    pub spec: QuarkSpec,
+    pub spec: QuarkConfig,
     pub binning: Binning,
     /// First bin centre tried (clamped to the last one).
     pub start_bin: usize,
@@ -63,7 +63,7 @@ macro_rules! mse_variant {
 
         impl MseVariant for $name {
             fn config(&self) -> Result<MseConfig> {
-                let spec = self.quark_spec()?;
+                let spec = self.quark_config()?;
                 Ok(MseConfig {
                     binning: Binning::new(self.bins, self.skip_zeros, spec.symmetric, $aligned),
                     spec,
@@ -192,7 +192,7 @@ impl MseConfig {
 }
 
 impl HistogramSearch for MseConfig {
-    fn spec_and_binning(&self) -> (&QuarkSpec, &Binning) {
+    fn spec_and_binning(&self) -> (&QuarkConfig, &Binning) {
         (&self.spec, &self.binning)
     }
 

@@ -13,11 +13,11 @@ use super::config::quark_params;
 use super::dtype::MxDtype;
 use super::kernels::{forward_block_layout, require_block_size, scaled_fake_quantize};
 use super::qparams::{nan_max, EPS};
-use super::spec::{PerGroupScheme, QuarkSpec, ScaleFormat};
+use super::spec::{PerGroupScheme, QuarkConfig, ScaleFormat};
 use crate::error::Result;
 use crate::formats::e8m0;
 use crate::formats::ElementFormat;
-use crate::observer::{ObserverKind, ObserverState, QParams, ZeroPoint};
+use crate::observer::{ObserverKind, PlotSnapshot, QParams, ZeroPoint};
 use crate::qdq::QdqKernel;
 use crate::tensor::Tensor;
 
@@ -38,7 +38,7 @@ quark_params! {
 /// The configuration of an MX observer.
 #[derive(Debug, Clone, PartialEq)]
 pub struct MxConfig {
-    pub spec: QuarkSpec,
+    pub spec: QuarkConfig,
     pub element: ElementFormat,
 }
 
@@ -94,7 +94,7 @@ impl ObserverKind for PerBlockMx {
     fn resolve(args: &PerBlockMxArgs, _: &[String]) -> Result<MxConfig> {
         require_block_size("PerBlockMXObserver", args.group_size)?;
         Ok(MxConfig {
-            spec: args.quark_spec()?,
+            spec: args.quark_config()?,
             element: args.dtype.element(),
         })
     }
@@ -103,7 +103,7 @@ impl ObserverKind for PerBlockMx {
         MxState::default()
     }
 
-    fn observe(state: &mut MxState, cfg: &MxConfig, batch: &Tensor) -> Result<()> {
+    fn feed(state: &mut MxState, cfg: &MxConfig, batch: &Tensor) -> Result<()> {
         let layout = forward_block_layout(&cfg.spec, batch)?;
         let amax = layout.block_amax(&batch.data);
         if cfg.spec.is_dynamic || state.amax.len() != amax.len() {
@@ -154,8 +154,8 @@ impl ObserverKind for PerBlockMx {
         super::qdq_kernel::per_group_kernel(&cfg.spec, shape, q)
     }
 
-    fn plot(_: &MxState) -> ObserverState {
-        ObserverState::default()
+    fn plot(_: &MxState) -> PlotSnapshot {
+        PlotSnapshot::default()
     }
 
     fn slice_count(cfg: &MxConfig, shape: &[usize]) -> Option<usize> {
@@ -185,9 +185,9 @@ mod tests {
     #[test]
     fn static_amax_runs_and_scales_follow_the_mode() {
         let mut o = instance(json!({"group_size": 2, "is_dynamic": false}));
-        o.observe(&Tensor::new(vec![1, 4], vec![1.0, -3.0, 0.0, 0.0]).unwrap())
+        o.feed(&Tensor::new(vec![1, 4], vec![1.0, -3.0, 0.0, 0.0]).unwrap())
             .unwrap();
-        o.observe(&Tensor::new(vec![1, 4], vec![0.5, 0.5, 7.0, 0.0]).unwrap())
+        o.feed(&Tensor::new(vec![1, 4], vec![0.5, 0.5, 7.0, 0.0]).unwrap())
             .unwrap();
         let q = o.qparams().unwrap();
         assert_eq!(q.amax, Some(vec![3.0, 7.0]));

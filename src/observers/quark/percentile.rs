@@ -19,7 +19,7 @@ use super::dtype::UniformDtype;
 use super::histogram::{
     Binning, HistogramClass, HistogramObserver, HistogramSearch, QuarkHistogram,
 };
-use super::spec::{PerTensorScheme, QuarkSpec};
+use super::spec::{PerTensorScheme, QuarkConfig};
 use crate::error::{Error, Result, Stage};
 use crate::observer::QParams;
 
@@ -43,7 +43,7 @@ quark_params! {
 /// The configuration of a percentile observer.
 #[derive(Debug, Clone, PartialEq)]
 pub struct PercentileConfig {
-    pub spec: QuarkSpec,
+    pub spec: QuarkConfig,
     pub binning: Binning,
     pub percentile: f64,
     /// Asymmetric tails the right way round (and aligned merging).
@@ -51,7 +51,7 @@ pub struct PercentileConfig {
 }
 
 impl HistogramSearch for PercentileConfig {
-    fn spec_and_binning(&self) -> (&QuarkSpec, &Binning) {
+    fn spec_and_binning(&self) -> (&QuarkConfig, &Binning) {
         (&self.spec, &self.binning)
     }
 
@@ -78,7 +78,7 @@ impl<const FIXED: bool> HistogramClass for Percentile<FIXED> {
     type Config = PercentileConfig;
 
     fn resolve(args: &PerTensorPercentileArgs) -> Result<PercentileConfig> {
-        let spec = args.quark_spec()?;
+        let spec = args.quark_config()?;
         Ok(PercentileConfig {
             binning: Binning::new(args.bins, args.skip_zeros, spec.symmetric, FIXED),
             spec,

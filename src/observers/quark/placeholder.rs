@@ -6,9 +6,9 @@
 use super::config::quark_params;
 use super::dtype::HalfDtype;
 use super::kernels::scaled_fake_quantize;
-use super::spec::{PerTensorScheme, QuarkSpec};
+use super::spec::{PerTensorScheme, QuarkConfig};
 use crate::error::Result;
-use crate::observer::{Grid, ObserverKind, ObserverState, QParams, ZeroPoint};
+use crate::observer::{Grid, ObserverKind, PlotSnapshot, QParams, ZeroPoint};
 use crate::params::Choice;
 use crate::qdq::QdqKernel;
 use crate::tensor::Tensor;
@@ -30,20 +30,20 @@ pub struct Placeholder;
 
 impl ObserverKind for Placeholder {
     type Args = PlaceholderArgs;
-    type Config = QuarkSpec;
+    type Config = QuarkConfig;
     type State = ();
 
-    fn resolve(args: &PlaceholderArgs, _: &[String]) -> Result<QuarkSpec> {
-        args.quark_spec()
+    fn resolve(args: &PlaceholderArgs, _: &[String]) -> Result<QuarkConfig> {
+        args.quark_config()
     }
 
-    fn init(_: &QuarkSpec) {}
+    fn init(_: &QuarkConfig) {}
 
-    fn observe(_: &mut (), _: &QuarkSpec, _: &Tensor) -> Result<()> {
+    fn feed(_: &mut (), _: &QuarkConfig, _: &Tensor) -> Result<()> {
         Ok(())
     }
 
-    fn qparams(_: &(), spec: &QuarkSpec) -> Result<QParams> {
+    fn qparams(_: &(), spec: &QuarkConfig) -> Result<QParams> {
         let half = spec.dtype.half();
         let mut q = QParams::int(
             Vec::new(),
@@ -65,15 +65,15 @@ impl ObserverKind for Placeholder {
     }
 
     /// A cast to the dtype and back.
-    fn fake_quantize(spec: &QuarkSpec, x: &Tensor, _: &QParams) -> Result<Tensor> {
+    fn fake_quantize(spec: &QuarkConfig, x: &Tensor, _: &QParams) -> Result<Tensor> {
         scaled_fake_quantize(spec, x, &[], &ZeroPoint::Float(Vec::new()))
     }
 
-    fn qdq_kernel(spec: &QuarkSpec, _: &[usize], q: &QParams) -> Option<Box<dyn QdqKernel>> {
+    fn qdq_kernel(spec: &QuarkConfig, _: &[usize], q: &QParams) -> Option<Box<dyn QdqKernel>> {
         super::qdq_kernel::kernel(spec, q)
     }
 
-    fn plot(_: &()) -> ObserverState {
-        ObserverState::default()
+    fn plot(_: &()) -> PlotSnapshot {
+        PlotSnapshot::default()
     }
 }

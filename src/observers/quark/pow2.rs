@@ -25,10 +25,10 @@ use super::config::quark_params;
 use super::dtype::PowOf2Dtype;
 use super::kernels::scaled_fake_quantize;
 use super::minmax::RunningMinMax;
-use super::spec::{PerTensorScheme, QuarkSpec};
+use super::spec::{PerTensorScheme, QuarkConfig};
 use crate::error::{Error, Result, Stage};
 use crate::formats::e8m0::{exp2_f32, log2_f32};
-use crate::observer::{ObserverKind, ObserverState, QParams, ZeroPoint};
+use crate::observer::{ObserverKind, PlotSnapshot, QParams, ZeroPoint};
 use crate::qdq::QdqKernel;
 use crate::quant::round_half_even;
 use crate::tensor::Tensor;
@@ -64,7 +64,7 @@ quark_params! {
 /// The configuration of a power-of-two observer.
 #[derive(Debug, Clone, PartialEq)]
 pub struct PowOf2Config {
-    pub spec: QuarkSpec,
+    pub spec: QuarkConfig,
     /// Compute qparams after every batch (Quark's calibration loop).
     pub every_batch: bool,
 }
@@ -81,7 +81,7 @@ pub fn pos_to_scale(pos: f32) -> f32 {
 }
 
 /// `_calculate_one_batch_quant_param` of the MinMax variant on the running `range`.
-fn pow2_minmax(spec: &QuarkSpec, range: &RunningMinMax) -> Result<(f32, i64)> {
+fn pow2_minmax(spec: &QuarkConfig, range: &RunningMinMax) -> Result<(f32, i64)> {
     if !range.observed() {
         return Ok((1.0, 0));
     }
@@ -125,7 +125,7 @@ fn pow2_minmax(spec: &QuarkSpec, range: &RunningMinMax) -> Result<(f32, i64)> {
 /// of `2^−(pos−2) … 2^−(pos+2)` by squared error on `data` (the last batch), keeping its zero
 /// point.
 fn pow2_min_mse(
-    spec: &QuarkSpec,
+    spec: &QuarkConfig,
     range: &RunningMinMax,
     data: Option<&[f32]>,
 ) -> Result<(f32, i64)> {
@@ -234,7 +234,7 @@ fn most_common(record: &[(f32, i64)]) -> Option<(f32, i64)> {
 /// The report of `(scale, zp)` chosen from `range`; `recorded` is the record's length when
 /// qparams were computed every batch.
 fn pow2_qparams(
-    spec: &QuarkSpec,
+    spec: &QuarkConfig,
     (scale, zp): (f32, i64),
     range: &RunningMinMax,
     recorded: Option<usize>,
@@ -272,7 +272,7 @@ impl ObserverKind for PowOf2MinMax {
 
     fn resolve(args: &PowOf2MinMaxArgs, _: &[String]) -> Result<PowOf2Config> {
         Ok(PowOf2Config {
-            spec: args.quark_spec()?,
+            spec: args.quark_config()?,
             every_batch: args.qparams_every_batch,
         })
     }
@@ -281,11 +281,11 @@ impl ObserverKind for PowOf2MinMax {
         PowOf2MinMaxState::default()
     }
 
-    fn observe(state: &mut PowOf2MinMaxState, cfg: &PowOf2Config, batch: &Tensor) -> Result<()> {
+    fn feed(state: &mut PowOf2MinMaxState, cfg: &PowOf2Config, batch: &Tensor) -> Result<()> {
         if batch.is_empty() {
             return Ok(());
         }
-        state.range.observe(&batch.data, cfg.spec.is_dynamic);
+        state.range.feed(&batch.data, cfg.spec.is_dynamic);
         state.history.push(state.range);
         Ok(())
     }
@@ -318,7 +318,7 @@ impl ObserverKind for PowOf2MinMax {
         super::qdq_kernel::kernel(&cfg.spec, q)
     }
 
-    fn plot(state: &PowOf2MinMaxState) -> ObserverState {
+    fn plot(state: &PowOf2MinMaxState) -> PlotSnapshot {
         state.range.plot()
     }
 }
@@ -342,7 +342,7 @@ impl ObserverKind for PowOf2MinMse {
 
     fn resolve(args: &PowOf2MinMseArgs, _: &[String]) -> Result<PowOf2Config> {
         Ok(PowOf2Config {
-            spec: args.quark_spec()?,
+            spec: args.quark_config()?,
             every_batch: args.qparams_every_batch,
         })
     }
@@ -351,11 +351,11 @@ impl ObserverKind for PowOf2MinMse {
         PowOf2MinMseState::default()
     }
 
-    fn observe(state: &mut PowOf2MinMseState, cfg: &PowOf2Config, batch: &Tensor) -> Result<()> {
+    fn feed(state: &mut PowOf2MinMseState, cfg: &PowOf2Config, batch: &Tensor) -> Result<()> {
         if batch.is_empty() {
             return Ok(());
         }
-        state.range.observe(&batch.data, cfg.spec.is_dynamic);
+        state.range.feed(&batch.data, cfg.spec.is_dynamic);
         state.last_batch = Some(batch.data.clone());
         if cfg.every_batch {
             let entry = pow2_min_mse(&cfg.spec, &state.range, state.last_batch.as_deref())?;
@@ -382,7 +382,7 @@ impl ObserverKind for PowOf2MinMse {
         super::qdq_kernel::kernel(&cfg.spec, q)
     }
 
-    fn plot(state: &PowOf2MinMseState) -> ObserverState {
+    fn plot(state: &PowOf2MinMseState) -> PlotSnapshot {
         state.range.plot()
     }
 }
@@ -399,7 +399,7 @@ mod tests {
         let spec = registry::find(id).unwrap();
         let mut o = Instance::new(spec, &Params::from_value(params).unwrap()).unwrap();
         for b in batches {
-            o.observe(&Tensor::from_vec(b.clone())).unwrap();
+            o.feed(&Tensor::from_vec(b.clone())).unwrap();
         }
         o.qparams().unwrap()
     }

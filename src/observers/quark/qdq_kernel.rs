@@ -5,7 +5,7 @@
 //! [`slice_qdq`], the per-slice form `scaled_fake_quantize` itself uses.
 
 use super::kernels::{fp8, group_layout, int_affine, slice_qdq, SliceQdqUser};
-use super::spec::{QScheme, QuarkSpec};
+use super::spec::{QScheme, QuarkConfig};
 use crate::formats::blocks::BlockLayout;
 use crate::observer::{QParams, ZeroPoint};
 use crate::qdq::{PerBlock, PerChannel, PerTensor, QdqKernel};
@@ -51,7 +51,7 @@ impl SliceQdqUser for MakeKernel<'_> {
 /// `scaled_fake_quantize` takes from the spec (a 0-d tensor counts as `[1]`), and it must be
 /// the axis the qparams were collected along.
 pub fn per_channel_kernel(
-    spec: &QuarkSpec,
+    spec: &QuarkConfig,
     shape: &[usize],
     q: &QParams,
 ) -> Option<Box<dyn QdqKernel>> {
@@ -85,7 +85,7 @@ pub fn per_channel_kernel(
 /// with per-group qparams (one per block of the spec's group layout, which must be the block
 /// layout the qparams declare), when one applies ([`slice_qdq`] refuses the rest).
 pub fn per_group_kernel(
-    spec: &QuarkSpec,
+    spec: &QuarkConfig,
     shape: &[usize],
     q: &QParams,
 ) -> Option<Box<dyn QdqKernel>> {
@@ -108,7 +108,7 @@ pub fn per_group_kernel(
 
 /// The kernel of `scaled_fake_quantize(spec, x, q.scale, q.zero_point)` with per-tensor qparams,
 /// when one applies.
-pub fn kernel(spec: &QuarkSpec, q: &QParams) -> Option<Box<dyn QdqKernel>> {
+pub fn kernel(spec: &QuarkConfig, q: &QParams) -> Option<Box<dyn QdqKernel>> {
     if q.axis.is_some() || q.extra.contains_key("block_axis") {
         return None;
     }

@@ -15,7 +15,7 @@
 //! with float ranges and fail Quark's `assert isinstance(quant_min, int)`.
 
 use super::dtype::QuarkDtype;
-use super::spec::{QuarkSpec, ScaleFormat};
+use super::spec::{QuarkConfig, ScaleFormat};
 use crate::error::{Error, Result, Stage};
 use crate::formats::e8m0;
 use crate::observer::ZeroPoint;
@@ -55,7 +55,7 @@ pub fn default_qparams() -> ScaleZp {
 /// buffers are 0-d (per-tensor observers), which is when `check_min_max_valid` looks for the
 /// "never observed" state and asserts `min <= max`.
 pub fn calculate_qparams(
-    spec: &QuarkSpec,
+    spec: &QuarkConfig,
     min: &[f32],
     max: &[f32],
     scalar: bool,
@@ -101,7 +101,7 @@ fn check_min_max_valid(min: &[f32], max: &[f32], scalar: bool) -> Result<bool> {
 }
 
 /// `calculate_int_quant_params`.
-pub fn int_qparams(spec: &QuarkSpec, min: &[f32], max: &[f32], scalar: bool) -> Result<ScaleZp> {
+pub fn int_qparams(spec: &QuarkConfig, min: &[f32], max: &[f32], scalar: bool) -> Result<ScaleZp> {
     if !check_min_max_valid(min, max, scalar)? {
         return Ok(default_qparams());
     }
@@ -151,7 +151,7 @@ pub fn int_qparams(spec: &QuarkSpec, min: &[f32], max: &[f32], scalar: bool) -> 
 }
 
 /// `calculate_fp8_quant_parameters` with Quark's `eps` (which [`super::mse`] can turn into 0).
-pub fn fp8_qparams(spec: &QuarkSpec, min: &[f32], max: &[f32], eps: f32) -> ScaleZp {
+pub fn fp8_qparams(spec: &QuarkConfig, min: &[f32], max: &[f32], eps: f32) -> ScaleZp {
     let (_, fmax) = spec.qrange();
     let scale: Vec<f32> = min
         .iter()
@@ -167,7 +167,7 @@ pub fn fp8_qparams(spec: &QuarkSpec, min: &[f32], max: &[f32], eps: f32) -> Scal
 }
 
 /// `get_scale(amax, eps, "float32")`: `amax / qmax` (in the scale dtype), `eps` where 0.
-fn float32_format_scale(spec: &QuarkSpec, amax: f32, qmax: f32, eps: f32) -> f32 {
+fn float32_format_scale(spec: &QuarkConfig, amax: f32, qmax: f32, eps: f32) -> f32 {
     let amax = spec.scale_type.cast(amax);
     let s = spec.scale_type.cast(amax / qmax);
     if s == 0.0 {
@@ -178,7 +178,7 @@ fn float32_format_scale(spec: &QuarkSpec, amax: f32, qmax: f32, eps: f32) -> f32
 }
 
 /// `calculate_fp4_quant_parameters`.
-fn fp4_qparams(spec: &QuarkSpec, min: &[f32], max: &[f32]) -> Result<ScaleZp> {
+fn fp4_qparams(spec: &QuarkConfig, min: &[f32], max: &[f32]) -> Result<ScaleZp> {
     let element = crate::formats::ElementFormat::Fp4E2m1;
     let mut scale = Vec::with_capacity(min.len());
     for (&lo, &hi) in min.iter().zip(max) {
@@ -216,12 +216,12 @@ mod tests {
     use super::*;
     use crate::observers::quark::spec::{ScaleType, ZeroPointType};
 
-    fn spec(dtype: QuarkDtype) -> QuarkSpec {
-        QuarkSpec::for_tests(dtype)
+    fn spec(dtype: QuarkDtype) -> QuarkConfig {
+        QuarkConfig::for_tests(dtype)
     }
 
-    fn asymmetric(dtype: QuarkDtype, zero_point: ZeroPointType) -> QuarkSpec {
-        QuarkSpec {
+    fn asymmetric(dtype: QuarkDtype, zero_point: ZeroPointType) -> QuarkConfig {
+        QuarkConfig {
             symmetric: Some(false),
             float_zero_point: zero_point == ZeroPointType::Float32,
             ..spec(dtype)
@@ -287,7 +287,7 @@ mod tests {
         );
         let f4 = spec(QuarkDtype::Fp4);
         assert!(calculate_qparams(&f4, &[-1.0], &[1.0], true).is_err());
-        let f4 = QuarkSpec {
+        let f4 = QuarkConfig {
             scale_format: Some(ScaleFormat::E8m0),
             ..spec(QuarkDtype::Fp4)
         };
@@ -300,7 +300,7 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(err.starts_with("AssertionError"), "{err}");
-        let half = QuarkSpec {
+        let half = QuarkConfig {
             scale_type: ScaleType::Float16,
             ..spec(QuarkDtype::Int8)
         };

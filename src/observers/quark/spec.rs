@@ -1,6 +1,6 @@
 //! Quark's `QTensorConfig` resolved: the fields the observers read (dtype, qscheme, symmetric,
 //! ch_axis, group_size, scale type/format, zero-point type, dynamic flag, E8M0 rounding) as one
-//! validated [`QuarkSpec`], with the checks of `QTensorConfig.__post_init__`.
+//! validated [`QuarkConfig`], with the checks of `QTensorConfig.__post_init__`.
 //!
 //! Each observer declares the fields it reads, with its own defaults, in [`super::config`].
 
@@ -109,7 +109,7 @@ impl ScaleCalculationMode {
 
 /// A resolved Quark tensor configuration.
 #[derive(Debug, Clone, PartialEq)]
-pub struct QuarkSpec {
+pub struct QuarkConfig {
     pub dtype: QuarkDtype,
     pub qscheme: QScheme,
     pub symmetric: Option<bool>,
@@ -125,7 +125,7 @@ pub struct QuarkSpec {
     pub scale_calculation_mode: ScaleRounding,
 }
 
-impl QuarkSpec {
+impl QuarkConfig {
     /// The checks of `QTensorConfig.__post_init__` that concern these fields, and quantscope's
     /// own refusal of a group size of 0.
     pub fn checked(self) -> Result<Self> {
@@ -175,7 +175,7 @@ impl QuarkSpec {
     /// `Int8PerTensorSpec`'s configuration with another dtype (for tests).
     #[cfg(test)]
     pub fn for_tests(dtype: QuarkDtype) -> Self {
-        QuarkSpec {
+        QuarkConfig {
             dtype,
             qscheme: QScheme::PerTensor,
             symmetric: Some(true),
@@ -192,7 +192,7 @@ impl QuarkSpec {
     /// The same configuration with one scale for the whole tensor (how the default qparams of
     /// an observer that saw no data are applied).
     pub fn per_tensor(&self) -> Self {
-        QuarkSpec {
+        QuarkConfig {
             qscheme: QScheme::PerTensor,
             ..self.clone()
         }
@@ -203,11 +203,11 @@ impl QuarkSpec {
 mod tests {
     use super::*;
 
-    fn spec(dtype: QuarkDtype, symmetric: Option<bool>) -> QuarkSpec {
-        QuarkSpec {
+    fn spec(dtype: QuarkDtype, symmetric: Option<bool>) -> QuarkConfig {
+        QuarkConfig {
             symmetric,
             ch_axis: Some(-1),
-            ..QuarkSpec::for_tests(dtype)
+            ..QuarkConfig::for_tests(dtype)
         }
     }
 
@@ -222,7 +222,7 @@ mod tests {
             "{err}"
         );
         assert!(spec(QuarkDtype::Fp4, None).checked().is_ok());
-        let zero_groups = QuarkSpec {
+        let zero_groups = QuarkConfig {
             group_size: Some(0),
             ..spec(QuarkDtype::Int8, Some(true))
         };
@@ -234,7 +234,7 @@ mod tests {
         let s = spec(QuarkDtype::Int8, Some(true));
         assert_eq!(s.axis_for(2).unwrap(), 1);
         assert_eq!(s.axis_for(0).unwrap(), 0, "a 0-d tensor counts as 1-d");
-        let far = QuarkSpec {
+        let far = QuarkConfig {
             ch_axis: Some(2),
             ..s
         };

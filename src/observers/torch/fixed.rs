@@ -4,7 +4,7 @@
 
 use super::config::{not_implemented, reject_unknown, QDtype, QScheme};
 use crate::error::{Error, Result, Stage};
-use crate::observer::{ObserverKind, ObserverState, QParams, ZeroPoint};
+use crate::observer::{ObserverKind, PlotSnapshot, QParams, ZeroPoint};
 use crate::params::Choice;
 use crate::qdq::QdqKernel;
 use crate::tensor::Tensor;
@@ -93,7 +93,7 @@ impl ObserverKind for FixedQParams {
 
     fn init(_: &FixedConfig) {}
 
-    fn observe(_: &mut (), _: &FixedConfig, _: &Tensor) -> Result<()> {
+    fn feed(_: &mut (), _: &FixedConfig, _: &Tensor) -> Result<()> {
         Ok(())
     }
 
@@ -125,8 +125,8 @@ impl ObserverKind for FixedQParams {
         super::qdq_kernel::kernel(shape, q)
     }
 
-    fn plot(_: &()) -> ObserverState {
-        ObserverState::default()
+    fn plot(_: &()) -> PlotSnapshot {
+        PlotSnapshot::default()
     }
 }
 
@@ -145,7 +145,7 @@ mod tests {
     fn returns_its_arguments() {
         let p = Params::from_value(json!({"scale": 2.0 / 256.0, "zero_point": 128})).unwrap();
         let mut obs = new(&p).unwrap();
-        obs.observe(&Tensor::from_vec(vec![100.0])).unwrap();
+        obs.feed(&Tensor::from_vec(vec![100.0])).unwrap();
         let q = obs.qparams().unwrap();
         assert_eq!(q.scale, vec![0.0078125]);
         assert_eq!(q.zero_point, ZeroPoint::Int(vec![128]));

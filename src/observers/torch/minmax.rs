@@ -10,10 +10,10 @@
 use super::config::{not_implemented, py_float_repr, QScheme, UniformArgs, UniformConfig};
 use super::qparams::{calculate, to_qparams, Buffers};
 use crate::error::Result;
-use crate::histogram::finite_min_max;
-use crate::observer::{ObserverKind, ObserverState, QParams};
+use crate::observer::{ObserverKind, PlotSnapshot, QParams};
 use crate::params::Choice;
 use crate::qdq::QdqKernel;
+use crate::shared_stats::finite_min_max;
 use crate::tensor::Tensor;
 
 crate::declare_params! {
@@ -49,8 +49,8 @@ impl MinMaxState {
         max_val: f32::NEG_INFINITY,
     };
 
-    fn plot(&self) -> ObserverState {
-        ObserverState {
+    fn plot(&self) -> PlotSnapshot {
+        PlotSnapshot {
             min_val: vec![self.min_val],
             max_val: vec![self.max_val],
             histogram: None,
@@ -111,7 +111,7 @@ impl ObserverKind for MinMax {
         MinMaxState::EMPTY
     }
 
-    fn observe(state: &mut MinMaxState, _: &UniformConfig, batch: &Tensor) -> Result<()> {
+    fn feed(state: &mut MinMaxState, _: &UniformConfig, batch: &Tensor) -> Result<()> {
         if let Some((lo, hi)) = finite_min_max(&batch.data) {
             state.min_val = state.min_val.min(lo);
             state.max_val = state.max_val.max(hi);
@@ -132,7 +132,7 @@ impl ObserverKind for MinMax {
         super::qdq_kernel::kernel(shape, q)
     }
 
-    fn plot(state: &MinMaxState) -> ObserverState {
+    fn plot(state: &MinMaxState) -> PlotSnapshot {
         state.plot()
     }
 }
@@ -170,7 +170,7 @@ impl ObserverKind for MovingAverageMinMax {
         MinMaxState::EMPTY
     }
 
-    fn observe(state: &mut MinMaxState, cfg: &MovingAverageConfig, batch: &Tensor) -> Result<()> {
+    fn feed(state: &mut MinMaxState, cfg: &MovingAverageConfig, batch: &Tensor) -> Result<()> {
         let Some((lo, hi)) = finite_min_max(&batch.data) else {
             return Ok(());
         };
@@ -204,7 +204,7 @@ impl ObserverKind for MovingAverageMinMax {
         super::qdq_kernel::kernel(shape, q)
     }
 
-    fn plot(state: &MinMaxState) -> ObserverState {
+    fn plot(state: &MinMaxState) -> PlotSnapshot {
         state.plot()
     }
 }
@@ -224,8 +224,8 @@ mod tests {
     #[test]
     fn minmax_tracks_running_extrema() {
         let mut obs = instance("torch.MinMaxObserver", json!({})).unwrap();
-        obs.observe(&Tensor::from_vec(vec![-1.0, 2.0])).unwrap();
-        obs.observe(&Tensor::from_vec(vec![0.5, 3.0, f32::NAN]))
+        obs.feed(&Tensor::from_vec(vec![-1.0, 2.0])).unwrap();
+        obs.feed(&Tensor::from_vec(vec![0.5, 3.0, f32::NAN]))
             .unwrap();
         let q = obs.qparams().unwrap();
         assert_eq!((q.min_val[0], q.max_val[0]), (-1.0, 3.0));
@@ -238,13 +238,13 @@ mod tests {
     fn moving_average_is_float32() {
         let id = "torch.MovingAverageMinMaxObserver";
         let mut obs = instance(id, json!({"averaging_constant": 0.5})).unwrap();
-        obs.observe(&Tensor::from_vec(vec![-1.0, 1.0])).unwrap();
-        obs.observe(&Tensor::from_vec(vec![-3.0, 2.0])).unwrap();
+        obs.feed(&Tensor::from_vec(vec![-1.0, 1.0])).unwrap();
+        obs.feed(&Tensor::from_vec(vec![-3.0, 2.0])).unwrap();
         assert_eq!(obs.plot().min_val, vec![-2.0]);
         assert_eq!(obs.plot().max_val, vec![1.5]);
         let mut obs = instance(id, json!({})).unwrap();
-        obs.observe(&Tensor::from_vec(vec![0.0, 1.0])).unwrap();
-        obs.observe(&Tensor::from_vec(vec![0.0, 2.0])).unwrap();
+        obs.feed(&Tensor::from_vec(vec![0.0, 1.0])).unwrap();
+        obs.feed(&Tensor::from_vec(vec![0.0, 2.0])).unwrap();
         assert_eq!(obs.plot().max_val, vec![1.0 + 0.01f32 * 1.0]);
     }
 

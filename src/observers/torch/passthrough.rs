@@ -5,7 +5,7 @@
 
 use super::config::{reject_unknown, QScheme};
 use crate::error::{Error, Result, Stage};
-use crate::observer::{ObserverKind, ObserverState, QParams};
+use crate::observer::{ObserverKind, PlotSnapshot, QParams};
 use crate::params::ParamSet;
 use crate::tensor::Tensor;
 use std::marker::PhantomData;
@@ -121,7 +121,7 @@ impl<C: PassThroughClass> ObserverKind for PassThrough<C> {
         0
     }
 
-    fn observe(batches: &mut usize, _: &(), _: &Tensor) -> Result<()> {
+    fn feed(batches: &mut usize, _: &(), _: &Tensor) -> Result<()> {
         *batches += 1;
         Ok(())
     }
@@ -134,8 +134,8 @@ impl<C: PassThroughClass> ObserverKind for PassThrough<C> {
         ))
     }
 
-    fn plot(_: &usize) -> ObserverState {
-        ObserverState::default()
+    fn plot(_: &usize) -> PlotSnapshot {
+        PlotSnapshot::default()
     }
 }
 
@@ -163,7 +163,7 @@ mod tests {
             ReuseInput::CLASS,
         ] {
             let mut obs = new(class, json!({})).unwrap();
-            obs.observe(&Tensor::from_vec(vec![1.0])).unwrap();
+            obs.feed(&Tensor::from_vec(vec![1.0])).unwrap();
             let err = obs.qparams().unwrap_err();
             assert_eq!(
                 err.to_string(),

@@ -11,7 +11,7 @@
 use super::config::{not_implemented, QScheme, UniformArgs, UniformConfig};
 use super::qparams::{calculate, to_qparams, Buffers};
 use crate::error::{Error, Result, Stage};
-use crate::observer::{ObserverKind, ObserverState, QParams};
+use crate::observer::{ObserverKind, PlotSnapshot, QParams};
 use crate::params::ParamSet;
 use crate::qdq::QdqKernel;
 use crate::tensor::Tensor;
@@ -146,7 +146,7 @@ fn broadcast(old: &[f32], cur: &[f32], f: impl Fn(f32, f32) -> f32) -> Result<Ve
 }
 
 /// `forward()` of both per-channel observers.
-fn observe(state: &mut PerChannelState, cfg: &PerChannelConfig, batch: &Tensor) -> Result<()> {
+fn feed(state: &mut PerChannelState, cfg: &PerChannelConfig, batch: &Tensor) -> Result<()> {
     if batch.is_empty() {
         return Ok(());
     }
@@ -252,8 +252,8 @@ impl<C: PerChannelClass> ObserverKind for PerChannel<C> {
         PerChannelState::default()
     }
 
-    fn observe(state: &mut PerChannelState, cfg: &PerChannelConfig, batch: &Tensor) -> Result<()> {
-        observe(state, cfg, batch)
+    fn feed(state: &mut PerChannelState, cfg: &PerChannelConfig, batch: &Tensor) -> Result<()> {
+        feed(state, cfg, batch)
     }
 
     fn qparams(state: &PerChannelState, cfg: &PerChannelConfig) -> Result<QParams> {
@@ -273,8 +273,8 @@ impl<C: PerChannelClass> ObserverKind for PerChannel<C> {
         super::qdq_kernel::kernel(shape, q)
     }
 
-    fn plot(state: &PerChannelState) -> ObserverState {
-        ObserverState {
+    fn plot(state: &PerChannelState) -> PlotSnapshot {
+        PlotSnapshot {
             min_val: state.min_val.clone(),
             max_val: state.max_val.clone(),
             histogram: None,
@@ -317,7 +317,7 @@ mod tests {
             (vec![-4., -2., 3.], vec![1., 5., 6.])
         );
         let mut obs = new(json!({"ch_axis": -1})).unwrap();
-        obs.observe(&x).unwrap();
+        obs.feed(&x).unwrap();
         let q = obs.qparams().unwrap();
         assert_eq!(q.axis, Some(1));
         assert_eq!(q.min_val, vec![-4., -2., 3.]);
@@ -329,13 +329,13 @@ mod tests {
     #[test]
     fn axis_errors_are_pytorchs() {
         let mut obs = new(json!({"ch_axis": 2})).unwrap();
-        let err = obs.observe(&t(vec![2, 3], vec![0.; 6])).unwrap_err();
+        let err = obs.feed(&t(vec![2, 3], vec![0.; 6])).unwrap_err();
         assert_eq!(
             err.to_string(),
             "IndexError: list assignment index out of range"
         );
         let mut obs = new(json!({})).unwrap();
-        let err = obs.observe(&Tensor::from_vec(vec![1.0, 2.0])).unwrap_err();
+        let err = obs.feed(&Tensor::from_vec(vec![1.0, 2.0])).unwrap_err();
         assert!(err
             .to_string()
             .starts_with("IndexError: Dimension out of range"));
@@ -347,23 +347,23 @@ mod tests {
     #[test]
     fn channel_counts_broadcast_or_fail() {
         let mut obs = new(json!({})).unwrap();
-        obs.observe(&t(vec![3, 2], vec![0.; 6])).unwrap();
-        let err = obs.observe(&t(vec![5, 1], vec![0.; 5])).unwrap_err();
+        obs.feed(&t(vec![3, 2], vec![0.; 6])).unwrap();
+        let err = obs.feed(&t(vec![5, 1], vec![0.; 5])).unwrap_err();
         assert_eq!(
             err.to_string(),
             "RuntimeError: The size of tensor a (5) must match the size of tensor b (3) at non-singleton dimension 0"
         );
         let mut obs = new(json!({})).unwrap();
-        obs.observe(&t(vec![1, 2], vec![-1., 1.])).unwrap();
-        obs.observe(&t(vec![3, 1], vec![0., 2., -3.])).unwrap();
+        obs.feed(&t(vec![1, 2], vec![-1., 1.])).unwrap();
+        obs.feed(&t(vec![3, 1], vec![0., 2., -3.])).unwrap();
         assert_eq!(obs.plot().min_val, vec![-1., -1., -3.]);
     }
 
     #[test]
     fn moving_average_per_channel() {
         let mut obs = moving_average(json!({"averaging_constant": 0.5, "ch_axis": 1})).unwrap();
-        obs.observe(&t(vec![1, 2], vec![-1., 1.])).unwrap();
-        obs.observe(&t(vec![1, 2], vec![-3., 3.])).unwrap();
+        obs.feed(&t(vec![1, 2], vec![-1., 1.])).unwrap();
+        obs.feed(&t(vec![1, 2], vec![-3., 3.])).unwrap();
         assert_eq!(obs.plot().min_val, vec![-2., 2.]);
         assert_eq!(obs.plot().max_val, vec![-2., 2.]);
     }

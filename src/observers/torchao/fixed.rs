@@ -11,7 +11,7 @@ use super::granularity::block_size;
 use super::qparams::{cast_scale, cast_zero_point, Chosen};
 use super::report;
 use crate::error::{Error, Result, Stage};
-use crate::observer::{Granularity, ObserverKind, ObserverState, QParams};
+use crate::observer::{Granularity, ObserverKind, PlotSnapshot, QParams};
 use crate::tensor::Tensor;
 
 crate::declare_params! {
@@ -88,7 +88,7 @@ impl ObserverKind for AffineFixedQParam {
 
     fn init(_: &FixedConfig) {}
 
-    fn observe(_: &mut (), _: &FixedConfig, _: &Tensor) -> Result<()> {
+    fn feed(_: &mut (), _: &FixedConfig, _: &Tensor) -> Result<()> {
         Ok(())
     }
 
@@ -121,7 +121,7 @@ impl ObserverKind for AffineFixedQParam {
         Some(cfg.args.granularity.shape())
     }
 
-    fn plot(_: &()) -> ObserverState {
-        ObserverState::default()
+    fn plot(_: &()) -> PlotSnapshot {
+        PlotSnapshot::default()
     }
 }

@@ -10,10 +10,11 @@
 
 use super::args::{AffineArgs, AffineArgsFields};
 use super::granularity::size_repr;
-use super::report::{self, view_of, Observed, Stats};
+use super::report::{self, view_of, Observed};
 use crate::error::{Error, Result, Stage};
 use crate::kernels::torch::reduce::min_max_dims;
-use crate::observer::{Granularity, ObserverKind, ObserverState, QParams};
+use crate::observer::{Granularity, ObserverKind, PlotSnapshot, QParams};
+use crate::observers::shaped_stats::ShapedStats;
 use crate::tensor::Tensor;
 
 crate::declare_params! {
@@ -59,7 +60,7 @@ impl ObserverKind for AffineMinMax {
         Observed::default()
     }
 
-    fn observe(state: &mut Observed, cfg: &MinMaxConfig, batch: &Tensor) -> Result<()> {
+    fn feed(state: &mut Observed, cfg: &MinMaxConfig, batch: &Tensor) -> Result<()> {
         if batch.is_empty() {
             return Ok(());
         }
@@ -67,7 +68,7 @@ impl ObserverKind for AffineMinMax {
         let (min, max) = min_max_dims(&batch.data, &view.shape, &view.reduced());
         let shape = view.reduced_shape(cfg.keepdim);
         let stats = match state.stats.take() {
-            None => Stats { shape, min, max },
+            None => ShapedStats { shape, min, max },
             Some(old) => {
                 if old.shape != shape {
                     let message = format!(
@@ -78,7 +79,7 @@ impl ObserverKind for AffineMinMax {
                     state.stats = Some(old);
                     return Err(Error::framework("AssertionError", message, Stage::Forward));
                 }
-                Stats {
+                ShapedStats {
                     min: old
                         .min
                         .iter()
@@ -113,7 +114,7 @@ impl ObserverKind for AffineMinMax {
         Some(cfg.args.granularity.shape())
     }
 
-    fn plot(state: &Observed) -> ObserverState {
+    fn plot(state: &Observed) -> PlotSnapshot {
         state.plot()
     }
 }

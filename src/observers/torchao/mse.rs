@@ -15,10 +15,11 @@ use super::args::{AffineArgs, SearchedAffineArgsFields, ZeroPointDomain};
 use super::fake_quant::Kernel;
 use super::granularity::slice_map;
 use super::qparams::{choose_qparams, qmin_qmax};
-use super::report::{self, check_blocks, view_of, Observed, Stats};
+use super::report::{self, check_blocks, view_of, Observed};
 use crate::error::{Error, Result, Stage};
 use crate::kernels::torch::reduce::{mean_dims_of, min_max_dims};
-use crate::observer::{Granularity, ObserverKind, ObserverState, QParams};
+use crate::observer::{Granularity, ObserverKind, PlotSnapshot, QParams};
+use crate::observers::shaped_stats::ShapedStats;
 use crate::parallel;
 use crate::tensor::Tensor;
 
@@ -50,7 +51,7 @@ fn nan_min(a: f32, b: f32) -> f32 {
 }
 
 /// `line_search(input)`: the searched `(min_val, max_val)` and the selected step per block.
-fn line_search(batch: &Tensor, cfg: &MseConfig) -> Result<(Stats, Vec<usize>, Vec<usize>)> {
+fn line_search(batch: &Tensor, cfg: &MseConfig) -> Result<(ShapedStats, Vec<usize>, Vec<usize>)> {
     let args = &cfg.args;
     let (block, view) = view_of(batch, &args.granularity)?;
     let dims = view.reduced();
@@ -105,7 +106,7 @@ fn line_search(batch: &Tensor, cfg: &MseConfig) -> Result<(Stats, Vec<usize>, Ve
         }
     }
     Ok((
-        Stats {
+        ShapedStats {
             shape: view.reduced_shape(false),
             min: min_val,
             max: max_val,
@@ -135,7 +136,7 @@ impl ObserverKind for AffineMse {
         Observed::default()
     }
 
-    fn observe(state: &mut Observed, cfg: &MseConfig, batch: &Tensor) -> Result<()> {
+    fn feed(state: &mut Observed, cfg: &MseConfig, batch: &Tensor) -> Result<()> {
         if cfg.run_once && state.calibrated {
             return Ok(());
         }
@@ -168,7 +169,7 @@ impl ObserverKind for AffineMse {
         Some(cfg.args.granularity.shape())
     }
 
-    fn plot(state: &Observed) -> ObserverState {
+    fn plot(state: &Observed) -> PlotSnapshot {
         state.plot()
     }
 }

@@ -8,20 +8,19 @@ use super::fake_quant::Kernel;
 use super::granularity::{block_size, size_repr, slice_map, ReductionView};
 use super::qparams::{choose_qparams, qmin_qmax, Chosen};
 use crate::error::{Error, Result, Stage};
-use crate::observer::{ObserverState, QParams, ZeroPoint};
+use crate::observer::{PlotSnapshot, QParams, ZeroPoint};
 use crate::params::Choice;
 use crate::slice_map::write_grid_range;
 use crate::tensor::Tensor;
 use serde_json::{Map, Value};
 
-/// `min_val`/`max_val` and their shape.
-pub use crate::observers::shaped_stats::ShapedStats as Stats;
+use crate::observers::shaped_stats::ShapedStats;
 
 /// An observer's state: its statistics, the block size and shape of the last batch, and the
 /// MSE search's selected steps.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct Observed {
-    pub stats: Option<Stats>,
+    pub stats: Option<ShapedStats>,
     pub block_size: Vec<usize>,
     pub batch_shape: Vec<usize>,
     pub selected_step: Option<Vec<usize>>,
@@ -31,8 +30,8 @@ pub struct Observed {
 
 impl Observed {
     /// The running min/max for plots.
-    pub fn plot(&self) -> ObserverState {
-        Stats::plot(self.stats.as_ref())
+    pub fn plot(&self) -> PlotSnapshot {
+        ShapedStats::plot(self.stats.as_ref())
     }
 }
 

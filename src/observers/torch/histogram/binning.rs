@@ -274,7 +274,7 @@ mod tests {
             -1.0,
         ];
         let (counts, range) = histc_with_range(&data, 4, 0.0, 4.0);
-        assert_eq!(range, crate::histogram::finite_min_max(&data));
+        assert_eq!(range, crate::shared_stats::finite_min_max(&data));
         assert_eq!(counts, histc(&data, 4, 0.0, 4.0));
         assert_eq!(histc_with_range(&[f32::NAN], 4, 0.0, 1.0).1, None);
         assert_eq!(histc_with_range(&[2.0], 0, 0.0, 1.0).1, Some((2.0, 2.0)));

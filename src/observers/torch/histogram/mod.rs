@@ -19,10 +19,10 @@ pub mod search;
 use super::config::{not_implemented, QScheme, UniformArgs, UniformConfig};
 use super::qparams::{calculate, to_qparams, Buffers};
 use crate::error::{Error, Result, Stage};
-use crate::histogram::finite_min_max;
 use crate::kernels::torch::linspace_fma;
-use crate::observer::{HistogramState, ObserverKind, ObserverState, QParams};
+use crate::observer::{HistogramState, ObserverKind, PlotSnapshot, QParams};
 use crate::qdq::QdqKernel;
+use crate::shared_stats::finite_min_max;
 use crate::tensor::Tensor;
 use serde_json::Value;
 
@@ -123,7 +123,7 @@ impl ObserverKind for Histogram {
 
     /// One pass when the batch stays inside the running range (the histc over that range is
     /// computed together with the batch's min/max); two passes otherwise.
-    fn observe(
+    fn feed(
         state: &mut HistogramObserverState,
         cfg: &HistogramConfig,
         batch: &Tensor,
@@ -236,7 +236,7 @@ impl ObserverKind for Histogram {
         super::qdq_kernel::kernel(shape, q)
     }
 
-    fn plot(state: &HistogramObserverState) -> ObserverState {
+    fn plot(state: &HistogramObserverState) -> PlotSnapshot {
         let histogram = state.initialized().then(|| {
             let (lo, hi) = state.binning_range();
             HistogramState {
@@ -244,7 +244,7 @@ impl ObserverKind for Histogram {
                 edges: linspace_fma(lo, hi, state.histogram.len() + 1),
             }
         });
-        ObserverState {
+        PlotSnapshot {
             min_val: vec![state.min_val],
             max_val: vec![state.max_val],
             histogram,
@@ -275,7 +275,7 @@ mod tests {
     #[test]
     fn constant_input_lands_in_the_middle_bin() {
         let mut o = obs(json!({"bins": 8}));
-        o.observe(&Tensor::from_vec(vec![0.75; 10])).unwrap();
+        o.feed(&Tensor::from_vec(vec![0.75; 10])).unwrap();
         assert_eq!(counts(&o)[4], 10.0);
         let s = o.plot();
         assert_eq!((s.min_val[0], s.max_val[0]), (0.75, 0.75));
@@ -288,7 +288,7 @@ mod tests {
     #[test]
     fn histogram_total_tracks_finite_elements() {
         let mut o = obs(json!({"bins": 64}));
-        o.observe(&Tensor::from_vec(vec![
+        o.feed(&Tensor::from_vec(vec![
             0.0,
             1.0,
             2.0,
@@ -296,7 +296,7 @@ mod tests {
             f32::NAN,
         ]))
         .unwrap();
-        o.observe(&Tensor::from_vec(vec![-3.0, 5.0, 0.5])).unwrap();
+        o.feed(&Tensor::from_vec(vec![-3.0, 5.0, 0.5])).unwrap();
         let total: f32 = counts(&o).iter().sum();
         assert_eq!(total, 6.0);
         assert_eq!(o.plot().min_val, vec![-3.0]);
@@ -325,7 +325,7 @@ mod tests {
         );
         let dst = |p| {
             let mut o = obs(p);
-            o.observe(&Tensor::from_vec(vec![0.0, 1.0])).unwrap();
+            o.feed(&Tensor::from_vec(vec![0.0, 1.0])).unwrap();
             o.qparams().unwrap().extra["dst_nbins"].clone()
         };
         assert_eq!(dst(json!({"dtype": "quint4x2"})), json!(256));

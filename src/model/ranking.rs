@@ -1,9 +1,10 @@
-//! The model view's engine for a Web Worker: list a checkpoint from byte ranges the page
-//! supplies (`File.slice`), then rank one tensor at a time from its byte range, then sort.
+//! A checkpoint ranking, what the model view drives in a Web Worker (JS `ModelSession`): list a
+//! checkpoint from byte ranges the page supplies (`File.slice`), then rank one tensor at a time
+//! from its byte range, then sort.
 //! No I/O and no threads of its own, so the same code runs in wasm32 and natively.
 //!
 //! ```text
-//! let mut s = ModelSession::new(files, methods);          // files: (name, size) in drop order
+//! let mut s = CheckpointRanking::new(files, methods);          // files: (name, size) in drop order
 //! while let requests = s.listing_requests() && !requests.is_empty() {
 //!     for r in requests { s.supply(r.file, r.start, bytes of File.slice(r.start, r.end)) }
 //! }
@@ -16,7 +17,7 @@
 //! let report = s.report();                                  // worst first
 //! ```
 //! The page holds one tensor's bytes and values at a time (plus the rows, which are small);
-//! [`ModelSession::set_max_elements`] refuses tensors beyond its budget before they are read.
+//! [`CheckpointRanking::set_max_elements`] refuses tensors beyond its budget before they are read.
 
 use super::{rank_tensor, report, Method, ModelReport, TensorRow};
 use crate::checkpoint::{
@@ -31,7 +32,7 @@ use serde::Serialize;
 #[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
 #[cfg_attr(target_arch = "wasm32", tsify(missing_as_null))]
 pub struct ListedTensor {
-    /// Position in checkpoint order (the index [`ModelSession::rank`] takes).
+    /// Position in checkpoint order (the index [`CheckpointRanking::rank`] takes).
     pub position: usize,
     pub name: String,
     /// The file it lives in.
@@ -54,7 +55,7 @@ pub struct Listing {
 
 /// A checkpoint being listed and ranked.
 #[derive(Debug, Clone)]
-pub struct ModelSession {
+pub struct CheckpointRanking {
     builder: CatalogBuilder,
     catalog: Option<Catalog>,
     methods: Vec<Method>,
@@ -62,11 +63,11 @@ pub struct ModelSession {
     max_elements: Option<usize>,
 }
 
-impl ModelSession {
+impl CheckpointRanking {
     /// A session over files given as `(name, size)` (names may carry a folder path), ranked
     /// with `methods`.
     pub fn new(files: Vec<(String, u64)>, methods: Vec<Method>) -> Self {
-        ModelSession {
+        CheckpointRanking {
             builder: CatalogBuilder::new(files),
             catalog: None,
             methods,
