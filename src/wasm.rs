@@ -269,6 +269,13 @@ pub fn granularity_label(granularity: &str) -> String {
         .map_or_else(|_| granularity.to_string(), |g| g.label().to_string())
 }
 
+/// The CSS colour of series `i` (the palette the charts draw with, [`plot::theme::series`]):
+/// observer panels and the formats table's swatches take theirs from it.
+#[wasm_bindgen(js_name = seriesColor)]
+pub fn series_color(i: usize) -> String {
+    plot::theme::css(plot::theme::series(i))
+}
+
 /// A number as every panel, table and chart writes it ([`plot::fmt_num`]): about four
 /// significant digits, exponent form when very large or small, a real minus sign.
 #[wasm_bindgen(js_name = fmtNum)]

@@ -238,12 +238,12 @@ pub fn format(label: &str) -> Result<Method> {
 /// The format `id` of the quantizer registry with `params` (what `quantscope quantize
 /// --quantizer ID --params JSON` takes), named in results by its label, as [`format`] names it.
 pub fn format_by_id(id: &str, params: Params) -> Result<Method> {
-    let spec = formats::find(id).map_err(|_| Error::Unknown {
+    let spec = codec::find(id).map_err(|_| Error::Unknown {
         what: "format",
         name: id.to_string(),
         hint: format!(
             "; format ids: {}",
-            formats::formats()
+            codec::codecs()
                 .iter()
                 .map(|f| f.id)
                 .collect::<Vec<_>>()

@@ -4,17 +4,11 @@
 // panel shows of a report is the engine's one display function, panelView(report); nothing here
 // computes a number. Shared by the page, the notebook widget and the npm package's
 // renderPanel(). Every user-controlled string is set as text, never as HTML.
-import { drawHistogram, drawChannels, panelView, granularityLabel } from '../pkg/quantscope.js';
+import { drawHistogram, drawChannels, panelView, granularityLabel, seriesColor as engineSeriesColor } from '../pkg/quantscope.js';
 
-/** Observer colours (mirror of quantscope::plot::theme::SERIES). */
-export const SERIES = [
-  '#2f6fb0', '#1f8a70', '#7b52ab', '#b0800b', '#c23b6b',
-  '#4d7c8a', '#3949ab', '#556b2f', '#8e44ad', '#4a5568',
-];
-
-/** The colour of series `i`. */
+/** The colour of series `i`: the engine's palette, the one its charts draw with. */
 export function seriesColor(i) {
-  return SERIES[((i % SERIES.length) + SERIES.length) % SERIES.length];
+  return engineSeriesColor(Math.max(0, Math.trunc(Number(i) || 0)));
 }
 
 /** Create an element with attributes and children (strings become text nodes). */

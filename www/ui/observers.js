@@ -175,8 +175,7 @@ export class ObserversView extends View {
       for (const o of list) {
         const cb = h('input', { type: 'checkbox', value: o.id, 'data-observer': o.id });
         cb.addEventListener('change', () => this.toggle(o.id, cb.checked));
-        const short = o.id.slice(o.id.indexOf('.') + 1);
-        fs.append(h('label', { title: `${o.id}\n${o.summary}` }, cb, h('span', { text: short }), h('span', { class: 'gran', text: o.granularity.replace('_', ' ') }), o.corrects ? h('span', { class: 'fixed', text: 'fixed' }) : null));
+        fs.append(h('label', { title: `${o.id}\n${o.summary}` }, cb, h('span', { text: o.name }), h('span', { class: 'gran', text: o.granularity_label }), o.corrects ? h('span', { class: 'fixed', text: 'fixed' }) : null));
       }
       picker.append(fs);
     }
