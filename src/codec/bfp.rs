@@ -10,7 +10,7 @@
 
 use super::{decoded, Codec, CodecEntry, CodecFamily, Encoded, Stored};
 use crate::error::{Error, Result};
-use crate::formats::bfp::{self, Bfp};
+use crate::formats::bfp::{self, step, Bfp};
 use crate::formats::blocks::BlockLayout;
 use crate::qdq::{measure_kernel, PerBlock, SliceRanges, Slicing};
 use crate::quant::QdqMetrics;
@@ -59,15 +59,6 @@ pub struct BlockFloat {
     pub format: Bfp,
     pub block: usize,
     pub axis: i64,
-}
-
-/// The step a scale quantizes with: at least the smallest normal float32.
-fn step(scale: f32) -> f32 {
-    if scale < f32::MIN_POSITIVE {
-        f32::MIN_POSITIVE
-    } else {
-        scale
-    }
 }
 
 impl BlockFloat {
@@ -132,16 +123,7 @@ impl Codec for BlockFloat {
     fn decode(&self, e: &Encoded) -> Result<Tensor> {
         let layout = self.layout(&e.shape)?;
         let scales = self.stored_scales(e, &layout)?;
-        let mantissas: Vec<f32> = match &e.part_of_len("mantissas", e.numel()?)?.data {
-            Stored::I8(v) => v.iter().map(|&m| m as f32).collect(),
-            Stored::I16(v) => v.iter().map(|&m| m as f32).collect(),
-            other => {
-                return Err(Error::input(format!(
-                    "BFP mantissas stored as {}",
-                    other.dtype()
-                )))
-            }
-        };
+        let mantissas = e.integer_codes("mantissas", e.numel()?)?;
         let values = layout.map(&mantissas, |b, m| m * step(scales[b]));
         decoded(&e.shape, values)
     }

@@ -14,7 +14,7 @@
 //! per element), `scale` (float32) and `zero_point` (int32), one per slice.
 
 use super::{decoded, normalise_axis, Codec, CodecEntry, CodecFamily, Encoded, Sharing, Stored};
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::qdq::SliceRanges;
 use crate::quant::{round_half_even, QdqMetrics};
 use crate::tensor::Tensor;
@@ -201,18 +201,7 @@ impl Codec for Int {
 
     fn decode(&self, e: &Encoded) -> Result<Tensor> {
         let qparams = self.stored_qparams(e)?;
-        let codes: Vec<f32> = match &e.part_of_len("codes", e.numel()?)?.data {
-            Stored::I8(v) => v.iter().map(|&q| q as f32).collect(),
-            Stored::U8(v) => v.iter().map(|&q| q as f32).collect(),
-            Stored::I16(v) => v.iter().map(|&q| q as f32).collect(),
-            Stored::U16(v) => v.iter().map(|&q| q as f32).collect(),
-            other => {
-                return Err(Error::input(format!(
-                    "integer codes stored as {}",
-                    other.dtype()
-                )))
-            }
-        };
+        let codes = e.integer_codes("codes", e.numel()?)?;
         let codes = Tensor::new(e.shape.clone(), codes)?;
         let values = self
             .sharing

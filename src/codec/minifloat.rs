@@ -10,6 +10,7 @@
 //! one per slice.
 
 use super::int::sharing_label;
+use super::sharing::symmetric_ranges;
 use super::{decoded, normalise_axis, Codec, CodecEntry, CodecFamily, Encoded, Sharing, Stored};
 use crate::error::{Error, Result};
 use crate::formats::ElementFormat;
@@ -91,11 +92,7 @@ impl Minifloat {
     }
 
     fn slice_ranges(&self, scales: &[f32]) -> Vec<Option<(f64, f64)>> {
-        let max = self.element.max() as f64;
-        scales
-            .iter()
-            .map(|&s| Some((-max * s as f64, max * s as f64)))
-            .collect()
+        symmetric_ranges(self.element.max(), scales)
     }
 
     fn stored_scales<'a>(&self, e: &'a Encoded) -> Result<&'a [f32]> {

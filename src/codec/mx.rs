@@ -10,6 +10,7 @@
 //! (below `2^−127`, possible with `floor`/`ceil` on subnormal data) makes `encode` fail with
 //! its block; the quantize–dequantize itself keeps it, as Quark does.
 
+use super::sharing::symmetric_ranges;
 use super::{decoded, Codec, CodecEntry, CodecFamily, Encoded, Stored};
 use crate::error::{Error, Result};
 use crate::formats::blocks::BlockLayout;
@@ -17,7 +18,7 @@ use crate::formats::e8m0::{self, ScaleRounding};
 use crate::formats::mx::{self, MxElement};
 use crate::formats::ElementFormat;
 use crate::qdq::{measure_kernel, PerBlock, SliceRanges, Slicing};
-use crate::quant::{round_half_even, QdqMetrics};
+use crate::quant::QdqMetrics;
 use crate::tensor::Tensor;
 
 crate::declare_params! {
@@ -64,27 +65,13 @@ pub struct Mx {
     pub rounding: ScaleRounding,
 }
 
-/// The MXINT8 step of a block with scale `s`: `s/64`, at least the smallest normal float32.
-fn int8_step(scale: f32) -> f32 {
-    let step = scale / 64.0;
-    if step < f32::MIN_POSITIVE {
-        f32::MIN_POSITIVE
-    } else {
-        step
-    }
-}
-
 impl Mx {
     fn layout(&self, shape: &[usize]) -> Result<BlockLayout> {
         BlockLayout::new(shape, self.axis, self.block)
     }
 
     fn slice_ranges(&self, scales: &[f32]) -> Vec<Option<(f64, f64)>> {
-        let max = self.element.max() as f64;
-        scales
-            .iter()
-            .map(|&s| Some((-max * s as f64, max * s as f64)))
-            .collect()
+        symmetric_ranges(self.element.max(), scales)
     }
 
     /// The stored scales, decoded.
@@ -130,9 +117,7 @@ impl Codec for Mx {
             let s = scales[b];
             (match element {
                 MxElement::Float(f) => f.encode(x / s).unwrap_or(0),
-                MxElement::Int8 => {
-                    round_half_even(x * (1.0f32 / int8_step(s))).clamp(-127.0, 127.0) as i8 as u8
-                }
+                MxElement::Int8 => MxElement::int8_code(x, s) as i8 as u8,
             }) as f32
         });
         Ok(Encoded::new(&t.shape)
@@ -154,7 +139,7 @@ impl Codec for Mx {
             let s = scales[b];
             match element {
                 MxElement::Float(f) => f.decode(c as u8) * s,
-                MxElement::Int8 => (c as u8 as i8) as f32 * int8_step(s),
+                MxElement::Int8 => (c as u8 as i8) as f32 * MxElement::int8_step(s),
             }
         });
         decoded(&e.shape, values)

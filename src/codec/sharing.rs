@@ -114,3 +114,12 @@ impl Sharing {
         Ok(measure_kernel(&original.data, kernel.as_ref()).finish())
     }
 }
+
+/// `[−max·s, max·s]` for each scale `s`: the range of a format whose elements reach `±max`.
+pub fn symmetric_ranges(max: f32, scales: &[f32]) -> Vec<Option<(f64, f64)>> {
+    let max = max as f64;
+    scales
+        .iter()
+        .map(|&s| Some((-max * s as f64, max * s as f64)))
+        .collect()
+}

@@ -155,6 +155,22 @@ impl Encoded {
     typed_part!(i32s, I32, i32);
     typed_part!(f32s, F32, f32);
 
+    /// The integer codes of part `name` (`len` of them, any integer type) as float32 values.
+    pub fn integer_codes(&self, name: &str, len: usize) -> Result<Vec<f32>> {
+        Ok(match &self.part_of_len(name, len)?.data {
+            Stored::I8(v) => v.iter().map(|&q| q as f32).collect(),
+            Stored::U8(v) => v.iter().map(|&q| q as f32).collect(),
+            Stored::I16(v) => v.iter().map(|&q| q as f32).collect(),
+            Stored::U16(v) => v.iter().map(|&q| q as f32).collect(),
+            Stored::I32(v) => v.iter().map(|&q| q as f32).collect(),
+            Stored::F32(_) => {
+                return Err(Error::input(format!(
+                    "stored array `{name}` holds float32, not integer codes"
+                )))
+            }
+        })
+    }
+
     /// Bytes stored, every part included.
     pub fn stored_bytes(&self) -> usize {
         self.parts

@@ -13,6 +13,13 @@ use super::e8m0::{exp2_f32, log2_f32};
 use crate::error::Result;
 use crate::quant::round_half_even;
 
+/// The step a block's scale quantizes with: the scale, at least the smallest normal float32 (as
+/// the reference per-channel kernel floors it).
+#[inline(always)]
+pub fn step(scale: f32) -> f32 {
+    super::at_least_min_normal(scale)
+}
+
 /// A BFP format with `mantissa_bits`-bit mantissas (sign included).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Bfp {
@@ -50,12 +57,7 @@ impl Bfp {
     /// smallest normal float32, as the reference per-channel kernel does).
     #[inline]
     fn mantissa(x: f32, scale: f32, lo: f32, hi: f32) -> f32 {
-        let s = if scale < f32::MIN_POSITIVE {
-            f32::MIN_POSITIVE
-        } else {
-            scale
-        };
-        round_half_even(x * (1.0f32 / s)).clamp(lo, hi)
+        round_half_even(x * (1.0f32 / step(scale))).clamp(lo, hi)
     }
 
     /// The stored mantissa of `x` with step `scale`.
@@ -67,12 +69,7 @@ impl Bfp {
     /// Quantize–dequantize `x` with step `scale`.
     #[inline]
     pub fn fake_quantize(self, x: f32, scale: f32) -> f32 {
-        let s = if scale < f32::MIN_POSITIVE {
-            f32::MIN_POSITIVE
-        } else {
-            scale
-        };
-        self.code(x, scale) * s
+        self.code(x, scale) * step(scale)
     }
 
     /// Whether some value of a block overflows its mantissa range with step `scale`: rounded

@@ -246,6 +246,17 @@ impl std::fmt::Display for ElementFormat {
     }
 }
 
+/// `x`, or the smallest normal float32 when `x` is below it (a step or scale floored the way
+/// Quark's kernels floor theirs; NaN stays NaN).
+#[inline(always)]
+pub fn at_least_min_normal(x: f32) -> f32 {
+    if x < f32::MIN_POSITIVE {
+        f32::MIN_POSITIVE
+    } else {
+        x
+    }
+}
+
 /// `2^k` as f32 for `−149 ≤ k ≤ 127` (exact, subnormals included); 0 below, inf above.
 #[inline]
 pub fn pow2(k: i32) -> f32 {

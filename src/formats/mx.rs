@@ -93,17 +93,21 @@ impl MxElement {
     pub fn fake_quantize(self, x: f32, scale: f32) -> f32 {
         match self {
             MxElement::Float(f) => f.quantize(x / scale) * scale,
-            MxElement::Int8 => {
-                let step = scale / 64.0;
-                let step = if step < f32::MIN_POSITIVE {
-                    f32::MIN_POSITIVE
-                } else {
-                    step
-                };
-                let inv = 1.0f32 / step;
-                round_half_even(x * inv).clamp(-127.0, 127.0) * step
-            }
+            MxElement::Int8 => Self::int8_code(x, scale) * Self::int8_step(scale),
         }
+    }
+
+    /// The MXINT8 step of a block with shared scale `scale`: `scale/64`, at least the smallest
+    /// normal float32.
+    #[inline]
+    pub fn int8_step(scale: f32) -> f32 {
+        super::at_least_min_normal(scale / 64.0)
+    }
+
+    /// The MXINT8 code of `x`: `clamp(round_half_even(x · (1/step)), −127, 127)`.
+    #[inline]
+    pub fn int8_code(x: f32, scale: f32) -> f32 {
+        round_half_even(x * (1.0f32 / Self::int8_step(scale))).clamp(-127.0, 127.0)
     }
 
     /// The shared scale of a block with `amax` (0 replaced by the float32 epsilon).
