@@ -27,11 +27,52 @@ use crate::tensor::Tensor;
 /// Elements quantize–dequantized into one stack tile before they are measured.
 const TILE: usize = 256;
 
-/// A quantize–dequantize bound to one set of qparams and one tensor shape, measuring as it goes.
+/// A quantize–dequantize bound to one set of qparams and one tensor shape: it measures the
+/// error as it goes ([`QdqKernel::measure`]) or gives the values ([`QdqKernel::apply`]), with
+/// the same per-element map either way.
 pub trait QdqKernel: Send + Sync {
     /// Quantize–dequantize `x`, the elements `start..start + x.len()` of the tensor in C order,
     /// and add their error to `acc`.
     fn measure(&self, start: usize, x: &[f32], acc: &mut Accumulator);
+
+    /// Quantize–dequantize `x`, the elements `start..start + x.len()` of the tensor in C order,
+    /// into `out` (of the same length).
+    fn apply(&self, start: usize, x: &[f32], out: &mut [f32]);
+}
+
+/// The quantize–dequantize of all of `x` by `kernel`, in [`crate::parallel::CHUNK`]-sized
+/// pieces (in parallel natively): what [`crate::observer::ObserverKind::fake_quantize`] gives
+/// by default.
+pub fn fake_quantize(x: &Tensor, kernel: &dyn QdqKernel) -> Tensor {
+    let mut out = vec![0.0f32; x.data.len()];
+    parallel::for_chunks_mut(&x.data, &mut out, |start, piece, out| {
+        kernel.apply(start, piece, out)
+    });
+    x.with_data(out)
+}
+
+/// The AVX2 dispatch of a generic kernel's two loops: `measure` and `apply` call `run` and
+/// `fill`, compiled for AVX2 where the CPU has it and the build does not already assume it.
+macro_rules! dispatch_avx2 {
+    () => {
+        fn measure(&self, start: usize, x: &[f32], acc: &mut Accumulator) {
+            #[cfg(all(target_arch = "x86_64", not(target_feature = "avx2")))]
+            if crate::simd::has_avx2() {
+                // SAFETY: the CPU has AVX2.
+                return unsafe { self.run_avx2(start, x, acc) };
+            }
+            self.run(start, x, acc)
+        }
+
+        fn apply(&self, start: usize, x: &[f32], out: &mut [f32]) {
+            #[cfg(all(target_arch = "x86_64", not(target_feature = "avx2")))]
+            if crate::simd::has_avx2() {
+                // SAFETY: the CPU has AVX2.
+                return unsafe { self.fill_avx2(start, x, out) };
+            }
+            self.fill(start, x, out)
+        }
+    };
 }
 
 /// Every slice's representable range as the float32 bounds the metrics compare with
@@ -253,7 +294,7 @@ impl<F: Fn(f32) -> f32 + Send + Sync> PerTensor<F> {
     }
 
     #[inline(always)]
-    fn run(&self, x: &[f32], acc: &mut Accumulator) {
+    fn run(&self, _start: usize, x: &[f32], acc: &mut Accumulator) {
         let mut y = [0.0f32; TILE];
         for xt in x.chunks(TILE) {
             let yt = &mut y[..xt.len()];
@@ -263,26 +304,33 @@ impl<F: Fn(f32) -> f32 + Send + Sync> PerTensor<F> {
             acc.add_f32(xt, yt, self.lo, self.hi);
         }
     }
+
+    #[inline(always)]
+    fn fill(&self, _start: usize, x: &[f32], out: &mut [f32]) {
+        for (o, &v) in out.iter_mut().zip(x) {
+            *o = (self.map)(v);
+        }
+    }
 }
 
 impl<F: Fn(f32) -> f32 + Send + Sync> PerTensor<F> {
     /// [`PerTensor::run`] compiled for AVX2.
     #[cfg(all(target_arch = "x86_64", not(target_feature = "avx2")))]
     #[target_feature(enable = "avx2")]
-    unsafe fn run_avx2(&self, x: &[f32], acc: &mut Accumulator) {
-        self.run(x, acc)
+    unsafe fn run_avx2(&self, start: usize, x: &[f32], acc: &mut Accumulator) {
+        self.run(start, x, acc)
+    }
+
+    /// [`PerTensor::fill`] compiled for AVX2.
+    #[cfg(all(target_arch = "x86_64", not(target_feature = "avx2")))]
+    #[target_feature(enable = "avx2")]
+    unsafe fn fill_avx2(&self, start: usize, x: &[f32], out: &mut [f32]) {
+        self.fill(start, x, out)
     }
 }
 
 impl<F: Fn(f32) -> f32 + Send + Sync> QdqKernel for PerTensor<F> {
-    fn measure(&self, _start: usize, x: &[f32], acc: &mut Accumulator) {
-        #[cfg(all(target_arch = "x86_64", not(target_feature = "avx2")))]
-        if crate::simd::has_avx2() {
-            // SAFETY: the CPU has AVX2.
-            return unsafe { self.run_avx2(x, acc) };
-        }
-        self.run(x, acc)
-    }
+    dispatch_avx2!();
 }
 
 /// Per-channel parameters `P` along one axis, with the element map `map(x, &P)`.
@@ -360,6 +408,34 @@ impl<P: Copy + Send + Sync, F: Fn(f32, &P) -> f32 + Send + Sync> PerChannel<P, F
             }
         }
     }
+
+    /// The values of [`PerChannel::run`], in the same runs, written to `out`.
+    #[inline(always)]
+    fn fill(&self, start: usize, x: &[f32], out: &mut [f32]) {
+        let channels = self.params.len();
+        let mut done = 0;
+        while done < x.len() {
+            let i = start + done;
+            if self.inner == 1 {
+                let c = i % channels;
+                let run = (channels - c).min(x.len() - done);
+                let (xt, yt) = (&x[done..done + run], &mut out[done..done + run]);
+                for ((o, &v), p) in yt.iter_mut().zip(xt).zip(&self.params[c..c + run]) {
+                    *o = (self.map)(v, p);
+                }
+                done += run;
+            } else {
+                let c = (i / self.inner) % channels;
+                let run = (self.inner - i % self.inner).min(x.len() - done);
+                let p = self.params[c];
+                let (xt, yt) = (&x[done..done + run], &mut out[done..done + run]);
+                for (o, &v) in yt.iter_mut().zip(xt) {
+                    *o = (self.map)(v, &p);
+                }
+                done += run;
+            }
+        }
+    }
 }
 
 impl<P: Copy + Send + Sync, F: Fn(f32, &P) -> f32 + Send + Sync> PerChannel<P, F> {
@@ -369,17 +445,17 @@ impl<P: Copy + Send + Sync, F: Fn(f32, &P) -> f32 + Send + Sync> PerChannel<P, F
     unsafe fn run_avx2(&self, start: usize, x: &[f32], acc: &mut Accumulator) {
         self.run(start, x, acc)
     }
+
+    /// [`PerChannel::fill`] compiled for AVX2.
+    #[cfg(all(target_arch = "x86_64", not(target_feature = "avx2")))]
+    #[target_feature(enable = "avx2")]
+    unsafe fn fill_avx2(&self, start: usize, x: &[f32], out: &mut [f32]) {
+        self.fill(start, x, out)
+    }
 }
 
 impl<P: Copy + Send + Sync, F: Fn(f32, &P) -> f32 + Send + Sync> QdqKernel for PerChannel<P, F> {
-    fn measure(&self, start: usize, x: &[f32], acc: &mut Accumulator) {
-        #[cfg(all(target_arch = "x86_64", not(target_feature = "avx2")))]
-        if crate::simd::has_avx2() {
-            // SAFETY: the CPU has AVX2.
-            return unsafe { self.run_avx2(start, x, acc) };
-        }
-        self.run(start, x, acc)
-    }
+    dispatch_avx2!();
 }
 
 /// Per-block parameters `P` (blocks along one axis, [`BlockLayout`]), with the element map
@@ -463,6 +539,31 @@ impl<P: Copy + Send + Sync, F: Fn(f32, &P) -> f32 + Send + Sync> PerBlock<P, F> 
             }
         }
     }
+
+    /// The values of [`PerBlock::run`], in the same runs, written to `out`.
+    #[inline(always)]
+    fn fill(&self, start: usize, x: &[f32], out: &mut [f32]) {
+        let mut done = 0;
+        while done < x.len() {
+            let i = start + done;
+            if let Some((b, run)) = self.layout.contiguous_run(i) {
+                let run = run.min(x.len() - done);
+                let p = self.params[b];
+                let (xt, yt) = (&x[done..done + run], &mut out[done..done + run]);
+                for (o, &v) in yt.iter_mut().zip(xt) {
+                    *o = (self.map)(v, &p);
+                }
+                done += run;
+            } else {
+                let run = (x.len() - done).min(TILE);
+                let (xt, yt) = (&x[done..done + run], &mut out[done..done + run]);
+                for (j, (o, &v)) in yt.iter_mut().zip(xt).enumerate() {
+                    *o = (self.map)(v, &self.params[self.layout.block_of(i + j)]);
+                }
+                done += run;
+            }
+        }
+    }
 }
 
 impl<P: Copy + Send + Sync, F: Fn(f32, &P) -> f32 + Send + Sync> PerBlock<P, F> {
@@ -472,17 +573,17 @@ impl<P: Copy + Send + Sync, F: Fn(f32, &P) -> f32 + Send + Sync> PerBlock<P, F> 
     unsafe fn run_avx2(&self, start: usize, x: &[f32], acc: &mut Accumulator) {
         self.run(start, x, acc)
     }
+
+    /// [`PerBlock::fill`] compiled for AVX2.
+    #[cfg(all(target_arch = "x86_64", not(target_feature = "avx2")))]
+    #[target_feature(enable = "avx2")]
+    unsafe fn fill_avx2(&self, start: usize, x: &[f32], out: &mut [f32]) {
+        self.fill(start, x, out)
+    }
 }
 
 impl<P: Copy + Send + Sync, F: Fn(f32, &P) -> f32 + Send + Sync> QdqKernel for PerBlock<P, F> {
-    fn measure(&self, start: usize, x: &[f32], acc: &mut Accumulator) {
-        #[cfg(all(target_arch = "x86_64", not(target_feature = "avx2")))]
-        if crate::simd::has_avx2() {
-            // SAFETY: the CPU has AVX2.
-            return unsafe { self.run_avx2(start, x, acc) };
-        }
-        self.run(start, x, acc)
-    }
+    dispatch_avx2!();
 }
 
 #[cfg(test)]
@@ -510,8 +611,10 @@ mod tests {
         let map = |v: f32| ((v * 2.0).round_ties_even().clamp(-9.0, 6.0) - 1.0) * 0.5;
         let x = Tensor::from_vec(data(3 * parallel::CHUNK + 77));
         let dq = Tensor::from_vec(reference(&x.data, |_, v| map(v)));
-        let fused = measure_kernel(&x.data, &PerTensor::new(&q, map));
+        let kernel = PerTensor::new(&q, map);
+        let fused = measure_kernel(&x.data, &kernel);
         assert_eq!(fused, measure_pair(&x, &dq, &q));
+        assert_eq!(fake_quantize(&x, &kernel).data, dq.data);
         assert!(fused.clipped > 0 && fused.count == x.len() as u64);
     }
 
@@ -531,6 +634,7 @@ mod tests {
             )
             .unwrap();
             let kernel = PerChannel::new(&q, &shape, axis, scales.clone(), map).unwrap();
+            assert_eq!(fake_quantize(&x, &kernel).data, dq.data, "{shape:?}");
             assert_eq!(
                 measure_kernel(&x.data, &kernel),
                 measure_pair(&x, &dq, &q),
@@ -567,6 +671,11 @@ mod tests {
             let kernel = PerBlock::new(&q, &shape, layout.clone(), scales.clone(), map).unwrap();
             let fused = measure_kernel(&x.data, &kernel);
             assert_eq!(fused, measure_pair(&x, &dq, &q), "{shape:?} axis {axis}");
+            assert_eq!(
+                fake_quantize(&x, &kernel).data,
+                dq.data,
+                "{shape:?} axis {axis}"
+            );
             assert!(fused.clipped > 0);
             let other = BlockLayout::new(&shape, axis as i64, block * 2).unwrap();
             assert!(PerBlock::new(&q, &shape, other, scales.clone(), map).is_none());
