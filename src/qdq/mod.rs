@@ -51,28 +51,42 @@ pub fn fake_quantize(x: &Tensor, kernel: &dyn QdqKernel) -> Tensor {
     x.with_data(out)
 }
 
-/// The AVX2 dispatch of a generic kernel's two loops: `measure` and `apply` call `run` and
-/// `fill`, compiled for AVX2 where the CPU has it and the build does not already assume it.
-macro_rules! dispatch_avx2 {
-    () => {
-        fn measure(&self, start: usize, x: &[f32], acc: &mut Accumulator) {
-            #[cfg(all(target_arch = "x86_64", not(target_feature = "avx2")))]
-            if crate::simd::has_avx2() {
-                // SAFETY: the CPU has AVX2.
-                return unsafe { self.run_avx2(start, x, acc) };
-            }
-            self.run(start, x, acc)
-        }
+/// The two loops of a generic kernel ([`PerTensor`], [`PerChannel`], [`PerBlock`]): `run`
+/// measures, `fill` writes the values, both with the kernel's one element map.
+trait Loops {
+    fn run(&self, start: usize, x: &[f32], acc: &mut Accumulator);
+    fn fill(&self, start: usize, x: &[f32], out: &mut [f32]);
+}
 
-        fn apply(&self, start: usize, x: &[f32], out: &mut [f32]) {
-            #[cfg(all(target_arch = "x86_64", not(target_feature = "avx2")))]
-            if crate::simd::has_avx2() {
-                // SAFETY: the CPU has AVX2.
-                return unsafe { self.fill_avx2(start, x, out) };
-            }
-            self.fill(start, x, out)
+/// [`Loops::run`], compiled for AVX2 where the CPU has it and the build does not already assume
+/// it.
+#[inline(always)]
+fn dispatch_run<K: Loops>(kernel: &K, start: usize, x: &[f32], acc: &mut Accumulator) {
+    #[cfg(all(target_arch = "x86_64", not(target_feature = "avx2")))]
+    if crate::simd::has_avx2() {
+        #[target_feature(enable = "avx2")]
+        unsafe fn run_avx2<K: Loops>(kernel: &K, start: usize, x: &[f32], acc: &mut Accumulator) {
+            kernel.run(start, x, acc)
         }
-    };
+        // SAFETY: the CPU has AVX2.
+        return unsafe { run_avx2(kernel, start, x, acc) };
+    }
+    kernel.run(start, x, acc)
+}
+
+/// [`Loops::fill`], compiled for AVX2 like [`dispatch_run`].
+#[inline(always)]
+fn dispatch_fill<K: Loops>(kernel: &K, start: usize, x: &[f32], out: &mut [f32]) {
+    #[cfg(all(target_arch = "x86_64", not(target_feature = "avx2")))]
+    if crate::simd::has_avx2() {
+        #[target_feature(enable = "avx2")]
+        unsafe fn fill_avx2<K: Loops>(kernel: &K, start: usize, x: &[f32], out: &mut [f32]) {
+            kernel.fill(start, x, out)
+        }
+        // SAFETY: the CPU has AVX2.
+        return unsafe { fill_avx2(kernel, start, x, out) };
+    }
+    kernel.fill(start, x, out)
 }
 
 /// Every slice's representable range as the float32 bounds the metrics compare with
@@ -292,7 +306,9 @@ impl<F: Fn(f32) -> f32 + Send + Sync> PerTensor<F> {
         let (lo, hi) = bounds_f32(lo, hi);
         PerTensor { map, lo, hi }
     }
+}
 
+impl<F: Fn(f32) -> f32 + Send + Sync> Loops for PerTensor<F> {
     #[inline(always)]
     fn run(&self, _start: usize, x: &[f32], acc: &mut Accumulator) {
         let mut y = [0.0f32; TILE];
@@ -313,24 +329,14 @@ impl<F: Fn(f32) -> f32 + Send + Sync> PerTensor<F> {
     }
 }
 
-impl<F: Fn(f32) -> f32 + Send + Sync> PerTensor<F> {
-    /// [`PerTensor::run`] compiled for AVX2.
-    #[cfg(all(target_arch = "x86_64", not(target_feature = "avx2")))]
-    #[target_feature(enable = "avx2")]
-    unsafe fn run_avx2(&self, start: usize, x: &[f32], acc: &mut Accumulator) {
-        self.run(start, x, acc)
-    }
-
-    /// [`PerTensor::fill`] compiled for AVX2.
-    #[cfg(all(target_arch = "x86_64", not(target_feature = "avx2")))]
-    #[target_feature(enable = "avx2")]
-    unsafe fn fill_avx2(&self, start: usize, x: &[f32], out: &mut [f32]) {
-        self.fill(start, x, out)
-    }
-}
-
 impl<F: Fn(f32) -> f32 + Send + Sync> QdqKernel for PerTensor<F> {
-    dispatch_avx2!();
+    fn measure(&self, start: usize, x: &[f32], acc: &mut Accumulator) {
+        dispatch_run(self, start, x, acc)
+    }
+
+    fn apply(&self, start: usize, x: &[f32], out: &mut [f32]) {
+        dispatch_fill(self, start, x, out)
+    }
 }
 
 /// Per-channel parameters `P` along one axis, with the element map `map(x, &P)`.
@@ -376,7 +382,9 @@ impl<P: Copy + Send + Sync, F: Fn(f32, &P) -> f32 + Send + Sync> PerChannel<P, F
             map,
         })
     }
+}
 
+impl<P: Copy + Send + Sync, F: Fn(f32, &P) -> f32 + Send + Sync> Loops for PerChannel<P, F> {
     #[inline(always)]
     fn run(&self, start: usize, x: &[f32], acc: &mut Accumulator) {
         let channels = self.params.len();
@@ -409,7 +417,7 @@ impl<P: Copy + Send + Sync, F: Fn(f32, &P) -> f32 + Send + Sync> PerChannel<P, F
         }
     }
 
-    /// The values of [`PerChannel::run`], in the same runs, written to `out`.
+    /// The values of `run`, in the same runs, written to `out`.
     #[inline(always)]
     fn fill(&self, start: usize, x: &[f32], out: &mut [f32]) {
         let channels = self.params.len();
@@ -438,24 +446,14 @@ impl<P: Copy + Send + Sync, F: Fn(f32, &P) -> f32 + Send + Sync> PerChannel<P, F
     }
 }
 
-impl<P: Copy + Send + Sync, F: Fn(f32, &P) -> f32 + Send + Sync> PerChannel<P, F> {
-    /// [`PerChannel::run`] compiled for AVX2.
-    #[cfg(all(target_arch = "x86_64", not(target_feature = "avx2")))]
-    #[target_feature(enable = "avx2")]
-    unsafe fn run_avx2(&self, start: usize, x: &[f32], acc: &mut Accumulator) {
-        self.run(start, x, acc)
-    }
-
-    /// [`PerChannel::fill`] compiled for AVX2.
-    #[cfg(all(target_arch = "x86_64", not(target_feature = "avx2")))]
-    #[target_feature(enable = "avx2")]
-    unsafe fn fill_avx2(&self, start: usize, x: &[f32], out: &mut [f32]) {
-        self.fill(start, x, out)
-    }
-}
-
 impl<P: Copy + Send + Sync, F: Fn(f32, &P) -> f32 + Send + Sync> QdqKernel for PerChannel<P, F> {
-    dispatch_avx2!();
+    fn measure(&self, start: usize, x: &[f32], acc: &mut Accumulator) {
+        dispatch_run(self, start, x, acc)
+    }
+
+    fn apply(&self, start: usize, x: &[f32], out: &mut [f32]) {
+        dispatch_fill(self, start, x, out)
+    }
 }
 
 /// Per-block parameters `P` (blocks along one axis, [`BlockLayout`]), with the element map
@@ -506,7 +504,9 @@ impl<P: Copy + Send + Sync, F: Fn(f32, &P) -> f32 + Send + Sync> PerBlock<P, F> 
             map,
         })
     }
+}
 
+impl<P: Copy + Send + Sync, F: Fn(f32, &P) -> f32 + Send + Sync> Loops for PerBlock<P, F> {
     #[inline(always)]
     fn run(&self, start: usize, x: &[f32], acc: &mut Accumulator) {
         let mut y = [0.0f32; TILE];
@@ -540,7 +540,7 @@ impl<P: Copy + Send + Sync, F: Fn(f32, &P) -> f32 + Send + Sync> PerBlock<P, F> 
         }
     }
 
-    /// The values of [`PerBlock::run`], in the same runs, written to `out`.
+    /// The values of `run`, in the same runs, written to `out`.
     #[inline(always)]
     fn fill(&self, start: usize, x: &[f32], out: &mut [f32]) {
         let mut done = 0;
@@ -566,24 +566,14 @@ impl<P: Copy + Send + Sync, F: Fn(f32, &P) -> f32 + Send + Sync> PerBlock<P, F> 
     }
 }
 
-impl<P: Copy + Send + Sync, F: Fn(f32, &P) -> f32 + Send + Sync> PerBlock<P, F> {
-    /// [`PerBlock::run`] compiled for AVX2.
-    #[cfg(all(target_arch = "x86_64", not(target_feature = "avx2")))]
-    #[target_feature(enable = "avx2")]
-    unsafe fn run_avx2(&self, start: usize, x: &[f32], acc: &mut Accumulator) {
-        self.run(start, x, acc)
-    }
-
-    /// [`PerBlock::fill`] compiled for AVX2.
-    #[cfg(all(target_arch = "x86_64", not(target_feature = "avx2")))]
-    #[target_feature(enable = "avx2")]
-    unsafe fn fill_avx2(&self, start: usize, x: &[f32], out: &mut [f32]) {
-        self.fill(start, x, out)
-    }
-}
-
 impl<P: Copy + Send + Sync, F: Fn(f32, &P) -> f32 + Send + Sync> QdqKernel for PerBlock<P, F> {
-    dispatch_avx2!();
+    fn measure(&self, start: usize, x: &[f32], acc: &mut Accumulator) {
+        dispatch_run(self, start, x, acc)
+    }
+
+    fn apply(&self, start: usize, x: &[f32], out: &mut [f32]) {
+        dispatch_fill(self, start, x, out)
+    }
 }
 
 #[cfg(test)]
