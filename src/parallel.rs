@@ -43,6 +43,28 @@ pub fn map_chunks<T: Sync, R: Send>(
     })
 }
 
+/// `f(start, piece, out)` for consecutive pieces of `data` of [`CHUNK`] elements and the
+/// pieces of `out` at the same places (`out` is as long as `data`), in parallel natively.
+pub fn for_chunks_mut<T: Sync, U: Send>(
+    data: &[T],
+    out: &mut [U],
+    f: impl Fn(usize, &[T], &mut [U]) + Send + Sync,
+) {
+    assert_eq!(data.len(), out.len(), "for_chunks_mut: lengths differ");
+    #[cfg(not(target_arch = "wasm32"))]
+    if data.len() > CHUNK {
+        use rayon::prelude::*;
+        return out
+            .par_chunks_mut(CHUNK)
+            .zip(data.par_chunks(CHUNK))
+            .enumerate()
+            .for_each(|(k, (out, piece))| f(k * CHUNK, piece, out));
+    }
+    for (k, (out, piece)) in out.chunks_mut(CHUNK).zip(data.chunks(CHUNK)).enumerate() {
+        f(k * CHUNK, piece, out);
+    }
+}
+
 /// Per-bin integer counts of `data`: `count` runs on consecutive pieces of `piece` elements (in
 /// parallel natively) and returns `bins` counts each; the totals are their sums, which integer
 /// addition makes the same in any order.

@@ -1,15 +1,11 @@
-//! Quantize–dequantize (fake quantization) and the error metrics a user judges an observer by.
-//!
-//! Affine fake quantization follows PyTorch's `fake_quantize_per_tensor_affine` /
-//! `fake_quantize_per_channel_affine` in float32:
-//! `q = clamp(zp + round_half_even(x · (1/s)), qmin, qmax)`, `x̂ = (q − zp) · s`;
-//! with a float zero point (`per_channel_affine_float_qparams`):
-//! `q = clamp(round_half_even(x · (1/s) + zp), qmin, qmax)`.
-//! Metrics are accumulated in float64 over finite elements only.
+//! Quantize–dequantize (fake quantization) helpers and the error metrics a user judges an
+//! observer by. PyTorch's affine fake quantization is
+//! [`crate::observers::torch::fake_quant`]. Metrics are accumulated in float64 over finite
+//! elements only.
 
 use crate::error::{Error, Result};
 use crate::formats::blocks::BlockLayout;
-use crate::qparams::{QParams, ZeroPoint};
+use crate::qparams::QParams;
 use crate::tensor::Tensor;
 use serde::{Deserialize, Serialize};
 
@@ -119,46 +115,6 @@ pub fn channel_indexer(x: &Tensor, q: &QParams, axis: usize) -> Result<ChannelIn
     Ok(ChannelIndexer::new(&x.shape, axis))
 }
 
-/// PyTorch-style affine fake quantization of `x` with integer-grid qparams `q` (per tensor, or
-/// per channel along `q.axis`).
-pub fn fake_quantize_affine(x: &Tensor, q: &QParams) -> Result<Tensor> {
-    let (quant_min, quant_max) = q
-        .grid
-        .int_range()
-        .ok_or_else(|| Error::input("affine fake quantization needs an integer grid"))?;
-    let (qmin, qmax) = (quant_min as f32, quant_max as f32);
-    let indexer = q.axis.map(|axis| channel_indexer(x, q, axis)).transpose()?;
-    check_scales(q)?;
-    let channel = |i: usize| indexer.map_or(0, |ix| ix.channel(i));
-    let data: Vec<f32> = match &q.zero_point {
-        ZeroPoint::Int(zps) => x
-            .data
-            .iter()
-            .enumerate()
-            .map(|(i, &v)| {
-                let c = channel(i);
-                let (s, zp) = (q.scale[c], zps[c] as f32);
-                let inv = 1.0f32 / s;
-                let qv = (zp + round_half_even(v * inv)).clamp(qmin, qmax);
-                (qv - zp) * s
-            })
-            .collect(),
-        ZeroPoint::Float(zps) => x
-            .data
-            .iter()
-            .enumerate()
-            .map(|(i, &v)| {
-                let c = channel(i);
-                let (s, zp) = (q.scale[c], zps[c]);
-                let inv = 1.0f32 / s;
-                let qv = round_half_even(v * inv + zp).clamp(qmin, qmax);
-                (qv - zp) * s
-            })
-            .collect(),
-    };
-    Ok(x.with_data(data))
-}
-
 /// Error of a quantize–dequantize, over the finite elements.
 ///
 /// `sqnr_db` is `null` (`None`) whenever it is not a finite number of decibels: no error at all
@@ -192,7 +148,7 @@ pub fn block_layout(q: &QParams, shape: &[usize]) -> Option<BlockLayout> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::qparams::Grid;
+    use crate::qparams::{Grid, ZeroPoint};
 
     #[test]
     fn rounding_matches_std_round_ties_even_bit_for_bit() {
@@ -273,7 +229,8 @@ mod tests {
             vec![2.5],
         );
         let x = Tensor::from_vec(vec![-5.0, -1.0, 0.26, 0.25, 0.75, 10.0]);
-        let y = fake_quantize_affine(&x, &q).unwrap();
+        let kernel = crate::observers::torch::fake_quant::kernel(&x.shape, &q).unwrap();
+        let y = crate::qdq::fake_quantize(&x, kernel.as_ref());
         // grid: (0..=7 − 2)·0.5 = −1.0 ..= 2.5
         assert_eq!(y.data, vec![-1.0, -1.0, 0.5, 0.0, 1.0, 2.5]);
         let m = crate::qdq::measure_pair(&x, &y, &q).finish();

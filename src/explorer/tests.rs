@@ -75,6 +75,14 @@ impl ObserverKind for Shrink {
         Ok(q)
     }
 
+    fn qdq_kernel(
+        _: &ShrinkConfig,
+        shape: &[usize],
+        q: &QParams,
+    ) -> Option<Box<dyn crate::qdq::QdqKernel>> {
+        crate::observers::torch::fake_quant::kernel(shape, q)
+    }
+
     fn plot(&(min, max): &(f32, f32)) -> PlotSnapshot {
         PlotSnapshot {
             min_val: vec![min],

@@ -17,7 +17,9 @@
 //! values (a property test checks this for every observer and parameter).
 //!
 //! [`ObserverKind::fake_quantize`] applies qparams the way the framework does, so error metrics
-//! mean what the framework would give.
+//! mean what the framework would give. It runs the observer's fused kernel
+//! ([`ObserverKind::qdq_kernel`]) by default, so that the values and the metrics come from one
+//! per-element map; an observer writes its own only for qparams no kernel covers.
 //!
 //! The registry stores kinds type-erased ([`Resolved`] and [`Collected`], built by
 //! [`ObserverSpec::of`]).
@@ -29,8 +31,7 @@ pub use spec::{Family, Granularity, ObserverEntry, ObserverSpec, Preset};
 
 use crate::error::{Error, Result};
 use crate::params::ParamSet;
-use crate::qdq::QdqKernel;
-use crate::quant;
+use crate::qdq::{self, QdqKernel};
 use crate::tensor::Tensor;
 use serde::Serialize;
 use std::any::Any;
@@ -84,15 +85,27 @@ pub trait ObserverKind: Send + Sync + 'static {
     /// a pure function.
     fn qparams(state: &Self::State, config: &Self::Config) -> Result<QParams>;
 
-    /// Quantize–dequantize `x` with `q` the way this framework does (default: PyTorch's
-    /// `fake_quantize_per_tensor_affine` / `_per_channel_affine`, rounding half to even).
-    fn fake_quantize(_config: &Self::Config, x: &Tensor, q: &QParams) -> Result<Tensor> {
-        quant::fake_quantize_affine(x, q)
+    /// Quantize–dequantize `x` with `q` the way this framework does. The default applies the
+    /// observer's kernel ([`ObserverKind::qdq_kernel`]) over the tensor in parallel pieces
+    /// ([`qdq::fake_quantize`]) and refuses qparams that no kernel fits. An observer writes its
+    /// own only where no kernel applies (and says which qparams those are); it must then give,
+    /// wherever a kernel does apply, the kernel's bits.
+    fn fake_quantize(config: &Self::Config, x: &Tensor, q: &QParams) -> Result<Tensor> {
+        match Self::qdq_kernel(config, &x.shape, q) {
+            Some(kernel) => Ok(qdq::fake_quantize(x, kernel.as_ref())),
+            None => Err(Error::input(format!(
+                "these qparams ({} scales, axis {:?}) do not fit a tensor of shape {:?}",
+                q.scale.len(),
+                q.axis,
+                x.shape
+            ))),
+        }
     }
 
-    /// The same quantize–dequantize as [`ObserverKind::fake_quantize`], bit for bit, as a fused
-    /// kernel that measures the error piece by piece (see [`crate::qdq`]) for tensors of
-    /// `shape`. `None` (the default, and whenever the qparams do not fit) makes the driver call
+    /// The framework's quantize–dequantize as a fused kernel for tensors of `shape`: it gives
+    /// the values ([`QdqKernel::apply`], what the default [`ObserverKind::fake_quantize`] runs)
+    /// and measures the error piece by piece ([`QdqKernel::measure`], see [`crate::qdq`]).
+    /// `None` (the default, and whenever the qparams do not fit) makes the driver call
     /// `fake_quantize` and measure its result instead.
     fn qdq_kernel(
         _config: &Self::Config,

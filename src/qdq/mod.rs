@@ -27,11 +27,66 @@ use crate::tensor::Tensor;
 /// Elements quantize–dequantized into one stack tile before they are measured.
 const TILE: usize = 256;
 
-/// A quantize–dequantize bound to one set of qparams and one tensor shape, measuring as it goes.
+/// A quantize–dequantize bound to one set of qparams and one tensor shape: it measures the
+/// error as it goes ([`QdqKernel::measure`]) or gives the values ([`QdqKernel::apply`]), with
+/// the same per-element map either way.
 pub trait QdqKernel: Send + Sync {
     /// Quantize–dequantize `x`, the elements `start..start + x.len()` of the tensor in C order,
     /// and add their error to `acc`.
     fn measure(&self, start: usize, x: &[f32], acc: &mut Accumulator);
+
+    /// Quantize–dequantize `x`, the elements `start..start + x.len()` of the tensor in C order,
+    /// into `out` (of the same length).
+    fn apply(&self, start: usize, x: &[f32], out: &mut [f32]);
+}
+
+/// The quantize–dequantize of all of `x` by `kernel`, in [`crate::parallel::CHUNK`]-sized
+/// pieces (in parallel natively): what [`crate::observer::ObserverKind::fake_quantize`] gives
+/// by default.
+pub fn fake_quantize(x: &Tensor, kernel: &dyn QdqKernel) -> Tensor {
+    let mut out = vec![0.0f32; x.data.len()];
+    parallel::for_chunks_mut(&x.data, &mut out, |start, piece, out| {
+        kernel.apply(start, piece, out)
+    });
+    x.with_data(out)
+}
+
+/// The two loops of a generic kernel ([`PerTensor`], [`PerChannel`], [`PerBlock`]): `run`
+/// measures, `fill` writes the values, both with the kernel's one element map.
+trait Loops {
+    fn run(&self, start: usize, x: &[f32], acc: &mut Accumulator);
+    fn fill(&self, start: usize, x: &[f32], out: &mut [f32]);
+}
+
+/// [`Loops::run`], compiled for AVX2 where the CPU has it and the build does not already assume
+/// it.
+#[inline(always)]
+fn dispatch_run<K: Loops>(kernel: &K, start: usize, x: &[f32], acc: &mut Accumulator) {
+    #[cfg(all(target_arch = "x86_64", not(target_feature = "avx2")))]
+    if crate::simd::has_avx2() {
+        #[target_feature(enable = "avx2")]
+        unsafe fn run_avx2<K: Loops>(kernel: &K, start: usize, x: &[f32], acc: &mut Accumulator) {
+            kernel.run(start, x, acc)
+        }
+        // SAFETY: the CPU has AVX2.
+        return unsafe { run_avx2(kernel, start, x, acc) };
+    }
+    kernel.run(start, x, acc)
+}
+
+/// [`Loops::fill`], compiled for AVX2 like [`dispatch_run`].
+#[inline(always)]
+fn dispatch_fill<K: Loops>(kernel: &K, start: usize, x: &[f32], out: &mut [f32]) {
+    #[cfg(all(target_arch = "x86_64", not(target_feature = "avx2")))]
+    if crate::simd::has_avx2() {
+        #[target_feature(enable = "avx2")]
+        unsafe fn fill_avx2<K: Loops>(kernel: &K, start: usize, x: &[f32], out: &mut [f32]) {
+            kernel.fill(start, x, out)
+        }
+        // SAFETY: the CPU has AVX2.
+        return unsafe { fill_avx2(kernel, start, x, out) };
+    }
+    kernel.fill(start, x, out)
 }
 
 /// Every slice's representable range as the float32 bounds the metrics compare with
@@ -251,9 +306,11 @@ impl<F: Fn(f32) -> f32 + Send + Sync> PerTensor<F> {
         let (lo, hi) = bounds_f32(lo, hi);
         PerTensor { map, lo, hi }
     }
+}
 
+impl<F: Fn(f32) -> f32 + Send + Sync> Loops for PerTensor<F> {
     #[inline(always)]
-    fn run(&self, x: &[f32], acc: &mut Accumulator) {
+    fn run(&self, _start: usize, x: &[f32], acc: &mut Accumulator) {
         let mut y = [0.0f32; TILE];
         for xt in x.chunks(TILE) {
             let yt = &mut y[..xt.len()];
@@ -263,25 +320,22 @@ impl<F: Fn(f32) -> f32 + Send + Sync> PerTensor<F> {
             acc.add_f32(xt, yt, self.lo, self.hi);
         }
     }
-}
 
-impl<F: Fn(f32) -> f32 + Send + Sync> PerTensor<F> {
-    /// [`PerTensor::run`] compiled for AVX2.
-    #[cfg(all(target_arch = "x86_64", not(target_feature = "avx2")))]
-    #[target_feature(enable = "avx2")]
-    unsafe fn run_avx2(&self, x: &[f32], acc: &mut Accumulator) {
-        self.run(x, acc)
+    #[inline(always)]
+    fn fill(&self, _start: usize, x: &[f32], out: &mut [f32]) {
+        for (o, &v) in out.iter_mut().zip(x) {
+            *o = (self.map)(v);
+        }
     }
 }
 
 impl<F: Fn(f32) -> f32 + Send + Sync> QdqKernel for PerTensor<F> {
-    fn measure(&self, _start: usize, x: &[f32], acc: &mut Accumulator) {
-        #[cfg(all(target_arch = "x86_64", not(target_feature = "avx2")))]
-        if crate::simd::has_avx2() {
-            // SAFETY: the CPU has AVX2.
-            return unsafe { self.run_avx2(x, acc) };
-        }
-        self.run(x, acc)
+    fn measure(&self, start: usize, x: &[f32], acc: &mut Accumulator) {
+        dispatch_run(self, start, x, acc)
+    }
+
+    fn apply(&self, start: usize, x: &[f32], out: &mut [f32]) {
+        dispatch_fill(self, start, x, out)
     }
 }
 
@@ -328,7 +382,9 @@ impl<P: Copy + Send + Sync, F: Fn(f32, &P) -> f32 + Send + Sync> PerChannel<P, F
             map,
         })
     }
+}
 
+impl<P: Copy + Send + Sync, F: Fn(f32, &P) -> f32 + Send + Sync> Loops for PerChannel<P, F> {
     #[inline(always)]
     fn run(&self, start: usize, x: &[f32], acc: &mut Accumulator) {
         let channels = self.params.len();
@@ -360,25 +416,43 @@ impl<P: Copy + Send + Sync, F: Fn(f32, &P) -> f32 + Send + Sync> PerChannel<P, F
             }
         }
     }
-}
 
-impl<P: Copy + Send + Sync, F: Fn(f32, &P) -> f32 + Send + Sync> PerChannel<P, F> {
-    /// [`PerChannel::run`] compiled for AVX2.
-    #[cfg(all(target_arch = "x86_64", not(target_feature = "avx2")))]
-    #[target_feature(enable = "avx2")]
-    unsafe fn run_avx2(&self, start: usize, x: &[f32], acc: &mut Accumulator) {
-        self.run(start, x, acc)
+    /// The values of `run`, in the same runs, written to `out`.
+    #[inline(always)]
+    fn fill(&self, start: usize, x: &[f32], out: &mut [f32]) {
+        let channels = self.params.len();
+        let mut done = 0;
+        while done < x.len() {
+            let i = start + done;
+            if self.inner == 1 {
+                let c = i % channels;
+                let run = (channels - c).min(x.len() - done);
+                let (xt, yt) = (&x[done..done + run], &mut out[done..done + run]);
+                for ((o, &v), p) in yt.iter_mut().zip(xt).zip(&self.params[c..c + run]) {
+                    *o = (self.map)(v, p);
+                }
+                done += run;
+            } else {
+                let c = (i / self.inner) % channels;
+                let run = (self.inner - i % self.inner).min(x.len() - done);
+                let p = self.params[c];
+                let (xt, yt) = (&x[done..done + run], &mut out[done..done + run]);
+                for (o, &v) in yt.iter_mut().zip(xt) {
+                    *o = (self.map)(v, &p);
+                }
+                done += run;
+            }
+        }
     }
 }
 
 impl<P: Copy + Send + Sync, F: Fn(f32, &P) -> f32 + Send + Sync> QdqKernel for PerChannel<P, F> {
     fn measure(&self, start: usize, x: &[f32], acc: &mut Accumulator) {
-        #[cfg(all(target_arch = "x86_64", not(target_feature = "avx2")))]
-        if crate::simd::has_avx2() {
-            // SAFETY: the CPU has AVX2.
-            return unsafe { self.run_avx2(start, x, acc) };
-        }
-        self.run(start, x, acc)
+        dispatch_run(self, start, x, acc)
+    }
+
+    fn apply(&self, start: usize, x: &[f32], out: &mut [f32]) {
+        dispatch_fill(self, start, x, out)
     }
 }
 
@@ -430,7 +504,9 @@ impl<P: Copy + Send + Sync, F: Fn(f32, &P) -> f32 + Send + Sync> PerBlock<P, F> 
             map,
         })
     }
+}
 
+impl<P: Copy + Send + Sync, F: Fn(f32, &P) -> f32 + Send + Sync> Loops for PerBlock<P, F> {
     #[inline(always)]
     fn run(&self, start: usize, x: &[f32], acc: &mut Accumulator) {
         let mut y = [0.0f32; TILE];
@@ -463,25 +539,40 @@ impl<P: Copy + Send + Sync, F: Fn(f32, &P) -> f32 + Send + Sync> PerBlock<P, F> 
             }
         }
     }
-}
 
-impl<P: Copy + Send + Sync, F: Fn(f32, &P) -> f32 + Send + Sync> PerBlock<P, F> {
-    /// [`PerBlock::run`] compiled for AVX2.
-    #[cfg(all(target_arch = "x86_64", not(target_feature = "avx2")))]
-    #[target_feature(enable = "avx2")]
-    unsafe fn run_avx2(&self, start: usize, x: &[f32], acc: &mut Accumulator) {
-        self.run(start, x, acc)
+    /// The values of `run`, in the same runs, written to `out`.
+    #[inline(always)]
+    fn fill(&self, start: usize, x: &[f32], out: &mut [f32]) {
+        let mut done = 0;
+        while done < x.len() {
+            let i = start + done;
+            if let Some((b, run)) = self.layout.contiguous_run(i) {
+                let run = run.min(x.len() - done);
+                let p = self.params[b];
+                let (xt, yt) = (&x[done..done + run], &mut out[done..done + run]);
+                for (o, &v) in yt.iter_mut().zip(xt) {
+                    *o = (self.map)(v, &p);
+                }
+                done += run;
+            } else {
+                let run = (x.len() - done).min(TILE);
+                let (xt, yt) = (&x[done..done + run], &mut out[done..done + run]);
+                for (j, (o, &v)) in yt.iter_mut().zip(xt).enumerate() {
+                    *o = (self.map)(v, &self.params[self.layout.block_of(i + j)]);
+                }
+                done += run;
+            }
+        }
     }
 }
 
 impl<P: Copy + Send + Sync, F: Fn(f32, &P) -> f32 + Send + Sync> QdqKernel for PerBlock<P, F> {
     fn measure(&self, start: usize, x: &[f32], acc: &mut Accumulator) {
-        #[cfg(all(target_arch = "x86_64", not(target_feature = "avx2")))]
-        if crate::simd::has_avx2() {
-            // SAFETY: the CPU has AVX2.
-            return unsafe { self.run_avx2(start, x, acc) };
-        }
-        self.run(start, x, acc)
+        dispatch_run(self, start, x, acc)
+    }
+
+    fn apply(&self, start: usize, x: &[f32], out: &mut [f32]) {
+        dispatch_fill(self, start, x, out)
     }
 }
 
@@ -510,8 +601,10 @@ mod tests {
         let map = |v: f32| ((v * 2.0).round_ties_even().clamp(-9.0, 6.0) - 1.0) * 0.5;
         let x = Tensor::from_vec(data(3 * parallel::CHUNK + 77));
         let dq = Tensor::from_vec(reference(&x.data, |_, v| map(v)));
-        let fused = measure_kernel(&x.data, &PerTensor::new(&q, map));
+        let kernel = PerTensor::new(&q, map);
+        let fused = measure_kernel(&x.data, &kernel);
         assert_eq!(fused, measure_pair(&x, &dq, &q));
+        assert_eq!(fake_quantize(&x, &kernel).data, dq.data);
         assert!(fused.clipped > 0 && fused.count == x.len() as u64);
     }
 
@@ -531,6 +624,7 @@ mod tests {
             )
             .unwrap();
             let kernel = PerChannel::new(&q, &shape, axis, scales.clone(), map).unwrap();
+            assert_eq!(fake_quantize(&x, &kernel).data, dq.data, "{shape:?}");
             assert_eq!(
                 measure_kernel(&x.data, &kernel),
                 measure_pair(&x, &dq, &q),
@@ -567,6 +661,11 @@ mod tests {
             let kernel = PerBlock::new(&q, &shape, layout.clone(), scales.clone(), map).unwrap();
             let fused = measure_kernel(&x.data, &kernel);
             assert_eq!(fused, measure_pair(&x, &dq, &q), "{shape:?} axis {axis}");
+            assert_eq!(
+                fake_quantize(&x, &kernel).data,
+                dq.data,
+                "{shape:?} axis {axis}"
+            );
             assert!(fused.clipped > 0);
             let other = BlockLayout::new(&shape, axis as i64, block * 2).unwrap();
             assert!(PerBlock::new(&q, &shape, other, scales.clone(), map).is_none());

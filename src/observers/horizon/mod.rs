@@ -24,7 +24,9 @@
 /// `scale_quanti` ([`scale_quanti::fake_quantize`]) rounding by the configuration's
 /// `round_mode`, and the same rounding as a fused kernel ([`qdq_kernel::kernel`]). The argument
 /// is the field path from the observer's configuration to its
-/// `QuantConfig` (`quant` or `base.quant`).
+/// `QuantConfig` (`quant` or `base.quant`). `fake_quantize` is hand-written because no kernel
+/// fits NormObserver's column scales (several scales without an axis); elsewhere it gives the
+/// kernel's bits, through the same per-element [`scale_quanti::qdq_value`].
 macro_rules! scale_quanti_qdq {
     ($($field:ident).+) => {
         fn fake_quantize(

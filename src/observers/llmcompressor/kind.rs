@@ -67,6 +67,8 @@ impl<C: CompressorClass> ObserverKind for CompressorObserver<C> {
         Ok(q)
     }
 
+    /// Hand-written: llm-compressor's observers have no fused kernel (see
+    /// [`calibration::fake_quantize`]).
     fn fake_quantize(cfg: &C::Config, x: &Tensor, q: &QParams) -> Result<Tensor> {
         calibration::fake_quantize(cfg.target(), x, q)
     }

@@ -172,6 +172,7 @@ impl<M: Method> ObserverKind for HistogramCalibrator<M> {
         Ok(q)
     }
 
+    /// Hand-written: no kernel fits some qparams (see [`super::quant::qdq_kernel`]).
     fn fake_quantize(cfg: &Self::Config, x: &Tensor, q: &QParams) -> Result<Tensor> {
         fake_quantize(x, q, &cfg.quantizer)
     }

@@ -172,6 +172,7 @@ impl ObserverKind for Max {
         Ok(q)
     }
 
+    /// Hand-written: no kernel fits some qparams (see [`super::quant::qdq_kernel`]).
     fn fake_quantize(cfg: &MaxArgs, x: &Tensor, q: &QParams) -> Result<Tensor> {
         fake_quantize(x, q, &cfg.quantizer)
     }

@@ -149,7 +149,8 @@ pub fn qparams_from_amax(
 
 /// The fused kernel of [`fake_quantize`] (see [`crate::qdq`]): the same per-element functions
 /// per tensor, or per channel when `q` has an axis and several amax values. Unsigned integer
-/// grids keep the two-step path, whose first step refuses negative inputs.
+/// grids keep the two-step path, whose first step refuses negative inputs (ModelOpt's
+/// `TypeError`, which the report shows): so the ModelOpt observers keep [`fake_quantize`].
 pub fn qdq_kernel(
     shape: &[usize],
     q: &QParams,

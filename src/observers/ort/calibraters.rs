@@ -13,7 +13,7 @@ use super::collector::{Collected, HistKind};
 use super::entropy::entropy_threshold;
 use super::histogram::{Collection, Histogram, ReaderArgs};
 use super::percentile::{distribution, percentile_range, Scenario};
-use super::qparams::{qparams_from_range, quantize_dequantize, QuantArgs, QuantOptions};
+use super::qparams::{qparams_from_range, QuantArgs, QuantOptions};
 use super::CollectMode;
 use crate::error::Result;
 use crate::observer::{ObserverKind, PlotSnapshot, QParams};
@@ -133,10 +133,6 @@ impl<M: Method> ObserverKind for Calibrater<M> {
             q.clip_range = Some((vec![lo], vec![hi]));
         }
         Ok(q)
-    }
-
-    fn fake_quantize(_: &Config<M::Search>, x: &Tensor, q: &QParams) -> Result<Tensor> {
-        quantize_dequantize(x, q)
     }
 
     fn qdq_kernel(

@@ -10,7 +10,7 @@
 //! `single_reader`), so every parameter of this calibrater is a search parameter: the fold is
 //! redone, with the same float32 steps in the same order, whenever qparams are asked for.
 
-use super::qparams::{qparams_from_range, quantize_dequantize, QuantArgs, QuantOptions};
+use super::qparams::{qparams_from_range, QuantArgs, QuantOptions};
 use super::CollectMode;
 use crate::error::{Error, Result, Stage};
 use crate::kernels::numpy;
@@ -185,10 +185,6 @@ impl ObserverKind for MinMax {
             q.extra.insert("batch_max".into(), json!(state.max));
         }
         Ok(q)
-    }
-
-    fn fake_quantize(_: &MinMaxConfig, x: &Tensor, q: &QParams) -> Result<Tensor> {
-        quantize_dequantize(x, q)
     }
 
     fn qdq_kernel(

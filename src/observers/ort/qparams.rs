@@ -12,10 +12,8 @@
 //!   **full** type range (−128..127 even when the scale used −127..127); dequantized as
 //!   `(q − zp)·scale`.
 
-use crate::error::{Error, Result};
 use crate::observer::{QParams, ZeroPoint};
 use crate::quant::round_half_even;
-use crate::tensor::Tensor;
 use serde_json::json;
 
 crate::choice_enum! {
@@ -149,7 +147,9 @@ pub fn qdq_value(v: f32, scale: f32, zp: f32, lo: f32, hi: f32) -> f32 {
     (qv - zp) * scale
 }
 
-/// The fused kernel of [`quantize_dequantize`] (see [`crate::qdq`]).
+/// `quantize_nparray` followed by ORT's dequantization `(q − zp)·scale` ([`qdq_value`]) with
+/// per-tensor qparams, as a fused kernel (see [`crate::qdq`]): what the ORT observers'
+/// `fake_quantize` runs.
 pub fn qdq_kernel(q: &QParams) -> Option<Box<dyn crate::qdq::QdqKernel>> {
     let (quant_min, quant_max) = q.grid.int_range()?;
     if q.axis.is_some() || q.zero_point.is_empty() {
@@ -166,32 +166,11 @@ pub fn qdq_kernel(q: &QParams) -> Option<Box<dyn crate::qdq::QdqKernel>> {
     })))
 }
 
-/// `quantize_nparray` followed by ORT's dequantization `(q − zp)·scale`, all float32.
-pub fn quantize_dequantize(x: &Tensor, q: &QParams) -> Result<Tensor> {
-    let (quant_min, quant_max) = q
-        .grid
-        .int_range()
-        .ok_or_else(|| Error::input("ORT quantization needs an integer grid"))?;
-    let (Some(&scale), Some(zp)) = (
-        q.scale.first(),
-        (!q.zero_point.is_empty()).then(|| q.zero_point.get_f64(0)),
-    ) else {
-        return Err(Error::input("qparams have no scale or zero point"));
-    };
-    let zp = zp as f32;
-    let (lo, hi) = (quant_min as f32, quant_max as f32);
-    let data = x
-        .data
-        .iter()
-        .map(|&v| qdq_value(v, scale, zp, lo, hi))
-        .collect();
-    Ok(x.with_data(data))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::params::Choice;
+    use crate::tensor::Tensor;
 
     #[test]
     fn scale_is_float64_then_float32_and_zero_point_rounds_half_even() {
@@ -232,7 +211,7 @@ mod tests {
         let q = qparams_from_range(-1.27, 1.27, &opts);
         assert_eq!(q.extra["qmin_qmax"], json!([-127, 127]));
         let x = Tensor::from_vec(vec![-5.0, 0.014, 0.026, 5.0]);
-        let y = quantize_dequantize(&x, &q).unwrap();
+        let y = crate::qdq::fake_quantize(&x, qdq_kernel(&q).unwrap().as_ref());
         let s = q.scale[0];
         assert_eq!(y.data, vec![-128.0 * s, s, 3.0 * s, 127.0 * s]);
     }

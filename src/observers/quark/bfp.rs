@@ -134,6 +134,7 @@ impl ObserverKind for PerBlockBfp {
         Ok(q)
     }
 
+    /// Hand-written: no kernel fits some qparams (see [`super::qdq_kernel`]).
     fn fake_quantize(spec: &QuarkConfig, x: &Tensor, q: &QParams) -> Result<Tensor> {
         scaled_fake_quantize(spec, x, &q.scale, &q.zero_point)
     }

@@ -383,6 +383,7 @@ impl<C: HistogramClass> ObserverKind for HistogramObserver<C> {
         Ok(q)
     }
 
+    /// Hand-written: no kernel fits some qparams (see [`super::qdq_kernel`]).
     fn fake_quantize(cfg: &C::Config, x: &Tensor, q: &QParams) -> Result<Tensor> {
         scaled_fake_quantize(cfg.spec(), x, &q.scale, &q.zero_point)
     }

@@ -136,11 +136,8 @@ impl ObserverKind for PerTensorHistogramPro {
         Ok(q)
     }
 
-    /// torch's `fake_quantize_per_tensor_affine`, as the torch observer's qparams are applied.
-    fn fake_quantize(cfg: &HistogramProConfig, x: &Tensor, q: &QParams) -> Result<Tensor> {
-        Histogram::fake_quantize(&cfg.torch, x, q)
-    }
-
+    /// torch's `fake_quantize_per_tensor_affine`, as the torch observer's qparams are applied
+    /// (also the values: the default `fake_quantize` runs this kernel).
     fn qdq_kernel(
         cfg: &HistogramProConfig,
         shape: &[usize],

@@ -154,6 +154,7 @@ impl ObserverKind for PerTensorMinMax {
         Ok(q)
     }
 
+    /// Hand-written: no kernel fits some qparams (see [`super::qdq_kernel`]).
     fn fake_quantize(spec: &QuarkConfig, x: &Tensor, q: &QParams) -> Result<Tensor> {
         scaled_fake_quantize(spec, x, &q.scale, &q.zero_point)
     }
@@ -255,6 +256,7 @@ impl ObserverKind for PerChannelMinMax {
         Ok(q)
     }
 
+    /// Hand-written: no kernel fits some qparams (see [`super::qdq_kernel`]).
     /// Per channel; the default qparams of an observer without data (no axis) are one scale
     /// for everything.
     fn fake_quantize(spec: &QuarkConfig, x: &Tensor, q: &QParams) -> Result<Tensor> {
@@ -358,6 +360,7 @@ impl ObserverKind for PerGroupMinMax {
         Ok(q)
     }
 
+    /// Hand-written: no kernel fits some qparams (see [`super::qdq_kernel`]).
     /// Per group; the default qparams of an observer without data (no min/max) are one scale
     /// for everything.
     fn fake_quantize(spec: &QuarkConfig, x: &Tensor, q: &QParams) -> Result<Tensor> {

@@ -146,6 +146,7 @@ impl ObserverKind for PerBlockMx {
         Ok(q)
     }
 
+    /// Hand-written: no kernel fits some qparams (see [`super::qdq_kernel`]).
     fn fake_quantize(cfg: &MxConfig, x: &Tensor, q: &QParams) -> Result<Tensor> {
         scaled_fake_quantize(&cfg.spec, x, &q.scale, &q.zero_point)
     }

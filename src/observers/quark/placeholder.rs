@@ -64,6 +64,7 @@ impl ObserverKind for Placeholder {
         Ok(q)
     }
 
+    /// Hand-written: no kernel fits some qparams (see [`super::qdq_kernel`]).
     /// A cast to the dtype and back.
     fn fake_quantize(spec: &QuarkConfig, x: &Tensor, _: &QParams) -> Result<Tensor> {
         scaled_fake_quantize(spec, x, &[], &ZeroPoint::Float(Vec::new()))

@@ -310,6 +310,7 @@ impl ObserverKind for PowOf2MinMax {
         Ok(pow2_qparams(&cfg.spec, chosen, &state.range, recorded))
     }
 
+    /// Hand-written: no kernel fits some qparams (see [`super::qdq_kernel`]).
     fn fake_quantize(cfg: &PowOf2Config, x: &Tensor, q: &QParams) -> Result<Tensor> {
         scaled_fake_quantize(&cfg.spec, x, &q.scale, &q.zero_point)
     }
@@ -374,6 +375,7 @@ impl ObserverKind for PowOf2MinMse {
         Ok(pow2_qparams(&cfg.spec, chosen, &state.range, recorded))
     }
 
+    /// Hand-written: no kernel fits some qparams (see [`super::qdq_kernel`]).
     fn fake_quantize(cfg: &PowOf2Config, x: &Tensor, q: &QParams) -> Result<Tensor> {
         scaled_fake_quantize(&cfg.spec, x, &q.scale, &q.zero_point)
     }

@@ -3,6 +3,13 @@
 //! ([`int_affine`], PyTorch's `fake_quantize_per_tensor_affine` in float32), fp8 ([`fp8`]) and
 //! the float16/bfloat16 round trip; per channel and per group, every dtype through
 //! [`slice_qdq`], the per-slice form `scaled_fake_quantize` itself uses.
+//!
+//! Some qparams have no kernel: a per-tensor FP4/MX dtype (Quark raises its
+//! `NotImplementedError`, which the report shows), scales or zero points that do not fit the
+//! spec's axis or group layout (Quark's own errors), per-tensor schemes of other dtypes. So the
+//! Quark observers keep `scaled_fake_quantize` as their `fake_quantize`, which gives Quark's
+//! values or errors there and the kernel's bits wherever a kernel applies
+//! (`tests/qdq_kernels.rs`).
 
 use super::kernels::{fp8, group_layout, int_affine, slice_qdq, SliceQdqUser};
 use super::spec::{QScheme, QuarkConfig};

@@ -117,12 +117,8 @@ impl ObserverKind for FixedQParams {
     }
 
     /// PyTorch's own fake-quantize kernels ([`super::fake_quant`]).
-    fn fake_quantize(_: &FixedConfig, x: &Tensor, q: &QParams) -> Result<Tensor> {
-        super::fake_quant::fake_quantize(x, q)
-    }
-
     fn qdq_kernel(_: &FixedConfig, shape: &[usize], q: &QParams) -> Option<Box<dyn QdqKernel>> {
-        super::qdq_kernel::kernel(shape, q)
+        super::fake_quant::kernel(shape, q)
     }
 
     fn plot(_: &()) -> PlotSnapshot {

@@ -124,12 +124,8 @@ impl ObserverKind for MinMax {
     }
 
     /// PyTorch's own fake-quantize kernels ([`super::fake_quant`]).
-    fn fake_quantize(_: &UniformConfig, x: &Tensor, q: &QParams) -> Result<Tensor> {
-        super::fake_quant::fake_quantize(x, q)
-    }
-
     fn qdq_kernel(_: &UniformConfig, shape: &[usize], q: &QParams) -> Option<Box<dyn QdqKernel>> {
-        super::qdq_kernel::kernel(shape, q)
+        super::fake_quant::kernel(shape, q)
     }
 
     fn plot(state: &MinMaxState) -> PlotSnapshot {
@@ -192,16 +188,12 @@ impl ObserverKind for MovingAverageMinMax {
     }
 
     /// PyTorch's own fake-quantize kernels ([`super::fake_quant`]).
-    fn fake_quantize(_: &MovingAverageConfig, x: &Tensor, q: &QParams) -> Result<Tensor> {
-        super::fake_quant::fake_quantize(x, q)
-    }
-
     fn qdq_kernel(
         _: &MovingAverageConfig,
         shape: &[usize],
         q: &QParams,
     ) -> Option<Box<dyn QdqKernel>> {
-        super::qdq_kernel::kernel(shape, q)
+        super::fake_quant::kernel(shape, q)
     }
 
     fn plot(state: &MinMaxState) -> PlotSnapshot {

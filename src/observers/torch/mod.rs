@@ -11,7 +11,6 @@ pub mod histogram;
 pub mod minmax;
 pub mod passthrough;
 pub mod per_channel;
-pub mod qdq_kernel;
 pub mod qparams;
 
 use super::preset;

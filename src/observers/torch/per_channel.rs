@@ -261,16 +261,12 @@ impl<C: PerChannelClass> ObserverKind for PerChannel<C> {
     }
 
     /// PyTorch's own fake-quantize kernels ([`super::fake_quant`]).
-    fn fake_quantize(_: &PerChannelConfig, x: &Tensor, q: &QParams) -> Result<Tensor> {
-        super::fake_quant::fake_quantize(x, q)
-    }
-
     fn qdq_kernel(
         _: &PerChannelConfig,
         shape: &[usize],
         q: &QParams,
     ) -> Option<Box<dyn QdqKernel>> {
-        super::qdq_kernel::kernel(shape, q)
+        super::fake_quant::kernel(shape, q)
     }
 
     fn plot(state: &PerChannelState) -> PlotSnapshot {

@@ -104,6 +104,7 @@ impl ObserverKind for AffineFixedQParam {
         Ok(q)
     }
 
+    /// Hand-written: torchao's observers have no fused kernel (see [`super::report::fake_quantize`]).
     /// `quantize_affine` with the batch's block size (one scale only fits `PerTensor`).
     fn fake_quantize(cfg: &FixedConfig, x: &Tensor, q: &QParams) -> Result<Tensor> {
         if cfg.args.zero_point_domain == ZeroPointDomain::NoZeroPoint {

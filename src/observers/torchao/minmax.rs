@@ -106,6 +106,7 @@ impl ObserverKind for AffineMinMax {
         report::qparams(state, &cfg.args)
     }
 
+    /// Hand-written: torchao's observers have no fused kernel (see [`super::report::fake_quantize`]).
     fn fake_quantize(cfg: &MinMaxConfig, x: &Tensor, q: &QParams) -> Result<Tensor> {
         report::fake_quantize(&cfg.args, x, q)
     }

@@ -161,6 +161,7 @@ impl ObserverKind for AffineMse {
         report::qparams(state, &cfg.args)
     }
 
+    /// Hand-written: torchao's observers have no fused kernel (see [`super::report::fake_quantize`]).
     fn fake_quantize(cfg: &MseConfig, x: &Tensor, q: &QParams) -> Result<Tensor> {
         report::fake_quantize(&cfg.args, x, q)
     }
