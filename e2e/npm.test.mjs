@@ -71,8 +71,11 @@ console.log(JSON.stringify({ version: version(), shape: t.shape, max: t.max }));
     );
     const quarkInput = path.join(sharedDir(), 'golden', 'quark', 'inputs', 'small_b0.npy');
     const out = JSON.parse(execFileSync('node', ['use.mjs', input, quarkInput], { cwd: scratch, encoding: 'utf8' }));
-    const ggml = ['Q4_0', 'Q4_1', 'Q5_0', 'Q5_1', 'Q8_0', 'Q2_K', 'Q3_K', 'Q4_K', 'Q5_K', 'Q6_K', 'MXFP4', 'IQ4_NL'].map((t) => `ggml.${t}`);
-    assert.deepEqual(out.quantizerIds, ['int', 'half', 'minifloat', 'mx', 'bfp', 'bnb.nf4', 'bnb.fp4', 'bnb.blockwise8', ...ggml, 'adaround']);
+    // The package lists the engine's registry: every codec, then the optimisers, as the native
+    // CLI lists them (a format added to the registry needs no edit here).
+    const native = JSON.parse(execFileSync('cargo', ['run', '--quiet', '--locked', '--bin', 'quantscope', '--', 'list', '--json'], { cwd: ROOT, encoding: 'utf8' }));
+    assert.deepEqual(out.quantizerIds, [...native.quantizers.formats.map((f) => f.id), ...native.quantizers.optimisers.map((o) => o.id)]);
+    for (const id of ['int', 'half', 'minifloat', 'mx', 'bfp', 'bnb.nf4', 'bnb.blockwise8', 'ggml.Q4_K', 'ggml.IQ4_XS', 'adaround']) assert.ok(out.quantizerIds.includes(id), id);
     const quark = JSON.parse(fs.readFileSync(path.join(sharedDir(), 'golden', 'quark', 'cases.json'), 'utf8'));
     const mxCase = (quark.cases || quark).find((c) => c.id === 'mx-fp8_e4m3-even-small');
     const mx = out.formats.find((r) => r.format === 'mxfp8_e4m3');
