@@ -221,18 +221,24 @@ pub fn format(label: &str) -> Result<Method> {
         }
     };
     let (label, family, params) = found.clone();
+    Ok(format_method(label, family, params))
+}
+
+/// The method of format `family` with `params`, named `label` in results (per channel when
+/// its `granularity` says so).
+fn format_method(label: String, family: &'static str, params: Params) -> Method {
     let per_channel = params
         .get("granularity")
         .and_then(serde_json::Value::as_str)
         == Some("per_channel");
-    Ok(Method {
+    Method {
         id: label,
         kind: MethodKind::Format {
             family,
             params,
             per_channel,
         },
-    })
+    }
 }
 
 /// The format `id` of the quantizer registry with `params` (what `quantscope quantize
@@ -251,18 +257,7 @@ pub fn format_by_id(id: &str, params: Params) -> Result<Method> {
         ),
     })?;
     let label = spec.build(&params, &ANY_SHAPE)?.label();
-    let per_channel = params
-        .get("granularity")
-        .and_then(serde_json::Value::as_str)
-        == Some("per_channel");
-    Ok(Method {
-        id: label,
-        kind: MethodKind::Format {
-            family: spec.id,
-            params,
-            per_channel,
-        },
-    })
+    Ok(format_method(label, spec.id, params))
 }
 
 impl Method {
