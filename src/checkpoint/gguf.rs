@@ -12,8 +12,10 @@
 //! * padding to the alignment, then the data section.
 //!
 //! GGML types store `block` elements in `type_size` bytes ([`ggml_type`]); a tensor's first
-//! dimension must be a whole number of blocks. Only the plain types (F32, F16, BF16, I8..I64,
-//! F64) are decoded; quantized types are listed with their name and skipped with a reason.
+//! dimension must be a whole number of blocks. The plain types (F32, F16, BF16, I8..I64, F64)
+//! are decoded as they are; a quantized type is decoded by its ggml codec (`ggml.<TYPE>`, the
+//! stored array `blocks` being the tensor's bytes), and a type without one is listed with its
+//! name and a reason.
 //! Version 1 (32-bit counts) and big-endian files are refused with a message saying so.
 
 use super::source::{Cursor, Parse, Stop};
@@ -219,11 +221,17 @@ fn entry(name: String, ne: &[u64], t: u32, start: u64) -> Entry {
         dtype: dtype.map_or_else(|| EntryDType::Foreign(type_name.into()), EntryDType::Known),
         elements: count.unwrap_or(0),
         range: start..start,
-        storage: dtype.map_or(Storage::Unreadable, |dtype| Storage::Plain {
-            dtype,
-            order: ByteOrder::Little,
-            fortran: false,
-        }),
+        storage: match dtype {
+            Some(dtype) => Storage::Plain {
+                dtype,
+                order: ByteOrder::Little,
+                fortran: false,
+            },
+            None => codec_of(type_name).map_or(Storage::Unreadable, |codec| Storage::Coded {
+                codec,
+                part: "blocks",
+            }),
+        },
         problem: None,
     };
     let Some(count) = count else {
@@ -244,12 +252,28 @@ fn entry(name: String, ne: &[u64], t: u32, start: u64) -> Entry {
         Some(end) => e.range = start..end,
         None => e.flag(format!("the tensor's {size} bytes lie beyond any file")),
     }
-    if dtype.is_none() {
+    if e.storage == Storage::Unreadable {
         e.flag(format!(
-            "quantized GGML type {type_name}: skipped (quantscope reads F32, F16, BF16, I8..I64 and F64 GGUF tensors)"
+            "GGML type {type_name} has no codec in quantscope yet (it decodes F32, F16, BF16, I8..I64, F64 and {})",
+            quantized_types_read()
         ));
     }
     e
+}
+
+/// The codec id of quantized GGML type `type_name`, when the registry has one.
+fn codec_of(type_name: &str) -> Option<String> {
+    let id = format!("ggml.{type_name}");
+    crate::codec::find(&id).ok().map(|_| id)
+}
+
+/// The quantized GGML types quantscope decodes, for messages.
+fn quantized_types_read() -> String {
+    crate::formats::ggml::GgmlType::ALL
+        .iter()
+        .map(|t| t.name())
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// A GGUF v3 file holding `tensors` (name, GGML type, `ne` dimensions, raw data bytes), each

@@ -8,8 +8,8 @@
 //!   its shards ([`index`]);
 //! * `.npz` archives, listed from the zip central directory, one member at a time ([`npz`]);
 //! * `.npy` files, e.g. a folder of activation dumps ([`npy`]);
-//! * GGUF files, versions 2 and 3 ([`gguf`]): F32/F16/BF16 (and I8..I64/F64) tensors are read;
-//!   quantized GGML types are listed with their type and skipped with a reason.
+//! * GGUF files, versions 2 and 3 ([`gguf`]): F32/F16/BF16 (and I8..I64/F64) tensors, and every
+//!   quantized GGML type that has a codec, decoded through it ([`Storage::Coded`]).
 //!
 //! **Nothing holds a whole file.** Listing reads headers only, through a [`ByteSource`] that
 //! answers "these bytes, or not yet": natively a memory map ([`native`]), in the browser a
@@ -25,6 +25,7 @@
 pub mod builder;
 pub mod gguf;
 pub mod index;
+pub mod layouts;
 #[cfg(not(target_arch = "wasm32"))]
 pub mod native;
 pub mod npy;
@@ -35,6 +36,7 @@ pub mod safetensors;
 pub mod selfcheck;
 mod source;
 mod validate;
+pub mod weights;
 
 use crate::tensor::{ByteOrder, DType};
 use serde::Serialize;
@@ -145,6 +147,10 @@ pub enum Storage {
         order: ByteOrder,
         fortran: bool,
     },
+    /// The range holds a codec's one stored array (`part`), e.g. a GGUF tensor's ggml blocks:
+    /// decoded by the codec `codec` (a registry id such as `ggml.Q4_K`) with its default
+    /// parameters.
+    Coded { codec: String, part: &'static str },
     /// Nothing quantscope can decode (see [`Entry::problem`]).
     Unreadable,
 }

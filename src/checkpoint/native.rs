@@ -8,8 +8,10 @@
 
 use super::builder::{assemble, list_file, FileListing};
 use super::index::shard_path;
+use super::layouts::{self, Configs, Layout};
 use super::source::InMemory;
-use super::{decode_entry, Catalog, CatalogFile, CheckpointKind, Entry};
+use super::weights::{read_weight, Weight};
+use super::{decode_entry, Catalog, CatalogFile, CheckpointKind, Entry, LoadError};
 use crate::error::{Error, Result};
 use crate::tensor::Tensor;
 use memmap2::{Mmap, MmapOptions};
@@ -20,6 +22,54 @@ use std::path::{Path, PathBuf};
 #[derive(Debug, Clone)]
 pub struct Checkpoint {
     pub catalog: Catalog,
+    /// The configuration files found beside the tensor files (`config.json`, …).
+    pub configs: Configs,
+}
+
+/// The largest configuration file read (a `config.json` is a few kilobytes).
+const MAX_CONFIG_BYTES: u64 = 16 << 20;
+
+/// The configuration files of the first folder among `paths` (a folder given, or the folder of a
+/// file given) that holds any; unreadable ones become load errors.
+fn configs_of(paths: &[PathBuf], errors: &mut Vec<LoadError>) -> Configs {
+    let mut configs = Configs::default();
+    let folders = paths.iter().filter_map(|p| {
+        if p.is_dir() {
+            Some(p.clone())
+        } else {
+            p.parent().map(Path::to_path_buf)
+        }
+    });
+    for folder in folders {
+        let mut found = false;
+        for name in Configs::FILES {
+            let path = folder.join(name);
+            let Ok(meta) = std::fs::metadata(&path) else {
+                continue;
+            };
+            found = true;
+            let outcome = if meta.len() > MAX_CONFIG_BYTES {
+                Err(format!(
+                    "{name} has {} bytes, more than a configuration file can ({MAX_CONFIG_BYTES})",
+                    meta.len()
+                ))
+            } else {
+                std::fs::read(&path)
+                    .map_err(|e| format!("cannot read: {e}"))
+                    .and_then(|text| configs.take(name, &text))
+            };
+            if let Err(error) = outcome {
+                errors.push(LoadError {
+                    file: path.to_string_lossy().into_owned(),
+                    error,
+                });
+            }
+        }
+        if found {
+            break;
+        }
+    }
+    configs
 }
 
 /// A read-only map of `len` bytes of `file` from `offset` (`None` for an empty range, which
@@ -133,9 +183,19 @@ impl Checkpoint {
             listed.push(entry);
             i += 1;
         }
-        Checkpoint {
-            catalog: assemble(listed),
-        }
+        let mut catalog = assemble(listed);
+        let configs = configs_of(paths, &mut catalog.load_errors);
+        Checkpoint { catalog, configs }
+    }
+
+    /// The weights of this checkpoint under its layout ([`layouts::weights`]).
+    pub fn layout(&self) -> Layout {
+        layouts::weights(&self.catalog, &self.configs)
+    }
+
+    /// Decode `weight` (one of [`Checkpoint::layout`]'s), mapping each entry it needs in turn.
+    pub fn read_weight(&self, weight: &Weight) -> Result<Tensor> {
+        read_weight(&self.catalog, weight, &mut |e| self.bytes(e))
     }
 
     /// Read the tensor of `entry` (from this checkpoint's catalogue): map its byte range,
@@ -144,6 +204,16 @@ impl Checkpoint {
         if let Some(problem) = &entry.problem {
             return Err(Error::load(entry.name.clone(), problem.clone()));
         }
+        self.with_range(entry, |bytes| decode_entry(entry, bytes))
+    }
+
+    /// The bytes of `entry`'s range, copied.
+    pub fn bytes(&self, entry: &Entry) -> Result<Vec<u8>> {
+        self.with_range(entry, |bytes| Ok(bytes.to_vec()))
+    }
+
+    /// Map `entry`'s byte range, hand it to `f`, unmap.
+    fn with_range<T>(&self, entry: &Entry, f: impl FnOnce(&[u8]) -> Result<T>) -> Result<T> {
         let name = self.catalog.file_name(entry);
         let fail = |reason: String| Error::load(format!("{name}: {}", entry.name), reason);
         let file = File::open(name).map_err(|e| fail(format!("cannot open: {e}")))?;
@@ -159,6 +229,6 @@ impl Checkpoint {
         }
         let size = entry.range.end - entry.range.start;
         let mapped = map(&file, entry.range.start, size).map_err(|e| fail(e.to_string()))?;
-        decode_entry(entry, mapped.as_deref().unwrap_or_default())
+        f(mapped.as_deref().unwrap_or_default())
     }
 }

@@ -5,6 +5,7 @@
 //! `quantscope observe FILE:TENSOR` reads.
 
 use super::{Entry, Storage};
+use crate::codec::{Encoded, Stored};
 use crate::error::{Error, Result};
 use crate::tensor::decode::{decode, item_size};
 use crate::tensor::npy::fortran_to_c;
@@ -68,8 +69,23 @@ pub fn decode_entry(entry: &Entry, bytes: &[u8]) -> Result<Tensor> {
                 .ok_or_else(|| fail("the member is shorter than its .npy header".into()))?;
             elements(entry, dtype, order, fortran, data).map_err(fail)
         }
+        Storage::Coded { ref codec, part } => coded(entry, codec, part, bytes).map_err(fail),
         Storage::Unreadable => Err(fail("this tensor cannot be decoded".into())),
     }
+}
+
+/// The tensor of an entry whose range is the one stored array `part` of codec `id`.
+fn coded(
+    entry: &Entry,
+    id: &str,
+    part: &'static str,
+    bytes: &[u8],
+) -> std::result::Result<Tensor, String> {
+    let codec = crate::codec::find(id)
+        .and_then(|c| c.build(&crate::params::Params::new(), &entry.shape))
+        .map_err(|e| e.to_string())?;
+    let encoded = Encoded::new(&entry.shape).with_flat(part, Stored::U8(bytes.to_vec()));
+    codec.decode(&encoded).map_err(|e| e.to_string())
 }
 
 /// The elements of `data` as a tensor of the entry's shape.

@@ -1,0 +1,147 @@
+//! Quantized Hugging Face checkpoints (`../shared/golden/hf_quant/`): every layout the libraries
+//! wrote (compressed-tensors, bitsandbytes, DeepSeek FP8, gpt-oss MXFP4, GPTQ, AWQ, ModelOpt) is
+//! recognised from its configuration and each quantized weight decodes, through its codec, to
+//! the library's own dequantized values: the sha256 of the whole float32 tensor, sign of zero
+//! included, and the `.npy` where one is stored. Unquantized tensors stay plain weights of the
+//! same bytes.
+//!
+//! Driven by the data: a layout added to `cases.json` is checked as soon as it is there.
+//! `HF_LAYOUTS=ct_,bnb_` restricts the run to layouts whose id starts with one of the prefixes
+//! (while a family is being written); unset, every layout must pass.
+
+mod common;
+
+use common::golden_dir;
+use quantscope::checkpoint::native::Checkpoint;
+use quantscope::tensor::read_tensors;
+use serde_json::Value;
+use sha2::{Digest, Sha256};
+
+fn sha256_of(values: &[f32]) -> String {
+    let mut h = Sha256::new();
+    for v in values {
+        h.update(v.to_le_bytes());
+    }
+    h.finalize().iter().map(|b| format!("{b:02x}")).collect()
+}
+
+fn wanted(id: &str) -> bool {
+    match std::env::var("HF_LAYOUTS") {
+        Ok(list) if !list.is_empty() => list.split(',').any(|p| id.starts_with(p)),
+        _ => true,
+    }
+}
+
+/// Check one layout; the failures, each naming the tensor.
+fn check_layout(dir: &std::path::Path, layout: &Value) -> (usize, Vec<String>) {
+    let id = layout["id"].as_str().unwrap();
+    let folder = dir.join(layout["dir"].as_str().unwrap());
+    let ck = Checkpoint::open(std::slice::from_ref(&folder));
+    let mut failures = Vec::new();
+    for e in &ck.catalog.load_errors {
+        failures.push(format!("{id}: load error {}: {}", e.file, e.error));
+    }
+    let found = ck.layout();
+    if found.name.is_none() {
+        failures.push(format!(
+            "{id}: layout not recognised ({:?})",
+            found.warnings
+        ));
+    }
+    let mut checked = 0;
+    for t in layout["tensors"].as_array().unwrap() {
+        let name = t["original"].as_str().unwrap();
+        let Some(weight) = found.weights.iter().find(|w| w.name == name) else {
+            failures.push(format!("{id}: no weight named {name}"));
+            continue;
+        };
+        let shape: Vec<usize> = t["shape"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|d| d.as_u64().unwrap() as usize)
+            .collect();
+        if weight.shape != shape {
+            failures.push(format!(
+                "{id}: {name} has shape {:?}, expected {shape:?}",
+                weight.shape
+            ));
+            continue;
+        }
+        let values = match ck.read_weight(weight) {
+            Ok(v) => v,
+            Err(e) => {
+                failures.push(format!("{id}: {name}: {e}"));
+                continue;
+            }
+        };
+        let got = sha256_of(&values.data);
+        if got != t["expected_sha256_f32le"].as_str().unwrap() {
+            let canonical: Vec<f32> = values
+                .data
+                .iter()
+                .map(|&v| if v == 0.0 { 0.0 } else { v })
+                .collect();
+            let zeros_only = sha256_of(&canonical)
+                == t["expected_sha256_f32le_zeros_canonical"].as_str().unwrap();
+            failures.push(format!(
+                "{id}: {name}: sha256 differs{}",
+                if zeros_only {
+                    " (only in the sign of zeros)"
+                } else {
+                    ""
+                }
+            ));
+            continue;
+        }
+        if let Some(npy) = t["expected"].as_str() {
+            let path = dir.join(npy);
+            let bytes = std::fs::read(&path).unwrap();
+            let expected = read_tensors(&bytes, &path.to_string_lossy())
+                .unwrap()
+                .remove(0)
+                .tensor;
+            let same = expected.shape == values.shape
+                && expected
+                    .data
+                    .iter()
+                    .zip(&values.data)
+                    .all(|(a, b)| a.to_bits() == b.to_bits());
+            if !same {
+                failures.push(format!("{id}: {name}: differs from {npy}"));
+                continue;
+            }
+        }
+        checked += 1;
+    }
+    // Unquantized tensors are plain weights holding the original bytes.
+    for p in layout["passthrough"].as_array().into_iter().flatten() {
+        let name = p["name"].as_str().or(p["tensor"].as_str()).unwrap_or("");
+        if !found.weights.iter().any(|w| w.name == name) {
+            failures.push(format!("{id}: passthrough tensor {name} is not a weight"));
+        }
+    }
+    (checked, failures)
+}
+
+#[test]
+fn every_quantized_layout_decodes_to_the_librarys_values() {
+    let dir = golden_dir().join("hf_quant");
+    let cases: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("cases.json")).unwrap()).unwrap();
+    let mut failures = Vec::new();
+    let mut checked = 0;
+    let mut layouts = 0;
+    for layout in cases["layouts"].as_array().unwrap() {
+        if !wanted(layout["id"].as_str().unwrap()) {
+            continue;
+        }
+        layouts += 1;
+        let (n, f) = check_layout(&dir, layout);
+        checked += n;
+        failures.extend(f);
+    }
+    eprintln!("hf_quant: {checked} weights of {layouts} layouts decoded exactly");
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    assert!(checked > 0);
+}
