@@ -93,8 +93,35 @@ fn string<'a>(c: &mut Cursor<'a>, what: &str) -> Parse<&'a [u8]> {
     c.take(len, what)
 }
 
-/// Skip one metadata value of type `t`; returns it when it is a `u32` (for the alignment).
-fn skip_value(c: &mut Cursor<'_>, t: u32, depth: u32) -> Parse<Option<u32>> {
+/// One scalar metadata value (arrays are skipped, not kept).
+#[derive(Debug, Clone, PartialEq)]
+pub enum MetaValue {
+    Int(i128),
+    Float(f64),
+    Bool(bool),
+    Text(String),
+}
+
+impl MetaValue {
+    /// The value as an unsigned integer, if it is one.
+    pub fn as_u64(&self) -> Option<u64> {
+        match self {
+            MetaValue::Int(v) => u64::try_from(*v).ok(),
+            _ => None,
+        }
+    }
+
+    /// The value as text, if it is a string.
+    pub fn as_str(&self) -> Option<&str> {
+        match self {
+            MetaValue::Text(s) => Some(s),
+            _ => None,
+        }
+    }
+}
+
+/// Read (scalars and strings) or skip (arrays) one metadata value of type `t`.
+fn read_value(c: &mut Cursor<'_>, t: u32, depth: u32) -> Parse<Option<MetaValue>> {
     let fixed = |t: u32| match t {
         T_U8 | T_I8 | T_BOOL => Some(1),
         T_U16 | T_I16 => Some(2),
@@ -103,8 +130,12 @@ fn skip_value(c: &mut Cursor<'_>, t: u32, depth: u32) -> Parse<Option<u32>> {
         _ => None,
     };
     match t {
-        T_U32 => Ok(Some(c.u32("a metadata value")?)),
-        T_STRING => string(c, "a metadata string").map(|_| None),
+        T_STRING => {
+            let text = string(c, "a metadata string")?;
+            Ok(Some(MetaValue::Text(
+                String::from_utf8_lossy(text).into_owned(),
+            )))
+        }
         T_ARRAY => {
             if depth > 8 {
                 return Err(Stop::Bad("metadata arrays nested too deeply".into()));
@@ -120,23 +151,57 @@ fn skip_value(c: &mut Cursor<'_>, t: u32, depth: u32) -> Parse<Option<u32>> {
                 c.take(total, "a metadata array")?;
             } else {
                 for _ in 0..n {
-                    skip_value(c, et, depth + 1)?;
+                    read_value(c, et, depth + 1)?;
                 }
             }
             Ok(None)
         }
-        _ => match fixed(t) {
-            Some(size) => c.take(size, "a metadata value").map(|_| None),
-            None => Err(Stop::Bad(format!(
-                "unknown metadata value type {t} at byte {}",
-                c.pos - 4
-            ))),
-        },
+        _ => {
+            let Some(size) = fixed(t) else {
+                return Err(Stop::Bad(format!(
+                    "unknown metadata value type {t} at byte {}",
+                    c.pos - 4
+                )));
+            };
+            let b = c.take(size, "a metadata value")?;
+            let mut w = [0u8; 8];
+            w[..b.len()].copy_from_slice(b);
+            let u = u64::from_le_bytes(w);
+            Ok(Some(match t {
+                T_U8 | T_U16 | T_U32 | T_U64 => MetaValue::Int(i128::from(u)),
+                T_I8 => MetaValue::Int(i128::from(b[0] as i8)),
+                T_I16 => MetaValue::Int(i128::from(u as u16 as i16)),
+                T_I32 => MetaValue::Int(i128::from(u as u32 as i32)),
+                T_I64 => MetaValue::Int(i128::from(u as i64)),
+                T_F32 => MetaValue::Float(f64::from(f32::from_bits(u as u32))),
+                T_F64 => MetaValue::Float(f64::from_bits(u)),
+                _ => MetaValue::Bool(b[0] != 0),
+            }))
+        }
     }
 }
 
-/// Every tensor of a GGUF file, in the order of the tensor infos.
-pub(crate) fn list(src: &dyn ByteSource) -> Parse<Vec<Entry>> {
+/// The scalar and string metadata of a GGUF file (`general.architecture`,
+/// `llama.attention.head_count`, …) by key, from its first bytes (the whole header); arrays are
+/// left out.
+pub fn metadata(bytes: &[u8]) -> Result<std::collections::BTreeMap<String, MetaValue>, String> {
+    match header(&super::InMemory(bytes)) {
+        Ok((_, _, kv)) => Ok(kv),
+        Err(Stop::Bad(reason)) => Err(reason),
+        Err(Stop::Need(r)) => Err(format!(
+            "the header needs bytes {}..{}, beyond the {} given",
+            r.start,
+            r.end,
+            bytes.len()
+        )),
+    }
+}
+
+/// The header up to the tensor infos: the cursor after the metadata, the tensor count and the
+/// scalar metadata.
+fn header(
+    src: &dyn ByteSource,
+) -> Parse<(u64, u64, std::collections::BTreeMap<String, MetaValue>)> {
     let mut c = Cursor::new(src, 0);
     if c.take(4, "the GGUF magic")? != b"GGUF" {
         return Err(Stop::Bad(
@@ -161,18 +226,35 @@ pub(crate) fn list(src: &dyn ByteSource) -> Parse<Vec<Entry>> {
     }
     let tensor_count = c.u64("the tensor count")?;
     let kv_count = c.u64("the metadata count")?;
-    let mut alignment = DEFAULT_ALIGNMENT;
+    let mut kv = std::collections::BTreeMap::new();
     for _ in 0..kv_count {
-        let key = string(&mut c, "a metadata key")?;
+        let key = String::from_utf8_lossy(string(&mut c, "a metadata key")?).into_owned();
         let t = c.u32("a metadata value type")?;
-        let value = skip_value(&mut c, t, 0)?;
-        if key == b"general.alignment" {
-            match value {
-                Some(a) if a > 0 => alignment = u64::from(a),
-                _ => return Err(Stop::Bad("general.alignment must be a non-zero u32".into())),
-            }
+        let value = read_value(&mut c, t, 0)?;
+        if key == "general.alignment"
+            && !(t == T_U32
+                && value
+                    .as_ref()
+                    .and_then(MetaValue::as_u64)
+                    .is_some_and(|a| a > 0))
+        {
+            return Err(Stop::Bad("general.alignment must be a non-zero u32".into()));
+        }
+        if let Some(v) = value {
+            kv.insert(key, v);
         }
     }
+    Ok((c.pos, tensor_count, kv))
+}
+
+/// Every tensor of a GGUF file, in the order of the tensor infos.
+pub(crate) fn list(src: &dyn ByteSource) -> Parse<Vec<Entry>> {
+    let (pos, tensor_count, kv) = header(src)?;
+    let alignment = kv
+        .get("general.alignment")
+        .and_then(MetaValue::as_u64)
+        .unwrap_or(DEFAULT_ALIGNMENT);
+    let mut c = Cursor::new(src, pos);
     let mut infos = Vec::new();
     for _ in 0..tensor_count {
         let name = String::from_utf8_lossy(string(&mut c, "a tensor name")?).into_owned();

@@ -24,6 +24,7 @@
 
 pub mod builder;
 pub mod gguf;
+pub mod imatrix;
 pub mod index;
 pub mod layouts;
 #[cfg(not(target_arch = "wasm32"))]

@@ -103,6 +103,29 @@ impl Weight {
     pub fn elements(&self) -> usize {
         crate::tensor::element_count(&self.shape).unwrap_or(0)
     }
+
+    /// The catalogue entries it is read from.
+    pub fn entries(&self) -> Vec<usize> {
+        match &self.source {
+            WeightSource::Entry(i) => vec![*i],
+            WeightSource::Coded { parts, .. } => parts
+                .iter()
+                .filter_map(|p| match p.from {
+                    PartFrom::Entry(i) => Some(i),
+                    PartFrom::Value { .. } => None,
+                })
+                .collect(),
+        }
+    }
+
+    /// Bytes stored for it in `catalog`'s files (every part's range).
+    pub fn stored_bytes(&self, catalog: &Catalog) -> u64 {
+        self.entries()
+            .iter()
+            .filter_map(|&i| catalog.entries.get(i))
+            .map(|e| e.range.end.saturating_sub(e.range.start))
+            .sum()
+    }
 }
 
 /// Values per block of a GGUF entry decoded by a ggml codec.

@@ -69,6 +69,49 @@ pub struct Layout {
     pub warnings: Vec<String>,
 }
 
+/// How many weights, values and stored bytes one format has in a checkpoint.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct FormatCount {
+    pub tensors: usize,
+    pub elements: u64,
+    pub bytes: u64,
+}
+
+/// The storage of a checkpoint's weights as a whole.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct StorageSummary {
+    /// Stored bits per value over every weight: `8·Σbytes / Σelements` (headers and padding
+    /// excluded).
+    pub bits_per_weight: f64,
+    pub tensors: usize,
+    pub elements: u64,
+    pub bytes: u64,
+    /// The same per stored format.
+    pub formats: std::collections::BTreeMap<String, FormatCount>,
+}
+
+impl Layout {
+    /// The storage summary of these weights of `catalog`.
+    pub fn summary(&self, catalog: &Catalog) -> StorageSummary {
+        let mut s = StorageSummary::default();
+        for w in &self.weights {
+            let bytes = w.stored_bytes(catalog);
+            let elements = w.elements() as u64;
+            let f = s.formats.entry(w.format.clone()).or_default();
+            f.tensors += 1;
+            f.elements += elements;
+            f.bytes += bytes;
+            s.tensors += 1;
+            s.elements += elements;
+            s.bytes += bytes;
+        }
+        if s.elements > 0 {
+            s.bits_per_weight = s.bytes as f64 * 8.0 / s.elements as f64;
+        }
+        s
+    }
+}
+
 /// The weights of `catalog` under the layout its `configs` say.
 pub fn weights(catalog: &Catalog, configs: &Configs) -> Layout {
     let plain = || plain_weights(catalog);
