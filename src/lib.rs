@@ -19,6 +19,7 @@
 pub mod checkpoint;
 pub mod codec;
 pub mod curve;
+pub mod diff;
 pub mod display;
 pub mod engine;
 pub mod error;

@@ -69,7 +69,17 @@ pub fn ggml_type(t: u32) -> Option<(&'static str, u64, u64, Option<DType>)> {
         37 => ("IQ4_NL_4_8", 32, 18, None),
         38 => ("IQ4_NL_8_8", 32, 18, None),
         39 => ("MXFP4", 32, 17, None),
+        40 => ("NVFP4", 64, 36, None),
+        41 => ("Q1_0", 128, 18, None),
         _ => return None,
+    })
+}
+
+/// ggml's name of a plain dtype (`F32`, `BF16`, `I8`…), the inverse of [`ggml_type`]'s.
+pub fn ggml_name(dtype: DType) -> Option<&'static str> {
+    (0..=30).find_map(|t| match ggml_type(t) {
+        Some((name, 1, _, Some(d))) if d == dtype => Some(name),
+        _ => None,
     })
 }
 

@@ -86,7 +86,7 @@ impl Weight {
         Some(Weight {
             name: e.name.clone(),
             shape: e.shape.clone(),
-            format: e.dtype.name().to_string(),
+            format: format_of(catalog, e),
             bits_per_weight: if e.elements == 0 {
                 0.0
             } else {
@@ -125,6 +125,21 @@ impl Weight {
             .filter_map(|&i| catalog.entries.get(i))
             .map(|e| e.range.end.saturating_sub(e.range.start))
             .sum()
+    }
+}
+
+/// The stored format of a plain entry: its dtype, spelled as ggml spells it in a GGUF file
+/// (`F32`, `F16`, `BF16`, `Q4_K`) and as numpy does elsewhere (`float32`, `bfloat16`).
+fn format_of(catalog: &Catalog, e: &Entry) -> String {
+    let gguf = catalog
+        .files
+        .get(e.file)
+        .is_some_and(|f| f.kind == Some(super::CheckpointKind::Gguf));
+    match (&e.dtype, gguf) {
+        (super::EntryDType::Known(d), true) => {
+            super::gguf::ggml_name(*d).unwrap_or(d.name()).to_string()
+        }
+        _ => e.dtype.name().to_string(),
     }
 }
 

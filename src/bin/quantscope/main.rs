@@ -2,7 +2,9 @@
 //!
 //! ```text
 //! quantscope list [--json]
-//! quantscope inspect FILE [--json]
+//! quantscope inspect PATH... [--json]
+//! quantscope dequantize PATH... [--tensor NAME]... --out DIR|FILE.safetensors [--dtype f32|f16|bf16]
+//! quantscope diff ORIGINAL QUANTIZED [--imatrix FILE] [--json | --csv] [--svg OUT.svg]
 //! quantscope observe FILE... [--observer ID | --preset NAME] [--params JSON] [--set JSON] [--split-axis N] [--strict] [--json]
 //! quantscope adaround W X [--bits 4|8] [--scheme per_channel_symmetric|…] [--iters N] [--json]
 //! quantscope formats FILE [--json]
@@ -12,6 +14,7 @@
 //! Each FILE of `observe` is one calibration batch, in order; `file.npz:member` and
 //! `file.safetensors:tensor` pick one tensor of a container.
 
+mod checkpoint_cmd;
 mod inputs;
 mod model_cmd;
 mod output;
@@ -54,11 +57,48 @@ enum Command {
     },
     /// List the tensors of a file with shape, dtype and NaN/Inf counts.
     Inspect {
-        /// A .npy, .npz or .safetensors file.
-        file: String,
+        /// Checkpoint files or folders: .safetensors (quantized layouts recognised from the
+        /// folder's config.json), GGUF, .npz, .npy.
+        #[arg(required = true)]
+        paths: Vec<String>,
         /// Print JSON instead of a table.
         #[arg(long)]
         json: bool,
+    },
+    /// Decode every stored weight (or the named ones) to float: one .npy per weight in a
+    /// folder, or one .safetensors file.
+    Dequantize {
+        /// Checkpoint files or folders.
+        #[arg(required = true)]
+        paths: Vec<String>,
+        /// A weight to decode (repeat for several); all when absent.
+        #[arg(long = "tensor")]
+        tensors: Vec<String>,
+        /// A folder (one float32 .npy per weight) or a FILE.safetensors.
+        #[arg(long)]
+        out: std::path::PathBuf,
+        /// The dtype of a .safetensors output.
+        #[arg(long, value_enum, default_value = "f32")]
+        dtype: checkpoint_cmd::OutDtype,
+    },
+    /// Compare a quantized checkpoint with its original, weight by weight.
+    Diff {
+        /// The original checkpoint (file or folder).
+        original: String,
+        /// The quantized checkpoint (file or folder).
+        quantized: String,
+        /// A llama.cpp importance matrix (imatrix.gguf or legacy .dat) for the weighted error.
+        #[arg(long)]
+        imatrix: Option<std::path::PathBuf>,
+        /// Print JSON.
+        #[arg(long, conflicts_with = "csv")]
+        json: bool,
+        /// Print CSV.
+        #[arg(long)]
+        csv: bool,
+        /// Also write the layer profile (SQNR per weight, quantized and round-to-nearest).
+        #[arg(long, value_name = "OUT.svg")]
+        svg: Option<std::path::PathBuf>,
     },
     /// Run observers over calibration batches and report their qparams and error.
     Observe {
@@ -212,15 +252,33 @@ fn run(command: Command) -> Result<()> {
             }
             Ok(())
         }
-        Command::Inspect { file, json } => {
-            let tensors = inputs::read_file(&file)?;
+        Command::Inspect { paths, json } => checkpoint_cmd::inspect(&paths, json),
+        Command::Dequantize {
+            paths,
+            tensors,
+            out,
+            dtype,
+        } => checkpoint_cmd::dequantize(&paths, &tensors, &out, dtype),
+        Command::Diff {
+            original,
+            quantized,
+            imatrix,
+            json,
+            csv,
+            svg,
+        } => checkpoint_cmd::diff(
+            &original,
+            &quantized,
+            imatrix.as_deref(),
             if json {
-                output::print_json(&output::inspect_json(&file, &tensors));
+                checkpoint_cmd::DiffFormat::Json
+            } else if csv {
+                checkpoint_cmd::DiffFormat::Csv
             } else {
-                print!("{}", output::inspect_table(&file, &tensors));
-            }
-            Ok(())
-        }
+                checkpoint_cmd::DiffFormat::Table
+            },
+            svg.as_deref(),
+        ),
         Command::Observe {
             files,
             observer,

@@ -5,7 +5,7 @@ use quantscope::engine::Report;
 use quantscope::observer::ZeroPoint;
 use quantscope::params::ParamKind;
 use quantscope::registry::{self, Family};
-use quantscope::tensor::{NamedTensor, NonFiniteCounts, Tensor};
+use quantscope::tensor::{NonFiniteCounts, Tensor};
 use quantscope::Result;
 use serde_json::{json, Value};
 use std::fmt::Write;
@@ -151,61 +151,6 @@ pub fn registry_table() -> String {
 
 fn nonfinite_json(n: &NonFiniteCounts) -> Value {
     json!({"nan": n.nan, "pos_inf": n.pos_inf, "neg_inf": n.neg_inf})
-}
-
-/// `inspect` as JSON.
-pub fn inspect_json(file: &str, tensors: &[NamedTensor]) -> Value {
-    let items: Vec<Value> = tensors
-        .iter()
-        .map(|t| {
-            json!({
-                "name": t.name,
-                "shape": t.tensor.shape,
-                "dtype": t.tensor.dtype.name(),
-                "elements": t.tensor.len(),
-                "nonfinite": nonfinite_json(&t.tensor.nonfinite()),
-            })
-        })
-        .collect();
-    json!({"file": file, "tensors": items})
-}
-
-/// `inspect` as a table.
-pub fn inspect_table(file: &str, tensors: &[NamedTensor]) -> String {
-    let display_name = |t: &NamedTensor| {
-        if t.name.is_empty() {
-            "(array)".to_string()
-        } else {
-            t.name.clone()
-        }
-    };
-    let width = tensors
-        .iter()
-        .map(|t| display_name(t).chars().count())
-        .max()
-        .unwrap_or(0)
-        .max(4);
-    let mut out = format!("{file}: {} tensor(s)\n", tensors.len());
-    let _ = writeln!(
-        out,
-        "  {:width$} {:20} {:10} {:>12} {:>8} {:>8} {:>8}",
-        "name", "shape", "dtype", "elements", "NaN", "+Inf", "-Inf"
-    );
-    for t in tensors {
-        let n = t.tensor.nonfinite();
-        let _ = writeln!(
-            out,
-            "  {:width$} {:20} {:10} {:>12} {:>8} {:>8} {:>8}",
-            display_name(t),
-            format!("{:?}", t.tensor.shape),
-            t.tensor.dtype.name(),
-            t.tensor.len(),
-            n.nan,
-            n.pos_inf,
-            n.neg_inf
-        );
-    }
-    out
 }
 
 /// One observer run as JSON: `observer`, `params`, `min_val`, `max_val`, `scale`,
