@@ -16,8 +16,9 @@
 //! disagree, weights that cannot be read.
 //!
 //! Rows are ranked worst first (largest NMSE; rows without a result last). Reading is the
-//! host's ([`Reader`]): one pair at a time, so memory holds two weights whatever the
-//! checkpoint's size.
+//! host's ([`DiffPlan`]: the entries each pair needs, then the pair compared from their bytes):
+//! one pair at a time, so memory holds two weights whatever the checkpoint's size, natively
+//! ([`native`], memory maps) and in the page (`File.slice`) alike.
 
 pub mod lint;
 pub mod names;
@@ -26,9 +27,11 @@ pub mod native;
 pub mod rtn;
 
 use crate::checkpoint::imatrix::Importance;
-use crate::checkpoint::layouts::Layout;
-use crate::checkpoint::weights::Weight;
+use crate::checkpoint::layouts::{Configs, Layout};
+use crate::checkpoint::weights::{read_weight, PartFrom, Weight, WeightSource};
+use crate::checkpoint::{decode_entry, Catalog, Entry, EntryDType, Storage};
 use crate::error::Result;
+use crate::params::Params;
 use crate::plot::{LayerProfileView, ProfileTensor};
 use crate::tensor::Tensor;
 use names::{GgufModel, GgufSide, Transform};
@@ -184,93 +187,272 @@ impl DiffReport {
     }
 }
 
-/// One side of a diff, as the host reads it.
-pub trait Reader {
-    /// Its weights under its layout.
-    fn layout(&self) -> &Layout;
-    /// Decode one of its weights.
-    fn read(&self, weight: &Weight) -> Result<Tensor>;
-    /// The GGUF model facts, when this side is a GGUF file.
-    fn gguf(&self) -> Option<&GgufModel>;
-    /// Its file names.
-    fn files(&self) -> Vec<String>;
-    /// The lint of its stored arrays (scales) for `weight`.
-    fn lint_scales(&self, weight: &Weight) -> Vec<LintItem>;
-    /// The codec (id and parameters) `weight` is stored with, if any.
-    fn codec(&self, weight: &Weight) -> Option<(String, crate::params::Params)>;
+/// One side of a diff: a checkpoint's catalogue, its weights under its layout, and its GGUF
+/// model facts when it is a GGUF file. Pure data: the host reads the bytes.
+#[derive(Debug, Clone)]
+pub struct Side {
+    pub catalog: Catalog,
+    pub layout: Layout,
+    pub gguf: Option<GgufModel>,
 }
 
-/// Compare every weight of `quantized` with its partner in `original`.
-pub fn diff(
-    original: &dyn Reader,
-    quantized: &dyn Reader,
-    importance: Option<&Importance>,
-) -> DiffReport {
-    let (o_layout, q_layout) = (original.layout(), quantized.layout());
-    let o_names: Vec<&str> = o_layout.weights.iter().map(|w| w.name.as_str()).collect();
-    let q_names: Vec<&str> = q_layout.weights.iter().map(|w| w.name.as_str()).collect();
-    let gguf = match (original.gguf(), quantized.gguf()) {
-        (_, Some(m)) => Some((m, GgufSide::Quantized)),
-        (Some(m), None) => Some((m, GgufSide::Original)),
-        (None, None) => None,
-    };
-    let pairing = names::pair(&o_names, &q_names, gguf);
-    let mut report = DiffReport {
-        files: [original.files(), quantized.files()].concat(),
-        ..DiffReport::default()
-    };
-    for w in &q_layout.warnings {
-        report.lint.push(LintItem {
-            tensor: String::new(),
-            kind: "layout",
-            message: w.clone(),
-        });
+impl Side {
+    /// A side from its catalogue and configuration files; `gguf_header` is the first bytes of
+    /// its GGUF file (the whole header), if it is one.
+    pub fn new(catalog: Catalog, configs: &Configs, gguf_header: Option<&[u8]>) -> Side {
+        let layout = crate::checkpoint::layouts::weights(&catalog, configs);
+        let gguf = gguf_header
+            .and_then(|h| crate::checkpoint::gguf::metadata(h).ok())
+            .and_then(|kv| GgufModel::from_metadata(&kv));
+        Side {
+            catalog,
+            layout,
+            gguf,
+        }
     }
-    let quantized_checkpoint = lint::is_quantized(q_layout);
-    for pair in &pairing.pairs {
+
+    /// The codec (id and parameters) `weight` is stored with, if any.
+    pub fn codec(&self, weight: &Weight) -> Option<(String, Params)> {
+        match &weight.source {
+            WeightSource::Coded { codec, params, .. } => Some((codec.clone(), params.clone())),
+            WeightSource::Entry(i) => match &self.catalog.entries.get(*i)?.storage {
+                Storage::Coded { codec, .. } => Some((codec.clone(), Params::new())),
+                _ => None,
+            },
+        }
+    }
+}
+
+/// Which side of a diff (`0` the original, `1` the quantized checkpoint).
+pub type SideIndex = usize;
+
+/// The bytes of one entry a pair needs: side, entry index, file index and byte range.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Need {
+    pub side: SideIndex,
+    pub entry: usize,
+    pub file: usize,
+    pub start: u64,
+    pub end: u64,
+}
+
+/// One compared pair, with its lint.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PairOutcome {
+    pub row: DiffRow,
+    pub lint: Vec<LintItem>,
+}
+
+/// A diff to run: the two sides paired. The host reads each pair's [`DiffPlan::needs`] and
+/// hands them to [`DiffPlan::compare`], in any order and on any thread, then puts the outcomes
+/// together with [`DiffPlan::finish`].
+#[derive(Debug, Clone)]
+pub struct DiffPlan {
+    pub original: Side,
+    pub quantized: Side,
+    pub pairs: Vec<names::Pair>,
+    unpaired: Unpaired,
+    gguf_side: Option<GgufSide>,
+    importance: Option<Importance>,
+    quantized_checkpoint: bool,
+}
+
+impl DiffPlan {
+    /// Pair `quantized`'s weights with `original`'s.
+    pub fn new(original: Side, quantized: Side, importance: Option<Importance>) -> DiffPlan {
+        let o_names: Vec<&str> = original
+            .layout
+            .weights
+            .iter()
+            .map(|w| w.name.as_str())
+            .collect();
+        let q_names: Vec<&str> = quantized
+            .layout
+            .weights
+            .iter()
+            .map(|w| w.name.as_str())
+            .collect();
+        let gguf = match (&original.gguf, &quantized.gguf) {
+            (_, Some(m)) => Some((m, GgufSide::Quantized)),
+            (Some(m), None) => Some((m, GgufSide::Original)),
+            (None, None) => None,
+        };
+        let pairing = names::pair(&o_names, &q_names, gguf);
+        let unpaired = Unpaired {
+            original: pairing
+                .unpaired_original
+                .iter()
+                .map(|&i| original.layout.weights[i].name.clone())
+                .collect(),
+            quantized: pairing
+                .unpaired_quantized
+                .iter()
+                .map(|&i| quantized.layout.weights[i].name.clone())
+                .collect(),
+        };
+        let gguf_side = gguf.map(|(_, s)| s);
+        let quantized_checkpoint = lint::is_quantized(&quantized.layout);
+        DiffPlan {
+            pairs: pairing.pairs,
+            unpaired,
+            gguf_side,
+            importance,
+            quantized_checkpoint,
+            original,
+            quantized,
+        }
+    }
+
+    fn side(&self, side: SideIndex) -> &Side {
+        if side == 0 {
+            &self.original
+        } else {
+            &self.quantized
+        }
+    }
+
+    /// The entries pair `k` reads, original first.
+    pub fn needs(&self, k: usize) -> Vec<Need> {
+        let Some(pair) = self.pairs.get(k) else {
+            return Vec::new();
+        };
+        [(0, pair.original), (1, pair.quantized)]
+            .into_iter()
+            .flat_map(|(side, w)| {
+                let s = self.side(side);
+                s.layout.weights[w]
+                    .entries()
+                    .into_iter()
+                    .filter_map(move |i| {
+                        let e = s.catalog.entries.get(i)?;
+                        Some(Need {
+                            side,
+                            entry: i,
+                            file: e.file,
+                            start: e.range.start,
+                            end: e.range.end,
+                        })
+                    })
+            })
+            .collect()
+    }
+
+    /// Compare pair `k`, reading each entry with `bytes_of(side, entry)` (exactly the bytes
+    /// of the entry's range).
+    pub fn compare(
+        &self,
+        k: usize,
+        bytes_of: &mut dyn FnMut(SideIndex, &Entry) -> Result<Vec<u8>>,
+    ) -> PairOutcome {
+        let pair = &self.pairs[k];
         let (ow, qw) = (
-            &o_layout.weights[pair.original],
-            &q_layout.weights[pair.quantized],
+            &self.original.layout.weights[pair.original],
+            &self.quantized.layout.weights[pair.quantized],
         );
-        let forward = matches!(gguf, Some((_, GgufSide::Original)));
-        let imatrix = importance.and_then(|im| {
+        let forward = self.gguf_side == Some(GgufSide::Original);
+        let imatrix = self.importance.as_ref().and_then(|im| {
             im.of(&qw.name).or_else(|| {
-                let arch = gguf.map(|(m, _)| m.architecture.as_str()).unwrap_or("");
+                let arch = self
+                    .quantized
+                    .gguf
+                    .as_ref()
+                    .or(self.original.gguf.as_ref())
+                    .map_or("", |m| m.architecture.as_str());
                 names::gguf_name(arch, &ow.name).and_then(|g| im.of(&g))
             })
         });
-        let row = compare(
-            original,
-            quantized,
-            ow,
-            qw,
-            pair.transform,
-            forward,
-            imatrix,
-        );
-        report.lint.extend(quantized.lint_scales(qw));
-        report
-            .lint
-            .extend(lint::of_pair(ow, qw, &row, quantized_checkpoint));
-        report.pairs.push(DiffRow {
-            position: pair.original,
-            ..row
-        });
+        let mut scale_lint = Vec::new();
+        let row = {
+            let mut read = |side: SideIndex, w: &Weight| {
+                let s = self.side(side);
+                read_weight(&s.catalog, w, &mut |e| bytes_of(side, e))
+            };
+            let mut row = compare(
+                &mut read,
+                self.quantized.codec(qw),
+                ow,
+                qw,
+                pair.transform,
+                forward,
+                imatrix,
+            );
+            if row.error.is_none() {
+                scale_lint = self.lint_scales(qw, &mut |e| bytes_of(1, e));
+            }
+            row.position = pair.original;
+            row
+        };
+        let mut lint = scale_lint;
+        lint.extend(lint::of_pair(ow, qw, &row, self.quantized_checkpoint));
+        PairOutcome { row, lint }
     }
-    report.unpaired = Unpaired {
-        original: pairing
-            .unpaired_original
-            .iter()
-            .map(|&i| o_layout.weights[i].name.clone())
-            .collect(),
-        quantized: pairing
-            .unpaired_quantized
-            .iter()
-            .map(|&i| q_layout.weights[i].name.clone())
-            .collect(),
-    };
-    rank(&mut report.pairs);
-    report
+
+    /// The lint of the stored scale arrays of quantized weight `weight`.
+    fn lint_scales(
+        &self,
+        weight: &Weight,
+        bytes_of: &mut dyn FnMut(&Entry) -> Result<Vec<u8>>,
+    ) -> Vec<LintItem> {
+        let WeightSource::Coded { codec, parts, .. } = &weight.source else {
+            return Vec::new();
+        };
+        let mut out = Vec::new();
+        for p in parts {
+            let is_scale =
+                (p.part.contains("scale") || p.part.contains("absmax")) && !p.part.contains("zero");
+            let PartFrom::Entry(i) = p.from else {
+                continue;
+            };
+            let Some(entry) = self.quantized.catalog.entries.get(i).filter(|_| is_scale) else {
+                continue;
+            };
+            let EntryDType::Known(dtype) = entry.dtype else {
+                continue;
+            };
+            let values = bytes_of(entry).and_then(|b| decode_entry(entry, &b));
+            if let Ok(values) = values {
+                out.extend(lint::of_scales(
+                    &weight.name,
+                    p.part,
+                    codec,
+                    dtype,
+                    &values.data,
+                ));
+            }
+        }
+        out
+    }
+
+    /// Put the outcomes of every pair together: ranked rows, lint, unpaired weights.
+    pub fn finish(&self, outcomes: Vec<PairOutcome>, files: Vec<String>) -> DiffReport {
+        let mut report = DiffReport {
+            files,
+            unpaired: self.unpaired.clone(),
+            ..DiffReport::default()
+        };
+        for w in &self.quantized.layout.warnings {
+            report.lint.push(LintItem {
+                tensor: String::new(),
+                kind: "layout",
+                message: w.clone(),
+            });
+        }
+        for side in [&self.original, &self.quantized] {
+            for e in &side.catalog.load_errors {
+                report.lint.push(LintItem {
+                    tensor: String::new(),
+                    kind: "unreadable",
+                    message: format!("{}: {}", e.file, e.error),
+                });
+            }
+        }
+        for o in outcomes {
+            report.pairs.push(o.row);
+            report.lint.extend(o.lint);
+        }
+        rank(&mut report.pairs);
+        report
+    }
 }
 
 /// Worst first: largest NMSE, then rows without a result in checkpoint order.
@@ -286,10 +468,10 @@ fn rank(rows: &mut [DiffRow]) {
     });
 }
 
-/// Compare one pair.
+/// Compare one pair; `read(side, weight)` decodes a weight of a side.
 fn compare(
-    original: &dyn Reader,
-    quantized: &dyn Reader,
+    read: &mut dyn FnMut(SideIndex, &Weight) -> Result<Tensor>,
+    codec: Option<(String, Params)>,
     ow: &Weight,
     qw: &Weight,
     transform: Transform,
@@ -315,14 +497,14 @@ fn compare(
         ));
         return row;
     }
-    let q = match quantized.read(qw) {
+    let q = match read(1, qw) {
         Ok(t) => t,
         Err(e) => {
             row.error = Some(e.to_string());
             return row;
         }
     };
-    let x = match original.read(ow) {
+    let x = match read(0, ow) {
         Ok(t) => t,
         Err(e) => {
             row.error = Some(format!("the original cannot be read: {e}"));
@@ -338,7 +520,7 @@ fn compare(
     row.metrics = Some(measure(&x.data, &q_values, columns, importance));
     // Row-wise block formats are unchanged by the row permutation, so round-to-nearest is
     // computed on the original as it is.
-    match rtn::round_to_nearest(quantized.codec(qw).as_ref(), &x, &qw.shape) {
+    match rtn::round_to_nearest(codec.as_ref(), &x, &qw.shape) {
         Ok(Some((format, values))) => {
             row.rtn = Some(RtnResult {
                 format,

@@ -22,7 +22,7 @@ pub fn inspect_json(checkpoint: &Checkpoint, layout: &Layout) -> Value {
     json!({
         "files": checkpoint.catalog.files.iter().map(|f| &f.name).collect::<Vec<_>>(),
         "layout": layout.name,
-        "tensors": layout.weights.iter().map(|w| weight_json(w)).collect::<Vec<_>>(),
+        "tensors": layout.weights.iter().map(weight_json).collect::<Vec<_>>(),
         "summary": summary,
         "warnings": layout.warnings,
         "load_errors": checkpoint.catalog.load_errors,
