@@ -949,6 +949,92 @@ impl CheckpointRankingHandle {
     }
 }
 
+// -------------------------------------------------------------------------------------------
+// The compare view: a quantized checkpoint against its original (`crate::diff`).
+
+/// A diff being listed from byte ranges the caller supplies (`File.slice`), then compared one
+/// pair of weights at a time (see `crate::diff::session`), exported to JS as `DiffSession`.
+#[wasm_bindgen(js_name = DiffSession)]
+pub struct DiffSessionHandle {
+    inner: crate::diff::session::DiffSession,
+}
+
+#[wasm_bindgen(js_class = DiffSession)]
+impl DiffSessionHandle {
+    /// A diff of `original`'s files against `quantized`'s (each `[{name, size}]`; folder paths
+    /// in the names; `config.json` and its siblings say a layout).
+    #[wasm_bindgen(constructor)]
+    pub fn new(
+        #[wasm_bindgen(unchecked_param_type = "{ name: string; size: number }[]")]
+        original: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "{ name: string; size: number }[]")]
+        quantized: JsValue,
+    ) -> Result<DiffSessionHandle, JsError> {
+        let side = |v: &JsValue, what| -> Result<Vec<(String, u64)>, JsError> {
+            let files: Vec<CheckpointFile> = from_js(v, what)?;
+            Ok(files
+                .into_iter()
+                .map(|f| (f.name, f.size.max(0.0) as u64))
+                .collect())
+        };
+        Ok(DiffSessionHandle {
+            inner: crate::diff::session::DiffSession::new(
+                side(&original, "original files")?,
+                side(&quantized, "quantized files")?,
+            ),
+        })
+    }
+
+    /// Weight the error by an importance matrix (imatrix GGUF or legacy `.dat`).
+    #[wasm_bindgen(js_name = setImatrix)]
+    pub fn set_imatrix(&mut self, name: &str, bytes: &[u8]) -> Result<(), JsError> {
+        self.inner.set_imatrix(name, bytes).map_err(js_err)
+    }
+
+    /// The byte ranges still needed to list both sides; empty once the pairs are known.
+    #[wasm_bindgen(js_name = listingRequests, unchecked_return_type = "SideRequest[]")]
+    pub fn listing_requests(&mut self) -> Result<JsValue, JsError> {
+        to_js(&self.inner.listing_requests())
+    }
+
+    /// The bytes of file `file` of side `side` (0 original, 1 quantized) from `offset`.
+    pub fn supply(&mut self, side: usize, file: usize, offset: f64, bytes: &[u8]) {
+        self.inner.supply(side, file, offset.max(0.0) as u64, bytes);
+    }
+
+    /// Number of pairs of weights (0 until listed).
+    #[wasm_bindgen(js_name = pairCount)]
+    pub fn pair_count(&self) -> usize {
+        self.inner.pair_count()
+    }
+
+    /// The byte ranges pair `k` reads.
+    #[wasm_bindgen(unchecked_return_type = "SideRequest[]")]
+    pub fn needs(&self, k: usize) -> Result<JsValue, JsError> {
+        to_js(&self.inner.needs(k).map_err(js_err)?)
+    }
+
+    /// Compare pair `k` from the bytes of its `needs(k)`, in that order.
+    #[wasm_bindgen(unchecked_return_type = "DiffRow")]
+    pub fn compare(
+        &mut self,
+        k: usize,
+        #[wasm_bindgen(unchecked_param_type = "Uint8Array[]")] bytes: Vec<js_sys::Uint8Array>,
+    ) -> Result<JsValue, JsError> {
+        let owned: Vec<Vec<u8>> = bytes.iter().map(|b| b.to_vec()).collect();
+        let slices: Vec<&[u8]> = owned.iter().map(Vec::as_slice).collect();
+        let row = self.inner.compare(k, &slices).map_err(js_err)?;
+        to_js(row)
+    }
+
+    /// Every pair compared so far, worst first, with the lint and the unpaired weights (the
+    /// CLI's `diff --json`).
+    #[wasm_bindgen(unchecked_return_type = "DiffReport")]
+    pub fn report(&self) -> Result<JsValue, JsError> {
+        to_js(&self.inner.report().map_err(js_err)?)
+    }
+}
+
 #[wasm_bindgen(js_class = Session)]
 impl SessionHandle {
     /// Add tensor `index` of a listed checkpoint, decoded from the bytes of its request, as a

@@ -215,3 +215,54 @@ fn the_cli_diff_pairs_every_tensor_of_the_q4_k_m_file() {
     assert_eq!(first["format"], "Q5_0");
     assert!(first["rtn"]["metrics"]["sqnr_db"].as_f64().unwrap() > 20.0);
 }
+
+/// The page's driver (`DiffSession`: listing from supplied byte ranges, then each pair from the
+/// bytes of its entries) gives the native diff's report.
+#[test]
+fn the_page_driver_equals_the_native_diff() {
+    use quantscope::diff::session::DiffSession;
+    let dir = golden_dir().join("gguf_quant");
+    let original = dir.join("original/model.safetensors");
+    let quantized = dir.join("model-mixed.gguf");
+    let im = dir.join("imatrix.dat");
+    let native = diff_paths(
+        std::slice::from_ref(&original),
+        std::slice::from_ref(&quantized),
+        Some(&im),
+    )
+    .unwrap();
+    let files = [
+        std::fs::read(&original).unwrap(),
+        std::fs::read(&quantized).unwrap(),
+    ];
+    let names =
+        |i: usize, p: &Path| vec![(p.to_string_lossy().into_owned(), files[i].len() as u64)];
+    let mut s = DiffSession::new(names(0, &original), names(1, &quantized));
+    s.set_imatrix("imatrix.dat", &std::fs::read(&im).unwrap())
+        .unwrap();
+    loop {
+        let requests = s.listing_requests();
+        if requests.is_empty() {
+            break;
+        }
+        for r in requests {
+            let bytes = &files[r.side][r.start as usize..r.end as usize];
+            s.supply(r.side, r.file, r.start, bytes);
+        }
+    }
+    for k in 0..s.pair_count() {
+        let bytes: Vec<&[u8]> = s
+            .needs(k)
+            .unwrap()
+            .iter()
+            .map(|n| &files[n.side][n.start as usize..n.end as usize])
+            .collect();
+        s.compare(k, &bytes).unwrap();
+    }
+    let page = s.report().unwrap();
+    assert_eq!(page.pairs.len(), 12);
+    assert_eq!(
+        serde_json::to_value(&page).unwrap(),
+        serde_json::to_value(&native).unwrap()
+    );
+}

@@ -247,6 +247,11 @@ impl CatalogBuilder {
         }
     }
 
+    /// Bytes `range` of file `file`, if they have been supplied.
+    pub fn held(&self, file: usize, range: Range<u64>) -> Option<&[u8]> {
+        self.files.get(file)?.1.get(range)
+    }
+
     /// List every file with the bytes supplied so far.
     pub fn step(&mut self) -> Step {
         let mut requests = Vec::new();

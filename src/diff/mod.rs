@@ -25,6 +25,7 @@ pub mod names;
 #[cfg(not(target_arch = "wasm32"))]
 pub mod native;
 pub mod rtn;
+pub mod session;
 
 use crate::checkpoint::imatrix::Importance;
 use crate::checkpoint::layouts::{Configs, Layout};
@@ -38,6 +39,7 @@ use names::{GgufModel, GgufSide, Transform};
 use serde::Serialize;
 
 /// The error of a quantized weight against its original.
+#[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct DiffMetrics {
     pub mse: f64,
@@ -102,6 +104,7 @@ pub fn measure(
 }
 
 /// The round-to-nearest comparison of one row.
+#[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct RtnResult {
     /// The codec applied (its label).
@@ -110,6 +113,7 @@ pub struct RtnResult {
 }
 
 /// One pair of weights.
+#[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct DiffRow {
     /// The weight's name in the original checkpoint.
@@ -135,6 +139,7 @@ pub struct DiffRow {
 }
 
 /// Weights found on one side only.
+#[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct Unpaired {
     pub original: Vec<String>,
@@ -142,6 +147,7 @@ pub struct Unpaired {
 }
 
 /// One thing wrong with the quantized checkpoint.
+#[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct LintItem {
     pub tensor: String,
@@ -152,6 +158,7 @@ pub struct LintItem {
 }
 
 /// The whole comparison.
+#[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct DiffReport {
     /// Ranked worst first.
