@@ -3,16 +3,18 @@
 //! ([`quantscope::checkpoint::selfcheck`]): readers never panic, the catalogue and the
 //! whole-file readers agree, and the page's builder lists what the native listing lists.
 
-use quantscope::checkpoint::selfcheck::{check_file, check_index};
+use quantscope::checkpoint::selfcheck::{check_file, check_imatrix, check_index, check_layout};
 use std::path::Path;
 
 /// The file name each target's oracle sees its input as.
-const TARGETS: [(&str, &str); 5] = [
+const TARGETS: [(&str, &str); 7] = [
     ("npy", "fuzz.npy"),
     ("npz", "fuzz.npz"),
     ("safetensors", "fuzz.safetensors"),
     ("gguf", "fuzz.gguf"),
     ("index_json", ""),
+    ("imatrix", ""),
+    ("hf_layout", ""),
 ];
 
 fn inputs(dir: &Path) -> Vec<(String, Vec<u8>)> {
@@ -37,10 +39,11 @@ fn run(root: &str) -> usize {
             .join(target);
         for (path, bytes) in inputs(&dir) {
             eprintln!("{path}");
-            if target == "index_json" {
-                check_index(&bytes);
-            } else {
-                check_file(name, &bytes);
+            match target {
+                "index_json" => check_index(&bytes),
+                "imatrix" => check_imatrix(&bytes),
+                "hf_layout" => check_layout(&bytes),
+                _ => check_file(name, &bytes),
             }
             count += 1;
         }

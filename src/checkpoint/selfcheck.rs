@@ -142,3 +142,40 @@ fn list_like_the_page(files: &[(String, &[u8])]) -> Catalog {
         }
     }
 }
+
+/// Check the importance-matrix reader on `data`: it returns importance vectors or an error, and
+/// never allocates beyond what the file holds.
+pub fn check_imatrix(data: &[u8]) {
+    if let Ok(im) = super::imatrix::read("fuzz.imatrix", data) {
+        let total: usize = im.by_weight.values().map(Vec::len).sum();
+        assert!(total <= data.len());
+    }
+}
+
+/// Check the quantized layouts on `data`: a configuration (`u16` length, then that many bytes
+/// of `config.json`) followed by a `.safetensors` file. Whatever the bytes, recognising the
+/// layout and decoding every weight returns values of the weight's shape or an error.
+pub fn check_layout(data: &[u8]) {
+    let Some((head, rest)) = data.split_at_checked(2) else {
+        return;
+    };
+    let n = usize::from(u16::from_le_bytes([head[0], head[1]])).min(rest.len());
+    let (config, file) = rest.split_at(n);
+    let mut configs = super::layouts::Configs::default();
+    if configs.take("config.json", config).is_err() {
+        return;
+    }
+    let catalog = assemble(vec![list_in_memory("fuzz.safetensors", file)]);
+    let layout = super::layouts::weights(&catalog, &configs);
+    for w in &layout.weights {
+        let read = super::weights::read_weight(&catalog, w, &mut |e| {
+            Ok(file
+                .get(e.range.start as usize..e.range.end as usize)
+                .unwrap_or_default()
+                .to_vec())
+        });
+        if let Ok(t) = read {
+            assert_eq!(element_count(&t.shape), Some(t.data.len()), "{}", w.name);
+        }
+    }
+}
