@@ -164,10 +164,65 @@ fn the_readme_names_every_key_of_the_cli_json_and_no_other() {
     std::fs::write(folder.join("truncated.npy"), truncated).unwrap();
     std::fs::write(folder.join("broken.npy"), b"\x93NUMPY").unwrap();
     let folder = folder.to_string_lossy().into_owned();
+    // A quantized GGUF of the folder's weights: `a` in Q8_0, `short` with another shape.
+    let a = quantscope::tensor::Tensor::new(
+        vec![4, 128],
+        weight
+            .iter()
+            .map(|v| if v.is_nan() { 0.0 } else { *v })
+            .collect(),
+    )
+    .unwrap();
+    let q8 = quantscope::codec::find("ggml.Q8_0")
+        .unwrap()
+        .build(&quantscope::params::Params::new(), &a.shape)
+        .unwrap()
+        .encode(&a)
+        .unwrap();
+    let blocks = match &q8.part("blocks").unwrap().data {
+        quantscope::codec::Stored::U8(b) => b.clone(),
+        _ => unreachable!(),
+    };
+    let original = path("original");
+    std::fs::create_dir(&original).unwrap();
+    write_npy(&Path::new(&original).join("a.npy"), &a.data, &[4, 128]);
+    write_npy(&Path::new(&original).join("short.npy"), &short, &[100]);
+    let short64: Vec<u8> = short[..64].iter().flat_map(|v| v.to_le_bytes()).collect();
+    let gguf = path("q.gguf");
+    std::fs::write(
+        &gguf,
+        quantscope::checkpoint::gguf::write(&[
+            ("a", 8, &[128, 4], &blocks),
+            ("short", 0, &[64], &short64),
+        ]),
+    )
+    .unwrap();
+    // A legacy llama.cpp importance matrix for `a` (128 columns, ncall 1).
+    let mut dat = 1i32.to_le_bytes().to_vec();
+    dat.extend(1i32.to_le_bytes());
+    dat.extend(b"a");
+    dat.extend(1i32.to_le_bytes());
+    dat.extend(128i32.to_le_bytes());
+    for j in 0..128 {
+        dat.extend((1.0f32 + j as f32 / 64.0).to_le_bytes());
+    }
+    let imatrix = path("imatrix.dat");
+    std::fs::write(&imatrix, dat).unwrap();
 
     let outputs: BTreeMap<&str, Vec<Value>> = BTreeMap::from([
         ("list", vec![json(&["list"])]),
-        ("inspect", vec![json(&["inspect", &w])]),
+        (
+            "inspect",
+            vec![json(&["inspect", &w]), json(&["inspect", &folder, &gguf])],
+        ),
+        (
+            "diff",
+            vec![
+                json(&["diff", &original, &gguf, "--imatrix", &imatrix]),
+                // The NaN in `a` makes round-to-nearest fail (`rtn_error`).
+                json(&["diff", &folder, &gguf]),
+            ],
+        ),
         (
             "observe",
             vec![
