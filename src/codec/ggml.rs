@@ -12,6 +12,10 @@
 //! the block (32 or 256). With one, rows are the last axis, which must be a multiple of the block
 //! — as for a GGUF weight. A value is clipped when it lies outside the range its block (or
 //! k-quant sub-block) represents.
+//!
+//! The lattice i-quants (IQ1_S, IQ1_M, IQ2_XXS, IQ2_XS, IQ2_S, IQ3_XXS, IQ3_S) are decode-only
+//! ([`CodecEntry::decode_only`]): they decode a GGUF file's blocks exactly, and `encode` returns
+//! an error, since llama.cpp's grid-search quantizers are not reproduced.
 
 use super::{decoded, Codec, CodecEntry, CodecFamily, Encoded, Stored};
 use crate::error::{Error, Result};
@@ -76,9 +80,13 @@ pub fn entries() -> Vec<CodecEntry> {
     GgmlType::ALL
         .into_iter()
         .map(|ty| {
-            CodecEntry::of::<GgmlFamily>(ty.id(), facts::summary(ty))
+            let entry = CodecEntry::of::<GgmlFamily>(ty.id(), facts::summary(ty))
                 .reproducing(library, version, facts::quirks(ty))
-                .drawn(6, "ggml / llama.cpp")
+                .drawn(6, "ggml / llama.cpp");
+            match facts::decode_only(ty) {
+                Some(why) => entry.decode_only(why),
+                None => entry,
+            }
         })
         .collect()
 }
