@@ -164,6 +164,53 @@ mod tests {
     }
 
     #[test]
+    fn lattice_i_quants_decode_but_do_not_encode() {
+        use super::super::{codecs, Encoded, Stored};
+        let t = ramp(vec![2, 256]);
+        let decode_only: Vec<&str> = codecs()
+            .iter()
+            .filter(|c| !c.encodes)
+            .map(|c| c.id)
+            .collect();
+        assert_eq!(
+            decode_only,
+            [
+                "ggml.IQ2_XXS",
+                "ggml.IQ2_XS",
+                "ggml.IQ2_S",
+                "ggml.IQ3_XXS",
+                "ggml.IQ3_S",
+                "ggml.IQ1_S",
+                "ggml.IQ1_M"
+            ]
+        );
+        for id in decode_only {
+            let spec = find(id).unwrap();
+            assert!(spec.decode_only.is_some(), "{id}");
+            let e = evaluate(spec.id, &Params::new(), &t)
+                .unwrap_err()
+                .to_string();
+            let name = id.trim_start_matches("ggml.");
+            assert_eq!(
+                e,
+                format!("encoding {name} needs llama.cpp's grid search, which quantscope does not reproduce yet; its decoding is exact")
+            );
+            let codec = spec.build(&Params::new(), &t.shape).unwrap();
+            let bytes = 2 * crate::formats::ggml::GgmlType::from_id(id)
+                .unwrap()
+                .block_bytes();
+            let stored = Encoded::new(&t.shape).with_flat("blocks", Stored::U8(vec![0x5a; bytes]));
+            assert_eq!(codec.decode(&stored).unwrap().data.len(), 512);
+            assert!(codec.ranges(&stored).is_ok());
+        }
+        // The ternary types, NVFP4 and Q1_0 encode.
+        for id in ["ggml.TQ1_0", "ggml.TQ2_0", "ggml.NVFP4", "ggml.Q1_0"] {
+            assert!(find(id).unwrap().encodes, "{id}");
+            assert!(evaluate(id, &Params::new(), &t).is_ok(), "{id}");
+        }
+    }
+
+    #[test]
     fn imatrix_is_one_importance_per_column() {
         let spec = find("ggml.Q4_K").unwrap();
         let t = ramp(vec![2, 256]);

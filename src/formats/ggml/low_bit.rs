@@ -119,7 +119,7 @@ fn trit(v: f32, id: f32) -> u8 {
 
 /// `q` as ⌈q·256/243⌉ in a byte (C: `((uint16_t)q * 256 + 242) / 243` into a `uint8_t`).
 fn trits_fraction(q: u8) -> u8 {
-    ((q as u32 * 256 + 242) / 243) as u8
+    (q as u32 * 256).div_ceil(243) as u8
 }
 
 /// `quantize_row_tq1_0_ref` on one super-block of 256.

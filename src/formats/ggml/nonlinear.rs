@@ -173,7 +173,8 @@ fn pow2(e: i32) -> f32 {
 /// `ggml_fp32_to_ue4m3(x)`: truncated to 3 mantissa bits and rounded half up on the fourth,
 /// saturating at `0x7E` (448); subnormals `(int)(x·512 + 0.5)` clamped to 1…7, or 0.
 pub fn fp32_to_ue4m3(x: f32) -> u8 {
-    if !(x > 0.0) {
+    // `!(x > 0.0f)`: zero, negative and NaN.
+    if x.is_nan() || x <= 0.0 {
         return 0;
     }
     let x = if x > 448.0 { 448.0 } else { x };
