@@ -124,7 +124,7 @@ const QUIRKS_IQ1_M: &[&str] = &[
     IQ_GRIDS,
     IQ_GRID_SEARCH,
 ];
-const TERNARY: &str = "d = amax of the super-block, trits lroundf(x/d·…) + 1 — round half away from zero, so |x| ≥ amax/2 becomes ±d; the imatrix is ignored (quantize_tq1_0, quantize_tq2_0)";
+const TERNARY: &str = "d = amax of the super-block, trits lroundf(x·(1/d)) + 1 — round half away from zero, so |x| ≥ amax/2 becomes ±d; the imatrix is ignored (quantize_tq1_0, quantize_tq2_0)";
 const QUIRKS_TQ1_0: &[&str] = &[
     TERNARY,
     "five trits per byte stored as ⌈q·256/243⌉ (a fixed-point fraction of 3⁵) and read back as ((q·3ⁿ mod 256)·3) >> 8; elements m, m+32, … in the first 32 bytes, m, m+16, … in the next 16, four per byte in qh (quantize_row_tq1_0_ref)",

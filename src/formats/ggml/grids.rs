@@ -6,7 +6,9 @@
 //! **Origin.** `ggml/src/ggml-common.h` of ggml / llama.cpp (the tables between
 //! `GGML_TABLE_BEGIN(type, name, size)` and `GGML_TABLE_END()`), Copyright (c) 2023-2024 The
 //! ggml authors, MIT licence. The reference is ggml-org/ggml `d99724f2` (= llama.cpp
-//! `d3cf1f14`); these tables have not changed there since the i-quants' last grid update (2024).
+//! `d3cf1f14`). The copy of the header read below is the one another package vendors, not that
+//! commit's file itself; that its tables are the ones of `d99724f2` rests on the two checks
+//! that follow.
 //!
 //! **How this file was produced.** A short Python script read the header as vendored in the
 //! PyPI sdist `llama-cpp-python==0.3.36` (`vendor/llama.cpp/ggml/src/ggml-common.h`, sha256
@@ -16,7 +18,7 @@
 //! `u64`). Nothing was edited by hand. Two independent checks: every grid equals the one gguf-py
 //! 0.19.0 (`gguf/quants.py`, its own hex encoding of the same codebooks) expands to, element by
 //! element; and every golden GGUF tensor of these types made by ggml `d99724f2` decodes through
-//! them bit for bit (`tests/golden_gguf_codecs.rs`). The unit tests below check what can be
+//! them bit for bit (`tests/golden_gguf_codecs.rs`; that covers the entries those tensors use). The unit tests below check what can be
 //! checked without the source: sizes, the values each grid's bytes take, order and uniqueness,
 //! the sign tables' rule, and the sha256 of each table.
 //!
@@ -1195,8 +1197,8 @@ mod tests {
         check_grid::<4>("iq3xxs_grid", &iq3xxs, &[4, 12, 20, 28, 36, 44, 52, 62]);
         let iq3s: Vec<u64> = IQ3S_GRID.iter().map(|&v| v as u64).collect();
         check_grid::<4>("iq3s_grid", &iq3s, &[1, 3, 5, 7, 9, 11, 13, 15]);
-        // IQ1: int8 −1, 0, +1 (0xff, 0x00, 0x01), eight per entry; unique, in C's order (sorted
-        // by value as the ternary digits, not as u64).
+        // IQ1: int8 −1, 0, +1 (0xff, 0x00, 0x01), eight per entry; unique (C's order is not
+        // the u64 order, so only uniqueness is checked).
         let mut seen = std::collections::BTreeSet::new();
         for (i, &e) in IQ1S_GRID.iter().enumerate() {
             for b in entry_bytes::<8>(e) {
