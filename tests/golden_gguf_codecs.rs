@@ -4,7 +4,13 @@
 //! llama.cpp's importance where the file was made with one) to the very bytes in the file.
 //!
 //! The test is driven by the data: a ggml type added to the registry is checked here as soon as
-//! a golden file holds it, and every ggml codec of the registry must be met at least once.
+//! a golden file holds it, and every ggml codec of the registry must be met at least once —
+//! decode-only codecs (ggml's lattice i-quants) on decoding, with their `encode` refusing
+//! clearly, every other codec on both. A golden tensor of a quantized type without a codec
+//! fails the test (F32, F16 and BF16 are plain dtypes, read without a codec).
+//!
+//! The tensor's bytes are taken where `cases.json` places them (`offset_in_file`, `n_bytes`),
+//! and checked against the GGUF reader's catalogue when the reader lists the tensor.
 
 mod common;
 
@@ -50,8 +56,9 @@ fn ggml_codecs_decode_and_encode_real_gguf_files() {
     let cases: Value =
         serde_json::from_str(&std::fs::read_to_string(dir.join("cases.json")).unwrap()).unwrap();
     let originals = originals(&dir);
-    let mut met = BTreeSet::new();
-    let mut checked = 0;
+    let mut met_decode = BTreeSet::new();
+    let mut met_encode = BTreeSet::new();
+    let (mut decoded_count, mut encoded_count) = (0, 0);
     for file in cases["files"].as_array().unwrap() {
         let path = dir.join(file["file"].as_str().unwrap());
         let ck = Checkpoint::open(std::slice::from_ref(&path));
@@ -59,13 +66,21 @@ fn ggml_codecs_decode_and_encode_real_gguf_files() {
         for t in file["tensors"].as_array().unwrap() {
             let name = t["gguf_name"].as_str().unwrap();
             let ty = t["ggml_type"].as_str().unwrap();
-            let Ok(entry) = codec::find(&format!("ggml.{ty}")) else {
-                continue; // a type quantscope has no codec for (yet)
-            };
-            let listed = ck.catalog.entries.iter().find(|e| e.name == name).unwrap();
-            let stored = &bytes[listed.range.start as usize..listed.range.end as usize];
-            let shape: Vec<usize> = serde_json::from_value(t["shape"].clone()).unwrap();
+            if PLAIN_DTYPES.contains(&ty) {
+                continue;
+            }
             let at = format!("{}: {name} ({ty})", path.display());
+            let entry = codec::find(&format!("ggml.{ty}"))
+                .unwrap_or_else(|_| panic!("{at}: no codec for the golden tensor's type"));
+            let start = t["offset_in_file"].as_u64().unwrap() as usize;
+            let end = start + t["n_bytes"].as_u64().unwrap() as usize;
+            if let Some(listed) = ck.catalog.entries.iter().find(|e| e.name == name) {
+                if !listed.range.is_empty() {
+                    assert_eq!(listed.range, start as u64..end as u64, "{at}: catalogue");
+                }
+            }
+            let stored = &bytes[start..end];
+            let shape: Vec<usize> = serde_json::from_value(t["shape"].clone()).unwrap();
 
             // Decode the file's bytes.
             let codec = entry.build(&Params::new(), &shape).unwrap();
@@ -77,6 +92,8 @@ fn ggml_codecs_decode_and_encode_real_gguf_files() {
                 t["expected"]["sha256"].as_str().unwrap(),
                 "{at}: decoded values"
             );
+            met_decode.insert(entry.id);
+            decoded_count += 1;
 
             // Encode the original (bf16 values as float32), with the importance llama-quantize
             // passed when the file was made with one.
@@ -94,25 +111,48 @@ fn ggml_codecs_decode_and_encode_real_gguf_files() {
             let codec = entry.build(&params, &shape).unwrap();
             let mut x = original.clone();
             x.shape = shape.clone();
+            if !entry.encodes {
+                let e = codec.encode(&x).unwrap_err().to_string();
+                assert!(
+                    e.contains("does not reproduce") && e.contains(ty),
+                    "{at}: a decode-only codec refuses to encode clearly: {e}"
+                );
+                continue;
+            }
             let ours = codec.encode(&x).unwrap();
             let blocks = ours.u8s("blocks").unwrap();
             if blocks != stored {
                 let first = blocks.iter().zip(stored).position(|(a, b)| a != b);
                 panic!("{at}: encoded bytes differ from the file's (first at byte {first:?})");
             }
-            met.insert(entry.id);
-            checked += 1;
+            met_encode.insert(entry.id);
+            encoded_count += 1;
         }
     }
-    let ggml: BTreeSet<&str> = codec::codecs()
-        .iter()
-        .map(|c| c.id)
-        .filter(|id| id.starts_with("ggml."))
-        .collect();
-    let unmet: Vec<_> = ggml.difference(&met).collect();
+    let registry = codec::codecs();
+    let ggml = || registry.iter().filter(|c| c.id.starts_with("ggml."));
+    let all: BTreeSet<&str> = ggml().map(|c| c.id).collect();
+    let encoding: BTreeSet<&str> = ggml().filter(|c| c.encodes).map(|c| c.id).collect();
+    let unmet: Vec<_> = all.difference(&met_decode).collect();
     assert!(
         unmet.is_empty(),
-        "ggml codecs no golden GGUF tensor checked: {unmet:?}"
+        "ggml codecs no golden GGUF tensor decoded: {unmet:?}"
     );
-    assert!(checked >= ggml.len(), "{checked} tensors checked");
+    let unmet: Vec<_> = encoding.difference(&met_encode).collect();
+    assert!(
+        unmet.is_empty(),
+        "ggml codecs no golden GGUF tensor encoded: {unmet:?}"
+    );
+    assert!(
+        decoded_count >= all.len(),
+        "{decoded_count} tensors decoded"
+    );
+    println!(
+        "{decoded_count} golden tensors decoded ({} types), {encoded_count} encoded ({} types)",
+        met_decode.len(),
+        met_encode.len()
+    );
 }
+
+/// GGUF's plain dtypes, read without a codec.
+const PLAIN_DTYPES: [&str; 3] = ["F32", "F16", "BF16"];

@@ -12,6 +12,10 @@
 //! the block (32 or 256). With one, rows are the last axis, which must be a multiple of the block
 //! — as for a GGUF weight. A value is clipped when it lies outside the range its block (or
 //! k-quant sub-block) represents.
+//!
+//! The lattice i-quants (IQ1_S, IQ1_M, IQ2_XXS, IQ2_XS, IQ2_S, IQ3_XXS, IQ3_S) are decode-only
+//! ([`CodecEntry::decode_only`]): they decode a GGUF file's blocks exactly, and `encode` returns
+//! an error, since llama.cpp's grid-search quantizers are not reproduced.
 
 use super::{decoded, Codec, CodecEntry, CodecFamily, Encoded, Stored};
 use crate::error::{Error, Result};
@@ -76,9 +80,13 @@ pub fn entries() -> Vec<CodecEntry> {
     GgmlType::ALL
         .into_iter()
         .map(|ty| {
-            CodecEntry::of::<GgmlFamily>(ty.id(), facts::summary(ty))
+            let entry = CodecEntry::of::<GgmlFamily>(ty.id(), facts::summary(ty))
                 .reproducing(library, version, facts::quirks(ty))
-                .drawn(6, "ggml / llama.cpp")
+                .drawn(6, "ggml / llama.cpp");
+            match facts::decode_only(ty) {
+                Some(why) => entry.decode_only(why),
+                None => entry,
+            }
         })
         .collect()
 }
@@ -152,6 +160,53 @@ mod tests {
             let r = evaluate(find(id).unwrap().id, &Params::new(), &t).unwrap();
             assert_eq!(r.bits_per_value, bits, "{id}");
             assert_eq!(r.format, id);
+        }
+    }
+
+    #[test]
+    fn lattice_i_quants_decode_but_do_not_encode() {
+        use super::super::{codecs, Encoded, Stored};
+        let t = ramp(vec![2, 256]);
+        let decode_only: Vec<&str> = codecs()
+            .iter()
+            .filter(|c| !c.encodes)
+            .map(|c| c.id)
+            .collect();
+        assert_eq!(
+            decode_only,
+            [
+                "ggml.IQ2_XXS",
+                "ggml.IQ2_XS",
+                "ggml.IQ2_S",
+                "ggml.IQ3_XXS",
+                "ggml.IQ3_S",
+                "ggml.IQ1_S",
+                "ggml.IQ1_M"
+            ]
+        );
+        for id in decode_only {
+            let spec = find(id).unwrap();
+            assert!(spec.decode_only.is_some(), "{id}");
+            let e = evaluate(spec.id, &Params::new(), &t)
+                .unwrap_err()
+                .to_string();
+            let name = id.trim_start_matches("ggml.");
+            assert_eq!(
+                e,
+                format!("encoding {name} needs llama.cpp's grid search, which quantscope does not reproduce yet; its decoding is exact")
+            );
+            let codec = spec.build(&Params::new(), &t.shape).unwrap();
+            let bytes = 2 * crate::formats::ggml::GgmlType::from_id(id)
+                .unwrap()
+                .block_bytes();
+            let stored = Encoded::new(&t.shape).with_flat("blocks", Stored::U8(vec![0x5a; bytes]));
+            assert_eq!(codec.decode(&stored).unwrap().data.len(), 512);
+            assert!(codec.ranges(&stored).is_ok());
+        }
+        // The ternary types, NVFP4 and Q1_0 encode.
+        for id in ["ggml.TQ1_0", "ggml.TQ2_0", "ggml.NVFP4", "ggml.Q1_0"] {
+            assert!(find(id).unwrap().encodes, "{id}");
+            assert!(evaluate(id, &Params::new(), &t).is_ok(), "{id}");
         }
     }
 

@@ -118,6 +118,13 @@ pub struct CodecEntry {
     pub colour: usize,
     /// The family's name in a chart legend.
     pub legend: &'static str,
+    /// Whether the codec encodes. A decode-only codec (ggml's lattice i-quants, whose
+    /// quantizer quantscope does not reproduce) decodes stored data bit for bit, and its
+    /// `encode` returns an error; whatever runs formats on float data (the line-up, `quantize`,
+    /// the model view's methods, the page's "add a format") leaves it out or says so.
+    pub encodes: bool,
+    /// Why a decode-only codec does not encode (`None` when it encodes).
+    pub decode_only: Option<&'static str>,
 }
 
 impl std::fmt::Debug for CodecEntry {
@@ -145,7 +152,16 @@ impl CodecEntry {
             quirks: &[],
             colour: 0,
             legend: "",
+            encodes: true,
+            decode_only: None,
         }
+    }
+
+    /// A codec that decodes but does not encode, and why.
+    pub fn decode_only(mut self, reason: &'static str) -> Self {
+        self.encodes = false;
+        self.decode_only = Some(reason);
+        self
     }
 
     /// The library and version whose format this is, and the quirks reproduced.

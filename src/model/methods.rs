@@ -256,6 +256,11 @@ pub fn format_by_id(id: &str, params: Params) -> Result<Method> {
                 .join(", ")
         ),
     })?;
+    if let Some(why) = spec.decode_only {
+        return Err(Error::input(format!(
+            "format {id} is decode-only ({why}): it cannot quantize a checkpoint's tensors"
+        )));
+    }
     let label = spec.build(&params, &ANY_SHAPE)?.label();
     Ok(format_method(label, spec.id, params))
 }
@@ -367,6 +372,10 @@ mod tests {
             e.contains("format ids: int, ") && e.contains("minifloat"),
             "{e}"
         );
+        let e = format_by_id("ggml.IQ2_XXS", Params::new())
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("decode-only"), "{e}");
         let c = choices();
         assert!(c.formats.iter().any(|f| f == "ggml.Q4_K"));
         assert!(c.observers.iter().any(|o| o == "torch.HistogramObserver"));

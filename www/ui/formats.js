@@ -89,10 +89,10 @@ export class FormatsView extends View {
     return { formats: this.extra.map((e) => ({ id: e.id, params: { ...e.params } })) };
   }
 
-  /** Restore added formats (from the URL); unknown families are dropped. */
+  /** Restore added formats (from the URL); unknown and decode-only families are dropped. */
   setState({ formats } = {}) {
     if (formats === undefined) return;
-    this.extra = (formats || []).filter((e) => this.families.some((f) => f.id === e.id));
+    this.extra = (formats || []).filter((e) => this.families.some((f) => f.id === e.id && f.encodes !== false));
   }
 
   /** The engine restarted: compare again. */
@@ -187,7 +187,8 @@ export class FormatsView extends View {
     el.hidden = !message;
   }
 
-  /** The format families by library, in registry order: [{name, version, families}]. */
+  /** The format families by library, in registry order: [{name, version, families}]. Decode-only
+   * families (`encodes: false`) are listed, disabled, in the "add a format" menu. */
   groups() {
     const out = [];
     for (const f of this.families) {
@@ -202,7 +203,7 @@ export class FormatsView extends View {
     const select = this.$('format-family');
     select.replaceChildren(...this.groups().map((g) =>
       h('optgroup', { label: g.version ? `${g.name} ${g.version}` : g.name },
-        ...g.families.map((f) => h('option', { value: f.id, text: `${f.id} — ${f.summary}` })))));
+        ...g.families.map((f) => h('option', { value: f.id, disabled: f.encodes === false, text: `${f.id} — ${f.summary}` })))));
     select.addEventListener('change', () => {
       this.addParams = {};
       this.renderAdderControls();

@@ -77,6 +77,90 @@ const QUIRKS_IQ4_XS: &[&str] = &[
     "without an imatrix the same function runs with weights x² (quantize_row_iq4_xs_ref calls quantize_iq4_xs)",
 ];
 
+const IQ_GRID_SEARCH: &str = "encoding is not reproduced: llama.cpp's quantizer searches the lattice grid with neighbour tables built by iq2xs_init_impl / iq3xs_init_impl (ggml-quants.c, several thousand lines); quantscope decodes exactly and refuses to encode (decode-only codec)";
+const IQ_SIGNS: &str = "one sign bit per value, 7 stored per group of 8: the eighth comes from ksigns_iq2xs, which makes the number of minus signs even";
+const IQ_GRIDS: &str = "the codebooks (iq2xxs_grid, iq2xs_grid, iq2s_grid, iq3xxs_grid, iq3s_grid, iq1s_grid) are the tables of ggml-common.h, kept as data in formats/ggml/grids.rs";
+const IQ_ORDER: &str = "dequantized as (db·g)·±1 with db = (d·(0.5 + s))·0.25 (IQ3_XXS: ·0.5) in float32, one rounding per product, no FMA";
+
+const QUIRKS_IQ2_XXS: &[&str] = &[
+    "per block of 32 one u32 of 4 grid bytes and one of 4×7 sign bits with the 4-bit scale in bits 28–31 (dequantize_row_iq2_xxs)",
+    IQ_SIGNS,
+    IQ_ORDER,
+    IQ_GRIDS,
+    IQ_GRID_SEARCH,
+];
+const QUIRKS_IQ2_XS: &[&str] = &[
+    "u16 per group of 8: a 9-bit grid index and 7 sign bits; two 4-bit scales per block of 32, one per 16 (dequantize_row_iq2_xs)",
+    IQ_SIGNS,
+    IQ_ORDER,
+    IQ_GRIDS,
+    IQ_GRID_SEARCH,
+];
+const QUIRKS_IQ2_S: &[&str] = &[
+    "10-bit grid index (low byte, 2 high bits in qh), a full sign byte per 8 (no parity rule), two 4-bit scales per 32 (dequantize_row_iq2_s)",
+    IQ_ORDER,
+    IQ_GRIDS,
+    IQ_GRID_SEARCH,
+];
+const QUIRKS_IQ3_XXS: &[&str] = &[
+    "one grid byte per 4 values, 4×7 sign bits and a 4-bit scale per block of 32; db = d·(0.5 + s)·0.5 (dequantize_row_iq3_xxs)",
+    IQ_SIGNS,
+    IQ_ORDER,
+    IQ_GRIDS,
+    IQ_GRID_SEARCH,
+];
+const QUIRKS_IQ3_S: &[&str] = &[
+    "9-bit grid index per 4 values (the 9th bit in qh), a full sign byte per 8, odd scales d·(1 + 2s) per 32 (dequantize_row_iq3_s)",
+    IQ_GRIDS,
+    IQ_GRID_SEARCH,
+];
+const QUIRKS_IQ1_S: &[&str] = &[
+    "values dl·(g + δ), g ∈ {−1, 0, 1} from an 11-bit iq1s_grid index, δ = ±1/8 per block of 32 (bit 15 of qh), dl = d·(2s + 1) (dequantize_row_iq1_s)",
+    IQ_GRIDS,
+    IQ_GRID_SEARCH,
+];
+const QUIRKS_IQ1_M: &[&str] = &[
+    "no fp16 field: d's 16 bits are the top nibbles of the four u16 scale words; 3-bit scales per 16 and a shift δ = ±1/8 per 8 (dequantize_row_iq1_m)",
+    IQ_GRIDS,
+    IQ_GRID_SEARCH,
+];
+const TERNARY: &str = "d = amax of the super-block, trits lroundf(x·(1/d)) + 1 — round half away from zero, so |x| ≥ amax/2 becomes ±d; the imatrix is ignored (quantize_tq1_0, quantize_tq2_0)";
+const QUIRKS_TQ1_0: &[&str] = &[
+    TERNARY,
+    "five trits per byte stored as ⌈q·256/243⌉ (a fixed-point fraction of 3⁵) and read back as ((q·3ⁿ mod 256)·3) >> 8; elements m, m+32, … in the first 32 bytes, m, m+16, … in the next 16, four per byte in qh (quantize_row_tq1_0_ref)",
+    "a super-block so small that 1/d overflows gets lroundf(±∞ or NaN) = LONG_MIN on x86-64 glibc, i.e. code 0: it stores zeros",
+    FP16_SCALES,
+];
+const QUIRKS_TQ2_0: &[&str] = &[
+    TERNARY,
+    "2-bit codes, element m + 32n of each 128 in bits 2n of byte m; code 3 (never written) decodes to 2d",
+    FP16_SCALES,
+];
+const QUIRKS_NVFP4: &[&str] = &[
+    "blocks of 64 in four sub-blocks of 16, each with a UE4M3 scale ggml_fp32_to_ue4m3(amax/6): 3 mantissa bits rounded half up, saturating at 448 (0x7E), subnormals (int)(x·512 + 0.5) (ggml-impl.h)",
+    "ggml_ue4m3_to_fp32 returns half the E4M3 value (0x7F reads as 0, bit 7 is ignored) to pair with the doubled E2M1 table of MXFP4",
+    "codes by best_index_mxfp4, the first index of smallest error (ties to the smaller magnitude), as MXFP4; the imatrix is ignored",
+];
+const QUIRKS_Q1_0: &[&str] = &[
+    "blocks of 128: d = Σ|x|/128 (the mean magnitude, float32 sum in order) as fp16, one bit per value set when x ≥ 0 (−0.0 too); values ±d (quantize_row_q1_0_ref)",
+    "the imatrix is ignored (quantize_q1_0)",
+    FP16_SCALES,
+];
+
+/// Why a type is decode-only in quantscope (its encoder is not reproduced), or `None`.
+pub fn decode_only(ty: GgmlType) -> Option<&'static str> {
+    match ty {
+        GgmlType::IQ2_XXS
+        | GgmlType::IQ2_XS
+        | GgmlType::IQ2_S
+        | GgmlType::IQ3_XXS
+        | GgmlType::IQ3_S
+        | GgmlType::IQ1_S
+        | GgmlType::IQ1_M => Some("needs llama.cpp's grid search"),
+        _ => None,
+    }
+}
+
 /// The quirks of `ty` reproduced, each with the source line it comes from.
 pub fn quirks(ty: GgmlType) -> &'static [&'static str] {
     match ty {
@@ -91,6 +175,17 @@ pub fn quirks(ty: GgmlType) -> &'static [&'static str] {
         GgmlType::MXFP4 => QUIRKS_MXFP4,
         GgmlType::IQ4_NL => QUIRKS_IQ4_NL,
         GgmlType::IQ4_XS => QUIRKS_IQ4_XS,
+        GgmlType::IQ2_XXS => QUIRKS_IQ2_XXS,
+        GgmlType::IQ2_XS => QUIRKS_IQ2_XS,
+        GgmlType::IQ2_S => QUIRKS_IQ2_S,
+        GgmlType::IQ3_XXS => QUIRKS_IQ3_XXS,
+        GgmlType::IQ3_S => QUIRKS_IQ3_S,
+        GgmlType::IQ1_S => QUIRKS_IQ1_S,
+        GgmlType::IQ1_M => QUIRKS_IQ1_M,
+        GgmlType::TQ1_0 => QUIRKS_TQ1_0,
+        GgmlType::TQ2_0 => QUIRKS_TQ2_0,
+        GgmlType::NVFP4 => QUIRKS_NVFP4,
+        GgmlType::Q1_0 => QUIRKS_Q1_0,
     }
 }
 
@@ -124,5 +219,36 @@ pub fn summary(ty: GgmlType) -> &'static str {
         GgmlType::IQ4_XS => {
             "llama.cpp IQ4_XS: super-blocks of 256, 6-bit sub-scales, non-linear 4-bit table (4.25 bits)"
         }
+        GgmlType::IQ2_XXS => {
+            "llama.cpp IQ2_XXS: super-blocks of 256, 8 values per 8-bit grid index, 4-bit scales per 32 (2.0625 bits; decode only)"
+        }
+        GgmlType::IQ2_XS => {
+            "llama.cpp IQ2_XS: super-blocks of 256, 8 values per 9-bit grid index, 4-bit scales per 16 (2.3125 bits; decode only)"
+        }
+        GgmlType::IQ2_S => {
+            "llama.cpp IQ2_S: super-blocks of 256, 8 values per 10-bit grid index, 4-bit scales per 16 (2.5625 bits; decode only)"
+        }
+        GgmlType::IQ3_XXS => {
+            "llama.cpp IQ3_XXS: super-blocks of 256, 4 values per 8-bit grid index, 4-bit scales per 32 (3.0625 bits; decode only)"
+        }
+        GgmlType::IQ3_S => {
+            "llama.cpp IQ3_S: super-blocks of 256, 4 values per 9-bit grid index, 4-bit scales per 32 (3.4375 bits; decode only)"
+        }
+        GgmlType::IQ1_S => {
+            "llama.cpp IQ1_S: super-blocks of 256, 8 ternary values per 11-bit grid index, 3-bit scales per 32 (1.5625 bits; decode only)"
+        }
+        GgmlType::IQ1_M => {
+            "llama.cpp IQ1_M: super-blocks of 256, 8 ternary values per 11-bit grid index, 3-bit scales per 16 (1.75 bits; decode only)"
+        }
+        GgmlType::TQ1_0 => {
+            "llama.cpp TQ1_0: super-blocks of 256, fp16 scale, ternary codes five per byte (1.6875 bits)"
+        }
+        GgmlType::TQ2_0 => {
+            "llama.cpp TQ2_0: super-blocks of 256, fp16 scale, ternary 2-bit codes (2.0625 bits)"
+        }
+        GgmlType::NVFP4 => {
+            "ggml NVFP4: blocks of 64, UE4M3 scales per 16, E2M1 codes (4.5 bits)"
+        }
+        GgmlType::Q1_0 => "ggml Q1_0: blocks of 128, fp16 scale, sign bits (1.125 bits)",
     }
 }

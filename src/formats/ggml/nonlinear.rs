@@ -28,6 +28,17 @@
 //! 6-bit sub-scales `l + 32` (low nibbles in `scales_l`, high 2 bits in `scales_h`); the codes
 //! are re-chosen with `1/(d·l)` of the float32 `d`. The reference path (no imatrix) is the same
 //! function with weights `x²`.
+//!
+//! **NVFP4** (`quantize_row_nvfp4_ref`, `dequantize_row_nvfp4`; 36 bytes per 64 values, 4.5 bits):
+//! four sub-blocks of 16, each with an unsigned E4M3 scale byte (`d[4]` @0) and 8 bytes of E2M1
+//! nibbles (`qs` @4; in sub-block `s`, byte `j` holds element `j` low and `j + 8` high). The scale
+//! is `ue = ggml_fp32_to_ue4m3(amax/6)` (ggml-impl.h): exponent and top 3 mantissa bits of the
+//! float32, rounded **half up** on the next bit (a carry into the exponent included), subnormals
+//! `(int)(x·512 + 0.5)` clamped to 1…7 (0 below), everything from `2^8` up saturated to `0x7E` =
+//! 448. Decoding, `ggml_ue4m3_to_fp32`, returns **half** the E4M3 value (0 for `0x00` and `0x7F`;
+//! bit 7 is ignored), to pair with the doubled `kvalues_mxfp4`: a value is `k·d` with
+//! `d = ue4m3/2`, and the codes are chosen by `best_index_mxfp4` as for MXFP4 (first index of
+//! smallest error). The imatrix is ignored.
 
 use super::fp16::{read_fp16, write_fp16};
 use super::search::{nearest_int, GROUP_MAX_EPS};
@@ -51,6 +62,13 @@ pub const MXFP4_BYTES: usize = 17;
 pub const IQ4_NL_BYTES: usize = 18;
 /// IQ4_XS super-block bytes: `fp16 d`, `u16 scales_h`, `u8 scales_l[4]`, `u8 qs[128]`.
 pub const IQ4_XS_BYTES: usize = 136;
+
+/// NVFP4 block bytes (64 values).
+pub const NVFP4_BYTES: usize = 36;
+/// NVFP4 values per block (`QK_NVFP4`).
+pub const QK_NVFP4: usize = 64;
+/// NVFP4 values per scale (`QK_NVFP4_SUB`).
+const QK_NVFP4_SUB: usize = 16;
 
 /// `GGML_E8M0_TO_FP32_HALF(e)`: `2^(e − 128)`, subnormal for `e < 2`.
 pub fn e8m0_to_fp32_half(e: u8) -> f32 {
@@ -129,6 +147,106 @@ pub fn dequantize_mxfp4_block(b: &[u8], y: &mut [f32]) {
 pub fn mxfp4_range(b: &[u8]) -> (f32, f32) {
     let d = e8m0_to_fp32_half(b[0]);
     (-12.0 * d, 12.0 * d)
+}
+
+/// `ggml_ue4m3_to_fp32(x)`: half the unsigned E4M3 value (bit 7 ignored), 0 for `0x00` and
+/// `0x7F`.
+pub fn ue4m3_to_fp32(x: u8) -> f32 {
+    if x == 0 || x == 0x7F {
+        return 0.0;
+    }
+    let exp = ((x >> 3) & 0xF) as i32;
+    let man = (x & 0x7) as i32;
+    let raw = if exp == 0 {
+        man as f32 * pow2(-9)
+    } else {
+        (1.0 + man as f32 / 8.0) * pow2(exp - 7)
+    };
+    raw * 0.5
+}
+
+/// `2^e` for a normal exponent (`ldexpf(1, e)`, exact).
+fn pow2(e: i32) -> f32 {
+    f32::from_bits(((e + 127) as u32) << 23)
+}
+
+/// `ggml_fp32_to_ue4m3(x)`: truncated to 3 mantissa bits and rounded half up on the fourth,
+/// saturating at `0x7E` (448); subnormals `(int)(x·512 + 0.5)` clamped to 1…7, or 0.
+pub fn fp32_to_ue4m3(x: f32) -> u8 {
+    // `!(x > 0.0f)`: zero, negative and NaN.
+    if x.is_nan() || x <= 0.0 {
+        return 0;
+    }
+    let x = if x > 448.0 { 448.0 } else { x };
+    let bits = x.to_bits();
+    let fp32_exp = ((bits >> 23) & 0xFF) as i32 - 127;
+    let fp32_man = ((bits >> 20) & 0x7) as i32;
+    let mut exp = fp32_exp + 7;
+    if exp <= 0 {
+        let man = (x * 512.0 + 0.5) as i32;
+        return if man < 1 { 0 } else { man.min(7) as u8 };
+    }
+    if exp >= 15 {
+        return 0x7E;
+    }
+    let mut man = fp32_man + ((bits >> 19) & 1) as i32;
+    if man > 7 {
+        man = 0;
+        exp += 1;
+        if exp >= 15 {
+            return 0x7E;
+        }
+    }
+    ((exp << 3) | man) as u8
+}
+
+/// `quantize_row_nvfp4_ref` on one block of 64.
+pub fn quantize_nvfp4_block(x: &[f32], out: &mut [u8]) {
+    for (s, xb) in x.chunks(QK_NVFP4_SUB).enumerate() {
+        let mut amax = 0.0f32;
+        for &v in xb {
+            if amax < v.abs() {
+                amax = v.abs();
+            }
+        }
+        let ue = fp32_to_ue4m3(amax / 6.0);
+        out[s] = ue;
+        let d = ue4m3_to_fp32(ue);
+        let half = QK_NVFP4_SUB / 2;
+        for j in 0..half {
+            let (x0, x1) = (
+                best_index_mxfp4(xb[j], d),
+                best_index_mxfp4(xb[j + half], d),
+            );
+            out[4 + s * half + j] = x0 | (x1 << 4);
+        }
+    }
+}
+
+/// `dequantize_row_nvfp4` on one block: `k·d` per sub-block of 16.
+pub fn dequantize_nvfp4_block(b: &[u8], y: &mut [f32]) {
+    let half = QK_NVFP4_SUB / 2;
+    for (s, yb) in y
+        .chunks_mut(QK_NVFP4_SUB)
+        .enumerate()
+        .take(QK_NVFP4 / QK_NVFP4_SUB)
+    {
+        let d = ue4m3_to_fp32(b[s]);
+        for j in 0..half {
+            let q = b[4 + s * half + j];
+            yb[j] = KVALUES_MXFP4[(q & 0x0F) as usize] as f32 * d;
+            yb[j + half] = KVALUES_MXFP4[(q >> 4) as usize] as f32 * d;
+        }
+    }
+}
+
+/// The representable range of each NVFP4 sub-block of 16, `±12·d`.
+pub fn nvfp4_ranges(b: &[u8], out: &mut Vec<(f32, f32)>) {
+    for &ue in &b[..QK_NVFP4 / QK_NVFP4_SUB] {
+        let d = ue4m3_to_fp32(ue);
+        let (a, z) = (-12.0 * d, 12.0 * d);
+        out.push((a.min(z), a.max(z)));
+    }
 }
 
 /// `best_index_int8(16, values, x)`: binary search; a value exactly between two entries goes
@@ -335,6 +453,27 @@ mod tests {
         assert_eq!(e8m0_to_fp32_half(128), 1.0);
         assert_eq!(e8m0_to_fp32_half(1), 2f32.powi(-127));
         assert_eq!(e8m0_to_fp32_half(0), 2f32.powi(-128));
+    }
+
+    #[test]
+    fn ue4m3_rounds_half_up_and_saturates() {
+        // 1.0 = exp 7, man 0 → 0x38, decoded as half: 0.5.
+        assert_eq!(fp32_to_ue4m3(1.0), 0x38);
+        assert_eq!(ue4m3_to_fp32(0x38), 0.5);
+        // 1.0625 is halfway between 1 and 1.125: rounds up (not to even).
+        assert_eq!(fp32_to_ue4m3(1.0625), 0x39);
+        // 1.9375 rounds up into the next binade.
+        assert_eq!(fp32_to_ue4m3(1.9375), 0x40);
+        assert_eq!(fp32_to_ue4m3(1000.0), 0x7E);
+        assert_eq!(fp32_to_ue4m3(256.0), 0x7E);
+        assert_eq!(ue4m3_to_fp32(0x7E), 224.0);
+        assert_eq!(ue4m3_to_fp32(0x7F), 0.0);
+        // Subnormals: man·2⁻⁹, from (int)(x·512 + 0.5).
+        assert_eq!(fp32_to_ue4m3(3.0 / 512.0), 3);
+        assert_eq!(fp32_to_ue4m3(0.9 / 1024.0), 0);
+        assert_eq!(ue4m3_to_fp32(3), 3.0 / 1024.0);
+        assert_eq!(fp32_to_ue4m3(-1.0), 0);
+        assert_eq!(fp32_to_ue4m3(f32::NAN), 0);
     }
 
     #[test]
