@@ -57,7 +57,7 @@ const QUIRKS_8BIT: &[&str] = &[
 /// Quirks the LLM.int8 weight format reproduces, with their source.
 const QUIRKS_INT8: &[&str] = &[
     "the weights are cast to float16 before quantizing (nn/modules.py Int8Params._quantize): values beyond float16's range cannot be stored",
-    "codes are round(x·(127/absmax)) with the reciprocal factor in float32, half to even (backends/default/ops.py int8_vectorwise_quant)",
+    "codes are round(x·(127/absmax)), half to even, where torch evaluates 127/absmax as reciprocal(absmax)·127 (two float32 roundings; Tensor.__rtruediv__), which moves 34 of the 147456 codes of a 384×384 weight off a direct division (backends/default/ops.py int8_vectorwise_quant)",
     "dequantization is q·SCB·(1/127): two float32 roundings, a multiply by 7.874015718698502e-3 rather than a division by 127 (_ops.py int8_vectorwise_dequant)",
 ];
 
@@ -125,9 +125,9 @@ crate::declare_params! {
 }
 
 crate::declare_params! {
-    /// `int8_vectorwise_quant` (LLM.int8's weights) has no argument that changes what is stored.
+    /// LLM.int8's weights (`int8_vectorwise_quant`, whose `threshold` only matters to matmuls).
     pub struct Int8Args {
-        /// the weights' rows: `rowwise` (transformers' `weight_format` 0, the only one stored)
+        /// how the int8 weights are laid out: by rows (`weight_format` 0, the only one stored)
         weight_format: Int8Format = Int8Format::Row; choice(), Data;
     }
 }
@@ -557,7 +557,8 @@ impl Codec for Int8Rows {
     }
 
     /// `Int8Params._quantize`: `B = float16(x)`, `SCB = max|B|` per row (float32),
-    /// `q = round(B·(127/SCB))` — a zero row's `0·∞` is NaN, whose int8 cast gives 0 on x86.
+    /// `q = round_half_even(B·(127·(1/SCB)))` — torch's `127.0 / SCB` is a reciprocal then a
+    /// multiply; a zero row's `0·∞` is NaN, whose int8 cast gives 0 on x86.
     fn encode(&self, t: &Tensor) -> Result<Encoded> {
         let (rows, cols) = Self::rows(&t.shape)?;
         let half = crate::formats::half_cast::HalfType::Float16;
@@ -572,7 +573,8 @@ impl Codec for Int8Rows {
         let mut scb = Vec::with_capacity(rows);
         for row in b.chunks(cols.max(1)).take(rows) {
             let absmax = row.iter().fold(0f32, |a, &v| a.max(v.abs()));
-            let factor = 127.0f32 / absmax;
+            // `127.0 / row_stats` is torch's `__rtruediv__`: `row_stats.reciprocal() * 127`.
+            let factor = 127.0f32 * (1.0 / absmax);
             scb.push(absmax);
             codes.extend(row.iter().map(|&v| {
                 let q = crate::quant::round_half_even(v * factor);
