@@ -96,7 +96,7 @@ pub fn entry() -> CodecEntry {
         "AWQ GEMM: 4-bit codes interleaved eight per int32 along the output dim, zeros and float16 scales per group",
     )
     .reproducing(library, version, QUIRKS)
-    .drawn(6, "GPTQ / AWQ")
+    .drawn(7, "GPTQ / AWQ")
 }
 
 const MAXQ: u32 = 15;
@@ -255,5 +255,83 @@ impl Codec for Awq {
                 .flat_map(|row| (0..groups).map(move |g| g * n + row))
                 .map(|i| group_range(scales[i], zeros[i], MAXQ)),
         ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::find;
+    use super::*;
+    use crate::params::Params;
+
+    fn codec(p: serde_json::Value) -> Box<dyn Codec> {
+        find("awq.gemm")
+            .unwrap()
+            .build(&Params::from_value(p).unwrap(), &[16, 256])
+            .unwrap()
+    }
+
+    #[test]
+    fn codes_sit_in_the_interleaved_nibbles() {
+        let c = codec(serde_json::json!({"group_size": 256}));
+        // Row n of column 0 set to n/16 of the range: codes rise with n.
+        let mut t = Tensor::new(vec![16, 256], vec![0.0; 16 * 256]).unwrap();
+        for n in 0..16 {
+            t.data[n * 256] = n as f32;
+            t.data[n * 256 + 1] = -1.0;
+        }
+        let e = c.encode(&t).unwrap();
+        let words = e.i32s("qweight").unwrap();
+        // Column n = 8c + j in nibble [0, 4, 1, 5, 2, 6, 3, 7][j]: nibble i holds column
+        // [0, 2, 4, 6, 1, 3, 5, 7][i].
+        let order = [0, 2, 4, 6, 1, 3, 5, 7];
+        let y = c.decode(&e).unwrap();
+        for (i, &col) in order.iter().enumerate() {
+            let q = (words[0] as u32 >> (4 * i)) & 15;
+            let zero = field(e.i32s("qzeros").unwrap()[0] as u32, REVERSE[col], 4);
+            let s = scale_values(e.part("scales").unwrap(), OutDType::Float16).unwrap()[col];
+            assert_eq!(y.data[col * 256], OutDType::Float16.round((q as f32 - zero as f32) * s));
+        }
+        assert_eq!(c.label(), "awq int4 g256");
+    }
+
+    #[test]
+    fn malformed_arrays_are_refused_with_the_array_named() {
+        let c = codec(serde_json::json!({}));
+        let t = super::super::tests::ramp(vec![16, 256]);
+        let e = c.encode(&t).unwrap();
+        let mut bad = e.clone();
+        bad.parts.retain(|p| p.name != "qzeros");
+        bad = bad.with("qzeros", vec![2, 3], Stored::I32(vec![0; 6]));
+        let msg = c.decode(&bad).unwrap_err().to_string();
+        assert!(
+            msg.contains("stored array `qzeros` is [2, 3], a [16, 256] weight needs [2, 2]"),
+            "{msg}"
+        );
+        let mut wrong = e.clone();
+        wrong.parts.retain(|p| p.name != "scales");
+        wrong = wrong.with("scales", vec![2, 16], Stored::I16(vec![0; 32]));
+        let msg = c.decode(&wrong).unwrap_err().to_string();
+        assert!(msg.contains("holds int16, not float16 scales"), "{msg}");
+        let odd = Tensor::new(vec![12, 256], vec![0.5; 12 * 256]).unwrap();
+        let msg = c.encode(&odd).unwrap_err().to_string();
+        assert!(msg.contains("eight output rows per word"), "{msg}");
+        let e = find("awq.gemm")
+            .unwrap()
+            .build(&Params::new().with("bits", 8), &[16, 256])
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("bits"), "{e}");
+    }
+
+    #[test]
+    fn symmetric_awq_stores_zero_eight() {
+        let c = codec(serde_json::json!({"zero_point": false}));
+        let t = super::super::tests::ramp(vec![16, 256]);
+        let e = c.encode(&t).unwrap();
+        assert!(e.i32s("qzeros").unwrap().iter().all(|&z| z as u32 == 0x8888_8888));
+        let y = c.decode(&e).unwrap();
+        let amax = t.data.iter().fold(0f32, |a, v| a.max(v.abs()));
+        assert!(y.data.iter().all(|v| v.abs() <= amax * 1.01));
     }
 }

@@ -615,3 +615,78 @@ impl Codec for Int8Rows {
         ))
     }
 }
+
+#[cfg(test)]
+mod checkpoint_tests {
+    use super::super::find;
+    use super::*;
+    use crate::params::Params;
+
+    fn replaced(e: &Encoded, name: &'static str, data: Stored) -> Encoded {
+        let mut e = e.clone();
+        e.parts.retain(|p| p.name != name);
+        e.with_flat(name, data)
+    }
+
+    #[test]
+    fn four_bit_output_dtype_and_stored_maps() {
+        // Blocks of different magnitudes, so that the nested statistics are not all zero.
+        let mut t = super::super::tests::ramp(vec![8, 64]);
+        t.data.iter_mut().enumerate().for_each(|(i, v)| *v *= 1.0 + (i / 64) as f32);
+        let p = Params::from_json(r#"{"compress_statistics": true, "dtype": "bfloat16"}"#).unwrap();
+        let c = find("bnb.fp4").unwrap().build(&p, &[8, 64]).unwrap();
+        assert_eq!(c.label(), "bnb.fp4 (double quant, bfloat16)");
+        let e = c.encode(&t).unwrap();
+        let y = c.decode(&e).unwrap();
+        let f32_codec = find("bnb.fp4")
+            .unwrap()
+            .build(&Params::new().with("compress_statistics", true), &[8, 64])
+            .unwrap();
+        let x = f32_codec.decode(&e).unwrap();
+        for (a, b) in x.data.iter().zip(&y.data) {
+            assert_eq!(OutDType::Bfloat16.round(*a).to_bits(), b.to_bits());
+        }
+        // The stored quant_map is checked but not read (bitsandbytes never reads it)…
+        let other_map = replaced(&e, "quant_map", Stored::F32(vec![9.0; 16]));
+        assert_eq!(c.decode(&other_map).unwrap(), y);
+        let msg = c
+            .decode(&replaced(&e, "quant_map", Stored::F32(vec![0.0; 15])))
+            .unwrap_err()
+            .to_string();
+        assert!(msg.contains("`quant_map` has 15 elements"), "{msg}");
+        // … while the nested map is (dequantize_blockwise with state2.code).
+        let doubled: Vec<f32> = blockwise8::dynamic_code().code.iter().map(|v| v * 2.0).collect();
+        let nested = replaced(&e, "nested_quant_map", Stored::F32(doubled));
+        assert_ne!(c.decode(&nested).unwrap(), y);
+        let msg = c
+            .decode(&replaced(&e, "nested_quant_map", Stored::F32(vec![0.0; 16])))
+            .unwrap_err()
+            .to_string();
+        assert!(msg.contains("`nested_quant_map` has 16 elements"), "{msg}");
+    }
+
+    #[test]
+    fn llm_int8_rows() {
+        let c = find("bnb.int8").unwrap().build(&Params::new(), &[2, 4]).unwrap();
+        let t = Tensor::new(vec![2, 4], vec![1.0, -0.5, 0.25, 0.0, 0.0, 0.0, 0.0, 0.0]).unwrap();
+        let e = c.encode(&t).unwrap();
+        assert_eq!(e.i8s("weight").unwrap(), &[127, -64, 32, 0, 0, 0, 0, 0]);
+        assert_eq!(e.f32s("SCB").unwrap(), &[1.0, 0.0]);
+        let y = c.decode(&e).unwrap();
+        assert_eq!(y.data[0], 127.0 * INV_127);
+        assert_eq!(c.bits_per_value(&[2, 4]), 16.0);
+        let format = e.clone().with("weight_format", vec![], Stored::U8(vec![1]));
+        let msg = c.decode(&format).unwrap_err().to_string();
+        assert!(msg.contains("weight_format 1 is not 0 (row)"), "{msg}");
+        let ok = e.clone().with("weight_format", vec![], Stored::U8(vec![0]));
+        assert_eq!(c.decode(&ok).unwrap(), y);
+        let msg = c
+            .decode(&replaced(&e, "SCB", Stored::F32(vec![1.0; 3])))
+            .unwrap_err()
+            .to_string();
+        assert!(msg.contains("`SCB` has 3 elements, the tensor needs 2"), "{msg}");
+        let big = Tensor::new(vec![1, 2], vec![1e6, 1.0]).unwrap();
+        let msg = c.encode(&big).unwrap_err().to_string();
+        assert!(msg.contains("not a finite float16"), "{msg}");
+    }
+}

@@ -142,7 +142,7 @@ pub fn entry() -> CodecEntry {
         "GPTQ packed integers: int32 words of codes, zeros and float16 scales per group, act-order g_idx",
     )
     .reproducing(library, version, QUIRKS)
-    .drawn(6, "GPTQ / AWQ")
+    .drawn(7, "GPTQ / AWQ")
 }
 
 /// `(N, K)` of a 2-d weight.
@@ -490,5 +490,147 @@ impl Codec for Gptq {
                     .map(|(row, g)| range(g, row)),
             ),
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::find;
+    use super::*;
+    use crate::params::Params;
+
+    fn codec(p: serde_json::Value, shape: &[usize]) -> Box<dyn Codec> {
+        find("gptq.int")
+            .unwrap()
+            .build(&Params::from_value(p).unwrap(), shape)
+            .unwrap()
+    }
+
+    fn ramp(n: usize, k: usize) -> Tensor {
+        super::super::tests::ramp(vec![n, k])
+    }
+
+    fn error(c: &dyn Codec, e: &Encoded) -> String {
+        c.decode(e).unwrap_err().to_string()
+    }
+
+    /// `e` with part `name` replaced.
+    fn with(e: &Encoded, name: &'static str, shape: Vec<usize>, data: Stored) -> Encoded {
+        let mut e = e.clone();
+        e.parts.retain(|p| p.name != name);
+        e.with(name, shape, data)
+    }
+
+    #[test]
+    fn round_trip_within_half_a_step_and_the_layout_as_gptqmodel_packs_it() {
+        let shape = [16, 256];
+        let c = codec(serde_json::json!({"sym": false}), &shape);
+        let t = ramp(16, 256);
+        let e = c.encode(&t).unwrap();
+        assert_eq!(e.part("qweight").unwrap().shape, vec![32, 16]);
+        assert_eq!(e.part("qzeros").unwrap().shape, vec![2, 2]);
+        assert_eq!(e.part("scales").unwrap().shape, vec![2, 16]);
+        let y = c.decode(&e).unwrap();
+        let scales = scale_values(e.part("scales").unwrap(), OutDType::Float16).unwrap();
+        for (i, (a, b)) in t.data.iter().zip(&y.data).enumerate() {
+            let s = scales[(i % 256 / 128) * 16 + i / 256];
+            assert!((a - b).abs() <= 0.5 * s * 1.01 + 1e-3, "{i}: {a} {b}");
+        }
+        assert_eq!(c.label(), "gptq int4 g128 asym");
+        // 4 bits + per group of 128: a 16-bit scale and a 4-bit zero, + a 32-bit g_idx per column.
+        let bits = c.bits_per_value(&shape);
+        assert!((bits - (4.0 + 20.0 / 128.0 + 32.0 / 16.0)).abs() < 1e-12, "{bits}");
+    }
+
+    #[test]
+    fn v1_zeros_are_stored_minus_one_by_a_whole_word_subtract() {
+        let c = codec(serde_json::json!({}), &[8, 128]);
+        let e = c.encode(&ramp(8, 128)).unwrap();
+        // Symmetric: every zero is 8, stored 7 in each nibble.
+        assert_eq!(e.i32s("qzeros").unwrap(), &[0x7777_7777]);
+        // A zero of 0 borrows from the next nibble: 0x…10 − 0x11111111 wraps, and the reader's
+        // word add gives the zeros back where a nibble-wise +1 would not.
+        let v2 = codec(serde_json::json!({"checkpoint_format": "gptq_v2"}), &[8, 128]);
+        let mut e2 = v2.encode(&ramp(8, 128)).unwrap();
+        e2 = with(&e2, "qzeros", vec![1, 1], Stored::I32(vec![0x8888_8880u32 as i32]));
+        let as_v1 = with(
+            &e2,
+            "qzeros",
+            vec![1, 1],
+            Stored::I32(vec![0x8888_8880u32.wrapping_sub(0x1111_1111) as i32]),
+        );
+        assert_eq!(c.decode(&as_v1).unwrap(), v2.decode(&e2).unwrap());
+    }
+
+    #[test]
+    fn malformed_arrays_are_refused_with_the_array_named() {
+        let c = codec(serde_json::json!({}), &[8, 384]);
+        let e = c.encode(&ramp(8, 384)).unwrap();
+        let bad_g = with(&e, "g_idx", vec![384], Stored::I32(vec![7; 384]));
+        assert_eq!(
+            error(c.as_ref(), &bad_g),
+            "g_idx value 7 is out of range for 3 groups"
+        );
+        let negative = with(&e, "g_idx", vec![384], Stored::I32(vec![-1; 384]));
+        assert!(error(c.as_ref(), &negative).contains("g_idx value -1 is out of range"));
+        let short = with(&e, "qweight", vec![47, 8], Stored::I32(vec![0; 47 * 8]));
+        assert!(
+            error(c.as_ref(), &short)
+                .contains("stored array `qweight` is [47, 8], a [8, 384] weight needs [48, 8]"),
+            "{}",
+            error(c.as_ref(), &short)
+        );
+        let transposed = with(&e, "scales", vec![8, 3], Stored::U16(vec![0; 24]));
+        assert!(error(c.as_ref(), &transposed).contains("`scales` is [8, 3]"));
+        let float = with(&e, "scales", vec![3, 8], Stored::F32(vec![1.0; 24]));
+        assert!(error(c.as_ref(), &float).contains("holds float32, not float16 scales"));
+        let mut missing = e.clone();
+        missing.parts.retain(|p| p.name != "qzeros");
+        assert!(error(c.as_ref(), &missing).contains("no stored array `qzeros`"));
+        let mut flat = e.clone();
+        flat.shape = vec![8 * 384];
+        assert!(error(c.as_ref(), &flat).contains("is 2-d [out, in]"));
+        // Without g_idx the groups are k / group_size.
+        let mut no_g = e.clone();
+        no_g.parts.retain(|p| p.name != "g_idx");
+        assert_eq!(c.decode(&no_g).unwrap(), c.decode(&e).unwrap());
+    }
+
+    #[test]
+    fn what_cannot_be_encoded_or_built_says_why() {
+        let act = codec(serde_json::json!({"desc_act": true}), &[8, 128]);
+        let e = act.encode(&ramp(8, 128)).unwrap_err().to_string();
+        assert!(e.contains("act-order"), "{e}");
+        let mut t = ramp(8, 128);
+        t.data[3] = f32::NAN;
+        assert!(codec(serde_json::json!({}), &[8, 128]).encode(&t).is_err());
+        let spec = find("gptq.int").unwrap();
+        for (p, msg) in [
+            (serde_json::json!({"bits": 3}), "3-bit codes do not fill an int32 word"),
+            (serde_json::json!({"group_size": 0}), "neither a positive group size"),
+        ] {
+            let e = spec
+                .build(&Params::from_value(p).unwrap(), &[8, 128])
+                .unwrap_err()
+                .to_string();
+            assert!(e.contains(msg), "{e}");
+        }
+    }
+
+    #[test]
+    fn act_order_groups_follow_g_idx() {
+        let c = codec(serde_json::json!({"group_size": 2, "sym": false}), &[8, 8]);
+        let t = ramp(8, 8);
+        let e = c.encode(&t).unwrap();
+        let y = c.decode(&e).unwrap();
+        // Columns 0 and 7 swap groups: their values follow the other group's scale and zero.
+        let mut g: Vec<i32> = vec![0, 0, 1, 1, 2, 2, 3, 3];
+        g.swap(0, 7);
+        let swapped = with(&e, "g_idx", vec![8], Stored::I32(g));
+        let z = c.decode(&swapped).unwrap();
+        assert_ne!(y, z);
+        assert_eq!(y.data[1..7], z.data[1..7]);
+        let r = c.ranges(&swapped).unwrap();
+        let _ = crate::qdq::measure_ranges(&z.data, &z.data, &r);
     }
 }
