@@ -148,8 +148,8 @@ fn gptq_pack_of_the_files_values_gives_its_qweight_and_qzeros() {
             let groups = scales.len() / n;
             let zeros: Vec<u32> = (0..groups * n)
                 .map(|i| {
-                    let word = (qzeros[(i / n) * (n / 8) + (i % n) / 8] as u32)
-                        .wrapping_add(0x1111_1111);
+                    let word =
+                        (qzeros[(i / n) * (n / 8) + (i % n) / 8] as u32).wrapping_add(0x1111_1111);
                     (word >> (4 * (i % 8))) & 15
                 })
                 .collect();

@@ -101,13 +101,22 @@ pub fn entry() -> CodecEntry {
 
 const MAXQ: u32 = 15;
 
+/// The stored arrays of an AWQ weight, lengths checked: `[N, K]`, the groups, and the zeros
+/// and scales, `[G, N]`.
+struct Unpacked {
+    n: usize,
+    k: usize,
+    groups: usize,
+    zeros: Vec<u32>,
+    scales: Vec<f32>,
+}
+
 impl Awq {
     fn size(&self, k: usize) -> usize {
         self.group_size.unwrap_or(k).max(1)
     }
 
-    /// `(N, K, G, zeros [G, N], scales [G, N])`, every length checked.
-    fn unpack(&self, e: &Encoded) -> Result<(usize, usize, usize, Vec<u32>, Vec<f32>)> {
+    fn unpack(&self, e: &Encoded) -> Result<Unpacked> {
         let (n, k) = out_in(&e.shape)?;
         let groups = k.div_ceil(self.size(k)).max(1);
         let cols = n.div_ceil(8);
@@ -122,7 +131,13 @@ impl Awq {
                 field(qzeros[g * cols + c / 8] as u32, REVERSE[c % 8], 4)
             })
             .collect();
-        Ok((n, k, groups, zeros, scales))
+        Ok(Unpacked {
+            n,
+            k,
+            groups,
+            zeros,
+            scales,
+        })
     }
 
     /// `pseudo_quantize_tensor` on one group: `(scale, zero)` and the pseudo-quantized values.
@@ -131,7 +146,9 @@ impl Awq {
         if self.zero_point {
             let (lo, hi) = x
                 .iter()
-                .fold((f32::INFINITY, f32::NEG_INFINITY), |(lo, hi), &v| (lo.min(v), hi.max(v)));
+                .fold((f32::INFINITY, f32::NEG_INFINITY), |(lo, hi), &v| {
+                    (lo.min(v), hi.max(v))
+                });
             let s = (hi - lo).max(floor) / MAXQ as f32;
             let z = (-round_half_even(lo / s)).clamp(0.0, MAXQ as f32);
             let w = x
@@ -170,8 +187,7 @@ impl Codec for Awq {
             return 4.0;
         };
         let groups = k.div_ceil(self.size(k)).max(1);
-        let bytes =
-            4 * (k + groups) * n.div_ceil(8) + groups * n * self.dtype.bits() as usize / 8;
+        let bytes = 4 * (k + groups) * n.div_ceil(8) + groups * n * self.dtype.bits() as usize / 8;
         bytes as f64 * 8.0 / (n * k).max(1) as f64
     }
 
@@ -232,7 +248,13 @@ impl Codec for Awq {
     }
 
     fn decode(&self, e: &Encoded) -> Result<Tensor> {
-        let (n, k, _, zeros, scales) = self.unpack(e)?;
+        let Unpacked {
+            n,
+            k,
+            zeros,
+            scales,
+            ..
+        } = self.unpack(e)?;
         let qweight = e.i32s("qweight")?;
         let (cols, size) = (n.div_ceil(8), self.size(k));
         let mut values = vec![0f32; n * k];
@@ -248,7 +270,13 @@ impl Codec for Awq {
     }
 
     fn ranges(&self, e: &Encoded) -> Result<SliceRanges> {
-        let (n, k, groups, zeros, scales) = self.unpack(e)?;
+        let Unpacked {
+            n,
+            k,
+            groups,
+            zeros,
+            scales,
+        } = self.unpack(e)?;
         Ok(SliceRanges::new(
             Slicing::Mapped(SliceMap::from_blocks(&[n, k], &[1, self.size(k)])),
             (0..n)
@@ -290,7 +318,10 @@ mod tests {
             let q = (words[0] as u32 >> (4 * i)) & 15;
             let zero = field(e.i32s("qzeros").unwrap()[0] as u32, REVERSE[col], 4);
             let s = scale_values(e.part("scales").unwrap(), OutDType::Float16).unwrap()[col];
-            assert_eq!(y.data[col * 256], OutDType::Float16.round((q as f32 - zero as f32) * s));
+            assert_eq!(
+                y.data[col * 256],
+                OutDType::Float16.round((q as f32 - zero as f32) * s)
+            );
         }
         assert_eq!(c.label(), "awq int4 g256");
     }
@@ -329,7 +360,11 @@ mod tests {
         let c = codec(serde_json::json!({"zero_point": false}));
         let t = super::super::tests::ramp(vec![16, 256]);
         let e = c.encode(&t).unwrap();
-        assert!(e.i32s("qzeros").unwrap().iter().all(|&z| z as u32 == 0x8888_8888));
+        assert!(e
+            .i32s("qzeros")
+            .unwrap()
+            .iter()
+            .all(|&z| z as u32 == 0x8888_8888));
         let y = c.decode(&e).unwrap();
         let amax = t.data.iter().fold(0f32, |a, v| a.max(v.abs()));
         assert!(y.data.iter().all(|v| v.abs() <= amax * 1.01));

@@ -17,11 +17,11 @@
 
 use super::half::OutDType;
 use super::{decoded, Codec, CodecEntry, CodecFamily, Encoded, Stored};
-use crate::params::Choice;
 use crate::error::{Error, Result};
 use crate::formats::bnb::{
     self, blockwise8, double::DoubleQuant, four_bit::BLOCKSIZES, Blockwise8, FourBit, QuantType,
 };
+use crate::params::Choice;
 use crate::qdq::{SliceRanges, Slicing};
 use crate::tensor::Tensor;
 
@@ -632,7 +632,10 @@ mod checkpoint_tests {
     fn four_bit_output_dtype_and_stored_maps() {
         // Blocks of different magnitudes, so that the nested statistics are not all zero.
         let mut t = super::super::tests::ramp(vec![8, 64]);
-        t.data.iter_mut().enumerate().for_each(|(i, v)| *v *= 1.0 + (i / 64) as f32);
+        t.data
+            .iter_mut()
+            .enumerate()
+            .for_each(|(i, v)| *v *= 1.0 + (i / 64) as f32);
         let p = Params::from_json(r#"{"compress_statistics": true, "dtype": "bfloat16"}"#).unwrap();
         let c = find("bnb.fp4").unwrap().build(&p, &[8, 64]).unwrap();
         assert_eq!(c.label(), "bnb.fp4 (double quant, bfloat16)");
@@ -655,11 +658,19 @@ mod checkpoint_tests {
             .to_string();
         assert!(msg.contains("`quant_map` has 15 elements"), "{msg}");
         // … while the nested map is (dequantize_blockwise with state2.code).
-        let doubled: Vec<f32> = blockwise8::dynamic_code().code.iter().map(|v| v * 2.0).collect();
+        let doubled: Vec<f32> = blockwise8::dynamic_code()
+            .code
+            .iter()
+            .map(|v| v * 2.0)
+            .collect();
         let nested = replaced(&e, "nested_quant_map", Stored::F32(doubled));
         assert_ne!(c.decode(&nested).unwrap(), y);
         let msg = c
-            .decode(&replaced(&e, "nested_quant_map", Stored::F32(vec![0.0; 16])))
+            .decode(&replaced(
+                &e,
+                "nested_quant_map",
+                Stored::F32(vec![0.0; 16]),
+            ))
             .unwrap_err()
             .to_string();
         assert!(msg.contains("`nested_quant_map` has 16 elements"), "{msg}");
@@ -667,7 +678,10 @@ mod checkpoint_tests {
 
     #[test]
     fn llm_int8_rows() {
-        let c = find("bnb.int8").unwrap().build(&Params::new(), &[2, 4]).unwrap();
+        let c = find("bnb.int8")
+            .unwrap()
+            .build(&Params::new(), &[2, 4])
+            .unwrap();
         let t = Tensor::new(vec![2, 4], vec![1.0, -0.5, 0.25, 0.0, 0.0, 0.0, 0.0, 0.0]).unwrap();
         let e = c.encode(&t).unwrap();
         assert_eq!(e.i8s("weight").unwrap(), &[127, -64, 32, 0, 0, 0, 0, 0]);
@@ -684,7 +698,10 @@ mod checkpoint_tests {
             .decode(&replaced(&e, "SCB", Stored::F32(vec![1.0; 3])))
             .unwrap_err()
             .to_string();
-        assert!(msg.contains("`SCB` has 3 elements, the tensor needs 2"), "{msg}");
+        assert!(
+            msg.contains("`SCB` has 3 elements, the tensor needs 2"),
+            "{msg}"
+        );
         let big = Tensor::new(vec![1, 2], vec![1e6, 1.0]).unwrap();
         let msg = c.encode(&big).unwrap_err().to_string();
         assert!(msg.contains("not a finite float16"), "{msg}");

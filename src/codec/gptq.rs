@@ -164,8 +164,8 @@ pub(super) fn part_2d<'a>(
     weight: (usize, usize),
 ) -> Result<&'a super::Part> {
     let part = e.part(name)?;
-    let fits = part.data.len() == rows * cols
-        && (part.shape.len() != 2 || part.shape == [rows, cols]);
+    let fits =
+        part.data.len() == rows * cols && (part.shape.len() != 2 || part.shape == [rows, cols]);
     if !fits {
         return Err(Error::input(format!(
             "stored array `{name}` is {:?}, a [{}, {}] weight needs [{rows}, {cols}]",
@@ -178,12 +178,14 @@ pub(super) fn part_2d<'a>(
 /// The values of a part of scales stored as `dtype` (16-bit types as their bit patterns).
 pub(super) fn scale_values(part: &super::Part, dtype: OutDType) -> Result<Vec<f32>> {
     Ok(match (&part.data, dtype) {
-        (Stored::U16(v), OutDType::Float16) => {
-            v.iter().map(|&b| half::f16::from_bits(b).to_f32()).collect()
-        }
-        (Stored::U16(v), OutDType::Bfloat16) => {
-            v.iter().map(|&b| f32::from_bits((b as u32) << 16)).collect()
-        }
+        (Stored::U16(v), OutDType::Float16) => v
+            .iter()
+            .map(|&b| half::f16::from_bits(b).to_f32())
+            .collect(),
+        (Stored::U16(v), OutDType::Bfloat16) => v
+            .iter()
+            .map(|&b| f32::from_bits((b as u32) << 16))
+            .collect(),
         (Stored::F32(v), OutDType::Float32) => v.clone(),
         (data, _) => {
             return Err(Error::input(format!(
@@ -281,17 +283,23 @@ impl Gptq {
             e.i32s("g_idx")?
                 .iter()
                 .map(|&g| {
-                    usize::try_from(g).ok().filter(|&g| g < groups).ok_or_else(|| {
-                        Error::input(format!(
-                            "g_idx value {g} is out of range for {groups} groups"
-                        ))
-                    })
+                    usize::try_from(g)
+                        .ok()
+                        .filter(|&g| g < groups)
+                        .ok_or_else(|| {
+                            Error::input(format!(
+                                "g_idx value {g} is out of range for {groups} groups"
+                            ))
+                        })
                 })
                 .collect::<Result<_>>()?
         } else {
             (0..k).map(|c| self.group_of(c)).collect()
         };
-        let trivial = g_idx.iter().enumerate().all(|(c, &g)| g == self.group_of(c));
+        let trivial = g_idx
+            .iter()
+            .enumerate()
+            .all(|(c, &g)| g == self.group_of(c));
         let offset = if self.v1 { ones(self.bits) } else { 0 };
         let cols = n.div_ceil(p);
         let zeros = (0..groups * n)
@@ -315,7 +323,13 @@ impl Gptq {
     /// `TorchLinear.pack`: the codes of `w [N, K]` under `scales`/`zeros` (`[G, N]`, float32
     /// scales as the quantizer computed them) and the groups `g_idx`, packed with the scales
     /// stored in `dtype` and the zeros as the checkpoint format stores them.
-    pub fn pack(&self, w: &Tensor, scales: &[f32], zeros: &[u32], g_idx: &[usize]) -> Result<Encoded> {
+    pub fn pack(
+        &self,
+        w: &Tensor,
+        scales: &[f32],
+        zeros: &[u32],
+        g_idx: &[usize],
+    ) -> Result<Encoded> {
         let (n, k) = out_in(&w.shape)?;
         let (p, groups, maxq) = (self.pack_factor(), self.groups(k), self.maxq());
         if scales.len() != groups * n || zeros.len() != groups * n || g_idx.len() != k {
@@ -333,7 +347,8 @@ impl Gptq {
         for row in 0..n {
             for (col, &g) in g_idx.iter().enumerate() {
                 let (s, z) = (scales[g * n + row], zeros[g * n + row] as f32);
-                let q = round_half_even((w.data[row * k + col] + z * s) / s).clamp(0.0, maxq as f32);
+                let q =
+                    round_half_even((w.data[row * k + col] + z * s) / s).clamp(0.0, maxq as f32);
                 qweight[(col / p) * n + row] |= (q as u32) << ((col % p) as u32 * bits);
             }
         }
@@ -362,7 +377,9 @@ impl Gptq {
         let maxq = self.maxq() as f32;
         let (lo, hi) = x
             .iter()
-            .fold((f32::INFINITY, f32::NEG_INFINITY), |(lo, hi), &v| (lo.min(v), hi.max(v)));
+            .fold((f32::INFINITY, f32::NEG_INFINITY), |(lo, hi), &v| {
+                (lo.min(v), hi.max(v))
+            });
         let (mut xmin, mut xmax) = (lo.min(0.0), hi.max(0.0));
         if self.sym {
             xmax = xmin.abs().max(xmax);
@@ -481,7 +498,9 @@ impl Codec for Gptq {
                     &[u.n, u.k],
                     &[1, self.group_size.unwrap_or(u.k).max(1)],
                 )),
-                (0..u.n).flat_map(|row| (0..u.groups).map(move |g| (row, g))).map(|(row, g)| range(g, row)),
+                (0..u.n)
+                    .flat_map(|row| (0..u.groups).map(move |g| (row, g)))
+                    .map(|(row, g)| range(g, row)),
             ),
             false => SliceRanges::new(
                 Slicing::Flat(1),
@@ -539,7 +558,10 @@ mod tests {
         assert_eq!(c.label(), "gptq int4 g128 asym");
         // 4 bits + per group of 128: a 16-bit scale and a 4-bit zero, + a 32-bit g_idx per column.
         let bits = c.bits_per_value(&shape);
-        assert!((bits - (4.0 + 20.0 / 128.0 + 32.0 / 16.0)).abs() < 1e-12, "{bits}");
+        assert!(
+            (bits - (4.0 + 20.0 / 128.0 + 32.0 / 16.0)).abs() < 1e-12,
+            "{bits}"
+        );
     }
 
     #[test]
@@ -550,9 +572,17 @@ mod tests {
         assert_eq!(e.i32s("qzeros").unwrap(), &[0x7777_7777]);
         // A zero of 0 borrows from the next nibble: 0x…10 − 0x11111111 wraps, and the reader's
         // word add gives the zeros back where a nibble-wise +1 would not.
-        let v2 = codec(serde_json::json!({"checkpoint_format": "gptq_v2"}), &[8, 128]);
+        let v2 = codec(
+            serde_json::json!({"checkpoint_format": "gptq_v2"}),
+            &[8, 128],
+        );
         let mut e2 = v2.encode(&ramp(8, 128)).unwrap();
-        e2 = with(&e2, "qzeros", vec![1, 1], Stored::I32(vec![0x8888_8880u32 as i32]));
+        e2 = with(
+            &e2,
+            "qzeros",
+            vec![1, 1],
+            Stored::I32(vec![0x8888_8880u32 as i32]),
+        );
         let as_v1 = with(
             &e2,
             "qzeros",
@@ -606,8 +636,14 @@ mod tests {
         assert!(codec(serde_json::json!({}), &[8, 128]).encode(&t).is_err());
         let spec = find("gptq.int").unwrap();
         for (p, msg) in [
-            (serde_json::json!({"bits": 3}), "3-bit codes do not fill an int32 word"),
-            (serde_json::json!({"group_size": 0}), "neither a positive group size"),
+            (
+                serde_json::json!({"bits": 3}),
+                "3-bit codes do not fill an int32 word",
+            ),
+            (
+                serde_json::json!({"group_size": 0}),
+                "neither a positive group size",
+            ),
         ] {
             let e = spec
                 .build(&Params::from_value(p).unwrap(), &[8, 128])

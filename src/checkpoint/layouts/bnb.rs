@@ -11,7 +11,7 @@
 //! * 8-bit (`load_in_8bit`, LLM.int8): `M.weight` int8 `[N, K]` with `M.SCB` float32 `[N]` and
 //!   `M.weight_format` (uint8 scalar, 0 = rows), decoded by `bnb.int8`.
 
-use super::super::weights::{PartFrom, PartSource, WeightSource};
+use super::super::weights::{PartFrom, PartSource, Weight, WeightSource};
 use super::super::{Catalog, Entry};
 use super::gptq::{assemble, by_name, coded_weight, dtype_of, entry_problem, Coded};
 use super::{Configs, Layout};
@@ -123,9 +123,7 @@ impl QuantState {
                 }
                 let nested_dtype = field("nested_dtype")?.as_str().unwrap_or("");
                 if nested_dtype != "float32" {
-                    return Err(format!(
-                        "nested_dtype `{nested_dtype}` is not float32"
-                    ));
+                    return Err(format!("nested_dtype `{nested_dtype}` is not float32"));
                 }
                 // `torch.tensor(float(nested_offset))`: the JSON number rounded to float32.
                 let offset = field("nested_offset")?
@@ -232,17 +230,20 @@ fn four_bit(
         .collect();
     let weight = coded_weight(
         catalog,
-        weight.to_string(),
-        shape,
-        label,
-        blocksize,
-        WeightSource::Coded {
-            codec: format!("bnb.{quant_type}"),
-            params,
-            parts,
+        Weight {
+            name: weight.to_string(),
+            shape,
+            format: label,
+            bits_per_weight: 0.0,
+            block: blocksize,
+            source: WeightSource::Coded {
+                codec: format!("bnb.{quant_type}"),
+                params,
+                parts,
+            },
+            stored_as,
+            problem,
         },
-        stored_as,
-        problem,
     );
     Coded {
         anchor,
@@ -253,15 +254,25 @@ fn four_bit(
 
 /// The LLM.int8 weight of module `module`, whose `SCB` is entry `scb` (`None` when there is no
 /// int8 `module.weight` beside it).
-fn int8(catalog: &Catalog, names: &HashMap<&str, usize>, module: &str, scb: usize) -> Option<Coded> {
+fn int8(
+    catalog: &Catalog,
+    names: &HashMap<&str, usize>,
+    module: &str,
+    scb: usize,
+) -> Option<Coded> {
     let weight_name = format!("{module}.weight");
     let codes = *names.get(weight_name.as_str())?;
     let entry = &catalog.entries[codes];
     if dtype_of(entry) != Some(DType::I8) {
         return None;
     }
-    let format = names.get(format!("{module}.weight_format").as_str()).copied();
-    let taken: Vec<usize> = [Some(codes), Some(scb), format].into_iter().flatten().collect();
+    let format = names
+        .get(format!("{module}.weight_format").as_str())
+        .copied();
+    let taken: Vec<usize> = [Some(codes), Some(scb), format]
+        .into_iter()
+        .flatten()
+        .collect();
     let mut parts = vec![
         PartSource {
             part: "weight",
@@ -290,21 +301,176 @@ fn int8(catalog: &Catalog, names: &HashMap<&str, usize>, module: &str, scb: usiz
         .or_else(|| entry_problem(catalog, &taken));
     let weight = coded_weight(
         catalog,
-        weight_name,
-        entry.shape.clone(),
-        "bitsandbytes LLM.int8 (rows)".to_string(),
-        entry.shape.last().copied(),
-        WeightSource::Coded {
-            codec: "bnb.int8".to_string(),
-            params: Params::new(),
-            parts,
+        Weight {
+            name: weight_name,
+            shape: entry.shape.clone(),
+            format: "bitsandbytes LLM.int8 (rows)".to_string(),
+            bits_per_weight: 0.0,
+            block: entry.shape.last().copied(),
+            source: WeightSource::Coded {
+                codec: "bnb.int8".to_string(),
+                params: Params::new(),
+                parts,
+            },
+            stored_as: taken
+                .iter()
+                .map(|&i| catalog.entries[i].name.clone())
+                .collect(),
+            problem,
         },
-        taken.iter().map(|&i| catalog.entries[i].name.clone()).collect(),
-        problem,
     );
     Some(Coded {
         anchor: codes,
         weight,
         taken,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::gptq::tests::{catalog, with_config};
+    use super::super::weights as layout_of;
+    use super::*;
+    use serde_json::json;
+
+    const BLOB: &str = "q.weight.quant_state.bitsandbytes__nf4";
+
+    fn four_bit(quant_map: bool, nested: bool) -> Catalog {
+        let mut e: Vec<(&str, DType, &[usize])> = vec![
+            ("q.bias", DType::BF16, &[384]),
+            ("q.weight", DType::U8, &[73728, 1]),
+            (
+                "q.weight.absmax",
+                if nested { DType::U8 } else { DType::F32 },
+                &[2304],
+            ),
+            (BLOB, DType::U8, &[80]),
+        ];
+        if quant_map {
+            e.push(("q.weight.quant_map", DType::F32, &[16]));
+        }
+        if nested {
+            e.push(("q.weight.nested_absmax", DType::F32, &[9]));
+            e.push(("q.weight.nested_quant_map", DType::F32, &[256]));
+        }
+        catalog(&e)
+    }
+
+    fn configs(blob: Option<Value>) -> Configs {
+        let mut c = with_config(json!({"quant_method": "bitsandbytes", "_load_in_4bit": true}));
+        if let Some(b) = blob {
+            c.take_entry(BLOB, Ok(b.to_string().into_bytes()));
+        }
+        c
+    }
+
+    fn state(nested: bool) -> Value {
+        let mut v =
+            json!({"quant_type": "nf4", "blocksize": 64, "dtype": "bfloat16", "shape": [384, 384]});
+        if nested {
+            v["nested_blocksize"] = json!(256);
+            v["nested_dtype"] = json!("float32");
+            v["nested_offset"] = json!(0.24743440747261047);
+        }
+        v
+    }
+
+    #[test]
+    fn a_4bit_weight_takes_its_quant_state() {
+        let c = four_bit(true, true);
+        assert_eq!(json_entries(&c), vec![3]);
+        let l = layout_of(&c, &configs(Some(state(true))));
+        assert_eq!(l.name.as_deref(), Some("bitsandbytes 4-bit"));
+        let names: Vec<&str> = l.weights.iter().map(|w| w.name.as_str()).collect();
+        assert_eq!(names, ["q.bias", "q.weight"]);
+        let w = &l.weights[1];
+        assert_eq!(w.shape, vec![384, 384]);
+        assert_eq!(w.format, "bitsandbytes NF4 block 64 double-quant");
+        assert_eq!((w.block, w.problem.as_deref()), (Some(64), None));
+        assert_eq!(w.stored_as.len(), 6);
+        let WeightSource::Coded {
+            codec,
+            params,
+            parts,
+        } = &w.source
+        else {
+            panic!()
+        };
+        assert_eq!(codec, "bnb.nf4");
+        assert_eq!(params.get("dtype"), Some(&json!("bfloat16")));
+        let offset = parts.iter().find(|p| p.part == "nested_offset").unwrap();
+        assert_eq!(
+            offset.from,
+            PartFrom::Value {
+                shape: vec![1],
+                data: Stored::F32(vec![0.24743440747261047f64 as f32])
+            }
+        );
+        // 4 bits, 8-bit absmax per 64, float32 per 256 of those and 256 + 16 map entries, 4 offset bytes.
+        let bytes = 73728 + 2304 + 16 * 4 + 9 * 4 + 256 * 4 + 4;
+        assert_eq!(w.bits_per_weight, bytes as f64 * 8.0 / 147456.0);
+    }
+
+    #[test]
+    fn a_4bit_weight_without_its_pieces_says_which() {
+        let l = layout_of(&four_bit(false, false), &configs(Some(state(false))));
+        assert_eq!(
+            l.weights[1].problem.as_deref(),
+            Some("missing `q.weight.quant_map`")
+        );
+        let l = layout_of(&four_bit(true, false), &configs(None));
+        assert_eq!(
+            l.weights[1].problem.as_deref(),
+            Some("the quant_state entry `q.weight.quant_state.bitsandbytes__nf4` was not read")
+        );
+        assert_eq!(l.weights[1].shape, vec![147456]);
+        let mut broken = configs(None);
+        broken.take_entry(BLOB, Ok(b"{not json".to_vec()));
+        let l = layout_of(&four_bit(true, false), &broken);
+        let p = l.weights[1].problem.clone().unwrap();
+        assert!(p.contains("is not valid JSON"), "{p}");
+        let mut fp4 = state(false);
+        fp4["quant_type"] = json!("fp4");
+        let l = layout_of(&four_bit(true, false), &configs(Some(fp4)));
+        assert_eq!(
+            l.weights[1].problem.as_deref(),
+            Some("the quant_state says quant_type `fp4`, its name `nf4`")
+        );
+        let mut no_offset = state(true);
+        no_offset.as_object_mut().unwrap().remove("nested_offset");
+        let l = layout_of(&four_bit(true, true), &configs(Some(no_offset)));
+        assert_eq!(
+            l.weights[1].problem.as_deref(),
+            Some("the quant_state has no `nested_offset`")
+        );
+        assert!(l.weights[0].problem.is_none());
+    }
+
+    #[test]
+    fn llm_int8_takes_scb_and_weight_format() {
+        let c = catalog(&[
+            ("m.SCB", DType::F32, &[4]),
+            ("m.weight", DType::I8, &[4, 8]),
+            ("m.weight_format", DType::U8, &[]),
+            ("n.SCB", DType::F32, &[3]),
+            ("n.weight", DType::I8, &[4, 8]),
+        ]);
+        let q = json!({"quant_method": "bitsandbytes", "_load_in_8bit": true});
+        let l = layout_of(&c, &with_config(q));
+        assert_eq!(l.name.as_deref(), Some("bitsandbytes int8"));
+        let names: Vec<&str> = l.weights.iter().map(|w| w.name.as_str()).collect();
+        assert_eq!(names, ["m.weight", "n.weight"]);
+        assert_eq!(
+            l.weights[0].stored_as,
+            ["m.weight", "m.SCB", "m.weight_format"]
+        );
+        assert_eq!(
+            l.weights[0].bits_per_weight,
+            (32 + 16 + 1) as f64 * 8.0 / 32.0
+        );
+        assert_eq!(
+            l.weights[1].problem.as_deref(),
+            Some("SCB [3] disagrees with weight [4, 8]: one scale per row")
+        );
+    }
 }

@@ -58,19 +58,10 @@ pub(super) fn assemble(catalog: &Catalog, coded: Vec<Coded>) -> Vec<Weight> {
         .collect()
 }
 
-/// A coded weight's record: bits per weight from the bytes of every part.
-pub(super) fn coded_weight(
-    catalog: &Catalog,
-    name: String,
-    shape: Vec<usize>,
-    format: String,
-    block: Option<usize>,
-    source: WeightSource,
-    stored_as: Vec<String>,
-    problem: Option<String>,
-) -> Weight {
-    let elements = crate::tensor::element_count(&shape).unwrap_or(0);
-    let bytes: u64 = match &source {
+/// A coded weight's record, its bits per weight counted from the bytes of every part.
+pub(super) fn coded_weight(catalog: &Catalog, mut weight: Weight) -> Weight {
+    let elements = crate::tensor::element_count(&weight.shape).unwrap_or(0);
+    let bytes: u64 = match &weight.source {
         WeightSource::Coded { parts, .. } => parts
             .iter()
             .map(|p| match &p.from {
@@ -80,20 +71,12 @@ pub(super) fn coded_weight(
             .sum(),
         WeightSource::Entry(i) => catalog.entries.get(*i).map_or(0, entry_bytes),
     };
-    Weight {
-        name,
-        shape,
-        format,
-        bits_per_weight: if elements == 0 {
-            0.0
-        } else {
-            bytes as f64 * 8.0 / elements as f64
-        },
-        block,
-        source,
-        stored_as,
-        problem,
-    }
+    weight.bits_per_weight = if elements == 0 {
+        0.0
+    } else {
+        bytes as f64 * 8.0 / elements as f64
+    };
+    weight
 }
 
 /// The first problem of the entries a weight is read from.
@@ -120,7 +103,9 @@ impl Config {
         let flag = |key: &str| q.get(key).and_then(Value::as_bool);
         let text = |key: &str| q.get(key).and_then(Value::as_str);
         let awq = method == "awq";
-        let bits = int("bits").or(int("w_bit")).ok_or("quantization_config has no `bits`")?;
+        let bits = int("bits")
+            .or(int("w_bit"))
+            .ok_or("quantization_config has no `bits`")?;
         let group_size = int("group_size")
             .or(int("q_group_size"))
             .ok_or("quantization_config has no `group_size`")?;
@@ -132,7 +117,9 @@ impl Config {
                 ));
             }
         }
-        let format = text("checkpoint_format").or(text("format")).unwrap_or("gptq");
+        let format = text("checkpoint_format")
+            .or(text("format"))
+            .unwrap_or("gptq");
         let v2 = !awq && format == "gptq_v2";
         if !awq && !matches!(format, "gptq" | "gptq_v2") {
             return Err(format!(
@@ -268,16 +255,10 @@ fn one(
                     if agrees {
                         shape = vec![*n, k];
                     } else {
-                        problem = Some(format!(
-                            "qweight {qw:?} disagrees with scales {sc:?}"
-                        ));
+                        problem = Some(format!("qweight {qw:?} disagrees with scales {sc:?}"));
                     }
                 }
-                _ => {
-                    problem = Some(format!(
-                        "qweight {qw:?} and scales {sc:?} are not both 2-d"
-                    ))
-                }
+                _ => problem = Some(format!("qweight {qw:?} and scales {sc:?} are not both 2-d")),
             }
             match scales_dtype(entry(s)) {
                 Ok(d) => dtype = d,
@@ -298,7 +279,10 @@ fn one(
             .with("group_size", config.group_size)
             .with("desc_act", config.desc_act)
             .with("sym", config.sym)
-            .with("checkpoint_format", if config.v2 { "gptq_v2" } else { "gptq" })
+            .with(
+                "checkpoint_format",
+                if config.v2 { "gptq_v2" } else { "gptq" },
+            )
             .with("dtype", dtype)
     };
     let mut parts = vec![PartSource {
@@ -315,21 +299,179 @@ fn one(
     }
     let weight = coded_weight(
         catalog,
-        format!("{module}.weight"),
-        shape,
-        config.label(),
-        usize::try_from(config.group_size).ok(),
-        WeightSource::Coded {
-            codec: if config.awq { "awq.gemm" } else { "gptq.int" }.to_string(),
-            params,
-            parts,
+        Weight {
+            name: format!("{module}.weight"),
+            shape,
+            format: config.label(),
+            bits_per_weight: 0.0,
+            block: usize::try_from(config.group_size).ok(),
+            source: WeightSource::Coded {
+                codec: if config.awq { "awq.gemm" } else { "gptq.int" }.to_string(),
+                params,
+                parts,
+            },
+            stored_as: taken.iter().map(|&i| entry(i).name.clone()).collect(),
+            problem,
         },
-        taken.iter().map(|&i| entry(i).name.clone()).collect(),
-        problem,
     );
     Coded {
         anchor: qweight,
         weight,
         taken,
+    }
+}
+
+#[cfg(test)]
+pub(super) mod tests {
+    use super::super::super::{Catalog, Entry, EntryDType, Storage};
+    use super::super::{weights as layout_of, Configs, Layout};
+    use super::*;
+    use crate::tensor::ByteOrder;
+    use serde_json::json;
+
+    /// A catalogue of entries `(name, dtype, shape)`, laid end to end in one file.
+    pub fn catalog(entries: &[(&str, DType, &[usize])]) -> Catalog {
+        let mut start = 0u64;
+        let entries = entries
+            .iter()
+            .map(|&(name, dtype, shape)| {
+                let elements: usize = shape.iter().product();
+                let end = start + (elements * crate::tensor::decode::item_size(dtype)) as u64;
+                let e = Entry {
+                    name: name.to_string(),
+                    file: 0,
+                    shape: shape.to_vec(),
+                    dtype: EntryDType::Known(dtype),
+                    elements,
+                    range: start..end,
+                    storage: Storage::Plain {
+                        dtype,
+                        order: ByteOrder::Little,
+                        fortran: false,
+                    },
+                    problem: None,
+                };
+                start = end;
+                e
+            })
+            .collect();
+        Catalog {
+            files: Vec::new(),
+            entries,
+            load_errors: Vec::new(),
+        }
+    }
+
+    pub fn with_config(q: Value) -> Configs {
+        Configs {
+            config: Some(json!({ "quantization_config": q })),
+            ..Configs::default()
+        }
+    }
+
+    fn names(l: &Layout) -> Vec<&str> {
+        l.weights.iter().map(|w| w.name.as_str()).collect()
+    }
+
+    fn gptq(scales: &[usize], qzeros: bool) -> Catalog {
+        let mut e: Vec<(&str, DType, &[usize])> = vec![
+            ("layer.q.bias", DType::F16, &[384]),
+            ("layer.q.g_idx", DType::I32, &[384]),
+            ("layer.q.qweight", DType::I32, &[48, 384]),
+            ("layer.q.scales", DType::F16, scales),
+            ("norm.weight", DType::BF16, &[384]),
+        ];
+        if qzeros {
+            e.push(("layer.q.qzeros", DType::I32, &[3, 48]));
+        }
+        catalog(&e)
+    }
+
+    #[test]
+    fn a_gptq_module_is_one_weight_named_as_the_original() {
+        let q = json!({"quant_method": "gptq", "bits": 4, "group_size": 128, "desc_act": true, "sym": true, "checkpoint_format": "gptq"});
+        let l = layout_of(&gptq(&[3, 384], true), &with_config(q));
+        assert_eq!(l.name.as_deref(), Some("gptq"));
+        assert_eq!(names(&l), ["layer.q.bias", "layer.q.weight", "norm.weight"]);
+        let w = &l.weights[1];
+        assert_eq!(w.shape, vec![384, 384]);
+        assert_eq!(w.format, "GPTQ int4 g128 act-order");
+        assert_eq!(w.block, Some(128));
+        assert_eq!(w.problem, None);
+        assert_eq!(
+            w.stored_as,
+            [
+                "layer.q.qweight",
+                "layer.q.qzeros",
+                "layer.q.scales",
+                "layer.q.g_idx"
+            ]
+        );
+        let bytes = 48 * 384 * 4 + 3 * 48 * 4 + 3 * 384 * 2 + 384 * 4;
+        assert_eq!(w.bits_per_weight, bytes as f64 * 8.0 / (384.0 * 384.0));
+        let WeightSource::Coded { codec, params, .. } = &w.source else {
+            panic!()
+        };
+        assert_eq!(codec, "gptq.int");
+        assert_eq!(params.get("dtype"), Some(&json!("float16")));
+        assert_eq!(params.get("desc_act"), Some(&json!(true)));
+    }
+
+    #[test]
+    fn bad_gptq_modules_get_a_problem_of_their_own() {
+        let q = json!({"quant_method": "gptq", "bits": 4, "group_size": 128});
+        let l = layout_of(&gptq(&[3, 385], true), &with_config(q.clone()));
+        let w = l
+            .weights
+            .iter()
+            .find(|w| w.name == "layer.q.weight")
+            .unwrap();
+        assert_eq!(
+            w.problem.as_deref(),
+            Some("qweight [48, 384] disagrees with scales [3, 385]")
+        );
+        assert_eq!(l.weights.len(), 3);
+        let l = layout_of(&gptq(&[3, 384], false), &with_config(q));
+        let w = l
+            .weights
+            .iter()
+            .find(|w| w.name == "layer.q.weight")
+            .unwrap();
+        assert_eq!(w.problem.as_deref(), Some("missing `layer.q.qzeros`"));
+        assert!(l
+            .weights
+            .iter()
+            .any(|w| w.name == "norm.weight" && w.problem.is_none()));
+    }
+
+    #[test]
+    fn awq_gemm_and_what_is_not_read() {
+        let c = catalog(&[
+            ("m.qweight", DType::I32, &[384, 48]),
+            ("m.qzeros", DType::I32, &[3, 48]),
+            ("m.scales", DType::BF16, &[3, 384]),
+        ]);
+        let q = json!({"quant_method": "awq", "bits": 4, "group_size": 128, "version": "gemm", "zero_point": true});
+        let l = layout_of(&c, &with_config(q));
+        assert_eq!(l.name.as_deref(), Some("awq gemm"));
+        assert_eq!(names(&l), ["m.weight"]);
+        assert_eq!(l.weights[0].shape, vec![384, 384]);
+        assert_eq!(l.weights[0].format, "AWQ GEMM int4 g128");
+        let WeightSource::Coded { params, .. } = &l.weights[0].source else {
+            panic!()
+        };
+        assert_eq!(params.get("dtype"), Some(&json!("bfloat16")));
+        let gemv = json!({"quant_method": "awq", "bits": 4, "group_size": 128, "version": "gemv"});
+        let l = layout_of(&c, &with_config(gemv));
+        assert_eq!(l.name, None);
+        assert_eq!(l.weights.len(), 3);
+        assert!(
+            l.warnings[0].contains("AWQ version `gemv`"),
+            "{:?}",
+            l.warnings
+        );
+        let no_bits = json!({"quant_method": "gptq", "group_size": 128});
+        let l = layout_of(&c, &with_config(no_bits));
+        assert!(l.warnings[0].contains("no `bits`"), "{:?}", l.warnings);
     }
 }

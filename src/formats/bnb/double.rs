@@ -53,8 +53,8 @@ impl DoubleQuant {
     ) -> Self {
         let absmax_dequantized = blockwise8::dequantize(&codes, &absmax2, blocksize, code)
             .into_iter()
-                .map(|a| a + offset)
-                .collect();
+            .map(|a| a + offset)
+            .collect();
         DoubleQuant {
             offset,
             codes,
