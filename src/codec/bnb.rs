@@ -1,4 +1,4 @@
-//! bitsandbytes' formats as codecs: `bnb.nf4`, `bnb.fp4` and `bnb.blockwise8`, with
+//! bitsandbytes' formats as codecs: `bnb.nf4`, `bnb.fp4`, `bnb.blockwise8` and `bnb.int8`, with
 //! bitsandbytes' own argument names (`quant_type`, `blocksize`, `compress_statistics`,
 //! `quant_storage` of `quantize_4bit`; `blocksize`, `nested`, `code` of `quantize_blockwise`).
 //! The kernels are [`crate::formats::bnb`]; blocks run over the flattened tensor.
@@ -14,6 +14,24 @@
 //!
 //! The representable range of a block is `[−absmax, absmax]` (4-bit), or
 //! `[code[0]·absmax, code[255]·absmax]` (8-bit: the map's floor is −0.99297).
+//!
+//! Reading a checkpoint's `QuantState` (transformers' saved 4-bit weights):
+//! * `dtype` is the dtype `dequantize_4bit` returns: the float32 product `table[q]·absmax` is
+//!   rounded once to it (bfloat16 for a bf16 model), as the CPU kernel writes its output;
+//! * `quant_map` is checked (16 float32 values) but not read: bitsandbytes 0.50.2 never reads it
+//!   in 4-bit dequantization — the CPU kernel has fixed NF4/FP4 tables (FP4 nibble 8 gives
+//!   −0.0 where the stored map holds +0.0) and its Python fallback rebuilds the map with
+//!   `get_4bit_type` (backends/cpu/ops.py `dequantize_4bit`), so a file whose map differs
+//!   decodes, in the library too, with the standard table;
+//! * `nested_quant_map` is read: the nested statistics go through `dequantize_blockwise` with
+//!   `QuantState.state2.code`, the stored map; `nested_offset` (a number in the JSON
+//!   `quant_state` blob, not a tensor) comes as a one-element part.
+//!
+//! `bnb.int8` is LLM.int8's weight storage (`Linear8bitLt`, transformers' `load_in_8bit`):
+//! `weight` int8 `[N, K]` and `SCB` float32 `[N]` (each row's absmax), optionally the
+//! `weight_format` marker (0: rows). Decoding is `int8_vectorwise_dequant`,
+//! `w = float32(float32(q·SCB)·float32(1/127))`; encoding `int8_vectorwise_quant` of the
+//! float16-cast weights, `q = round_half_even(x·(127·(1/SCB)))`.
 
 use super::half::OutDType;
 use super::{decoded, Codec, CodecEntry, CodecFamily, Encoded, Stored};
