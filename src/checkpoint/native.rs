@@ -185,7 +185,13 @@ impl Checkpoint {
         }
         let mut catalog = assemble(listed);
         let configs = configs_of(paths, &mut catalog.load_errors);
-        Checkpoint { catalog, configs }
+        let mut checkpoint = Checkpoint { catalog, configs };
+        for i in layouts::json_entries(&checkpoint.catalog) {
+            let entry = &checkpoint.catalog.entries[i];
+            let bytes = checkpoint.bytes(entry).map_err(|e| e.to_string());
+            checkpoint.configs.take_entry(&entry.name, bytes);
+        }
+        checkpoint
     }
 
     /// The weights of this checkpoint under its layout ([`layouts::weights`]).

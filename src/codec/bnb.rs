@@ -1,4 +1,4 @@
-//! bitsandbytes' formats as codecs: `bnb.nf4`, `bnb.fp4` and `bnb.blockwise8`, with
+//! bitsandbytes' formats as codecs: `bnb.nf4`, `bnb.fp4`, `bnb.blockwise8` and `bnb.int8`, with
 //! bitsandbytes' own argument names (`quant_type`, `blocksize`, `compress_statistics`,
 //! `quant_storage` of `quantize_4bit`; `blocksize`, `nested`, `code` of `quantize_blockwise`).
 //! The kernels are [`crate::formats::bnb`]; blocks run over the flattened tensor.
@@ -14,12 +14,32 @@
 //!
 //! The representable range of a block is `[−absmax, absmax]` (4-bit), or
 //! `[code[0]·absmax, code[255]·absmax]` (8-bit: the map's floor is −0.99297).
+//!
+//! Reading a checkpoint's `QuantState` (transformers' saved 4-bit weights):
+//! * `dtype` is the dtype `dequantize_4bit` returns: the float32 product `table[q]·absmax` is
+//!   rounded once to it (bfloat16 for a bf16 model), as the CPU kernel writes its output;
+//! * `quant_map` is checked (16 float32 values) but not read: bitsandbytes 0.50.2 never reads it
+//!   in 4-bit dequantization — the CPU kernel has fixed NF4/FP4 tables (FP4 nibble 8 gives
+//!   −0.0 where the stored map holds +0.0) and its Python fallback rebuilds the map with
+//!   `get_4bit_type` (backends/cpu/ops.py `dequantize_4bit`), so a file whose map differs
+//!   decodes, in the library too, with the standard table;
+//! * `nested_quant_map` is read: the nested statistics go through `dequantize_blockwise` with
+//!   `QuantState.state2.code`, the stored map; `nested_offset` (a number in the JSON
+//!   `quant_state` blob, not a tensor) comes as a one-element part.
+//!
+//! `bnb.int8` is LLM.int8's weight storage (`Linear8bitLt`, transformers' `load_in_8bit`):
+//! `weight` int8 `[N, K]` and `SCB` float32 `[N]` (each row's absmax), optionally the
+//! `weight_format` marker (0: rows). Decoding is `int8_vectorwise_dequant`,
+//! `w = float32(float32(q·SCB)·float32(1/127))`; encoding `int8_vectorwise_quant` of the
+//! float16-cast weights, `q = round_half_even(x·(127·(1/SCB)))`.
 
+use super::half::OutDType;
 use super::{decoded, Codec, CodecEntry, CodecFamily, Encoded, Stored};
 use crate::error::{Error, Result};
 use crate::formats::bnb::{
     self, blockwise8, double::DoubleQuant, four_bit::BLOCKSIZES, Blockwise8, FourBit, QuantType,
 };
+use crate::params::Choice;
 use crate::qdq::{SliceRanges, Slicing};
 use crate::tensor::Tensor;
 
@@ -50,6 +70,13 @@ const QUIRKS_8BIT: &[&str] = &[
     "the dynamic map runs from −0.99297 to +1: a block's most negative value is clipped (functional.py l. 296 create_dynamic_map)",
     "the dynamic map's torch.linspace points are fused multiply-adds (one rounding), as torch's AVX2 build computes them (functional.py l. 325)",
     "nested: the absmax is double-quantized with the outer blocksize (functional.py l. 664–667)",
+];
+
+/// Quirks the LLM.int8 weight format reproduces, with their source.
+const QUIRKS_INT8: &[&str] = &[
+    "the weights are cast to float16 before quantizing (nn/modules.py Int8Params._quantize): values beyond float16's range cannot be stored",
+    "codes are round(x·(127/absmax)), half to even, where torch evaluates 127/absmax as reciprocal(absmax)·127 (two float32 roundings; Tensor.__rtruediv__), which moves 34 of the 147456 codes of a 384×384 weight off a direct division (backends/default/ops.py int8_vectorwise_quant)",
+    "dequantization is q·SCB·(1/127): two float32 roundings, a multiply by 7.874015718698502e-3 rather than a division by 127 (_ops.py int8_vectorwise_dequant)",
 ];
 
 crate::choice_enum! {
@@ -92,6 +119,9 @@ macro_rules! four_bit_args {
                 compress_statistics: bool = false; boolean(), Data;
                 /// dtype the packed bytes are stored as (a reinterpretation: values unchanged)
                 quant_storage: QuantStorage = QuantStorage::Uint8; choice(), Data;
+                /// dtype `dequantize_4bit` returns (`QuantState.dtype`, the quantized weights'
+                /// dtype): the float32 product rounded once to it
+                dtype: OutDType = OutDType::Float32; choice(), Data;
             }
         }
     };
@@ -112,12 +142,27 @@ crate::declare_params! {
     }
 }
 
+crate::declare_params! {
+    /// LLM.int8's weights (`int8_vectorwise_quant`, whose `threshold` only matters to matmuls).
+    pub struct Int8Args {
+        /// how the int8 weights are laid out: by rows (`weight_format` 0, the only one stored)
+        weight_format: Int8Format = Int8Format::Row; choice(), Data;
+    }
+}
+
+crate::choice_enum! {
+    /// `weight_format` of a bitsandbytes int8 `Linear8bitLt`.
+    pub enum Int8Format { Row = "row" }
+}
+
 /// `quantize_4bit` → `dequantize_4bit`.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Bnb4 {
     pub quant_type: QuantType,
     pub blocksize: usize,
     pub compress_statistics: bool,
+    /// The dtype the dequantized values are returned in.
+    pub dtype: OutDType,
 }
 
 /// `quantize_blockwise` → `dequantize_blockwise` with the dynamic map.
@@ -131,6 +176,7 @@ fn four_bit(
     quant_type: QuantType,
     blocksize: i64,
     compress_statistics: bool,
+    dtype: OutDType,
 ) -> Result<Box<dyn Codec>> {
     let blocksize = blocksize as usize;
     if !BLOCKSIZES.contains(&blocksize) {
@@ -143,6 +189,7 @@ fn four_bit(
         quant_type,
         blocksize,
         compress_statistics,
+        dtype,
     }))
 }
 
@@ -152,7 +199,7 @@ pub struct Nf4;
 impl CodecFamily for Nf4 {
     type Args = Nf4Args;
     fn build(a: &Nf4Args, _: &[usize], _: &str) -> Result<Box<dyn Codec>> {
-        four_bit(QuantType::Nf4, a.blocksize, a.compress_statistics)
+        four_bit(QuantType::Nf4, a.blocksize, a.compress_statistics, a.dtype)
     }
 }
 
@@ -162,7 +209,21 @@ pub struct Fp4;
 impl CodecFamily for Fp4 {
     type Args = Fp4Args;
     fn build(a: &Fp4Args, _: &[usize], _: &str) -> Result<Box<dyn Codec>> {
-        four_bit(QuantType::Fp4, a.blocksize, a.compress_statistics)
+        four_bit(QuantType::Fp4, a.blocksize, a.compress_statistics, a.dtype)
+    }
+}
+
+/// LLM.int8's row-wise weights: `int8_vectorwise_quant` → `int8_vectorwise_dequant`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Int8Rows;
+
+/// The codec family `bnb.int8`.
+pub struct Int8Family;
+
+impl CodecFamily for Int8Family {
+    type Args = Int8Args;
+    fn build(_: &Int8Args, _: &[usize], _: &str) -> Result<Box<dyn Codec>> {
+        Ok(Box::new(Int8Rows))
     }
 }
 
@@ -201,6 +262,11 @@ pub fn entries() -> Vec<CodecEntry> {
             "bitsandbytes 8-bit dynamic blockwise (the 8-bit optimizers' and LLM.int8 state format)",
         )
         .reproducing(library, version, QUIRKS_8BIT),
+        CodecEntry::of::<Int8Family>(
+            "bnb.int8",
+            "bitsandbytes LLM.int8 weights: int8 codes per row with a float32 absmax (SCB) per row",
+        )
+        .reproducing(library, version, QUIRKS_INT8),
     ]
     .into_iter()
     .map(|e| e.drawn(DRAWN.0, DRAWN.1))
@@ -222,7 +288,9 @@ fn with_statistics(e: Encoded, absmax: &[f32], double: &Option<DoubleQuant>) -> 
     }
 }
 
-/// The statistics read back: `(absmax, double quantization)`, lengths checked.
+/// The statistics read back: `(absmax, double quantization)`, lengths checked. The nested
+/// statistics are dequantized with the stored `nested_quant_map` when there is one (bitsandbytes
+/// dequantizes them with `QuantState.state2.code`, i.e. the file's map), else the dynamic map.
 fn read_statistics(
     e: &Encoded,
     blocks: usize,
@@ -235,11 +303,21 @@ fn read_statistics(
     e.part_of_len("absmax", blocks)?;
     e.part_of_len("nested_absmax", blocks.div_ceil(nested_blocksize))?;
     e.part_of_len("nested_offset", 1)?;
-    let double = DoubleQuant::from_stored(
+    let code = match e.has("nested_quant_map") {
+        true => {
+            e.part_of_len("nested_quant_map", 256)?;
+            let mut code = [0f32; 256];
+            code.copy_from_slice(e.f32s("nested_quant_map")?);
+            code
+        }
+        false => blockwise8::dynamic_code().code,
+    };
+    let double = DoubleQuant::from_stored_with(
         e.f32s("nested_offset")?[0],
         e.u8s("absmax")?.to_vec(),
         e.f32s("nested_absmax")?.to_vec(),
         nested_blocksize,
+        &code,
     );
     Ok((Vec::new(), Some(double)))
 }
@@ -258,6 +336,12 @@ impl Bnb4 {
         let numel = e.numel()?;
         e.part_of_len("weight", numel.div_ceil(2))?;
         let blocks = numel.div_ceil(self.blocksize);
+        if e.has("quant_map") {
+            // Checked, not read: bitsandbytes' 4-bit dequantizers (the CPU kernel's fixed
+            // tables, and its Python fallback's `get_4bit_type`) never read `quant_map`.
+            e.part_of_len("quant_map", 16)?;
+            e.f32s("quant_map")?;
+        }
         let (absmax, double) = read_statistics(e, blocks, DoubleQuant::BLOCKSIZE_4BIT)?;
         Ok(FourBit {
             quant_type: self.quant_type,
@@ -279,6 +363,9 @@ impl Codec for Bnb4 {
         }
         if self.compress_statistics {
             extra.push("double quant".to_string());
+        }
+        if self.dtype != OutDType::Float32 {
+            extra.push(self.dtype.name().to_string());
         }
         let name = format!("bnb.{}", self.quant_type.name());
         if extra.is_empty() {
@@ -314,7 +401,11 @@ impl Codec for Bnb4 {
 
     fn decode(&self, e: &Encoded) -> Result<Tensor> {
         let last_dim_odd = e.shape.last().is_some_and(|d| d % 2 == 1);
-        decoded(&e.shape, self.stored(e)?.dequantize(last_dim_odd))
+        let mut values = self.stored(e)?.dequantize(last_dim_odd);
+        if self.dtype != OutDType::Float32 {
+            values.iter_mut().for_each(|v| *v = self.dtype.round(*v));
+        }
+        decoded(&e.shape, values)
     }
 
     fn ranges(&self, e: &Encoded) -> Result<SliceRanges> {
@@ -440,5 +531,197 @@ mod tests {
         let q = quantize_dequantize(q.as_ref(), &t).unwrap();
         assert_eq!(q.metrics.clipped_fraction, 0.25);
         assert!(q.values[0] > -2.0);
+    }
+}
+
+/// `1/127` as `int8_vectorwise_dequant` multiplies by it (a Python float, rounded to float32).
+const INV_127: f32 = 7.874015718698502e-3f64 as f32;
+
+impl Int8Rows {
+    /// `(rows, columns)`: the last dim is a row.
+    fn rows(shape: &[usize]) -> Result<(usize, usize)> {
+        let cols = shape.last().copied().unwrap_or(1);
+        let numel = crate::tensor::element_count(shape)
+            .ok_or_else(|| Error::input(format!("shape {shape:?} overflows")))?;
+        Ok((numel.checked_div(cols).unwrap_or(0), cols))
+    }
+
+    /// `SCB`, lengths checked, and the `weight_format` when stored (0: rows).
+    fn stored_scb<'a>(&self, e: &'a Encoded) -> Result<&'a [f32]> {
+        let (rows, cols) = Self::rows(&e.shape)?;
+        e.part_of_len("weight", rows * cols)?;
+        e.i8s("weight")?;
+        e.part_of_len("SCB", rows)?;
+        if e.has("weight_format") {
+            e.part_of_len("weight_format", 1)?;
+            let format = e.u8s("weight_format")?[0];
+            if format != 0 {
+                return Err(Error::input(format!(
+                    "weight_format {format} is not 0 (row): bitsandbytes 0.50 stores int8 weights by rows only"
+                )));
+            }
+        }
+        e.f32s("SCB")
+    }
+}
+
+impl Codec for Int8Rows {
+    fn label(&self) -> String {
+        "bnb.int8 (LLM.int8 rows)".to_string()
+    }
+
+    fn bits_per_value(&self, shape: &[usize]) -> f64 {
+        8.0 + 32.0 / shape.last().copied().unwrap_or(1).max(1) as f64
+    }
+
+    /// `Int8Params._quantize`: `B = float16(x)`, `SCB = max|B|` per row (float32),
+    /// `q = round_half_even(B·(127·(1/SCB)))` — torch's `127.0 / SCB` is a reciprocal then a
+    /// multiply; a zero row's `0·∞` is NaN, whose int8 cast gives 0 on x86.
+    fn encode(&self, t: &Tensor) -> Result<Encoded> {
+        let (rows, cols) = Self::rows(&t.shape)?;
+        let half = crate::formats::half_cast::HalfType::Float16;
+        let b: Vec<f32> = t.data.iter().map(|&x| half.round_trip(x)).collect();
+        if let Some(i) = b.iter().position(|v| !v.is_finite()) {
+            return Err(Error::input(format!(
+                "value {} is not a finite float16: LLM.int8 quantizes the weights as float16",
+                t.data[i]
+            )));
+        }
+        let mut codes = Vec::with_capacity(b.len());
+        let mut scb = Vec::with_capacity(rows);
+        for row in b.chunks(cols.max(1)).take(rows) {
+            let absmax = row.iter().fold(0f32, |a, &v| a.max(v.abs()));
+            // `127.0 / row_stats` is torch's `__rtruediv__`: `row_stats.reciprocal() * 127`.
+            let factor = 127.0f32 * (1.0 / absmax);
+            scb.push(absmax);
+            codes.extend(row.iter().map(|&v| {
+                let q = crate::quant::round_half_even(v * factor);
+                if q.is_finite() {
+                    q as i8
+                } else {
+                    0
+                }
+            }));
+        }
+        Ok(Encoded::new(&t.shape)
+            .with("weight", t.shape.clone(), Stored::I8(codes))
+            .with_flat("SCB", Stored::F32(scb)))
+    }
+
+    /// `int8_vectorwise_dequant`: `w = float32(float32(q·SCB)·float32(1/127))`.
+    fn decode(&self, e: &Encoded) -> Result<Tensor> {
+        let scb = self.stored_scb(e)?;
+        let (_, cols) = Self::rows(&e.shape)?;
+        let values = e
+            .i8s("weight")?
+            .chunks(cols.max(1))
+            .zip(scb)
+            .flat_map(|(row, &s)| row.iter().map(move |&q| q as f32 * s * INV_127))
+            .collect();
+        decoded(&e.shape, values)
+    }
+
+    fn ranges(&self, e: &Encoded) -> Result<SliceRanges> {
+        let scb = self.stored_scb(e)?;
+        let (_, cols) = Self::rows(&e.shape)?;
+        Ok(SliceRanges::new(
+            Slicing::Flat(cols.max(1)),
+            scb.iter().map(|&s| {
+                let (lo, hi) = (-127.0 * s * INV_127, 127.0 * s * INV_127);
+                Some((lo.min(hi) as f64, lo.max(hi) as f64))
+            }),
+        ))
+    }
+}
+
+#[cfg(test)]
+mod checkpoint_tests {
+    use super::super::find;
+    use super::*;
+    use crate::params::Params;
+
+    fn replaced(e: &Encoded, name: &'static str, data: Stored) -> Encoded {
+        let mut e = e.clone();
+        e.parts.retain(|p| p.name != name);
+        e.with_flat(name, data)
+    }
+
+    #[test]
+    fn four_bit_output_dtype_and_stored_maps() {
+        // Blocks of different magnitudes, so that the nested statistics are not all zero.
+        let mut t = super::super::tests::ramp(vec![8, 64]);
+        t.data
+            .iter_mut()
+            .enumerate()
+            .for_each(|(i, v)| *v *= 1.0 + (i / 64) as f32);
+        let p = Params::from_json(r#"{"compress_statistics": true, "dtype": "bfloat16"}"#).unwrap();
+        let c = find("bnb.fp4").unwrap().build(&p, &[8, 64]).unwrap();
+        assert_eq!(c.label(), "bnb.fp4 (double quant, bfloat16)");
+        let e = c.encode(&t).unwrap();
+        let y = c.decode(&e).unwrap();
+        let f32_codec = find("bnb.fp4")
+            .unwrap()
+            .build(&Params::new().with("compress_statistics", true), &[8, 64])
+            .unwrap();
+        let x = f32_codec.decode(&e).unwrap();
+        for (a, b) in x.data.iter().zip(&y.data) {
+            assert_eq!(OutDType::Bfloat16.round(*a).to_bits(), b.to_bits());
+        }
+        // The stored quant_map is checked but not read (bitsandbytes never reads it)…
+        let other_map = replaced(&e, "quant_map", Stored::F32(vec![9.0; 16]));
+        assert_eq!(c.decode(&other_map).unwrap(), y);
+        let msg = c
+            .decode(&replaced(&e, "quant_map", Stored::F32(vec![0.0; 15])))
+            .unwrap_err()
+            .to_string();
+        assert!(msg.contains("`quant_map` has 15 elements"), "{msg}");
+        // … while the nested map is (dequantize_blockwise with state2.code).
+        let doubled: Vec<f32> = blockwise8::dynamic_code()
+            .code
+            .iter()
+            .map(|v| v * 2.0)
+            .collect();
+        let nested = replaced(&e, "nested_quant_map", Stored::F32(doubled));
+        assert_ne!(c.decode(&nested).unwrap(), y);
+        let msg = c
+            .decode(&replaced(
+                &e,
+                "nested_quant_map",
+                Stored::F32(vec![0.0; 16]),
+            ))
+            .unwrap_err()
+            .to_string();
+        assert!(msg.contains("`nested_quant_map` has 16 elements"), "{msg}");
+    }
+
+    #[test]
+    fn llm_int8_rows() {
+        let c = find("bnb.int8")
+            .unwrap()
+            .build(&Params::new(), &[2, 4])
+            .unwrap();
+        let t = Tensor::new(vec![2, 4], vec![1.0, -0.5, 0.25, 0.0, 0.0, 0.0, 0.0, 0.0]).unwrap();
+        let e = c.encode(&t).unwrap();
+        assert_eq!(e.i8s("weight").unwrap(), &[127, -64, 32, 0, 0, 0, 0, 0]);
+        assert_eq!(e.f32s("SCB").unwrap(), &[1.0, 0.0]);
+        let y = c.decode(&e).unwrap();
+        assert_eq!(y.data[0], 127.0 * INV_127);
+        assert_eq!(c.bits_per_value(&[2, 4]), 16.0);
+        let format = e.clone().with("weight_format", vec![], Stored::U8(vec![1]));
+        let msg = c.decode(&format).unwrap_err().to_string();
+        assert!(msg.contains("weight_format 1 is not 0 (row)"), "{msg}");
+        let ok = e.clone().with("weight_format", vec![], Stored::U8(vec![0]));
+        assert_eq!(c.decode(&ok).unwrap(), y);
+        let msg = c
+            .decode(&replaced(&e, "SCB", Stored::F32(vec![1.0; 3])))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            msg.contains("`SCB` has 3 elements, the tensor needs 2"),
+            "{msg}"
+        );
+        let big = Tensor::new(vec![1, 2], vec![1e6, 1.0]).unwrap();
+        let msg = c.encode(&big).unwrap_err().to_string();
+        assert!(msg.contains("not a finite float16"), "{msg}");
     }
 }

@@ -19,6 +19,36 @@ crate::declare_params! {
     }
 }
 
+crate::choice_enum! {
+    /// The dtype a dequantizer returns (bitsandbytes' `QuantState.dtype`, GPTQ/AWQ's scales'
+    /// dtype): its float32 result rounded once to it, to nearest even.
+    pub enum OutDType {
+        Float32 = "float32",
+        Bfloat16 = "bfloat16",
+        Float16 = "float16",
+    }
+}
+
+impl OutDType {
+    /// `x` rounded to this dtype (and back to float32).
+    #[inline(always)]
+    pub fn round(self, x: f32) -> f32 {
+        match self {
+            OutDType::Float32 => x,
+            OutDType::Bfloat16 => HalfType::Bfloat16.round_trip(x),
+            OutDType::Float16 => HalfType::Float16.round_trip(x),
+        }
+    }
+
+    /// Bits of one value.
+    pub fn bits(self) -> u32 {
+        match self {
+            OutDType::Float32 => 32,
+            _ => 16,
+        }
+    }
+}
+
 /// The codec family `half`.
 pub struct HalfFamily;
 

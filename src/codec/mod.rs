@@ -23,10 +23,12 @@
 //! **Adding a format** is one file here (or a type in an existing family) with its
 //! `CodecFamily` impl and registry entry, one line in [`codecs`], and its golden test.
 
+pub mod awq;
 pub mod bfp;
 pub mod bnb;
 mod compare;
 pub mod ggml;
+pub mod gptq;
 pub mod half;
 pub mod int;
 pub mod minifloat;
@@ -203,6 +205,8 @@ pub fn codecs() -> Vec<CodecEntry> {
         bfp::entry(),
     ];
     all.extend(bnb::entries());
+    all.push(gptq::entry());
+    all.push(awq::entry());
     all.extend(ggml::entries());
     all
 }

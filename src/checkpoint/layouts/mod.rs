@@ -9,6 +9,9 @@
 //! entries as they are with one warning saying so: the values of an unrecognised layout are
 //! never guessed.
 
+mod bnb;
+mod gptq;
+
 use super::weights::{plain_weights, Weight};
 use super::Catalog;
 use serde::Serialize;
@@ -26,6 +29,11 @@ pub struct Configs {
     /// GPTQ/AWQ exporters' `quantize_config.json`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub quantize_config: Option<Value>,
+    /// Configuration stored as tensors (the entries [`json_entries`] lists: bitsandbytes'
+    /// `….quant_state.bitsandbytes__nf4` JSON bytes), parsed, by entry name; an entry that could
+    /// not be read or parsed holds the reason.
+    #[serde(skip)]
+    pub json_entries: std::collections::BTreeMap<String, Result<Value, String>>,
 }
 
 impl Configs {
@@ -49,6 +57,15 @@ impl Configs {
             serde_json::from_slice(text).map_err(|e| format!("{name} is not valid JSON: {e}"))?;
         *slot = Some(value);
         Ok(())
+    }
+
+    /// Take the bytes of entry `name` (one of [`json_entries`]), or the reason they could not
+    /// be read.
+    pub fn take_entry(&mut self, name: &str, bytes: Result<Vec<u8>, String>) {
+        let value = bytes.and_then(|b| {
+            serde_json::from_slice(&b).map_err(|e| format!("`{name}` is not valid JSON: {e}"))
+        });
+        self.json_entries.insert(name.to_string(), value);
     }
 
     /// `config.json`'s `quantization_config`, if any.
@@ -112,6 +129,12 @@ impl Layout {
     }
 }
 
+/// The entries of `catalog` that hold configuration as JSON bytes (bitsandbytes' packed
+/// `QuantState`), to be read into [`Configs::take_entry`] before [`weights`].
+pub fn json_entries(catalog: &Catalog) -> Vec<usize> {
+    bnb::json_entries(catalog)
+}
+
 /// The weights of `catalog` under the layout its `configs` say.
 pub fn weights(catalog: &Catalog, configs: &Configs) -> Layout {
     let plain = || plain_weights(catalog);
@@ -123,6 +146,11 @@ pub fn weights(catalog: &Catalog, configs: &Configs) -> Layout {
         };
     };
     let method = q.get("quant_method").and_then(Value::as_str).unwrap_or("");
+    match method {
+        "bitsandbytes" => return bnb::weights(catalog, configs, q),
+        "gptq" | "awq" => return gptq::weights(catalog, q, method),
+        _ => {}
+    }
     Layout {
         name: None,
         weights: plain(),

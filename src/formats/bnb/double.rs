@@ -40,11 +40,21 @@ impl DoubleQuant {
     /// The statistics as stored: the 8-bit `codes` of `absmax − offset` in blocks of
     /// `blocksize`, with those blocks' `absmax2`; the absmax the dequantizer uses is rebuilt.
     pub fn from_stored(offset: f32, codes: Vec<u8>, absmax2: Vec<f32>, blocksize: usize) -> Self {
-        let absmax_dequantized =
-            blockwise8::dequantize(&codes, &absmax2, blocksize, &dynamic_code().code)
-                .into_iter()
-                .map(|a| a + offset)
-                .collect();
+        Self::from_stored_with(offset, codes, absmax2, blocksize, &dynamic_code().code)
+    }
+
+    /// [`DoubleQuant::from_stored`] with the code book `code` (a stored `nested_quant_map`).
+    pub fn from_stored_with(
+        offset: f32,
+        codes: Vec<u8>,
+        absmax2: Vec<f32>,
+        blocksize: usize,
+        code: &[f32; 256],
+    ) -> Self {
+        let absmax_dequantized = blockwise8::dequantize(&codes, &absmax2, blocksize, code)
+            .into_iter()
+            .map(|a| a + offset)
+            .collect();
         DoubleQuant {
             offset,
             codes,
