@@ -26,11 +26,16 @@
 pub mod bfp;
 pub mod bnb;
 mod compare;
+pub mod compressed_tensors;
+pub mod fp8_block;
 pub mod ggml;
+pub mod gptoss;
 pub mod half;
 pub mod int;
 pub mod minifloat;
+pub mod modelopt;
 pub mod mx;
+mod scaled;
 pub mod selfcheck;
 mod sharing;
 mod stored;
@@ -188,6 +193,10 @@ pub fn codecs() -> Vec<CodecEntry> {
     ];
     all.extend(bnb::entries());
     all.extend(ggml::entries());
+    all.extend(compressed_tensors::entries());
+    all.push(fp8_block::entry());
+    all.push(gptoss::entry());
+    all.push(modelopt::entry());
     all
 }
 

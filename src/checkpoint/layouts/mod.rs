@@ -9,6 +9,13 @@
 //! entries as they are with one warning saying so: the values of an unrecognised layout are
 //! never guessed.
 
+mod coded;
+mod compressed_tensors;
+mod fp8_block;
+mod modelopt;
+mod mxfp4;
+mod pattern;
+
 use super::weights::{plain_weights, Weight};
 use super::Catalog;
 use serde::Serialize;
@@ -72,7 +79,15 @@ pub struct Layout {
 /// The weights of `catalog` under the layout its `configs` say.
 pub fn weights(catalog: &Catalog, configs: &Configs) -> Layout {
     let plain = || plain_weights(catalog);
+    // ModelOpt's own file says the layout even where config.json does not.
+    let modelopt = configs
+        .hf_quant_config
+        .as_ref()
+        .and_then(|h| h.get("quantization"));
     let Some(q) = configs.quantization_config() else {
+        if let Some(m) = modelopt {
+            return modelopt::layout(catalog, m);
+        }
         return Layout {
             name: None,
             weights: plain(),
@@ -80,6 +95,13 @@ pub fn weights(catalog: &Catalog, configs: &Configs) -> Layout {
         };
     };
     let method = q.get("quant_method").and_then(Value::as_str).unwrap_or("");
+    match method {
+        "compressed-tensors" => return compressed_tensors::layout(catalog, q),
+        "fp8" => return fp8_block::layout(catalog, q),
+        "mxfp4" => return mxfp4::layout(catalog),
+        "modelopt" => return modelopt::layout(catalog, modelopt.unwrap_or(q)),
+        _ => {}
+    }
     Layout {
         name: None,
         weights: plain(),
