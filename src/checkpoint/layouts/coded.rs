@@ -13,23 +13,31 @@ use std::collections::{HashMap, HashSet};
 /// The catalogue's entries by name.
 pub(super) struct Names<'a> {
     pub catalog: &'a Catalog,
-    index: HashMap<&'a str, usize>,
+    index: HashMap<&'a str, Vec<usize>>,
 }
 
 impl<'a> Names<'a> {
     pub fn new(catalog: &'a Catalog) -> Self {
-        let index = catalog
-            .entries
-            .iter()
-            .enumerate()
-            .map(|(i, e)| (e.name.as_str(), i))
-            .collect();
+        let mut index: HashMap<&str, Vec<usize>> = HashMap::new();
+        for (i, e) in catalog.entries.iter().enumerate() {
+            index.entry(e.name.as_str()).or_default().push(i);
+        }
         Names { catalog, index }
     }
 
-    /// The index of entry `name`.
+    /// The index of entry `name` (the first, in checkpoint order, when a name is listed
+    /// twice: shards, or a folder holding other files of the same names).
     pub fn get(&self, name: &str) -> Option<usize> {
-        self.index.get(name).copied()
+        self.index.get(name)?.first().copied()
+    }
+
+    /// The first entry `name` whose dtype satisfies `want`, else the first of that name.
+    pub fn pick(&self, name: &str, want: impl Fn(Option<DType>) -> bool) -> Option<usize> {
+        let all = self.index.get(name)?;
+        all.iter()
+            .copied()
+            .find(|&i| want(self.dtype(i)))
+            .or_else(|| all.first().copied())
     }
 
     /// The dtype of entry `i`, when quantscope knows it.
@@ -164,12 +172,10 @@ pub(super) fn assemble(
     weights: Vec<Weight>,
     warnings: Vec<String>,
 ) -> Layout {
-    let index: HashMap<&str, usize> = catalog
-        .entries
-        .iter()
-        .enumerate()
-        .map(|(i, e)| (e.name.as_str(), i))
-        .collect();
+    let mut index: HashMap<&str, usize> = HashMap::new();
+    for (i, e) in catalog.entries.iter().enumerate() {
+        index.entry(e.name.as_str()).or_insert(i);
+    }
     let mut taken = HashSet::new();
     let mut anchored: HashMap<usize, Vec<Weight>> = HashMap::new();
     let mut loose = Vec::new();

@@ -312,7 +312,9 @@ fn module_weight(
             (shape, p)
         }
         "ct.int_quantized" | "ct.float_quantized" => {
-            let Some(w) = entry("weight") else {
+            let stored =
+                |d: Option<DType>| matches!(d, Some(DType::I8 | DType::U8 | DType::F8E4M3));
+            let Some(w) = names.pick(&format!("{module}.weight"), stored) else {
                 return missing("weight", Vec::new());
             };
             let codec_for = match names.dtype(w) {

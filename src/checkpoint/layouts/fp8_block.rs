@@ -43,6 +43,10 @@ pub fn layout(catalog: &Catalog, q: &Value) -> Layout {
         let Some(module) = e.name.strip_suffix(".weight") else {
             continue;
         };
+        let fp8 = |d: Option<DType>| d == Some(DType::F8E4M3);
+        if names.pick(&e.name, fp8) != Some(i) {
+            continue; // another entry of the same name is the weight
+        }
         let scale = names.get(&format!("{module}.weight_scale_inv"));
         let fp8 = names.dtype(i) == Some(DType::F8E4M3);
         let w = match (fp8, scale) {

@@ -29,7 +29,7 @@ pub fn layout(catalog: &Catalog, q: &Value) -> Layout {
     let mut weights = Vec::new();
     for (module, scale) in names.with_suffix(".weight_scale") {
         let name = format!("{module}.weight");
-        let Some(w) = names.get(&name) else {
+        let Some(w) = names.pick(&name, |d| d == Some(DType::U8)) else {
             continue;
         };
         if names.dtype(w) != Some(DType::U8) {
