@@ -58,7 +58,7 @@ use crate::tensor::Tensor;
 pub const LIBRARY: (&str, &str) = ("compressed-tensors", "0.19.0");
 
 /// Colour and legend of the Hugging Face checkpoint formats.
-pub const DRAWN: (usize, &str) = (6, "HF checkpoint");
+pub const DRAWN: (usize, &str) = (7, "compressed-tensors");
 
 const PACK_QUIRKS: &[&str] = &[
     "dense bit packing: 32 values of b bits fill exactly b int32 words, an element may straddle two words (compressors/pack_quantized/helpers.py pack_to_int32)",

@@ -68,10 +68,7 @@ pub fn entry() -> CodecEntry {
         "DeepSeek-V3 FP8: E4M3 weights with a float32 multiplier (weight_scale_inv) per 128×128 block",
     )
     .reproducing(library, version, QUIRKS)
-    .drawn(
-        super::compressed_tensors::DRAWN.0,
-        super::compressed_tensors::DRAWN.1,
-    )
+    .drawn(8, "DeepSeek FP8")
 }
 
 /// A configured DeepSeek FP8 block codec.

@@ -69,10 +69,7 @@ pub fn entry() -> CodecEntry {
         "gpt-oss MXFP4: *_blocks (E2M1 pairs, 16 bytes per 32 values) and *_scales (E8M0)",
     )
     .reproducing(library, version, QUIRKS)
-    .drawn(
-        super::compressed_tensors::DRAWN.0,
-        super::compressed_tensors::DRAWN.1,
-    )
+    .drawn(9, "gpt-oss MXFP4")
 }
 
 /// A configured gpt-oss MXFP4 codec.

@@ -57,10 +57,7 @@ pub fn entry() -> CodecEntry {
         "ModelOpt NVFP4: E2M1 pairs per byte, FP8 scale per 16, times a float32 weight_scale_2",
     )
     .reproducing(library, version, QUIRKS)
-    .drawn(
-        super::compressed_tensors::DRAWN.0,
-        super::compressed_tensors::DRAWN.1,
-    )
+    .drawn(10, "ModelOpt")
 }
 
 /// A configured ModelOpt NVFP4 codec.

@@ -32,7 +32,7 @@ impl OutDtype {
     }
 
     /// A 16-bit pattern of this dtype as float32 (float32 has no 16-bit pattern: `None`).
-    pub fn from_bits(self, bits: u16) -> Option<f32> {
+    pub fn value_of_bits(self, bits: u16) -> Option<f32> {
         match self {
             OutDtype::Bfloat16 => Some(f32::from_bits((bits as u32) << 16)),
             OutDtype::Float16 => Some(half::f16::from_bits(bits).to_f32()),
@@ -221,11 +221,17 @@ impl Grid {
         let part = e.part(name)?;
         let want = self.len();
         let got = part.data.len();
-        if got != want {
+        let squeeze = |s: &[usize]| s.iter().copied().filter(|&d| d != 1).collect::<Vec<_>>();
+        let same_shape = squeeze(&part.shape) == squeeze(&self.shape());
+        if got != want || !same_shape {
             return Err(Error::input(format!(
-                "`{name}`: scale grid {:?} too {} for {:?} with {} (needs {:?})",
+                "`{name}`: scale grid {:?} {} {:?} with {} (needs {:?})",
                 part.shape,
-                if got < want { "small" } else { "large" },
+                match got.cmp(&want) {
+                    std::cmp::Ordering::Less => "too small for",
+                    std::cmp::Ordering::Greater => "too large for",
+                    std::cmp::Ordering::Equal => "does not fit",
+                },
                 e.shape,
                 self.describe(),
                 self.shape()
@@ -270,12 +276,12 @@ impl Grid {
 pub fn float_scales(e: &Encoded, name: &str, len: usize, dtype: OutDtype) -> Result<Vec<f32>> {
     match &e.part_of_len(name, len)?.data {
         Stored::U16(v) => {
-            let Some(_) = dtype.from_bits(0) else {
+            let Some(_) = dtype.value_of_bits(0) else {
                 return Err(Error::input(format!(
                     "stored array `{name}` holds 16-bit values, but the dtype is float32"
                 )));
             };
-            Ok(v.iter().filter_map(|&b| dtype.from_bits(b)).collect())
+            Ok(v.iter().filter_map(|&b| dtype.value_of_bits(b)).collect())
         }
         Stored::F32(v) => Ok(v.clone()),
         other => Err(Error::input(format!(
@@ -359,4 +365,203 @@ pub fn check_shape(e: &Encoded, name: &str, want: &[usize]) -> Result<()> {
         )));
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    //! Malformed stored arrays: each refused with a message naming the array.
+    use crate::codec::{find, Encoded, Stored};
+    use crate::params::Params;
+    use crate::tensor::Tensor;
+
+    fn decode_err(id: &str, params: Params, e: &Encoded) -> String {
+        let c = find(id).unwrap().build(&params, &e.shape).unwrap();
+        c.decode(e).unwrap_err().to_string()
+    }
+
+    fn ramp(shape: &[usize]) -> Tensor {
+        let n: usize = shape.iter().product();
+        Tensor::new(
+            shape.to_vec(),
+            (0..n)
+                .map(|i| ((i * 37 % 101) as f32 - 50.0) / 64.0)
+                .collect(),
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn pack_quantized_weight_shape_disagreement_is_named() {
+        let c = find("ct.pack_quantized")
+            .unwrap()
+            .build(&Params::new().with("group_size", 64), &[4, 384])
+            .unwrap();
+        let mut e = c.encode(&ramp(&[4, 384])).unwrap();
+        let round = c.decode(&e).unwrap();
+        assert_eq!(round.shape, vec![4, 384]);
+        e.parts.retain(|p| p.name != "weight_shape");
+        e = e.with_flat("weight_shape", Stored::I32(vec![4, 512]));
+        let msg = c.decode(&e).unwrap_err().to_string();
+        assert!(
+            msg.contains("`weight_shape` [4, 512] disagrees with weight_packed [4, 48]"),
+            "{msg}"
+        );
+    }
+
+    #[test]
+    fn pack_quantized_short_arrays_are_named() {
+        let p = Params::new()
+            .with("group_size", 64)
+            .with("symmetric", false);
+        let c = find("ct.pack_quantized")
+            .unwrap()
+            .build(&p, &[16, 128])
+            .unwrap();
+        let good = c.encode(&ramp(&[16, 128])).unwrap();
+        assert_eq!(good.part("weight_zero_point").unwrap().shape, vec![2, 2]);
+        for (name, msg) in [
+            ("weight_packed", "`weight_packed` is"),
+            ("weight_scale", "`weight_scale`: scale grid"),
+            ("weight_zero_point", "`weight_zero_point` is"),
+        ] {
+            let mut e = good.clone();
+            let part = e.parts.iter_mut().find(|q| q.name == name).unwrap();
+            part.data = match &part.data {
+                Stored::I32(v) => Stored::I32(v[1..].to_vec()),
+                Stored::U16(v) => Stored::U16(v[1..].to_vec()),
+                other => other.clone(),
+            };
+            let err = decode_err("ct.pack_quantized", p.clone(), &e);
+            assert!(err.contains(msg), "{name}: {err}");
+        }
+        let mut e = good.clone();
+        e.parts.retain(|q| q.name != "weight_zero_point");
+        assert!(decode_err("ct.pack_quantized", p.clone(), &e).contains("weight_zero_point"));
+    }
+
+    #[test]
+    fn g_idx_out_of_range_is_refused() {
+        let p = Params::new().with("group_size", 32);
+        let c = find("ct.pack_quantized")
+            .unwrap()
+            .build(&p, &[2, 64])
+            .unwrap();
+        let mut e = c.encode(&ramp(&[2, 64])).unwrap();
+        let plain = c.decode(&e).unwrap();
+        let g_idx: Vec<i32> = (0..64).map(|k| k / 32).collect();
+        e = e.with_flat("weight_g_idx", Stored::I32(g_idx.clone()));
+        assert_eq!(c.decode(&e).unwrap(), plain);
+        let mut bad = g_idx;
+        bad[5] = 99;
+        e.parts.retain(|q| q.name != "weight_g_idx");
+        e = e.with_flat("weight_g_idx", Stored::I32(bad));
+        let msg = c.decode(&e).unwrap_err().to_string();
+        assert!(
+            msg.contains("`weight_g_idx`[5] = 99 is outside the 2 groups"),
+            "{msg}"
+        );
+    }
+
+    #[test]
+    fn fp8_block_scale_grid_too_small_is_named() {
+        let e = Encoded::new(&[384, 384])
+            .with("weight", vec![384, 384], Stored::U8(vec![0x38; 384 * 384]))
+            .with("weight_scale_inv", vec![2, 3], Stored::F32(vec![1.0; 6]));
+        let msg = decode_err("deepseek.fp8_block", Params::new(), &e);
+        assert!(
+            msg.contains(
+                "scale grid [2, 3] too small for [384, 384] with blocks 128×128 (needs [3, 3])"
+            ),
+            "{msg}"
+        );
+        let e = Encoded::new(&[300, 200])
+            .with("weight", vec![300, 200], Stored::U8(vec![0x38; 60000]))
+            .with("weight_scale_inv", vec![2, 3], Stored::F32(vec![1.0; 6]));
+        let msg = decode_err("deepseek.fp8_block", Params::new(), &e);
+        assert!(
+            msg.contains(
+                "scale grid [2, 3] does not fit [300, 200] with blocks 128×128 (needs [3, 2])"
+            ),
+            "{msg}"
+        );
+        let e = Encoded::new(&[300, 200])
+            .with("weight", vec![300, 100], Stored::U8(vec![0x38; 30000]))
+            .with("weight_scale_inv", vec![3, 2], Stored::F32(vec![1.0; 6]));
+        assert!(decode_err("deepseek.fp8_block", Params::new(), &e).contains("`weight`"));
+        // Partial edge blocks: element (299, 199) uses scale [2, 1].
+        let mut scales = vec![1.0f32; 6];
+        scales[5] = 2.0;
+        let e = Encoded::new(&[300, 200])
+            .with("weight", vec![300, 200], Stored::U8(vec![0x38; 60000]))
+            .with("weight_scale_inv", vec![3, 2], Stored::F32(scales));
+        let c = find("deepseek.fp8_block")
+            .unwrap()
+            .build(&Params::new(), &[300, 200])
+            .unwrap();
+        let v = c.decode(&e).unwrap();
+        assert_eq!(v.data[0], 1.0);
+        assert_eq!(v.data[299 * 200 + 199], 2.0);
+        assert_eq!(v.data[255 * 200 + 127], 1.0);
+        assert_eq!(v.data[256 * 200 + 127], 1.0);
+        assert_eq!(v.data[256 * 200 + 128], 2.0);
+    }
+
+    #[test]
+    fn fp4_codecs_name_their_arrays_and_signs_of_zero() {
+        // NVFP4 (CT): code 8 is −0.0; ModelOpt: +0.0.
+        let ct = Encoded::new(&[1, 16])
+            .with("weight_packed", vec![1, 8], Stored::U8(vec![0x88; 8]))
+            .with("weight_scale", vec![1, 1], Stored::U8(vec![0x38]))
+            .with("weight_global_scale", vec![1], Stored::F32(vec![2.0]));
+        let c = find("ct.nvfp4")
+            .unwrap()
+            .build(&Params::new(), &[1, 16])
+            .unwrap();
+        assert!(c
+            .decode(&ct)
+            .unwrap()
+            .data
+            .iter()
+            .all(|v| v.to_bits() == 0x8000_0000));
+        let mo = Encoded::new(&[1, 16])
+            .with("weight", vec![1, 8], Stored::U8(vec![0x88; 8]))
+            .with("weight_scale", vec![1, 1], Stored::U8(vec![0x38]))
+            .with("weight_scale_2", vec![], Stored::F32(vec![2.0]));
+        let m = find("modelopt.nvfp4")
+            .unwrap()
+            .build(&Params::new(), &[1, 16])
+            .unwrap();
+        assert!(m.decode(&mo).unwrap().data.iter().all(|v| v.to_bits() == 0));
+        let mut short = mo.clone();
+        short.parts.retain(|p| p.name != "weight_scale_2");
+        assert!(m
+            .decode(&short)
+            .unwrap_err()
+            .to_string()
+            .contains("weight_scale_2"));
+        let mut short = ct.clone();
+        short.parts[1].data = Stored::U8(vec![]);
+        assert!(c
+            .decode(&short)
+            .unwrap_err()
+            .to_string()
+            .contains("`weight_scale`"));
+        // gpt-oss: 3-D experts come back transposed [E, K, N].
+        let g = find("gptoss.mxfp4")
+            .unwrap()
+            .build(&Params::new(), &[2, 32, 3])
+            .unwrap();
+        let x = ramp(&[2, 32, 3]);
+        let enc = g.encode(&x).unwrap();
+        assert_eq!(enc.part("blocks").unwrap().shape, vec![2, 3, 1, 16]);
+        let back = g.decode(&enc).unwrap();
+        assert_eq!(back.shape, vec![2, 32, 3]);
+        let mut bad = enc.clone();
+        bad.parts[1].data = Stored::U8(vec![127; 5]);
+        let msg = g.decode(&bad).unwrap_err().to_string();
+        assert!(
+            msg.contains("`scales` is [2, 3, 1], the tensor [2, 32, 3] needs [2, 3, 1]"),
+            "{msg}"
+        );
+    }
 }
