@@ -222,6 +222,19 @@ pub fn stored_elements(entry: &Entry, bytes: &[u8]) -> Result<Stored> {
         DType::I16 => Stored::I16(words!(i16, 2)),
         DType::I32 => Stored::I32(words!(i32, 4)),
         DType::F32 => Stored::F32(words!(f32, 4)),
+        // Small int64 arrays (compressed-tensors' `weight_shape`) as int32, refused when a
+        // value does not fit.
+        DType::I64 => {
+            let wide: Vec<i64> = words!(i64, 8);
+            Stored::I32(
+                wide.iter()
+                    .map(|&v| i32::try_from(v))
+                    .collect::<std::result::Result<Vec<i32>, _>>()
+                    .map_err(|_| {
+                        fail("int64 values beyond int32 cannot be a codec's stored array".into())
+                    })?,
+            )
+        }
         other => {
             return Err(fail(format!(
                 "{} cannot be a codec's stored array",

@@ -27,12 +27,17 @@ pub mod awq;
 pub mod bfp;
 pub mod bnb;
 mod compare;
+pub mod compressed_tensors;
+pub mod fp8_block;
 pub mod ggml;
+pub mod gptoss;
 pub mod gptq;
 pub mod half;
 pub mod int;
 pub mod minifloat;
+pub mod modelopt;
 pub mod mx;
+mod scaled;
 pub mod selfcheck;
 mod sharing;
 mod stored;
@@ -208,6 +213,10 @@ pub fn codecs() -> Vec<CodecEntry> {
     all.push(gptq::entry());
     all.push(awq::entry());
     all.extend(ggml::entries());
+    all.extend(compressed_tensors::entries());
+    all.push(fp8_block::entry());
+    all.push(gptoss::entry());
+    all.push(modelopt::entry());
     all
 }
 

@@ -121,6 +121,12 @@ fn the_registry_states_each_familys_facts() {
             "{}",
             c.id
         );
+        assert!(
+            c.colour < crate::plot::theme::SERIES.len(),
+            "{}: colour {} is not in the palette",
+            c.id,
+            c.colour
+        );
         // One colour per library (quantscope's own families each have theirs).
         for d in &all {
             if c.library == d.library && c.library != OWN.0 {

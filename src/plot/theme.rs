@@ -31,7 +31,7 @@ pub const NOTE: RGBColor = RGBColor(0x8a, 0x5a, 0x00);
 pub const CURVE: RGBColor = RGBColor(0x33, 0x41, 0x55);
 
 /// Observer colours (calm, distinguishable, colour-blind aware order).
-pub const SERIES: [RGBColor; 10] = [
+pub const SERIES: [RGBColor; 13] = [
     RGBColor(0x2f, 0x6f, 0xb0),
     RGBColor(0x1f, 0x8a, 0x70),
     RGBColor(0x7b, 0x52, 0xab),
@@ -42,6 +42,9 @@ pub const SERIES: [RGBColor; 10] = [
     RGBColor(0x55, 0x6b, 0x2f),
     RGBColor(0x8e, 0x44, 0xad),
     RGBColor(0x4a, 0x55, 0x68),
+    RGBColor(0xa8, 0x4a, 0x1c),
+    RGBColor(0x0e, 0x6e, 0x8c),
+    RGBColor(0x7a, 0x5c, 0x3a),
 ];
 
 /// The colour of series `i`.

@@ -10,7 +10,13 @@
 //! never guessed.
 
 mod bnb;
+mod coded;
+mod compressed_tensors;
+mod fp8_block;
 mod gptq;
+mod modelopt;
+mod mxfp4;
+mod pattern;
 
 use super::weights::{plain_weights, Weight};
 use super::Catalog;
@@ -138,7 +144,15 @@ pub fn json_entries(catalog: &Catalog) -> Vec<usize> {
 /// The weights of `catalog` under the layout its `configs` say.
 pub fn weights(catalog: &Catalog, configs: &Configs) -> Layout {
     let plain = || plain_weights(catalog);
+    // ModelOpt's own file says the layout even where config.json does not.
+    let modelopt = configs
+        .hf_quant_config
+        .as_ref()
+        .and_then(|h| h.get("quantization"));
     let Some(q) = configs.quantization_config() else {
+        if let Some(m) = modelopt {
+            return modelopt::layout(catalog, m);
+        }
         return Layout {
             name: None,
             weights: plain(),
@@ -149,6 +163,10 @@ pub fn weights(catalog: &Catalog, configs: &Configs) -> Layout {
     match method {
         "bitsandbytes" => return bnb::weights(catalog, configs, q),
         "gptq" | "awq" => return gptq::weights(catalog, q, method),
+        "compressed-tensors" => return compressed_tensors::layout(catalog, q),
+        "fp8" => return fp8_block::layout(catalog, q),
+        "mxfp4" => return mxfp4::layout(catalog),
+        "modelopt" => return modelopt::layout(catalog, modelopt.unwrap_or(q)),
         _ => {}
     }
     Layout {
