@@ -163,8 +163,8 @@ fn list_path(path: &Path) -> (CatalogFile, FileListing) {
 
 impl Checkpoint {
     /// List every tensor of `paths`: `.safetensors` files or shards, a
-    /// `*.safetensors.index.json` (its shards are found next to it), `.npz`, `.npy` and GGUF
-    /// files, and folders of them. Files that cannot be listed become
+    /// `*.safetensors.index.json` (its shards are found next to it), `.npz`, `.npy`, GGUF and
+    /// ONNX files (their external data files are found next to them), and folders of them. Files that cannot be listed become
     /// [`Catalog::load_errors`].
     pub fn open(paths: &[PathBuf]) -> Checkpoint {
         let mut files: Vec<PathBuf> = expand(paths);
@@ -172,12 +172,16 @@ impl Checkpoint {
         let mut i = 0;
         while i < files.len() {
             let entry = list_path(&files[i]);
-            if let FileListing::Index(ix) = &entry.1 {
-                for shard in &ix.shards {
-                    let path = PathBuf::from(shard_path(&entry.0.name, shard));
-                    if path.is_file() && !files.contains(&path) {
-                        files.push(path);
-                    }
+            let needed: &[String] = match &entry.1 {
+                FileListing::Index(ix) => &ix.shards,
+                // External data files (their locations were checked not to leave the folder).
+                FileListing::Onnx(l) => &l.external,
+                _ => &[],
+            };
+            for shard in needed {
+                let path = PathBuf::from(shard_path(&entry.0.name, shard));
+                if path.is_file() && !files.contains(&path) {
+                    files.push(path);
                 }
             }
             listed.push(entry);

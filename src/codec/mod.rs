@@ -31,6 +31,7 @@ pub mod half;
 pub mod int;
 pub mod minifloat;
 pub mod mx;
+pub mod onnx;
 pub mod selfcheck;
 mod sharing;
 mod stored;
@@ -188,6 +189,7 @@ pub fn codecs() -> Vec<CodecEntry> {
     ];
     all.extend(bnb::entries());
     all.extend(ggml::entries());
+    all.extend(onnx::entries());
     all
 }
 

@@ -67,16 +67,22 @@ pub struct Layout {
     /// Problems of the checkpoint as a whole (an unknown `quant_method`, a configuration that
     /// contradicts the tensors).
     pub warnings: Vec<String>,
+    /// An ONNX model's activation quantize–dequantize pairs ([`super::onnx::qdq`]).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub activations: Vec<super::onnx::ActivationQdq>,
 }
 
 /// The weights of `catalog` under the layout its `configs` say.
 pub fn weights(catalog: &Catalog, configs: &Configs) -> Layout {
+    if let Some(layout) = super::onnx::qdq::layout(catalog) {
+        return layout;
+    }
     let plain = || plain_weights(catalog);
     let Some(q) = configs.quantization_config() else {
         return Layout {
             name: None,
             weights: plain(),
-            warnings: Vec::new(),
+            ..Layout::default()
         };
     };
     let method = q.get("quant_method").and_then(Value::as_str).unwrap_or("");
@@ -86,5 +92,6 @@ pub fn weights(catalog: &Catalog, configs: &Configs) -> Layout {
         warnings: vec![format!(
             "quantization_config.quant_method `{method}` is not a layout quantscope reads; its tensors are listed as stored"
         )],
+        ..Layout::default()
     }
 }
