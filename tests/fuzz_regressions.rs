@@ -7,11 +7,12 @@ use quantscope::checkpoint::selfcheck::{check_file, check_index};
 use std::path::Path;
 
 /// The file name each target's oracle sees its input as.
-const TARGETS: [(&str, &str); 5] = [
+const TARGETS: [(&str, &str); 6] = [
     ("npy", "fuzz.npy"),
     ("npz", "fuzz.npz"),
     ("safetensors", "fuzz.safetensors"),
     ("gguf", "fuzz.gguf"),
+    ("onnx", "fuzz.onnx"),
     ("index_json", ""),
 ];
 

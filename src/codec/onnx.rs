@@ -607,3 +607,43 @@ impl Codec for MatMulNBits {
         ))
     }
 }
+
+/// Stored arrays of the right lengths (zeros) for codec `id` with its default parameters on
+/// `shape`: the template the decoders' fuzz oracle fills, since `encode` is not implemented.
+pub(crate) fn template(id: &str, shape: &[usize]) -> Option<Encoded> {
+    let n: usize = shape.iter().product();
+    match id {
+        "onnx.dequantize_linear" => Some(
+            Encoded::new(shape)
+                .with("x", shape.to_vec(), Stored::I8(vec![0; n]))
+                .with("x_scale", Vec::new(), Stored::F32(vec![1.0]))
+                .with("x_zero_point", Vec::new(), Stored::I8(vec![0])),
+        ),
+        "onnx.matmul_nbits" => {
+            let codec = MatMulNBits {
+                bits: 4,
+                block_size: 32,
+            };
+            let (_, cols, blocks, blob, zp_row) = codec.dims(shape).ok()?;
+            Some(
+                Encoded::new(shape)
+                    .with(
+                        "B",
+                        vec![cols, blocks, blob],
+                        Stored::U8(vec![0; cols * blocks * blob]),
+                    )
+                    .with(
+                        "scales",
+                        vec![cols, blocks],
+                        Stored::F32(vec![1.0; cols * blocks]),
+                    )
+                    .with(
+                        "zero_points",
+                        vec![cols, zp_row],
+                        Stored::U8(vec![0; cols * zp_row]),
+                    ),
+            )
+        }
+        _ => None,
+    }
+}

@@ -618,3 +618,217 @@ pub(crate) fn stored(
     };
     super::weights::stored_elements(&plain, &raw).map_err(|e| e.to_string())
 }
+
+/// A small quantized ONNX model, what the tests and the fuzz seeds write: a float32 initializer
+/// in `raw_data` and one in `float_data`, an int8 weight per axis with zero points (codes in
+/// `int32_data`), an int4 weight in blocks of 2 along axis 0, a `MatMulNBits` weight, an
+/// activation Q/DQ pair on the input `x`, and one tensor in the external file `w.bin` when
+/// `external` (the file itself is not written).
+pub fn sample_model(external: bool) -> Vec<u8> {
+    use proto::*;
+    let t = |name: &str, dims: &[i64], data_type: i32, raw: Vec<u8>| TensorProto {
+        name: name.into(),
+        dims: dims.to_vec(),
+        data_type,
+        raw_data: raw,
+        ..TensorProto::default()
+    };
+    let f32s = |v: &[f32]| v.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>();
+    let node =
+        |op: &str, domain: &str, inputs: &[&str], output: &str, attrs: &[(&str, i64)]| NodeProto {
+            op_type: op.into(),
+            domain: domain.into(),
+            name: format!("{output}_node"),
+            input: inputs.iter().map(|s| s.to_string()).collect(),
+            output: vec![output.into()],
+            attribute: attrs
+                .iter()
+                .map(|&(name, i)| AttributeProto {
+                    name: name.into(),
+                    r#type: 2,
+                    i,
+                    ..AttributeProto::default()
+                })
+                .collect(),
+            ..NodeProto::default()
+        };
+    let mut typed = t("bias", &[2], 1, Vec::new());
+    typed.float_data = vec![0.5, -0.25];
+    let mut codes = t("a_quantized", &[2, 3], 3, Vec::new());
+    codes.int32_data = vec![-128, -1, 0, 1, 2, 127];
+    let mut initializer = vec![
+        t("ln.weight", &[3], 1, f32s(&[1.0, 2.0, -3.0])),
+        typed,
+        codes,
+        t("a_scale", &[3], 1, f32s(&[0.5, 0.25, 2.0])),
+        t("a_zero_point", &[3], 3, vec![0, 1, 0xff]),
+        t("b_quantized", &[4, 2], 22, vec![0x78, 0x0f, 0x03, 0x9a]),
+        t("b_scale", &[2, 2], 1, f32s(&[0.5, 0.25, 1.0, 2.0])),
+        t("c_Q4", &[2, 1, 16], 2, (0u8..32).collect()),
+        t("c_scales", &[2, 1], 1, f32s(&[0.125, 0.5])),
+        t("c_zero_points", &[2, 1], 2, vec![0x07, 0x09]),
+        t("x_scale", &[], 1, f32s(&[0.0625])),
+        t("x_zero_point", &[], 2, vec![128]),
+    ];
+    if external {
+        let mut e = t("ext", &[2], 1, Vec::new());
+        e.data_location = 1;
+        e.external_data = vec![
+            StringStringEntryProto {
+                key: "location".into(),
+                value: "w.bin".into(),
+            },
+            StringStringEntryProto {
+                key: "length".into(),
+                value: "8".into(),
+            },
+        ];
+        initializer.push(e);
+    }
+    let nodes = vec![
+        node(
+            "QuantizeLinear",
+            "",
+            &["x", "x_scale", "x_zero_point"],
+            "x_q",
+            &[],
+        ),
+        node(
+            "DequantizeLinear",
+            "",
+            &["x_q", "x_scale", "x_zero_point"],
+            "x_dq",
+            &[],
+        ),
+        node(
+            "DequantizeLinear",
+            "",
+            &["a_quantized", "a_scale", "a_zero_point"],
+            "a",
+            &[("axis", -1)],
+        ),
+        node(
+            "DequantizeLinear",
+            "",
+            &["b_quantized", "b_scale"],
+            "b",
+            &[("axis", 0), ("block_size", 2)],
+        ),
+        node(
+            "MatMulNBits",
+            "com.microsoft",
+            &["x_dq", "c_Q4", "c_scales", "c_zero_points"],
+            "y",
+            &[("K", 32), ("N", 2), ("bits", 4), ("block_size", 32)],
+        ),
+    ];
+    ModelProto {
+        ir_version: 10,
+        opset_import: vec![
+            OperatorSetIdProto {
+                domain: String::new(),
+                version: 21,
+            },
+            OperatorSetIdProto {
+                domain: "com.microsoft".into(),
+                version: 1,
+            },
+        ],
+        producer_name: "quantscope".into(),
+        graph: Some(GraphProto {
+            name: "sample".into(),
+            node: nodes,
+            initializer,
+            ..GraphProto::default()
+        }),
+        ..ModelProto::default()
+    }
+    .encode_to_vec()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::{assemble, list_file, CatalogFile, FileListing, InMemory};
+    use super::*;
+
+    fn catalog(bytes: &[u8]) -> super::super::Catalog {
+        let listing = list_file("m.onnx", &InMemory(bytes)).unwrap();
+        let file = CatalogFile {
+            name: "m.onnx".into(),
+            len: bytes.len() as u64,
+            kind: None,
+        };
+        assemble(vec![(file, listing)])
+    }
+
+    #[test]
+    fn locations_are_normalised_or_refused() {
+        assert_eq!(external_location("a/./b/../c.bin").unwrap(), "a/c.bin");
+        assert_eq!(external_location("a\\c.bin").unwrap(), "a/c.bin");
+        for bad in [
+            "../x",
+            "a/../../x",
+            "..\\x",
+            "/x",
+            "\\x",
+            "C:x",
+            "s3://b/x",
+            "a:b",
+            "",
+        ] {
+            assert!(external_location(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn the_sample_model_decodes_every_weight() {
+        let bytes = sample_model(false);
+        let c = catalog(&bytes);
+        assert!(c.load_errors.is_empty(), "{:?}", c.load_errors);
+        let layout = super::super::layouts::weights(&c, &Default::default());
+        let read = |name: &str| {
+            let w = layout.weights.iter().find(|w| w.name == name).unwrap();
+            super::super::weights::read_weight(&c, w, &mut |e| {
+                Ok(bytes[e.range.start as usize..e.range.end as usize].to_vec())
+            })
+            .unwrap()
+            .data
+        };
+        assert_eq!(read("a"), [-64.0, -0.5, 2.0, 0.5, 0.25, 256.0]);
+        // int4 [4, 2]: codes -8 7 / -1 0 / 3 0 / -6 -7, blocks of 2 rows.
+        assert_eq!(read("b"), [-4.0, 1.75, -0.5, 0.0, 3.0, 0.0, -6.0, -14.0]);
+        let c_weight = read("c");
+        assert_eq!(c_weight.len(), 64);
+        // W[k, n]: column 0 codes 0, 0, 1 (bytes 0, 1), zero point 7, scale 1/8; column 1 codes
+        // 0, 1, 1 (bytes 0x10, 0x11), zero point 9, scale 1/2.
+        assert_eq!(&c_weight[..6], [-0.875, -4.5, -0.875, -4.0, -0.75, -4.0]);
+        assert_eq!(layout.activations.len(), 1);
+        let a = &layout.activations[0];
+        assert_eq!(
+            (a.scale.as_slice(), a.zero_point.as_slice()),
+            ([0.0625f32].as_slice(), [128i64].as_slice())
+        );
+        assert_eq!(a.representable_range, Some([-8.0, 7.9375]));
+        assert_eq!(a.dq_nodes, ["x_dq_node"]);
+    }
+
+    #[test]
+    fn the_oracle_holds_on_the_sample_and_its_damage() {
+        for external in [false, true] {
+            let bytes = sample_model(external);
+            crate::checkpoint::selfcheck::check_file("m.onnx", &bytes);
+            for cut in (0..bytes.len()).step_by(7) {
+                crate::checkpoint::selfcheck::check_file("m.onnx", &bytes[..cut]);
+            }
+            for i in (0..bytes.len()).step_by(3) {
+                let mut damaged = bytes.clone();
+                damaged[i] ^= 0x5a;
+                crate::checkpoint::selfcheck::check_file("m.onnx", &damaged);
+            }
+        }
+        assert!(matches!(
+            list_file("m.onnx", &InMemory(b"\x08")),
+            Ok(FileListing::Failed(_))
+        ));
+    }
+}
