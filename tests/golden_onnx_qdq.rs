@@ -445,6 +445,30 @@ fn escaping_external_locations_are_refused() {
     assert!(absent.contains("missing"), "{absent}");
 }
 
+#[cfg(unix)]
+#[test]
+fn a_symbolic_link_out_of_the_folder_is_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path();
+    let secret = write(root, "secret.bin", &1.5f32.to_le_bytes().repeat(4));
+    std::fs::create_dir_all(root.join("m")).unwrap();
+    std::os::unix::fs::symlink(&secret, root.join("m/link.bin")).unwrap();
+    let inits = vec![external(tensor("t", &[4], 1), "link.bin", 0, 16)];
+    let path = write(root, "m/model.onnx", &model(inits, vec![]));
+    let ck = Checkpoint::open(std::slice::from_ref(&path));
+    assert!(ck
+        .catalog
+        .files
+        .iter()
+        .all(|f| !f.name.ends_with("link.bin")));
+    assert!(
+        ck.catalog.load_errors[0].error.contains("symbolic link"),
+        "{:?}",
+        ck.catalog.load_errors
+    );
+    assert!(ck.catalog.entries[0].problem.is_some());
+}
+
 fn node(op: &str, domain: &str, inputs: &[&str], output: &str) -> NodeProto {
     NodeProto {
         op_type: op.into(),

@@ -511,6 +511,7 @@ impl MatMulNBits {
     /// Scales and zero points, one per (column, block), every length checked.
     fn stored(&self, e: &Encoded) -> Result<(Vec<f32>, Vec<i32>)> {
         let (_, n, blocks, _, zp_row) = self.dims(&e.shape)?;
+        e.numel()?;
         let count = n * blocks;
         let scales = e.part_of_len("scales", count)?;
         let Stored::F32(scales) = &scales.data else {
@@ -522,7 +523,8 @@ impl MatMulNBits {
         let bits = self.bits as usize;
         let mask = (1u16 << bits) - 1;
         let zero_points = if e.has("zero_points") {
-            e.part_of_len("zero_points", n * zp_row)?;
+            let len = n.checked_mul(zp_row).ok_or_else(|| too_large(&e.shape))?;
+            e.part_of_len("zero_points", len)?;
             let zp = e.u8s("zero_points")?;
             (0..count)
                 .map(|j| {
@@ -535,6 +537,12 @@ impl MatMulNBits {
         };
         Ok((scales.clone(), zero_points))
     }
+}
+
+fn too_large(shape: &[usize]) -> Error {
+    Error::input(format!(
+        "a MatMulNBits weight of shape {shape:?} is larger than this machine can address"
+    ))
 }
 
 /// Code `j` of `bits` bits packed from the low bits up in `row`.
@@ -558,8 +566,9 @@ impl Codec for MatMulNBits {
         let Ok((k, n, blocks, blob, zp_row)) = self.dims(shape) else {
             return 0.0;
         };
-        let bytes = n * (blocks * (blob + 4) + zp_row);
-        bytes as f64 * 8.0 / (k * n).max(1) as f64
+        let (k, n, blocks) = (k as f64, n as f64, blocks as f64);
+        let bytes = n * (blocks * (blob as f64 + 4.0) + zp_row as f64);
+        bytes * 8.0 / (k * n).max(1.0)
     }
 
     fn encode(&self, _: &Tensor) -> Result<Encoded> {
@@ -569,7 +578,11 @@ impl Codec for MatMulNBits {
     fn decode(&self, e: &Encoded) -> Result<Tensor> {
         let (k, n, blocks, blob, _) = self.dims(&e.shape)?;
         let (scales, zero_points) = self.stored(e)?;
-        e.part_of_len("B", n * blocks * blob)?;
+        let len = n
+            .checked_mul(blocks)
+            .and_then(|x| x.checked_mul(blob))
+            .ok_or_else(|| too_large(&e.shape))?;
+        e.part_of_len("B", len)?;
         let b = e.u8s("B")?;
         let bits = self.bits as usize;
         let mask = (1u16 << bits) - 1;

@@ -422,7 +422,7 @@ fn tensor(
                     ));
                 }
                 match offset.checked_add(size) {
-                    Some(end) if e.problem.is_none() || location.is_some() => e.range = offset..end,
+                    Some(end) if location.is_some() => e.range = offset..end,
                     Some(_) => {}
                     None => e.flag(format!("external data offset {offset} is impossibly large")),
                 }
