@@ -7,11 +7,12 @@ use quantscope::checkpoint::selfcheck::{check_file, check_imatrix, check_index, 
 use std::path::Path;
 
 /// The file name each target's oracle sees its input as.
-const TARGETS: [(&str, &str); 7] = [
+const TARGETS: [(&str, &str); 8] = [
     ("npy", "fuzz.npy"),
     ("npz", "fuzz.npz"),
     ("safetensors", "fuzz.safetensors"),
     ("gguf", "fuzz.gguf"),
+    ("onnx", "fuzz.onnx"),
     ("index_json", ""),
     ("imatrix", ""),
     ("hf_layout", ""),

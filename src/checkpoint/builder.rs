@@ -26,8 +26,8 @@
 use super::index::{self, ShardIndex};
 use super::source::{bytes, PartialBytes, Stop};
 use super::{
-    gguf, npy, npz, safetensors, ByteSource, Catalog, CatalogFile, CheckpointKind, Entry,
-    EntryDType, LoadError,
+    gguf, npy, npz, onnx, safetensors, ByteSource, Catalog, CatalogFile, CheckpointKind, Entry,
+    EntryDType, LoadError, OnnxModel,
 };
 use serde::Serialize;
 use std::collections::HashMap;
@@ -40,6 +40,9 @@ pub enum FileListing {
     Tensors(Vec<Entry>),
     /// A shard index.
     Index(ShardIndex),
+    /// An ONNX model: its initializers (some in the external data files it names) and its
+    /// graph's quantization.
+    Onnx(Box<onnx::OnnxListing>),
     /// The file cannot be listed; the reason.
     Failed(String),
 }
@@ -51,7 +54,7 @@ pub fn list_file(name: &str, src: &dyn ByteSource) -> Result<FileListing, Range<
         let prefix = bytes(src, 0..src.len().min(8), "the first bytes")?;
         let Some(kind) = CheckpointKind::detect(prefix, name) else {
             return Err(Stop::Bad(
-                "not a .safetensors, .npz, .npy, .gguf or .safetensors.index.json file (unrecognised magic bytes and extension)".into(),
+                "not a .safetensors, .npz, .npy, .gguf, .onnx or .safetensors.index.json file (unrecognised magic bytes and extension)".into(),
             ));
         };
         Ok(match kind {
@@ -60,6 +63,7 @@ pub fn list_file(name: &str, src: &dyn ByteSource) -> Result<FileListing, Range<
             CheckpointKind::Safetensors => FileListing::Tensors(safetensors::list(src)?),
             CheckpointKind::Gguf => FileListing::Tensors(gguf::list(src)?),
             CheckpointKind::SafetensorsIndex => FileListing::Index(index::list(src)?),
+            CheckpointKind::Onnx => FileListing::Onnx(Box::new(onnx::list(src)?)),
         })
     })();
     match outcome {
@@ -117,6 +121,25 @@ pub fn assemble(files: Vec<(CatalogFile, FileListing)>) -> Catalog {
             }
         }
     }
+    // Which file each ONNX model's external data location is (a data file may serve several
+    // models; it is not listed on its own).
+    let mut external_files: HashMap<(usize, usize), usize> = HashMap::new();
+    for (i, (f, listing)) in files.iter().enumerate() {
+        if let FileListing::Onnx(l) = listing {
+            for (k, location) in l.external.iter().enumerate() {
+                let path = index::shard_path(&f.name, location);
+                let found = by_name
+                    .get(path.as_str())
+                    .or_else(|| by_base.get(base_name(location)))
+                    .copied()
+                    .filter(|&j| j != i && !matches!(files[j].1, FileListing::Onnx(_)));
+                if let Some(j) = found {
+                    claimed[j] = true;
+                    external_files.insert((i, k), j);
+                }
+            }
+        }
+    }
     let mut catalog = Catalog {
         files: files.iter().map(|(f, _)| f.clone()).collect(),
         ..Catalog::default()
@@ -135,6 +158,38 @@ pub fn assemble(files: Vec<(CatalogFile, FileListing)>) -> Catalog {
         }
         match listing {
             FileListing::Tensors(_) => tensors_of(i, &mut catalog.entries),
+            FileListing::Onnx(l) => {
+                let first_entry = catalog.entries.len();
+                for (k, e) in l.entries.iter().enumerate() {
+                    let mut e = e.clone();
+                    e.file = i;
+                    if let Some(loc) = l.external_of.get(k).copied().flatten() {
+                        let location = l.external.get(loc).map_or("", String::as_str);
+                        match external_files.get(&(i, loc)) {
+                            None => e.flag(format!(
+                                "its external data file `{location}` (beside the model) is missing"
+                            )),
+                            Some(&j) => {
+                                e.file = j;
+                                let (name, len) = (&files[j].0.name, files[j].0.len);
+                                if e.range.end > len {
+                                    e.flag(format!(
+                                        "external data bytes {}..{} lie beyond the end of `{name}` ({len} bytes)",
+                                        e.range.start, e.range.end
+                                    ));
+                                }
+                            }
+                        }
+                    }
+                    catalog.entries.push(e);
+                }
+                catalog.onnx.push(OnnxModel {
+                    file: i,
+                    first_entry,
+                    count: l.entries.len(),
+                    qdq: l.qdq.clone(),
+                });
+            }
             FileListing::Failed(reason) => catalog.load_errors.push(LoadError {
                 file: f.name.clone(),
                 error: reason.clone(),
@@ -180,6 +235,9 @@ pub fn assemble(files: Vec<(CatalogFile, FileListing)>) -> Catalog {
                             }
                             FileListing::Index(_) => catalog.entries.extend(missing(format!(
                                 "shard `{shard}` is an index, not a .safetensors file"
+                            ))),
+                            FileListing::Onnx(_) => catalog.entries.extend(missing(format!(
+                                "shard `{shard}` is an ONNX model, not a .safetensors file"
                             ))),
                         },
                     }

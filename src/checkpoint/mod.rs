@@ -9,7 +9,9 @@
 //! * `.npz` archives, listed from the zip central directory, one member at a time ([`npz`]);
 //! * `.npy` files, e.g. a folder of activation dumps ([`npy`]);
 //! * GGUF files, versions 2 and 3 ([`gguf`]): F32/F16/BF16 (and I8..I64/F64) tensors, and every
-//!   quantized GGML type that has a codec, decoded through it ([`Storage::Coded`]).
+//!   quantized GGML type that has a codec, decoded through it ([`Storage::Coded`]);
+//! * ONNX models (`.onnx`, [`onnx`]): every initializer, with external data files beside the
+//!   model, and the graph's Q/DQ quantization for the layout.
 //!
 //! **Nothing holds a whole file.** Listing reads headers only, through a [`ByteSource`] that
 //! answers "these bytes, or not yet": natively a memory map ([`native`]), in the browser a
@@ -31,6 +33,7 @@ pub mod layouts;
 pub mod native;
 pub mod npy;
 pub mod npz;
+pub mod onnx;
 mod read;
 pub mod safetensors;
 #[doc(hidden)]
@@ -57,6 +60,8 @@ pub enum CheckpointKind {
     /// `*.safetensors.index.json`: the map from tensor names to shard files.
     SafetensorsIndex,
     Gguf,
+    /// An ONNX model (`.onnx`; protobuf has no magic, so by extension only).
+    Onnx,
 }
 
 impl CheckpointKind {
@@ -80,6 +85,7 @@ impl CheckpointKind {
             (".npy", Self::Npy),
             (".npz", Self::Npz),
             (".gguf", Self::Gguf),
+            (".onnx", Self::Onnx),
         ]
         .into_iter()
         .find(|(ext, _)| lower.ends_with(ext))
@@ -94,6 +100,7 @@ impl CheckpointKind {
             ".npy",
             ".npz",
             ".gguf",
+            ".onnx",
             ".safetensors.index.json",
         ]
         .iter()
@@ -152,6 +159,11 @@ pub enum Storage {
     /// decoded by the codec `codec` (a registry id such as `ggml.Q4_K`) with its default
     /// parameters.
     Coded { codec: String, part: &'static str },
+    /// An ONNX tensor that is not plain little-endian elements ([`onnx`]): `int4`/`uint4` packed
+    /// two per byte (`field: None`), or values in the typed field numbered `field` of the
+    /// `TensorProto` (`float_data`, `int32_data`, …), which the range spans. `data_type` is the
+    /// ONNX `TensorProto.DataType`.
+    Onnx { data_type: i32, field: Option<u32> },
     /// Nothing quantscope can decode (see [`Entry::problem`]).
     Unreadable,
 }
@@ -232,6 +244,20 @@ pub struct Catalog {
     /// by shard name), tensors in file order (safetensors by data offset).
     pub entries: Vec<Entry>,
     pub load_errors: Vec<LoadError>,
+    /// The ONNX models among the files, with the quantization their graphs hold.
+    #[serde(skip)]
+    pub onnx: Vec<OnnxModel>,
+}
+
+/// One ONNX model of a catalogue: where its initializers are, and its graph's quantization.
+#[derive(Debug, Clone, PartialEq)]
+pub struct OnnxModel {
+    /// Index of the `.onnx` file in [`Catalog::files`].
+    pub file: usize,
+    /// Its initializers are `entries[first_entry..first_entry + count]`, in file order.
+    pub first_entry: usize,
+    pub count: usize,
+    pub qdq: onnx::ModelQdq,
 }
 
 impl Catalog {

@@ -121,6 +121,19 @@ fn expand(paths: &[PathBuf]) -> Vec<PathBuf> {
     out
 }
 
+/// Whether `path` (an ONNX model's external data file) resolves inside the folder of `model`,
+/// symbolic links followed.
+fn inside_folder_of(model: &Path, path: &Path) -> bool {
+    let folder = match model.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    match (folder.canonicalize(), path.canonicalize()) {
+        (Ok(root), Ok(target)) => target.starts_with(root),
+        _ => false,
+    }
+}
+
 /// List one file on disk.
 fn list_path(path: &Path) -> (CatalogFile, FileListing) {
     let name = path.to_string_lossy().into_owned();
@@ -163,27 +176,41 @@ fn list_path(path: &Path) -> (CatalogFile, FileListing) {
 
 impl Checkpoint {
     /// List every tensor of `paths`: `.safetensors` files or shards, a
-    /// `*.safetensors.index.json` (its shards are found next to it), `.npz`, `.npy` and GGUF
-    /// files, and folders of them. Files that cannot be listed become
+    /// `*.safetensors.index.json` (its shards are found next to it), `.npz`, `.npy`, GGUF and
+    /// ONNX files (their external data files are found next to them), and folders of them. Files that cannot be listed become
     /// [`Catalog::load_errors`].
     pub fn open(paths: &[PathBuf]) -> Checkpoint {
         let mut files: Vec<PathBuf> = expand(paths);
         let mut listed: Vec<(CatalogFile, FileListing)> = Vec::new();
+        let mut escaped = Vec::new();
         let mut i = 0;
         while i < files.len() {
             let entry = list_path(&files[i]);
-            if let FileListing::Index(ix) = &entry.1 {
-                for shard in &ix.shards {
-                    let path = PathBuf::from(shard_path(&entry.0.name, shard));
-                    if path.is_file() && !files.contains(&path) {
-                        files.push(path);
-                    }
+            let (needed, external): (&[String], bool) = match &entry.1 {
+                FileListing::Index(ix) => (&ix.shards, false),
+                // External data files (their locations were checked not to leave the folder).
+                FileListing::Onnx(l) => (&l.external, true),
+                _ => (&[], false),
+            };
+            for shard in needed {
+                let path = PathBuf::from(shard_path(&entry.0.name, shard));
+                if !path.is_file() || files.contains(&path) {
+                    continue;
                 }
+                if external && !inside_folder_of(&files[i], &path) {
+                    escaped.push(LoadError {
+                        file: path.to_string_lossy().into_owned(),
+                        error: "external data file refused: through a symbolic link it lies outside the model's folder".into(),
+                    });
+                    continue;
+                }
+                files.push(path);
             }
             listed.push(entry);
             i += 1;
         }
         let mut catalog = assemble(listed);
+        catalog.load_errors.extend(escaped);
         let configs = configs_of(paths, &mut catalog.load_errors);
         let mut checkpoint = Checkpoint { catalog, configs };
         for i in layouts::json_entries(&checkpoint.catalog) {

@@ -70,6 +70,9 @@ pub fn decode_entry(entry: &Entry, bytes: &[u8]) -> Result<Tensor> {
             elements(entry, dtype, order, fortran, data).map_err(fail)
         }
         Storage::Coded { ref codec, part } => coded(entry, codec, part, bytes).map_err(fail),
+        Storage::Onnx { data_type, field } => {
+            super::onnx::decode(entry, data_type, field, bytes).map_err(fail)
+        }
         Storage::Unreadable => Err(fail("this tensor cannot be decoded".into())),
     }
 }

@@ -169,6 +169,9 @@ pub fn stored_elements(entry: &Entry, bytes: &[u8]) -> Result<Stored> {
     if let Some(problem) = &entry.problem {
         return Err(fail(problem.clone()));
     }
+    if let Storage::Onnx { data_type, field } = entry.storage {
+        return super::onnx::stored(entry, data_type, field, bytes).map_err(fail);
+    }
     let Storage::Plain {
         dtype,
         order,

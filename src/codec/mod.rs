@@ -37,6 +37,7 @@ pub mod int;
 pub mod minifloat;
 pub mod modelopt;
 pub mod mx;
+pub mod onnx;
 mod scaled;
 pub mod selfcheck;
 mod sharing;
@@ -217,6 +218,7 @@ pub fn codecs() -> Vec<CodecEntry> {
     all.push(fp8_block::entry());
     all.push(gptoss::entry());
     all.push(modelopt::entry());
+    all.extend(onnx::entries());
     all
 }
 

@@ -269,12 +269,12 @@ pub(crate) fn rename_load_error(error: Error, file_name: &str) -> Error {
 }
 
 /// Split a tensor spec `path[:member]` into the file path and the member name. The member part
-/// is recognised only after a `.npz`, `.safetensors` or `.gguf` extension (`weights.npz:fc1`,
+/// is recognised only after a `.npz`, `.safetensors`, `.gguf` or `.onnx` extension (`weights.npz:fc1`,
 /// `model.safetensors:encoder.layer.1.attention.self.query.weight`), so paths with colons
 /// (`C:\data\x.npy`) stay whole.
 pub fn split_spec(spec: &str) -> (&str, Option<&str>) {
     let lower = spec.to_ascii_lowercase();
-    for ext in [".npz:", ".safetensors:", ".gguf:"] {
+    for ext in [".npz:", ".safetensors:", ".gguf:", ".onnx:"] {
         if let Some(at) = lower.find(ext) {
             let split = at + ext.len() - 1;
             if let (Some(path), Some(member)) = (spec.get(..split), spec.get(split + 1..)) {

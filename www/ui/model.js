@@ -15,7 +15,7 @@ import { fmtNum, fmtShape, groupDigits } from '../lib/format.js';
 import { View } from './view.js';
 
 /** Files a folder contributes (as `quantscope model DIR` lists them). */
-const CHECKPOINT_FILE = /\.(safetensors|npy|npz|gguf)$|\.safetensors\.index\.json$/i;
+const CHECKPOINT_FILE = /\.(safetensors|npy|npz|gguf|onnx)$|\.safetensors\.index\.json$|\.onnx[._]data$/i;
 
 /** Statistic columns: key, header, tooltip. */
 const STATS = [
@@ -144,7 +144,7 @@ export class ModelView extends View {
           h('p', {},
             'Open ',
             h('label', { class: 'button primary', for: id('model-files'), text: 'checkpoint files' }),
-            h('input', { type: 'file', id: id('model-files'), multiple: true, accept: '.safetensors,.json,.npz,.npy,.gguf', class: 'visually-hidden' }),
+            h('input', { type: 'file', id: id('model-files'), multiple: true, accept: '.safetensors,.json,.npz,.npy,.gguf,.onnx,.data', class: 'visually-hidden' }),
             ' or ',
             h('label', { class: 'button', for: id('model-folder'), text: 'a folder' }),
             h('input', { type: 'file', id: id('model-folder'), webkitdirectory: true, multiple: true, class: 'visually-hidden' }),

@@ -1,5 +1,6 @@
 //! Reading the CLI's tensor arguments (`FILE` or `FILE:member` of an `.npz`/`.safetensors`/
-//! `.gguf`; GGUF files through the checkpoint catalogue, one memory-mapped tensor at a time),
+//! `.gguf`/`.onnx`; GGUF and ONNX files through the checkpoint catalogue, one memory-mapped
+//! tensor at a time),
 //! loading vector parameters given as file names, and writing float32 `.npy` results.
 
 use npyz::WriterBuilder;
@@ -15,11 +16,41 @@ use std::path::PathBuf;
 /// map: float32 data without a copy where possible ([`quantscope::tensor::mapped`]).
 pub fn read_file(arg: &str) -> Result<Vec<NamedTensor>> {
     let (path, _) = split_spec(arg);
+    if through_catalogue(path) {
+        return read_catalogue(path);
+    }
     quantscope::tensor::mapped::read_file(std::path::Path::new(path))
 }
 
-/// One tensor of a GGUF file through the checkpoint catalogue: the named one, or the only one.
-fn read_gguf_tensor(path: &str, member: Option<&str>) -> Result<Tensor> {
+/// GGUF and ONNX files are read through the checkpoint catalogue.
+fn through_catalogue(path: &str) -> bool {
+    let lower = path.to_ascii_lowercase();
+    lower.ends_with(".gguf") || lower.ends_with(".onnx")
+}
+
+/// Every tensor of a GGUF or ONNX file through the checkpoint catalogue (an ONNX model's
+/// external data files found beside it); a tensor that cannot be read is skipped with a warning.
+fn read_catalogue(path: &str) -> Result<Vec<NamedTensor>> {
+    let checkpoint = Checkpoint::open(&[PathBuf::from(path)]);
+    if let Some(e) = checkpoint.catalog.load_errors.first() {
+        return Err(Error::load(path, e.error.clone()));
+    }
+    let mut out = Vec::new();
+    for entry in &checkpoint.catalog.entries {
+        match checkpoint.read(entry) {
+            Ok(tensor) => out.push(NamedTensor {
+                name: entry.name.clone(),
+                tensor,
+            }),
+            Err(e) => eprintln!("quantscope: skipped {e}"),
+        }
+    }
+    Ok(out)
+}
+
+/// One tensor of a GGUF or ONNX file through the checkpoint catalogue: the named one, or the
+/// only one.
+fn read_catalogue_tensor(path: &str, member: Option<&str>) -> Result<Tensor> {
     let checkpoint = Checkpoint::open(&[PathBuf::from(path)]);
     let catalog = &checkpoint.catalog;
     if let Some(e) = catalog.load_errors.first() {
@@ -35,7 +66,7 @@ fn read_gguf_tensor(path: &str, member: Option<&str>) -> Result<Tensor> {
         return Err(Error::load(
             path,
             format!(
-                "name one of its {} tensors as `file.gguf:name`{}; available: {}",
+                "name one of its {} tensors as `file:name`{}; available: {}",
                 names.len(),
                 member
                     .map(|m| format!(" (`{m}` is not one)"))
@@ -50,8 +81,8 @@ fn read_gguf_tensor(path: &str, member: Option<&str>) -> Result<Tensor> {
 /// One tensor per argument: the file's only tensor, or the named member.
 pub fn read_tensor(arg: &str) -> Result<Tensor> {
     let (path, member) = split_spec(arg);
-    if path.to_ascii_lowercase().ends_with(".gguf") {
-        return read_gguf_tensor(path, member);
+    if through_catalogue(path) {
+        return read_catalogue_tensor(path, member);
     }
     let tensors = read_file(arg)?;
     pick(tensors, member)

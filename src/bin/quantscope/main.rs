@@ -165,7 +165,7 @@ enum Command {
     /// (tensors with two or more axes), torch.HistogramObserver, fp8_e4m3, mxfp4_e2m1 and
     /// int4 per group of 32. Naming --observers or --formats replaces them.
     Model {
-        /// .safetensors files or shards, a *.safetensors.index.json, .npz, .npy and .gguf
+        /// .safetensors files or shards, a *.safetensors.index.json, .npz, .npy, .gguf and .onnx
         /// files, or folders of them.
         #[arg(required = true)]
         paths: Vec<String>,

@@ -75,6 +75,7 @@ pub fn weights(catalog: &Catalog, configs: &Configs, q: &Value) -> Layout {
         name: Some(name.to_string()),
         weights: assemble(catalog, coded),
         warnings: Vec::new(),
+        ..Layout::default()
     }
 }
 

@@ -205,6 +205,7 @@ pub(super) fn assemble(
         name: Some(name),
         weights: out,
         warnings,
+        ..Layout::default()
     }
 }
 

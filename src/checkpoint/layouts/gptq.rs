@@ -187,6 +187,7 @@ pub fn weights(catalog: &Catalog, q: &Value, method: &str) -> Layout {
                 name: None,
                 weights: super::plain_weights(catalog),
                 warnings: vec![format!("{warning}; its tensors are listed as stored")],
+                ..Layout::default()
             }
         }
     };
@@ -210,6 +211,7 @@ pub fn weights(catalog: &Catalog, q: &Value, method: &str) -> Layout {
         }),
         weights: assemble(catalog, coded),
         warnings: Vec::new(),
+        ..Layout::default()
     }
 }
 
@@ -356,9 +358,8 @@ pub(super) mod tests {
             })
             .collect();
         Catalog {
-            files: Vec::new(),
             entries,
-            load_errors: Vec::new(),
+            ..Catalog::default()
         }
     }
 

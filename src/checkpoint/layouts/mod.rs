@@ -90,6 +90,9 @@ pub struct Layout {
     /// Problems of the checkpoint as a whole (an unknown `quant_method`, a configuration that
     /// contradicts the tensors).
     pub warnings: Vec<String>,
+    /// An ONNX model's activation quantize–dequantize pairs ([`super::onnx::qdq`]).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub activations: Vec<super::onnx::ActivationQdq>,
 }
 
 /// How many weights, values and stored bytes one format has in a checkpoint.
@@ -143,6 +146,9 @@ pub fn json_entries(catalog: &Catalog) -> Vec<usize> {
 
 /// The weights of `catalog` under the layout its `configs` say.
 pub fn weights(catalog: &Catalog, configs: &Configs) -> Layout {
+    if let Some(layout) = super::onnx::qdq::layout(catalog) {
+        return layout;
+    }
     let plain = || plain_weights(catalog);
     // ModelOpt's own file says the layout even where config.json does not.
     let modelopt = configs
@@ -156,7 +162,7 @@ pub fn weights(catalog: &Catalog, configs: &Configs) -> Layout {
         return Layout {
             name: None,
             weights: plain(),
-            warnings: Vec::new(),
+            ..Layout::default()
         };
     };
     let method = q.get("quant_method").and_then(Value::as_str).unwrap_or("");
@@ -175,5 +181,6 @@ pub fn weights(catalog: &Catalog, configs: &Configs) -> Layout {
         warnings: vec![format!(
             "quantization_config.quant_method `{method}` is not a layout quantscope reads; its tensors are listed as stored"
         )],
+        ..Layout::default()
     }
 }

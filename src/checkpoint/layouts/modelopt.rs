@@ -22,6 +22,7 @@ pub fn layout(catalog: &Catalog, q: &Value) -> Layout {
             warnings: vec![format!(
                 "ModelOpt quant_algo `{algo}` is not a layout quantscope reads (it reads NVFP4); its tensors are listed as stored"
             )],
+            ..Layout::default()
         };
     }
     let group = q.get("group_size").and_then(Value::as_i64).unwrap_or(16);
