@@ -168,8 +168,8 @@ pub fn draw_diff_values<DB: DrawingBackend>(
     legend(
         area,
         &[
-            (theme::BAR, format!("original ({})", view.original), true),
-            (color, format!("dequantized ({})", view.format), false),
+            (theme::BAR, "original".to_string(), true),
+            (color, format!("dequantized {}", view.format), false),
         ],
         (style.ipx(60.0), style.ipx(12.0)),
         style,
@@ -193,7 +193,7 @@ pub fn draw_diff_error<DB: DrawingBackend>(
     )?;
     legend(
         area,
-        &[(color, "error of each value".to_string(), true)],
+        &[(color, "error".to_string(), true)],
         (style.ipx(60.0), style.ipx(12.0)),
         style,
     )
@@ -320,14 +320,14 @@ pub fn draw_diff_blocks<DB: DrawingBackend>(
     let mut entries = vec![(
         mean_color,
         if b.per_bin > 1 {
-            format!("mean MSE of {} consecutive blocks", b.per_bin)
+            format!("mean of {} blocks", b.per_bin)
         } else {
             "MSE of each block".to_string()
         },
         true,
     )];
     if b.per_bin > 1 {
-        entries.push((max_color, "largest block MSE among them".to_string(), true));
+        entries.push((max_color, "largest of them".to_string(), true));
     }
     legend(area, &entries, (style.ipx(60.0), style.ipx(12.0)), style)
 }
