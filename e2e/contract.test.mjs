@@ -8,7 +8,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { WWW, RESULTS, npyBytes } from './helpers.mjs';
+import { WWW, RESULTS, npyBytes, sharedDir } from './helpers.mjs';
 import { browserForTests } from './suite.mjs';
 
 const env = browserForTests();
@@ -237,6 +237,15 @@ async function exercise(page) {
   await page.click('#model-table button[data-sort=name]');
   fs.rmSync(dir, { recursive: true, force: true });
   await page.evaluate(() => window.quantscope.idle());
+  // Compare: the golden GGUF against its original with the importance matrix, one pair opened.
+  const golden = path.join(sharedDir(), 'golden', 'gguf_quant');
+  await page.setInputFiles('#compare-imatrix', path.join(golden, 'imatrix.gguf'));
+  await page.setInputFiles('#compare-original-files', path.join(golden, 'original', 'model.safetensors'));
+  await page.setInputFiles('#compare-quantized-files', path.join(golden, 'model-Q4_K_M.gguf'));
+  await page.waitForSelector('#compare[data-state=done]', { timeout: 120000 });
+  await page.click('#compare-table tbody tr[data-status=compared]');
+  await page.waitForSelector('#compare-tensor[data-state=ready]', { timeout: 60000 });
+  await page.evaluate(() => window.quantscope.idle());
 }
 
 /**
@@ -306,7 +315,7 @@ test('window.quantscope has exactly the documented members, and each result its 
     const value = await page.evaluate(call, arg);
     problems.push(...check(value, documented.returns, TYPES, `${name}()`));
   }
-  assert.ok(plain.includes('summary') && plain.includes('model'), plain.join(', '));
+  assert.ok(plain.includes('summary') && plain.includes('model') && plain.includes('diff'), plain.join(', '));
   assert.deepEqual(problems, []);
   assert.deepEqual(page.errors, []);
   await page.context().close();

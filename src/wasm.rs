@@ -1033,6 +1033,72 @@ impl DiffSessionHandle {
     pub fn report(&self) -> Result<JsValue, JsError> {
         to_js(&self.inner.report().map_err(js_err)?)
     }
+
+    /// Pair `k` up close (both weights' values, the error, the error per block) from the bytes
+    /// of its `needs(k)`, in that order.
+    #[wasm_bindgen(js_name = tensorView, unchecked_return_type = "DiffTensorView")]
+    pub fn tensor_view(
+        &self,
+        k: usize,
+        #[wasm_bindgen(unchecked_param_type = "Uint8Array[]")] bytes: Vec<js_sys::Uint8Array>,
+    ) -> Result<JsValue, JsError> {
+        let owned: Vec<Vec<u8>> = bytes.iter().map(|b| b.to_vec()).collect();
+        let slices: Vec<&[u8]> = owned.iter().map(Vec::as_slice).collect();
+        to_js(&self.inner.tensor_view(k, &slices).map_err(js_err)?)
+    }
+
+    /// The index of the pair of weights `original` and `quantized` (undefined: no such pair).
+    #[wasm_bindgen(js_name = pairIndex)]
+    pub fn pair_index(&self, original: &str, quantized: &str) -> Option<usize> {
+        self.inner.pair_index(original, quantized)
+    }
+}
+
+/// The rows of a diff report (what the CSV and the layer profile read of it).
+#[derive(serde::Deserialize)]
+struct DiffPairs {
+    pairs: Vec<crate::diff::DiffRow>,
+}
+
+/// A diff report (the CLI's `diff --json`) as CSV: what `quantscope diff --csv` prints.
+#[wasm_bindgen(js_name = diffCsv)]
+pub fn diff_csv(
+    #[wasm_bindgen(unchecked_param_type = "DiffReport")] report: JsValue,
+) -> Result<String, JsError> {
+    let report: DiffPairs = from_js(&report, "diff report")?;
+    Ok(crate::diff::csv::csv(&report.pairs))
+}
+
+/// The layer profile of a diff report (quantized and round-to-nearest SQNR in the original's
+/// order), emphasising the pair whose original weight is at `highlighted` (a row's `position`).
+#[wasm_bindgen(js_name = diffLayerProfile, unchecked_return_type = "LayerProfileView")]
+pub fn diff_layer_profile(
+    #[wasm_bindgen(unchecked_param_type = "DiffReport")] report: JsValue,
+    highlighted: Option<usize>,
+) -> Result<JsValue, JsError> {
+    let report: DiffPairs = from_js(&report, "diff report")?;
+    to_js(&crate::diff::layer_profile(&report.pairs, highlighted))
+}
+
+/// Draw one chart of a pair's `DiffTensorView` on `canvas`: `part` is `values` (both
+/// histograms overlaid), `error` (the error's histogram) or `blocks` (the MSE per block).
+#[wasm_bindgen(js_name = drawDiffTensor)]
+pub fn draw_diff_tensor(
+    canvas: HtmlCanvasElement,
+    #[wasm_bindgen(unchecked_param_type = "DiffTensorView")] view: JsValue,
+    #[wasm_bindgen(unchecked_param_type = "'values' | 'error' | 'blocks'")] part: &str,
+    style: JsValue,
+) -> Result<(), JsError> {
+    let view: crate::diff::view::DiffTensorView = from_js(&view, "diff tensor view")?;
+    let style = style_from_js(&style)?;
+    match part {
+        "values" => with_canvas(canvas, |area| plot::draw_diff_values(area, &view, &style)),
+        "error" => with_canvas(canvas, |area| plot::draw_diff_error(area, &view, &style)),
+        "blocks" => with_canvas(canvas, |area| plot::draw_diff_blocks(area, &view, &style)),
+        other => Err(JsError::new(&format!(
+            "no diff chart {other:?}: values, error or blocks"
+        ))),
+    }
 }
 
 #[wasm_bindgen(js_class = Session)]

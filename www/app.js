@@ -13,6 +13,7 @@ import { ObserversView } from './ui/observers.js';
 import { FormatsView } from './ui/formats.js';
 import { AdaRoundView } from './ui/adaround.js';
 import { ModelView } from './ui/model.js';
+import { CompareView } from './ui/compare.js';
 import { encodeState, decodeState } from './ui/state.js';
 import { h } from './lib/panel.js';
 import { fmtShape } from './lib/format.js';
@@ -52,6 +53,7 @@ const VIEWS = new Views([
   { view: new FormatsView(), root: slot('formats-view'), context: ({ registry }) => ({ registry, onChange: updateUrl }) },
   { view: new AdaRoundView(), root: slot('adaround-view'), context: ({ registry }) => ({ registry, demo: DEMO_LAYER }) },
   { view: new ModelView(), root: slot('model-view'), context: () => ({ openTensor: openModelTensor }) },
+  { view: new CompareView(), root: slot('compare-view'), context: () => ({ openTensor: openModelTensor }) },
 ]);
 
 const app = {
@@ -166,7 +168,7 @@ async function loadDemo(name) {
   await loadFiles([file], { demo: name in DEMOS ? name : 'activation' });
 }
 
-/** Show one tensor of the model view's checkpoint as the current tensor of every view. */
+/** Show one tensor of a checkpoint (the model or compare view's) as the current tensor of every view. */
 async function openModelTensor(source) {
   await loadFiles([source]);
   $('#views').scrollIntoView({ behavior: 'smooth', block: 'start' });

@@ -21,6 +21,7 @@
 // ways.
 import { engine } from './engine.js';
 import { renderModel } from './model_widget.js';
+import { renderDiff } from './diff_widget.js';
 import { syncedBytes } from './synced.js';
 
 /** Results and parameters go back to Python at most this often while a slider moves. */
@@ -261,7 +262,7 @@ class Display {
  */
 async function initialize({ model }) {
   const qs = await engine();
-  if (model.get('_view') === 'model') return undefined;
+  if (model.get('_view') === 'model' || model.get('_view') === 'diff') return undefined;
   const controller = controllerOf(model, qs);
   return () => {
     controller.destroy();
@@ -279,8 +280,9 @@ async function render({ model, el }) {
     el.setAttribute('role', 'alert');
     return undefined;
   }
-  // `quantscope.Model` shares this module (and its one WebAssembly instance).
+  // `quantscope.Model` and `quantscope.Diff` share this module (and its one WebAssembly instance).
   if (model.get('_view') === 'model') return renderModel({ model, el }, qs);
+  if (model.get('_view') === 'diff') return renderDiff({ model, el }, qs);
   const controller = controllerOf(model, qs);
   const display = new Display(el, controller);
   controller.displays.add(display);

@@ -20,12 +20,14 @@
 //! one pair at a time, so memory holds two weights whatever the checkpoint's size, natively
 //! ([`native`], memory maps) and in the page (`File.slice`) alike.
 
+pub mod csv;
 pub mod lint;
 pub mod names;
 #[cfg(not(target_arch = "wasm32"))]
 pub mod native;
 pub mod rtn;
 pub mod session;
+pub mod view;
 
 use crate::checkpoint::imatrix::Importance;
 use crate::checkpoint::layouts::{Configs, Layout};
@@ -36,11 +38,11 @@ use crate::params::Params;
 use crate::plot::{LayerProfileView, ProfileTensor};
 use crate::tensor::Tensor;
 use names::{GgufModel, GgufSide, Transform};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// The error of a quantized weight against its original.
 #[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct DiffMetrics {
     pub mse: f64,
     pub nmse: f64,
@@ -48,7 +50,7 @@ pub struct DiffMetrics {
     pub sqnr_db: Option<f64>,
     pub max_abs_err: f64,
     pub cosine: f64,
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub imatrix_weighted_mse: Option<f64>,
 }
 
@@ -105,7 +107,7 @@ pub fn measure(
 
 /// The round-to-nearest comparison of one row.
 #[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RtnResult {
     /// The codec applied (its label).
     pub format: String,
@@ -114,7 +116,7 @@ pub struct RtnResult {
 
 /// One pair of weights.
 #[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct DiffRow {
     /// The weight's name in the original checkpoint.
     pub original: String,
@@ -129,12 +131,13 @@ pub struct DiffRow {
     /// Round-to-nearest in the same format; `None` for formats without an encoder (plain
     /// dtypes, decode-only codecs) or when it failed (`rtn_error`).
     pub rtn: Option<RtnResult>,
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rtn_error: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
-    /// Position of the original weight in its checkpoint (the layer profile's order).
-    #[serde(skip)]
+    /// Position of the original weight in its checkpoint's weights (the layer profile's
+    /// order), so that a report read back draws the same profile.
+    #[serde(default)]
     pub position: usize,
 }
 
@@ -173,24 +176,31 @@ impl DiffReport {
     /// The layer profile of the rows: SQNR of the quantized weight and of round-to-nearest, in
     /// the original checkpoint's order.
     pub fn layer_profile(&self) -> LayerProfileView {
-        let mut rows: Vec<&DiffRow> = self.pairs.iter().collect();
-        rows.sort_by_key(|r| r.position);
-        LayerProfileView {
-            methods: vec!["quantized".into(), "round-to-nearest".into()],
-            tensors: rows
-                .iter()
-                .map(|r| ProfileTensor {
-                    name: r.original.clone(),
-                    layer: crate::model::layers::layer_index(&r.original),
-                    sqnr_db: vec![
-                        r.metrics.and_then(|m| m.sqnr_db),
-                        r.rtn.as_ref().and_then(|m| m.metrics.sqnr_db),
-                    ],
-                    skipped: r.error.is_some(),
-                })
-                .collect(),
-            highlighted: None,
-        }
+        layer_profile(&self.pairs, None)
+    }
+}
+
+/// The layer profile of `rows` (any order): SQNR of the quantized weight and of
+/// round-to-nearest, in the original checkpoint's order, emphasising the row whose original
+/// weight is at `highlighted` (its [`DiffRow::position`]).
+pub fn layer_profile(rows: &[DiffRow], highlighted: Option<usize>) -> LayerProfileView {
+    let mut rows: Vec<&DiffRow> = rows.iter().collect();
+    rows.sort_by_key(|r| r.position);
+    LayerProfileView {
+        methods: vec!["quantized".into(), "round-to-nearest".into()],
+        highlighted: highlighted.and_then(|p| rows.iter().position(|r| r.position == p)),
+        tensors: rows
+            .iter()
+            .map(|r| ProfileTensor {
+                name: r.original.clone(),
+                layer: crate::model::layers::layer_index(&r.original),
+                sqnr_db: vec![
+                    r.metrics.and_then(|m| m.sqnr_db),
+                    r.rtn.as_ref().and_then(|m| m.metrics.sqnr_db),
+                ],
+                skipped: r.error.is_some(),
+            })
+            .collect(),
     }
 }
 
@@ -394,6 +404,44 @@ impl DiffPlan {
         PairOutcome { row, lint }
     }
 
+    /// What pair `k` looks like up close ([`view::tensor_view`]): both weights' values, the
+    /// error's distribution and the error per block of the quantized weight's format, reading
+    /// each entry with `bytes_of(side, entry)` as [`DiffPlan::compare`] does.
+    pub fn tensor_view(
+        &self,
+        k: usize,
+        bytes_of: &mut dyn FnMut(SideIndex, &Entry) -> Result<Vec<u8>>,
+    ) -> Result<view::DiffTensorView> {
+        let pair = self
+            .pairs
+            .get(k)
+            .ok_or_else(|| crate::error::Error::input(format!("no pair {k}")))?;
+        let (ow, qw) = (
+            &self.original.layout.weights[pair.original],
+            &self.quantized.layout.weights[pair.quantized],
+        );
+        let forward = self.gguf_side == Some(GgufSide::Original);
+        let mut read = |side: SideIndex, w: &Weight| {
+            let s = self.side(side);
+            read_weight(&s.catalog, w, &mut |e| bytes_of(side, e))
+        };
+        let (x, q) = read_pair(&mut read, ow, qw, pair.transform, forward)
+            .map_err(|e| crate::error::Error::input(format!("{}: {e}", ow.name)))?;
+        let columns = ow.shape.last().copied().unwrap_or(1);
+        Ok(view::tensor_view(
+            view::PairNames {
+                original: &ow.name,
+                quantized: &qw.name,
+                format: &qw.format,
+            },
+            &ow.shape,
+            &x.data,
+            &q,
+            columns,
+            qw.block,
+        ))
+    }
+
     /// The lint of the stored scale arrays of quantized weight `weight`.
     fn lint_scales(
         &self,
@@ -475,6 +523,29 @@ fn rank(rows: &mut [DiffRow]) {
     });
 }
 
+/// The two weights of a pair as they are compared: the original, and the quantized weight
+/// decoded and put in the original's order (`forward`: the permutation is applied rather than
+/// undone). The error says why they cannot be.
+fn read_pair(
+    read: &mut dyn FnMut(SideIndex, &Weight) -> Result<Tensor>,
+    ow: &Weight,
+    qw: &Weight,
+    transform: Transform,
+    forward: bool,
+) -> std::result::Result<(Tensor, Vec<f32>), String> {
+    if ow.elements() != qw.elements() {
+        return Err(format!(
+            "shapes disagree: the original is {:?}, the quantized weight {:?}",
+            ow.shape, qw.shape
+        ));
+    }
+    let q = read(1, qw).map_err(|e| e.to_string())?;
+    let x = read(0, ow).map_err(|e| format!("the original cannot be read: {e}"))?;
+    let mut q_values = q.data;
+    names::apply(transform, &qw.shape, &mut q_values, forward)?;
+    Ok((x, q_values))
+}
+
 /// Compare one pair; `read(side, weight)` decodes a weight of a side.
 fn compare(
     read: &mut dyn FnMut(SideIndex, &Weight) -> Result<Tensor>,
@@ -497,32 +568,13 @@ fn compare(
         error: None,
         position: 0,
     };
-    if ow.elements() != qw.elements() {
-        row.error = Some(format!(
-            "shapes disagree: the original is {:?}, the quantized weight {:?}",
-            ow.shape, qw.shape
-        ));
-        return row;
-    }
-    let q = match read(1, qw) {
-        Ok(t) => t,
+    let (x, q_values) = match read_pair(read, ow, qw, transform, forward) {
+        Ok(pair) => pair,
         Err(e) => {
-            row.error = Some(e.to_string());
+            row.error = Some(e);
             return row;
         }
     };
-    let x = match read(0, ow) {
-        Ok(t) => t,
-        Err(e) => {
-            row.error = Some(format!("the original cannot be read: {e}"));
-            return row;
-        }
-    };
-    let mut q_values = q.data;
-    if let Err(e) = names::apply(transform, &qw.shape, &mut q_values, forward) {
-        row.error = Some(e);
-        return row;
-    }
     let columns = ow.shape.last().copied().unwrap_or(1);
     row.metrics = Some(measure(&x.data, &q_values, columns, importance));
     // Row-wise block formats are unchanged by the row permutation, so round-to-nearest is

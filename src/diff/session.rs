@@ -235,32 +235,45 @@ impl DiffSession {
             .collect())
     }
 
-    /// Compare pair `k` from the bytes of its [`DiffSession::needs`], in that order.
-    pub fn compare(&mut self, k: usize, bytes: &[&[u8]]) -> Result<&super::DiffRow> {
+    /// The needs of pair `k`, checked against the byte ranges given.
+    fn checked_needs(&self, k: usize, given: usize) -> Result<Vec<Need>> {
         let needs = self.plan()?.needs(k);
-        if bytes.len() != needs.len() {
+        if given != needs.len() {
             return Err(Error::input(format!(
                 "pair {k} needs {} byte ranges, {} were given",
                 needs.len(),
-                bytes.len()
+                given
             )));
         }
+        Ok(needs)
+    }
+
+    /// Compare pair `k` from the bytes of its [`DiffSession::needs`], in that order.
+    pub fn compare(&mut self, k: usize, bytes: &[&[u8]]) -> Result<&super::DiffRow> {
+        let needs = self.checked_needs(k, bytes.len())?;
         let plan = self.plan()?;
-        let outcome = plan.compare(k, &mut |side, entry| {
-            needs
-                .iter()
-                .position(|n| {
-                    n.side == side && n.start == entry.range.start && n.file == entry.file
-                })
-                .and_then(|i| bytes.get(i))
-                .map(|b| b.to_vec())
-                .ok_or_else(|| Error::load(entry.name.clone(), "its bytes were not given"))
-        });
+        let outcome = plan.compare(k, &mut |side, entry| bytes_of(&needs, bytes, side, entry));
         let slot = self
             .outcomes
             .get_mut(k)
             .ok_or_else(|| Error::input(format!("no pair {k}")))?;
         Ok(&slot.insert(outcome).row)
+    }
+
+    /// Pair `k` up close ([`super::view`]) from the bytes of its [`DiffSession::needs`].
+    pub fn tensor_view(&self, k: usize, bytes: &[&[u8]]) -> Result<super::view::DiffTensorView> {
+        let needs = self.checked_needs(k, bytes.len())?;
+        self.plan()?
+            .tensor_view(k, &mut |side, entry| bytes_of(&needs, bytes, side, entry))
+    }
+
+    /// The index of the pair of original weight `original` and quantized weight `quantized`.
+    pub fn pair_index(&self, original: &str, quantized: &str) -> Option<usize> {
+        let plan = self.plan.as_ref()?;
+        plan.pairs.iter().position(|p| {
+            plan.original.layout.weights[p.original].name == original
+                && plan.quantized.layout.weights[p.quantized].name == quantized
+        })
     }
 
     /// Every pair compared so far, ranked worst first, with the lint and unpaired weights.
@@ -273,4 +286,19 @@ impl DiffSession {
             .collect();
         Ok(plan.finish(self.outcomes.iter().flatten().cloned().collect(), files))
     }
+}
+
+/// The bytes of `entry` of side `side` among `bytes`, given in the order of `needs`.
+fn bytes_of(
+    needs: &[Need],
+    bytes: &[&[u8]],
+    side: usize,
+    entry: &crate::checkpoint::Entry,
+) -> Result<Vec<u8>> {
+    needs
+        .iter()
+        .position(|n| n.side == side && n.start == entry.range.start && n.file == entry.file)
+        .and_then(|i| bytes.get(i))
+        .map(|b| b.to_vec())
+        .ok_or_else(|| Error::load(entry.name.clone(), "its bytes were not given"))
 }

@@ -178,6 +178,85 @@ function* checkpointTensorSteps(session, source) {
   }
 }
 
+/** Files of a folder that a diff reads: checkpoints and the configuration files that say a layout. */
+export const DIFF_FILE = /\.(safetensors|npy|npz|gguf)$|\.safetensors\.index\.json$|(^|\/)(config|hf_quant_config|quantize_config)\.json$/i;
+
+/** One side of a diff: one file or a list of them, each anything `rangeSource` takes. */
+function diffSide(input, what) {
+  const list = Array.isArray(input) ? input : [input];
+  if (list.length === 0 || list.some((f) => f === undefined || f === null)) throw new TypeError(`expected the ${what} checkpoint's files`);
+  return list.map(rangeSource);
+}
+
+/**
+ * Steps that list both sides of a diff (headers and configuration files only), with the
+ * importance matrix `imatrix` (a range source or null) read first. Returns the wasm
+ * DiffSession; the caller frees it.
+ */
+function* listDiffSteps(sides, imatrix) {
+  const session = new wasm.DiffSession(...sides.map((files) => files.map((s) => ({ name: s.name, size: s.size }))));
+  try {
+    if (imatrix) session.setImatrix(imatrix.name, yield* readRange(imatrix, 0, imatrix.size));
+    for (let round = 0; ; round += 1) {
+      const requests = session.listingRequests();
+      if (requests.length === 0) return session;
+      if (round >= MAX_LISTING_ROUNDS) throw new Error('listing the checkpoints did not finish (too many header reads)');
+      for (const r of requests) session.supply(r.side, r.file, r.start, yield* readRange(sides[r.side][r.file], r.start, r.end));
+    }
+  } catch (err) {
+    session.free();
+    throw err;
+  }
+}
+
+/** Steps that read the byte ranges pair `k` of a listed diff needs, in order. */
+function* pairBytesSteps(session, sides, k) {
+  const bytes = [];
+  for (const n of session.needs(k)) bytes.push(yield* readRange(sides[n.side][n.file], n.start, n.end));
+  return bytes;
+}
+
+/**
+ * Steps of `diff`: list both checkpoints, then compare one pair of weights at a time (read
+ * exactly the byte ranges of its entries, compare, drop them), reporting progress after every
+ * pair with its `row`. Asked to stop, they throw `Cancelled` (the rows reported so far are the
+ * caller's). Returns the report, the CLI's `diff --json` document.
+ */
+export function* diffSteps({ original, quantized, imatrix = null }) {
+  const sides = [diffSide(original, 'original'), diffSide(quantized, 'quantized')];
+  const session = yield* listDiffSteps(sides, imatrix ? rangeSource(imatrix) : null);
+  try {
+    const count = session.pairCount();
+    if (yield progress(0, `${count} pairs of weights listed`, { pairs: count })) throw new Cancelled('the comparison was cancelled');
+    for (let k = 0; k < count; k += 1) {
+      const row = session.compare(k, yield* pairBytesSteps(session, sides, k));
+      if (yield progress((k + 1) / count, `pair ${k + 1} of ${count}`, { row, pairs: count })) {
+        if (k + 1 < count) throw new Cancelled('the comparison was cancelled');
+      }
+    }
+    return session.report();
+  } finally {
+    session.free();
+  }
+}
+
+/**
+ * Steps of `diffTensor`: list both checkpoints again (headers only), find the pair of weights
+ * `pair` (`{original, quantized}`, names as in a report's rows) and read it: its
+ * `DiffTensorView`.
+ */
+export function* diffTensorSteps({ original, quantized, pair }) {
+  const sides = [diffSide(original, 'original'), diffSide(quantized, 'quantized')];
+  const session = yield* listDiffSteps(sides, null);
+  try {
+    const k = session.pairIndex(pair.original, pair.quantized);
+    if (k === undefined || k === null) throw new Error(`no pair ${JSON.stringify(pair.original)} / ${JSON.stringify(pair.quantized)} in these checkpoints`);
+    return session.tensorView(k, yield* pairBytesSteps(session, sides, k));
+  } finally {
+    session.free();
+  }
+}
+
 /** `member` of a loaded file (its first when undefined), or an error naming the members. */
 export function memberOf(info, member) {
   if (member === undefined || member === null) return info.members[0].name;
@@ -575,6 +654,31 @@ export class Engine {
   /** A ranking as CSV (the CLI's `--csv`) with the columns of `methods`. */
   modelCsv({ report, methods }) {
     return wasm.modelCsv(report, methods);
+  }
+
+  /**
+   * Compare a quantized checkpoint with its original, weight by weight (what `quantscope diff`
+   * does). `original`, `quantized`: a side's file or files (File/Blob, `{blob, name}`, bytes,
+   * or `{name, size, read(start, end)}`; a folder's checkpoint and configuration files, named
+   * by their paths); `imatrix`: an importance matrix file (GGUF or legacy `.dat`) or null.
+   * Progress comes after every pair with its `row`; an aborted signal rejects with `cancelled`.
+   * Resolves to the report (the CLI's `diff --json`: `{pairs, unpaired, lint, files}`).
+   */
+  diff(args, run) {
+    return runAsync(diffSteps(args), run);
+  }
+
+  /**
+   * One pair of a diff up close (`pair`: `{original, quantized}` names of a report's row):
+   * both weights' histograms over one range, the error's, the error per block.
+   */
+  diffTensor(args, run) {
+    return runAsync(diffTensorSteps(args), run);
+  }
+
+  /** A diff report as CSV (the CLI's `diff --csv`). */
+  diffCsv({ report }) {
+    return wasm.diffCsv(report);
   }
 
   /** Panic inside the WebAssembly module (to test that a host recovers). */

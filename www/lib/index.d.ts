@@ -7,6 +7,9 @@ import type {
   AdaRoundStatus,
   CurveRequest,
   CurveView,
+  DiffReport,
+  DiffRow,
+  DiffTensorView,
   FileInfo,
   FormatResult,
   FormatsTarget,
@@ -38,6 +41,11 @@ export type {
   CurveScheme,
   CurveRequest,
   CurveView,
+  BlockErrors,
+  DiffMetrics,
+  DiffReport,
+  DiffRow,
+  DiffTensorView,
   ErrorInfo,
   Family,
   FileInfo,
@@ -47,6 +55,7 @@ export type {
   Granularity,
   Grid,
   LayerProfileView,
+  LintItem,
   ListedTensor,
   Listing,
   LoadError,
@@ -73,6 +82,7 @@ export type {
   Registry,
   Report,
   ResultKind,
+  RtnResult,
   Selection,
   SliceNumbers,
   Split,
@@ -80,6 +90,7 @@ export type {
   Style,
   TensorRow,
   TensorSummary,
+  Unpaired,
   WeightGrid,
   WeightScheme,
   ZeroPoint,
@@ -261,6 +272,12 @@ export type ModelProgress = { fraction: number; label: string; listing?: Listing
 /** The ranking of a checkpoint (`tensors` worst first, as `quantscope model --json`), its methods, and whether it was stopped early. */
 export type ModelRanking = ModelReport & { methods: string[]; cancelled: boolean };
 
+/** One side of a diff: a file (a path in Node/Deno, a File/Blob, bytes, a range reader) or a folder path, or a list of files. */
+export type DiffInput = CheckpointFile | string | Array<CheckpointFile | string>;
+
+/** A progress report of `diff`: the number of pairs once listed, then each pair's row as it is compared. */
+export type DiffProgress = { fraction: number; label: string; pairs?: number; row?: DiffRow };
+
 /** The comparison figure's data: title, subtitle, display histogram, panel views and the curve. */
 export type ComparisonData = { title: string; subtitle: string; hist: unknown; panels: Array<{ observer: string }>; curve: (CurveView & { markers: Array<{ observer: string }> }) | null };
 
@@ -309,6 +326,12 @@ export declare class Engine {
   rankModel(args: { files: CheckpointFile[]; methods?: string[] | null; maxElements?: number | null }, run?: RunOptions<ModelProgress>): Promise<ModelRanking>;
   /** A ranking as CSV (`quantscope model --csv`) with the columns of `methods`. */
   modelCsv(args: { report: ModelReport; methods: string[] }): string;
+  /** Compare a quantized checkpoint with its original, one pair of weights at a time (`quantscope diff --json`). */
+  diff(args: { original: CheckpointFile | CheckpointFile[]; quantized: CheckpointFile | CheckpointFile[]; imatrix?: CheckpointFile | null }, run?: RunOptions<DiffProgress>): Promise<DiffReport>;
+  /** One pair of a diff up close: both histograms over one range, the error's, the error per block. */
+  diffTensor(args: { original: CheckpointFile | CheckpointFile[]; quantized: CheckpointFile | CheckpointFile[]; pair: { original: string; quantized: string } }, run?: RunOptions): Promise<DiffTensorView>;
+  /** A diff report as CSV (`quantscope diff --csv`). */
+  diffCsv(args: { report: DiffReport }): string;
   debugPanic(args?: { message?: string }): null;
   panicMessage(): string | null;
 }
@@ -348,3 +371,9 @@ export declare class LocalEngine {
 
 /** Answer engine calls in this Web Worker. */
 export function serve(createEngine: () => Engine | Promise<Engine>, options?: { concurrent?: EngineMethod[] }): void;
+
+/**
+ * Compare a quantized checkpoint with its original, weight by weight (`quantscope diff --json`):
+ * paths in Node/Deno (a folder takes its checkpoint and configuration files), Files in browsers.
+ */
+export function diff(original: DiffInput, quantized: DiffInput, options?: { imatrix?: CheckpointFile | string | null; onProgress?: (progress: DiffProgress) => unknown; signal?: AbortSignal }): Promise<DiffReport>;

@@ -10,8 +10,8 @@
 //   qs.renderPanel(document.querySelector('#out'), r);   // browsers
 //   const svg = qs.renderSvg(r);                          // anywhere, no DOM needed
 import initWasm, * as wasm from '../pkg/quantscope.js';
-import { Engine, adaroundSteps, memberOf } from './engine.js';
-import { runSync } from './steps.js';
+import { Engine, DIFF_FILE, adaroundSteps, diffSteps, memberOf } from './engine.js';
+import { runAsync, runSync } from './steps.js';
 import { createPanel, fillPanel, drawPanel } from './panel.js';
 import { markLoaded, wasmUrl } from './wasm-flavour.js';
 export { loadedFlavour } from './wasm-flavour.js';
@@ -312,4 +312,90 @@ export function adaround(weight, inputs, params = {}, { onProgress } = {}) {
   const w = adaroundSide(weight, 'W');
   const x = adaroundSide(inputs, 'X');
   return runSync(adaroundSteps({ w, x, params }), { onProgress });
+}
+
+/**
+ * The files one side of `diff` names: a path string (a file, or a folder whose checkpoint and
+ * configuration files are taken in path order, named by their path inside it) in Node and
+ * Deno, anything else as the engine takes it (a File/Blob, `{blob, name}`, bytes, `{name,
+ * size, read(start, end)}`); a list is several files. Paths are opened with `node:fs` (which
+ * Deno provides too); `opened` collects the descriptors to close.
+ */
+async function diffInput(input, opened) {
+  const list = Array.isArray(input) ? input : [input];
+  const out = [];
+  for (const item of list) {
+    if (typeof item !== 'string') {
+      out.push(item);
+      continue;
+    }
+    const fs = await import('node:fs');
+    const file = (name, full) => {
+      const { size } = fs.statSync(full);
+      let fd = null;
+      return {
+        name,
+        size,
+        read(start, end) {
+          if (fd === null) {
+            fd = fs.openSync(full, 'r');
+            opened.push(fd);
+          }
+          const bytes = new Uint8Array(end - start);
+          let got = 0;
+          while (got < bytes.length) {
+            const n = fs.readSync(fd, bytes, got, bytes.length - got, start + got);
+            if (n === 0) throw new Error(`${name}: the file ended at byte ${start + got}, before ${end}`);
+            got += n;
+          }
+          return bytes;
+        },
+      };
+    };
+    if (fs.statSync(item).isDirectory()) {
+      const names = fs.readdirSync(item, { recursive: true })
+        .map(String)
+        .map((n) => n.replaceAll('\\', '/'))
+        .filter((n) => DIFF_FILE.test(n) && fs.statSync(`${item}/${n}`).isFile())
+        .sort((a, b) => {
+          const pa = a.split('/');
+          const pb = b.split('/');
+          for (let i = 0; i < Math.min(pa.length, pb.length); i += 1) if (pa[i] !== pb[i]) return pa[i] < pb[i] ? -1 : 1;
+          return pa.length - pb.length;
+        });
+      if (!names.length) throw new Error(`${item}: the folder holds no checkpoint file`);
+      out.push(...names.map((n) => file(n, `${item}/${n}`)));
+    } else {
+      out.push(file(item, item));
+    }
+  }
+  return out;
+}
+
+/**
+ * Compare a quantized checkpoint with its original, weight by weight, exactly as `quantscope
+ * diff ORIGINAL QUANTIZED [--imatrix F]` does. `original`, `quantized`: a file path or folder
+ * path (Node, Deno), a File/Blob (browsers), bytes, or a list of them (a side's files, with its
+ * `config.json` and quantization config for a quantized Hugging Face folder); `imatrix`: an
+ * importance matrix the same way (imatrix GGUF or legacy `.dat`). Only the headers and one pair
+ * of weights are read at a time. `onProgress(p)` sees `{fraction, label, pairs, row}` after
+ * every pair; an aborted `signal` rejects with `cancelled`. Resolves to the report, the CLI's
+ * `diff --json` document: `{pairs (worst first), unpaired, lint, files}`.
+ */
+export async function diff(original, quantized, { imatrix = null, onProgress, signal } = {}) {
+  ready();
+  const opened = [];
+  try {
+    const args = {
+      original: await diffInput(original, opened),
+      quantized: await diffInput(quantized, opened),
+      imatrix: imatrix === null || imatrix === undefined ? null : (await diffInput(imatrix, opened))[0],
+    };
+    return await runAsync(diffSteps(args), { onProgress, signal });
+  } finally {
+    if (opened.length) {
+      const fs = await import('node:fs');
+      for (const fd of opened) fs.closeSync(fd);
+    }
+  }
 }

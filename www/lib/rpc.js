@@ -254,7 +254,7 @@ export class RemoteEngine {
 /** The same `call()` on an Engine in this thread (notebook widgets, tests). */
 export class LocalEngine {
   /** @param engine an Engine; `concurrent` as for `serve`. */
-  constructor(engine, { concurrent = ['adaround', 'rankModel'] } = {}) {
+  constructor(engine, { concurrent = ['adaround', 'rankModel', 'diff', 'diffTensor'] } = {}) {
     this.engine = engine;
     this.dispatcher = new Dispatcher(async () => engine, { concurrent });
     this.pending = new Pending();

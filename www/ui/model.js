@@ -59,7 +59,7 @@ export function worstFirst(methods) {
 }
 
 /** Every file under a dropped directory entry, as `{blob, name}` with its folder path. */
-async function filesOfEntry(entry) {
+export async function filesOfEntry(entry) {
   if (entry.isFile) {
     const file = await new Promise((resolve, reject) => entry.file(resolve, reject));
     return [{ blob: file, name: entry.fullPath.replace(/^\//, '') }];
@@ -77,7 +77,7 @@ async function filesOfEntry(entry) {
 }
 
 /** Compare folder paths as `quantscope model DIR` orders them (by path component). */
-function byPath(a, b) {
+export function byPath(a, b) {
   const pa = a.name.split('/');
   const pb = b.name.split('/');
   for (let i = 0; i < Math.min(pa.length, pb.length); i += 1) {

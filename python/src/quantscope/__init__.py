@@ -9,11 +9,15 @@ notebook page (JupyterLab, Notebook 7, VS Code, Colab, marimo).
 
     model = quantscope.Model("model.safetensors")   # every tensor ranked, worst first
     model.rows                    # after it has ranked: the rows of `quantscope model --json`
+
+    diff = quantscope.Diff("model.safetensors", "model-Q4_K_M.gguf", imatrix="imatrix.gguf")
+    diff.report                   # after it has compared: `quantscope diff --json`
 """
 
 from importlib.metadata import PackageNotFoundError, version as _version
 
 from ._explorer import Explorer
+from ._diff import Diff
 from ._model import Model
 
 try:
@@ -21,4 +25,4 @@ try:
 except PackageNotFoundError:  # imported from a source tree
     __version__ = "0.0.0"
 
-__all__ = ["Explorer", "Model", "__version__"]
+__all__ = ["Diff", "Explorer", "Model", "__version__"]

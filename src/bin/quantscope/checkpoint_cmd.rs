@@ -332,46 +332,9 @@ pub fn diff(
     Ok(())
 }
 
-fn num(v: Option<f64>) -> String {
-    v.map(|x| format!("{x:e}")).unwrap_or_default()
-}
-
-/// The diff as CSV: one row per pair, ranked worst first.
+/// The diff as CSV: one row per pair, ranked worst first (shared with the page's export).
 pub fn diff_csv(r: &DiffReport) -> String {
-    let mut out = String::from(
-        "original,quantized,format,bits_per_weight,shape,mse,nmse,sqnr_db,max_abs_err,cosine,imatrix_weighted_mse,rtn_format,rtn_nmse,rtn_sqnr_db,error\n",
-    );
-    let quote = |s: &str| {
-        if s.contains([',', '"', '\n']) {
-            format!("\"{}\"", s.replace('"', "\"\""))
-        } else {
-            s.to_string()
-        }
-    };
-    for p in &r.pairs {
-        let m = p.metrics;
-        let shape: Vec<String> = p.shape.iter().map(|d| d.to_string()).collect();
-        let _ = writeln!(
-            out,
-            "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
-            quote(&p.original),
-            quote(&p.quantized),
-            quote(&p.format),
-            p.bits_per_weight,
-            shape.join("x"),
-            num(m.map(|m| m.mse)),
-            num(m.map(|m| m.nmse)),
-            num(m.and_then(|m| m.sqnr_db)),
-            num(m.map(|m| m.max_abs_err)),
-            num(m.map(|m| m.cosine)),
-            num(m.and_then(|m| m.imatrix_weighted_mse)),
-            quote(p.rtn.as_ref().map_or("", |r| r.format.as_str())),
-            num(p.rtn.as_ref().map(|r| r.metrics.nmse)),
-            num(p.rtn.as_ref().and_then(|r| r.metrics.sqnr_db)),
-            quote(p.error.as_deref().unwrap_or("")),
-        );
-    }
-    out
+    quantscope::diff::csv::csv(&r.pairs)
 }
 
 /// The diff as a terminal table.
