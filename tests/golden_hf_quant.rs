@@ -154,3 +154,97 @@ fn every_quantized_layout_decodes_to_the_librarys_values() {
     assert!(failures.is_empty(), "{}", failures.join("\n"));
     assert!(checked > 0);
 }
+
+fn close(got: f64, want: f64) -> bool {
+    got == want || (got - want).abs() <= 1e-9 * want.abs().max(got.abs())
+}
+
+/// `quantscope diff original/ <layout>/`: every quantized weight pairs with its original by name
+/// and its metrics equal the golden ones (rtol 1e-9); the round-to-nearest column equals the
+/// golden `rtn` metrics wherever quantscope's encoder reproduces that format (every layout but
+/// the NVFP4/MXFP4 ones, whose encoders are not reproduced: those rows say so in `rtn_error`).
+#[test]
+fn the_diff_of_every_layout_equals_the_golden_metrics() {
+    let dir = golden_dir().join("hf_quant");
+    let cases: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("cases.json")).unwrap()).unwrap();
+    let original = dir.join("original").join("model.safetensors");
+    let mut failures = Vec::new();
+    let (mut compared, mut rtn_compared, mut rtn_refused) = (0, 0, 0);
+    for layout in cases["layouts"].as_array().unwrap() {
+        let id = layout["id"].as_str().unwrap();
+        if !wanted(id) {
+            continue;
+        }
+        let report = quantscope::diff::native::diff_paths(
+            std::slice::from_ref(&original),
+            &[dir.join(layout["dir"].as_str().unwrap())],
+            None,
+        )
+        .unwrap();
+        for t in layout["tensors"].as_array().unwrap() {
+            let name = t["original"].as_str().unwrap();
+            let Some(row) = report.pairs.iter().find(|p| p.original == name) else {
+                failures.push(format!("{id}: {name} is not paired"));
+                continue;
+            };
+            let Some(m) = row.metrics else {
+                failures.push(format!("{id}: {name}: {:?}", row.error));
+                continue;
+            };
+            let check = |failures: &mut Vec<String>,
+                         what: &str,
+                         got: &quantscope::diff::DiffMetrics,
+                         want: &Value| {
+                for (field, g) in [
+                    ("mse", Some(got.mse)),
+                    ("max_abs_err", Some(got.max_abs_err)),
+                    ("nmse", Some(got.nmse)),
+                    ("sqnr_db", got.sqnr_db),
+                ] {
+                    let w = want[field].as_f64();
+                    let ok = match (g, w) {
+                        (Some(g), Some(w)) => close(g, w),
+                        (None, None) => true,
+                        _ => false,
+                    };
+                    if !ok {
+                        failures.push(format!("{id}: {name}: {what} {field} {g:?}, golden {w:?}"));
+                    }
+                }
+            };
+            check(&mut failures, "metrics", &m, &t["metrics"]);
+            compared += 1;
+            if t["rtn"].is_null() {
+                // The golden data has no round-to-nearest for this weight (DeepSeek's padded
+                // probes, which compressed-tensors' FP8_BLOCK refuses).
+                continue;
+            }
+            match (&row.rtn, &row.rtn_error) {
+                (Some(r), _) => {
+                    check(&mut failures, "rtn", &r.metrics, &t["rtn"]["metrics"]);
+                    rtn_compared += 1;
+                }
+                (None, Some(e)) if e.contains("not reproduced") => rtn_refused += 1,
+                other => failures.push(format!("{id}: {name}: no round-to-nearest: {other:?}")),
+            }
+        }
+        // Activation scales (ModelOpt's `input_scale`) quantize no weight and have no original.
+        let unpaired: Vec<&String> = report
+            .unpaired
+            .quantized
+            .iter()
+            .filter(|n| !n.ends_with(".input_scale"))
+            .collect();
+        if !unpaired.is_empty() {
+            failures.push(format!(
+                "{id}: unpaired quantized weights {unpaired:?}"
+            ));
+        }
+    }
+    eprintln!(
+        "hf_quant diff: {compared} pairs equal the golden metrics, {rtn_compared} round-to-nearest \
+         columns equal the golden rtn, {rtn_refused} refused (encoder not reproduced)"
+    );
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}

@@ -113,12 +113,32 @@ fn expand(paths: &[PathBuf]) -> Vec<PathBuf> {
     let mut out = Vec::new();
     for p in paths {
         if p.is_dir() {
-            walk(p, &mut out, 0);
+            let mut found = Vec::new();
+            walk(p, &mut found, 0);
+            out.extend(model_files_first(p, found));
         } else {
             out.push(p.clone());
         }
     }
     out
+}
+
+/// The files of folder `dir` that make its checkpoint: when the folder holds a model (a
+/// `.safetensors`, GGUF or ONNX file at its top level), `.npy`/`.npz` arrays in its subfolders
+/// (reference outputs, calibration dumps) are not tensors of that model and are left out; a
+/// folder of activation dumps keeps all of them.
+fn model_files_first(dir: &Path, found: Vec<PathBuf>) -> Vec<PathBuf> {
+    let is_array = |p: &Path| {
+        let lower = p.to_string_lossy().to_ascii_lowercase();
+        lower.ends_with(".npy") || lower.ends_with(".npz")
+    };
+    let has_model = found
+        .iter()
+        .any(|p| p.parent() == Some(dir) && !is_array(p));
+    found
+        .into_iter()
+        .filter(|p| !has_model || p.parent() == Some(dir) || !is_array(p))
+        .collect()
 }
 
 /// Whether `path` (an ONNX model's external data file) resolves inside the folder of `model`,
