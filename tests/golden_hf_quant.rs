@@ -237,9 +237,7 @@ fn the_diff_of_every_layout_equals_the_golden_metrics() {
             .filter(|n| !n.ends_with(".input_scale"))
             .collect();
         if !unpaired.is_empty() {
-            failures.push(format!(
-                "{id}: unpaired quantized weights {unpaired:?}"
-            ));
+            failures.push(format!("{id}: unpaired quantized weights {unpaired:?}"));
         }
     }
     eprintln!(

@@ -571,3 +571,54 @@ fn malformed_files_are_load_errors_not_panics() {
         );
     }
 }
+
+/// `quantscope diff float.onnx <model>`: every quantized weight pairs with the float initializer
+/// it replaces and its metrics equal the golden `metrics_vs_float` (rtol 1e-9).
+#[test]
+fn the_diff_against_the_float_model_equals_the_golden_metrics() {
+    let close = |g: f64, w: f64| g == w || (g - w).abs() <= 1e-9 * w.abs().max(g.abs());
+    let mut failures = Vec::new();
+    let mut compared = 0;
+    for model in cases()["models"].as_array().unwrap() {
+        let id = model["id"].as_str().unwrap();
+        let report = quantscope::diff::native::diff_paths(
+            &[dir().join("float.onnx")],
+            &[dir().join(model["file"].as_str().unwrap())],
+            None,
+        )
+        .unwrap();
+        for w in model["weights"].as_array().unwrap() {
+            let name = w["float_initializer"].as_str().unwrap();
+            let Some(row) = report.pairs.iter().find(|p| p.original == name) else {
+                failures.push(format!("{id}: {name} is not paired"));
+                continue;
+            };
+            let Some(m) = row.metrics else {
+                failures.push(format!("{id}: {name}: {:?}", row.error));
+                continue;
+            };
+            let want = &w["metrics_vs_float"];
+            for (field, got) in [
+                ("mse", Some(m.mse)),
+                ("max_abs_err", Some(m.max_abs_err)),
+                ("nmse", Some(m.nmse)),
+                ("sqnr_db", m.sqnr_db),
+            ] {
+                let ok = match (got, want[field].as_f64()) {
+                    (Some(g), Some(w)) => close(g, w),
+                    (None, None) => true,
+                    _ => false,
+                };
+                if !ok {
+                    failures.push(format!(
+                        "{id}: {name}: {field} {got:?}, golden {}",
+                        want[field]
+                    ));
+                }
+            }
+            compared += 1;
+        }
+    }
+    eprintln!("onnx_qdq diff: {compared} pairs equal the golden metrics");
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}

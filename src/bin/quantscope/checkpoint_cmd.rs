@@ -354,7 +354,7 @@ pub fn diff_table(r: &DiffReport) -> String {
     );
     let _ = writeln!(
         out,
-        "  {:width$} {:28} {:>7} {:>8} {:>8} {:>10} {:>8}",
+        "  {:width$} {:40} {:>7} {:>8} {:>8} {:>10} {:>8}",
         "original", "format", "bits/w", "SQNR", "RTN", "NMSE", "cosine"
     );
     let db = |v: Option<f64>| v.map_or("-".to_string(), |x| format!("{x:.2}"));
@@ -362,7 +362,7 @@ pub fn diff_table(r: &DiffReport) -> String {
         let m = p.metrics;
         let _ = writeln!(
             out,
-            "  {:width$} {:28} {:>7.3} {:>8} {:>8} {:>10} {:>8}{}",
+            "  {:width$} {:40} {:>7.3} {:>8} {:>8} {:>10} {:>8}{}",
             p.original,
             p.format,
             p.bits_per_weight,
