@@ -246,3 +246,37 @@ fn the_diff_of_every_layout_equals_the_golden_metrics() {
     );
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
+
+/// The page's driver (`DiffSession`, given the layout folder's files as a dropped folder gives
+/// them: the tensor files and the configuration files) reports what the native diff reports.
+#[test]
+fn the_page_driver_equals_the_native_diff_on_every_layout() {
+    let dir = golden_dir().join("hf_quant");
+    let cases: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("cases.json")).unwrap()).unwrap();
+    let original = dir.join("original").join("model.safetensors");
+    for layout in cases["layouts"].as_array().unwrap() {
+        let folder = dir.join(layout["dir"].as_str().unwrap());
+        let mut files: Vec<_> = std::fs::read_dir(&folder)
+            .unwrap()
+            .flatten()
+            .map(|e| e.path())
+            .filter(|p| p.is_file())
+            .collect();
+        files.sort();
+        let native = quantscope::diff::native::diff_paths(
+            std::slice::from_ref(&original),
+            std::slice::from_ref(&folder),
+            None,
+        )
+        .unwrap();
+        let mut page = common::page_diff::page_diff(std::slice::from_ref(&original), &files);
+        // The page names the files it was given; the native diff the files it listed.
+        page.files = native.files.clone();
+        let (a, b) = (
+            serde_json::to_value(&page).unwrap(),
+            serde_json::to_value(&native).unwrap(),
+        );
+        assert_eq!(a, b, "{}", layout["id"]);
+    }
+}

@@ -622,3 +622,27 @@ fn the_diff_against_the_float_model_equals_the_golden_metrics() {
     eprintln!("onnx_qdq diff: {compared} pairs equal the golden metrics");
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
+
+/// The page's driver (`DiffSession`) reports what the native diff reports on every model, the
+/// external-data model given with its data file as a dropped folder gives it.
+#[test]
+fn the_page_driver_equals_the_native_diff_on_every_model() {
+    for model in cases()["models"].as_array().unwrap() {
+        let file = dir().join(model["file"].as_str().unwrap());
+        let mut quantized = vec![file.clone()];
+        let data = PathBuf::from(format!("{}.data", file.display()));
+        if data.is_file() {
+            quantized.push(data);
+        }
+        let original = [dir().join("float.onnx")];
+        let native = quantscope::diff::native::diff_paths(&original, &[file], None).unwrap();
+        let mut page = common::page_diff::page_diff(&original, &quantized);
+        page.files = native.files.clone();
+        assert_eq!(
+            serde_json::to_value(&page).unwrap(),
+            serde_json::to_value(&native).unwrap(),
+            "{}",
+            model["id"]
+        );
+    }
+}

@@ -341,7 +341,9 @@ impl DiffPlan {
                     .entries()
                     .into_iter()
                     .filter_map(move |i| {
-                        let e = s.catalog.entries.get(i)?;
+                        // An entry that cannot be read is not asked for; reading the weight
+                        // reports its problem.
+                        let e = s.catalog.entries.get(i).filter(|e| e.problem.is_none())?;
                         Some(Need {
                             side,
                             entry: i,

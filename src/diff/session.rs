@@ -50,6 +50,16 @@ struct Listing {
     /// Given index and name of each configuration file, with its content once supplied.
     configs: Vec<(usize, String, Option<Vec<u8>>)>,
     catalog: Option<Catalog>,
+    /// Entries holding configuration as JSON (bitsandbytes' `QuantState`), with their bytes
+    /// once supplied; known once the catalogue is.
+    json: Option<Vec<(usize, Option<Vec<u8>>)>>,
+}
+
+/// Whether `name` looks like an ONNX model's external data file (`model.onnx.data`,
+/// `model.onnx_data`), which the model's listing asks for by name.
+fn is_external_data(name: &str) -> bool {
+    let lower = name.to_ascii_lowercase();
+    lower.ends_with(".onnx.data") || lower.ends_with(".onnx_data")
 }
 
 fn base_name(path: &str) -> &str {
@@ -64,7 +74,12 @@ impl Listing {
             let base = base_name(name);
             if Configs::FILES.contains(&base) {
                 configs.push((i, base.to_string(), None));
-            } else {
+            } else if !name.contains(['/', '\\'])
+                || CheckpointKind::wanted_in_directory(name)
+                || is_external_data(name)
+            {
+                // A file of a dropped folder that no reader takes (a README, a recipe) is
+                // left out, as a folder on disk is walked; a file given on its own is listed.
                 tensor_files.push(i);
             }
         }
@@ -75,6 +90,7 @@ impl Listing {
             builder,
             configs,
             catalog: None,
+            json: None,
         }
     }
 
@@ -104,6 +120,24 @@ impl Listing {
                 Step::Ready(catalog) => self.catalog = Some(catalog),
             }
         }
+        if let Some(catalog) = &self.catalog {
+            let json = self.json.get_or_insert_with(|| {
+                crate::checkpoint::layouts::json_entries(catalog)
+                    .into_iter()
+                    .map(|i| (i, None))
+                    .collect()
+            });
+            for (i, content) in json.iter() {
+                if let (None, Some(e)) = (content, catalog.entries.get(*i)) {
+                    out.push(SideRequest {
+                        side,
+                        file: self.tensor_files[e.file],
+                        start: e.range.start,
+                        end: e.range.end,
+                    });
+                }
+            }
+        }
         out
     }
 
@@ -114,9 +148,21 @@ impl Listing {
             }
             return;
         }
-        if let Some(b) = self.tensor_files.iter().position(|&i| i == file) {
-            self.builder.supply(b, offset, bytes);
+        let Some(b) = self.tensor_files.iter().position(|&i| i == file) else {
+            return;
+        };
+        if let (Some(catalog), Some(json)) = (&self.catalog, &mut self.json) {
+            for (i, content) in json.iter_mut() {
+                let Some(e) = catalog.entries.get(*i) else {
+                    continue;
+                };
+                if content.is_none() && e.file == b && e.range.start == offset {
+                    *content = Some(bytes.to_vec());
+                }
+            }
+            return;
         }
+        self.builder.supply(b, offset, bytes);
     }
 
     /// The side, once listed, and the problems of its configuration files.
@@ -138,6 +184,16 @@ impl Listing {
                     file: self.files[*i].0.clone(),
                     error,
                 });
+            }
+        }
+        for (i, content) in self.json.iter().flatten() {
+            if let Some(e) = catalog.entries.get(*i) {
+                let expected = e.range.end.saturating_sub(e.range.start) as usize;
+                let bytes = match content {
+                    Some(b) if b.len() == expected => Ok(b.clone()),
+                    _ => Err(format!("the bytes of `{}` were not supplied", e.name)),
+                };
+                configs.take_entry(&e.name.clone(), bytes);
             }
         }
         let header = catalog

@@ -8,6 +8,7 @@
 
 pub mod extra_inputs;
 pub mod family_fields;
+pub mod page_diff;
 pub mod qdq_metrics;
 
 use quantscope::engine::{ErrorInfo, Report, Run};
