@@ -257,10 +257,15 @@ fn the_page_driver_equals_the_native_diff_on_every_layout() {
     let original = dir.join("original").join("model.safetensors");
     for layout in cases["layouts"].as_array().unwrap() {
         let folder = dir.join(layout["dir"].as_str().unwrap());
+        // Every file of the folder, its `expected/*.npy` included (left out as on disk).
         let mut files: Vec<_> = std::fs::read_dir(&folder)
             .unwrap()
             .flatten()
             .map(|e| e.path())
+            .flat_map(|p| match std::fs::read_dir(&p) {
+                Ok(sub) => sub.flatten().map(|e| e.path()).collect(),
+                Err(_) => vec![p],
+            })
             .filter(|p| p.is_file())
             .collect();
         files.sort();

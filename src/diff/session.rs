@@ -70,7 +70,22 @@ impl Listing {
     fn new(files: Vec<(String, u64)>) -> Listing {
         let mut tensor_files = Vec::new();
         let mut configs = Vec::new();
+        // As a folder on disk is walked: when the folder holds a model, `.npy`/`.npz` arrays in
+        // its subfolders (reference outputs, dumps) are not tensors of that model.
+        let depth = |name: &str| name.matches(['/', '\\']).count();
+        let is_array = |name: &str| {
+            let lower = name.to_ascii_lowercase();
+            lower.ends_with(".npy") || lower.ends_with(".npz")
+        };
+        let model_depth = files
+            .iter()
+            .filter(|(n, _)| CheckpointKind::wanted_in_directory(n) && !is_array(n))
+            .map(|(n, _)| depth(n))
+            .min();
         for (i, (name, _)) in files.iter().enumerate() {
+            if model_depth.is_some_and(|d| is_array(name) && depth(name) > d) {
+                continue;
+            }
             let base = base_name(name);
             if Configs::FILES.contains(&base) {
                 configs.push((i, base.to_string(), None));

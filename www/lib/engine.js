@@ -178,9 +178,6 @@ function* checkpointTensorSteps(session, source) {
   }
 }
 
-/** Files of a folder that a diff reads: checkpoints and the configuration files that say a layout. */
-export const DIFF_FILE = /\.(safetensors|npy|npz|gguf)$|\.safetensors\.index\.json$|(^|\/)(config|hf_quant_config|quantize_config)\.json$/i;
-
 /** One side of a diff: one file or a list of them, each anything `rangeSource` takes. */
 function diffSide(input, what) {
   const list = Array.isArray(input) ? input : [input];

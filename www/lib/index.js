@@ -10,7 +10,7 @@
 //   qs.renderPanel(document.querySelector('#out'), r);   // browsers
 //   const svg = qs.renderSvg(r);                          // anywhere, no DOM needed
 import initWasm, * as wasm from '../pkg/quantscope.js';
-import { Engine, DIFF_FILE, adaroundSteps, diffSteps, memberOf } from './engine.js';
+import { Engine, adaroundSteps, diffSteps, memberOf } from './engine.js';
 import { runAsync, runSync } from './steps.js';
 import { createPanel, fillPanel, drawPanel } from './panel.js';
 import { markLoaded, wasmUrl } from './wasm-flavour.js';
@@ -356,7 +356,7 @@ async function diffInput(input, opened) {
       const names = fs.readdirSync(item, { recursive: true })
         .map(String)
         .map((n) => n.replaceAll('\\', '/'))
-        .filter((n) => DIFF_FILE.test(n) && fs.statSync(`${item}/${n}`).isFile())
+        .filter((n) => fs.statSync(`${item}/${n}`).isFile())
         .sort((a, b) => {
           const pa = a.split('/');
           const pb = b.split('/');

@@ -12,15 +12,15 @@
 // The page and the notebook widget mount the same view; a notebook gives its own files (range
 // sources reading from the kernel) with `setFiles`.
 import { diffCsv, diffLayerProfile, drawDiffTensor, drawLayerProfile, renderLayerProfileSvg } from '../pkg/quantscope.js';
-import { DIFF_FILE } from '../lib/engine.js';
 import { h, fitCanvas } from '../lib/panel.js';
 import { fmtNum, fmtShape, groupDigits } from '../lib/format.js';
 import { View } from './view.js';
 import { byPath, filesOfEntry, heatColor } from './model.js';
 
-/** The files of a folder that a diff reads (checkpoints and configuration files), in path order. */
+/** The files of a folder in path order; the engine decides which it reads (checkpoints, their
+ * configuration files, ONNX external data) and leaves the others out. */
 export function diffFolderFiles(files) {
-  return files.filter((f) => DIFF_FILE.test(f.name)).sort(byPath);
+  return [...files].sort(byPath);
 }
 
 /** The three charts of an opened pair: part, element name, accessible label. */
@@ -86,7 +86,7 @@ export class CompareView extends View {
       h('h3', { id: id(`compare-${key}-title`), text: label }),
       h('p', {},
         h('label', { class: 'button primary', for: id(`compare-${key}-files`), text: 'files' }),
-        h('input', { type: 'file', id: id(`compare-${key}-files`), multiple: true, accept: '.safetensors,.json,.npz,.npy,.gguf', class: 'visually-hidden', 'aria-describedby': id(`compare-${key}-title`) }),
+        h('input', { type: 'file', id: id(`compare-${key}-files`), multiple: true, accept: '.safetensors,.json,.npz,.npy,.gguf,.onnx,.data', class: 'visually-hidden', 'aria-describedby': id(`compare-${key}-title`) }),
         ' or ',
         h('label', { class: 'button', for: id(`compare-${key}-folder`), text: 'a folder' }),
         h('input', { type: 'file', id: id(`compare-${key}-folder`), webkitdirectory: true, multiple: true, class: 'visually-hidden', 'aria-describedby': id(`compare-${key}-title`) }),
