@@ -250,3 +250,43 @@ test('the npm package\'s `diff` on file paths equals `quantscope diff --json` on
     engine.free();
   }
 });
+
+/** Deep equality, numbers within a relative 1e-12. */
+function assertClose(got, want, where) {
+  if (typeof want === 'number' && typeof got === 'number') {
+    assert.ok(got === want || Math.abs(got - want) <= 1e-12 * Math.max(Math.abs(got), Math.abs(want)), `${where}: ${got} vs ${want}`);
+  } else if (want && typeof want === 'object') {
+    assert.equal(typeof got, 'object', where);
+    assert.deepEqual(Object.keys(got ?? {}).sort(), Object.keys(want).sort(), where);
+    for (const k of Object.keys(want)) assertClose(got[k], want[k], `${where}.${k}`);
+  } else {
+    assert.equal(got, want, where);
+  }
+}
+
+test('the npm package decodes every quantized Hugging Face layout and Q/DQ ONNX model as the CLI does', async () => {
+  const qs = await import('../www/lib/index.js');
+  await qs.init();
+  const golden = path.join(sharedDir(), 'golden');
+  const hf = JSON.parse(fs.readFileSync(path.join(golden, 'hf_quant', 'cases.json'), 'utf8'));
+  const onnx = JSON.parse(fs.readFileSync(path.join(golden, 'onnx_qdq', 'cases.json'), 'utf8'));
+  const cases = [
+    ...hf.layouts.map((l) => [path.join(golden, 'hf_quant', 'original', 'model.safetensors'), path.join(golden, 'hf_quant', l.dir)]),
+    ...onnx.models.map((m) => [path.join(golden, 'onnx_qdq', 'float.onnx'), path.join(golden, 'onnx_qdq', m.file)]),
+  ];
+  let pairs = 0;
+  for (const [original, quantized] of cases) {
+    const want = JSON.parse(cli(['diff', original, quantized, '--json'], ROOT));
+    // The external-data model is given with its data file, as a folder would give it.
+    const data = `${quantized}.data`;
+    const side = fs.existsSync(data) ? [quantized, data] : quantized;
+    const got = await qs.diff(original, side);
+    // Every decoded weight's error, round-to-nearest, lint and pairing as the CLI's (which
+    // the golden tests check against the libraries' own values). Sums are bit-equal; sqnr_db's
+    // log10 is WebAssembly's libm against the platform's, so numbers agree to 1e-12 (the
+    // golden metrics' tolerance is 1e-9).
+    assertClose([got.pairs, got.unpaired, got.lint], [want.pairs, want.unpaired, want.lint], quantized);
+    pairs += got.pairs.length;
+  }
+  assert.ok(pairs > 300, `${pairs} pairs`);
+});

@@ -364,7 +364,9 @@ async function diffInput(input, opened) {
           return pa.length - pb.length;
         });
       if (!names.length) throw new Error(`${item}: the folder holds no checkpoint file`);
-      out.push(...names.map((n) => file(n, `${item}/${n}`)));
+      // Named with their folder, as a dropped folder names them, so the engine knows them as
+      // a folder's files (and leaves out those no reader takes).
+      out.push(...names.map((n) => file(`${item}/${n}`, `${item}/${n}`)));
     } else {
       out.push(file(item, item));
     }
