@@ -32,4 +32,13 @@ if [ ! -f www/pkg/quantscope_bg.wasm ] || [ -n "$(find src Cargo.toml -newer www
   bash scripts/build-web.sh
 fi
 
-CUDA_VISIBLE_DEVICES= exec "$venv/bin/python" scripts/bench/bench.py
+CUDA_VISIBLE_DEVICES= "$venv/bin/python" scripts/bench/bench.py
+
+# Quantized checkpoints against gguf-py's numpy dequantization (target/bench-gguf-venv: gguf
+# 0.19.0 + numpy 2.4.6, small). QUANTSCOPE_BENCH_GIB sets the generated pair's size (default 1).
+gvenv=target/bench-gguf-venv
+if ! "$gvenv/bin/python" -c 'import gguf, numpy' 2>/dev/null; then
+  python3 -m venv "$gvenv"
+  "$gvenv/bin/pip" install --quiet 'gguf==0.19.0' 'numpy==2.4.6'
+fi
+exec "$gvenv/bin/python" scripts/bench/checkpoints.py

@@ -1,5 +1,5 @@
 //! A diff of checkpoints on disk: each side a [`Checkpoint`] (files or folders), each pair's
-//! entries memory-mapped while it is compared.
+//! entries memory-mapped while it is compared, one pair per core.
 
 use super::{DiffPlan, DiffReport, Side};
 use crate::checkpoint::native::Checkpoint;
@@ -52,7 +52,10 @@ pub fn diff_paths(
         .collect();
     let plan = DiffPlan::new(o_side, q_side, importance);
     let checkpoints = [&o_ck, &q_ck];
+    // Pairs side by side, one per core: memory holds one pair per core.
+    use rayon::prelude::*;
     let outcomes = (0..plan.pairs.len())
+        .into_par_iter()
         .map(|k| plan.compare(k, &mut |side, entry| checkpoints[side].bytes(entry)))
         .collect();
     Ok(plan.finish(outcomes, files))
