@@ -125,27 +125,11 @@ fn the_diff_against_the_bf16_original_equals_the_golden_metrics() {
                 failures.push(format!("{name}: {gguf_name}: {:?}", row.error));
                 continue;
             };
-            let want = &t["metrics_vs_original_bf16"];
-            let mut check = |field: &str, got: Option<f64>| {
-                let w = want[field].as_f64();
-                let ok = match (got, w) {
-                    (Some(g), Some(w)) => close(g, w),
-                    (None, None) => true,
-                    _ => false,
-                };
-                if !ok {
-                    failures.push(format!(
-                        "{name}: {gguf_name}: {field} {got:?}, golden {w:?}"
-                    ));
-                }
-            };
-            check("mse", Some(m.mse));
-            check("max_abs_err", Some(m.max_abs_err));
-            check("nmse", Some(m.nmse));
-            check("sqnr_db", m.sqnr_db);
-            if want.get("imatrix_weighted_mse").is_some() {
-                check("imatrix_weighted_mse", m.imatrix_weighted_mse);
-            }
+            failures.extend(common::page_diff::metrics_disagree(
+                &format!("{name}: {gguf_name}"),
+                &m,
+                &t["metrics_vs_original_bf16"],
+            ));
             compared += 1;
         }
     }

@@ -155,10 +155,6 @@ fn every_quantized_layout_decodes_to_the_librarys_values() {
     assert!(checked > 0);
 }
 
-fn close(got: f64, want: f64) -> bool {
-    got == want || (got - want).abs() <= 1e-9 * want.abs().max(got.abs())
-}
-
 /// `quantscope diff original/ <layout>/`: every quantized weight pairs with its original by name
 /// and its metrics equal the golden ones (rtol 1e-9); the round-to-nearest column equals the
 /// golden `rtn` metrics wherever quantscope's encoder reproduces that format (every layout but
@@ -192,28 +188,11 @@ fn the_diff_of_every_layout_equals_the_golden_metrics() {
                 failures.push(format!("{id}: {name}: {:?}", row.error));
                 continue;
             };
-            let check = |failures: &mut Vec<String>,
-                         what: &str,
-                         got: &quantscope::diff::DiffMetrics,
-                         want: &Value| {
-                for (field, g) in [
-                    ("mse", Some(got.mse)),
-                    ("max_abs_err", Some(got.max_abs_err)),
-                    ("nmse", Some(got.nmse)),
-                    ("sqnr_db", got.sqnr_db),
-                ] {
-                    let w = want[field].as_f64();
-                    let ok = match (g, w) {
-                        (Some(g), Some(w)) => close(g, w),
-                        (None, None) => true,
-                        _ => false,
-                    };
-                    if !ok {
-                        failures.push(format!("{id}: {name}: {what} {field} {g:?}, golden {w:?}"));
-                    }
-                }
-            };
-            check(&mut failures, "metrics", &m, &t["metrics"]);
+            failures.extend(common::page_diff::metrics_disagree(
+                &format!("{id}: {name}"),
+                &m,
+                &t["metrics"],
+            ));
             compared += 1;
             if t["rtn"].is_null() {
                 // The golden data has no round-to-nearest for this weight (DeepSeek's padded
@@ -222,7 +201,11 @@ fn the_diff_of_every_layout_equals_the_golden_metrics() {
             }
             match (&row.rtn, &row.rtn_error) {
                 (Some(r), _) => {
-                    check(&mut failures, "rtn", &r.metrics, &t["rtn"]["metrics"]);
+                    failures.extend(common::page_diff::metrics_disagree(
+                        &format!("{id}: {name}: rtn"),
+                        &r.metrics,
+                        &t["rtn"]["metrics"],
+                    ));
                     rtn_compared += 1;
                 }
                 (None, Some(e)) if e.contains("not reproduced") => rtn_refused += 1,

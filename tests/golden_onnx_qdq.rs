@@ -576,7 +576,6 @@ fn malformed_files_are_load_errors_not_panics() {
 /// it replaces and its metrics equal the golden `metrics_vs_float` (rtol 1e-9).
 #[test]
 fn the_diff_against_the_float_model_equals_the_golden_metrics() {
-    let close = |g: f64, w: f64| g == w || (g - w).abs() <= 1e-9 * w.abs().max(g.abs());
     let mut failures = Vec::new();
     let mut compared = 0;
     for model in cases()["models"].as_array().unwrap() {
@@ -597,25 +596,11 @@ fn the_diff_against_the_float_model_equals_the_golden_metrics() {
                 failures.push(format!("{id}: {name}: {:?}", row.error));
                 continue;
             };
-            let want = &w["metrics_vs_float"];
-            for (field, got) in [
-                ("mse", Some(m.mse)),
-                ("max_abs_err", Some(m.max_abs_err)),
-                ("nmse", Some(m.nmse)),
-                ("sqnr_db", m.sqnr_db),
-            ] {
-                let ok = match (got, want[field].as_f64()) {
-                    (Some(g), Some(w)) => close(g, w),
-                    (None, None) => true,
-                    _ => false,
-                };
-                if !ok {
-                    failures.push(format!(
-                        "{id}: {name}: {field} {got:?}, golden {}",
-                        want[field]
-                    ));
-                }
-            }
+            failures.extend(common::page_diff::metrics_disagree(
+                &format!("{id}: {name}"),
+                &m,
+                &w["metrics_vs_float"],
+            ));
             compared += 1;
         }
     }

@@ -50,3 +50,35 @@ pub fn page_diff(original: &[PathBuf], quantized: &[PathBuf]) -> DiffReport {
     }
     s.report().unwrap()
 }
+
+/// The fields of `want` (golden `mse`, `max_abs_err`, `nmse`, `sqnr_db` and, when golden has
+/// it, `imatrix_weighted_mse`) that `got` does not match to the golden tolerance (rtol 1e-9;
+/// a null `sqnr_db` means exact), as messages prefixed by `what`.
+pub fn metrics_disagree(
+    what: &str,
+    got: &quantscope::diff::DiffMetrics,
+    want: &serde_json::Value,
+) -> Vec<String> {
+    let close = |g: f64, w: f64| g == w || (g - w).abs() <= 1e-9 * w.abs().max(g.abs());
+    let mut fields = vec![
+        ("mse", Some(got.mse)),
+        ("max_abs_err", Some(got.max_abs_err)),
+        ("nmse", Some(got.nmse)),
+        ("sqnr_db", got.sqnr_db),
+    ];
+    if want.get("imatrix_weighted_mse").is_some() {
+        fields.push(("imatrix_weighted_mse", got.imatrix_weighted_mse));
+    }
+    fields
+        .into_iter()
+        .filter_map(|(field, g)| {
+            let w = want[field].as_f64();
+            let ok = match (g, w) {
+                (Some(g), Some(w)) => close(g, w),
+                (None, None) => true,
+                _ => false,
+            };
+            (!ok).then(|| format!("{what}: {field} {g:?}, golden {w:?}"))
+        })
+        .collect()
+}

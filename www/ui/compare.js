@@ -15,6 +15,7 @@ import { diffCsv, diffLayerProfile, drawDiffTensor, drawLayerProfile, renderLaye
 import { h, fitCanvas } from '../lib/panel.js';
 import { fmtNum, fmtShape, groupDigits } from '../lib/format.js';
 import { View } from './view.js';
+import { downloadExport } from './exports.js';
 import { byPath, filesOfEntry, heatColor } from './model.js';
 
 /** The files of a folder in path order; the engine decides which it reads (checkpoints, their
@@ -311,16 +312,11 @@ export class CompareView extends View {
   }
 
   showProgress(fraction, label) {
-    this.$('compare-progress').hidden = false;
-    this.$('compare-progress-bar').value = fraction;
-    this.$('compare-progress-label').textContent = `${label} — ${Math.round(fraction * 100)} %`;
+    this.showProgressOf('compare', fraction, label);
   }
 
-  setError(message, { info = false } = {}) {
-    const el = this.$('compare-error');
-    el.classList.toggle('info', info);
-    el.textContent = message || '';
-    el.hidden = !message;
+  setError(message, options) {
+    this.setErrorOf('compare', message, options);
   }
 
   /** The rows, worst first (the CLI's `diff --json` `pairs`; while comparing: those compared so far). */
@@ -603,15 +599,7 @@ export class CompareView extends View {
 
   download(kind) {
     if (!this.report) return;
-    const first = this.sides.quantized[0];
-    const base = (first && first.name ? first.name.split('/').pop() : 'quantized').replace(/\.[^.]*$/, '') || 'quantized';
-    const [data, type, ext] = kind === 'json' ? [this.json(), 'application/json', 'json'] : kind === 'csv' ? [this.csv(), 'text/csv', 'csv'] : [this.svg(), 'image/svg+xml', 'svg'];
-    const url = URL.createObjectURL(new Blob([data], { type }));
-    const a = h('a', { href: url, download: `${base.replace(/[^A-Za-z0-9._-]+/g, '_')}-diff.${ext}` });
-    document.body.append(a);
-    a.click();
-    a.remove();
-    setTimeout(() => URL.revokeObjectURL(url), 10000);
+    downloadExport(kind, this.sides.quantized[0], 'quantized', 'diff', { json: () => this.json(), csv: () => this.csv(), svg: () => this.svg() });
   }
 
   api() {

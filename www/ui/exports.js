@@ -15,6 +15,18 @@ export function download(name, data, type) {
   setTimeout(() => URL.revokeObjectURL(url), 10000);
 }
 
+/**
+ * Offer a table view's export `kind` (`json`, `csv` or `svg`, made by `make[kind]()`) as
+ * `<base>-<suffix>.<kind>`, `base` being the first file's name without folder and extension
+ * (`fallback` when there is none).
+ */
+export function downloadExport(kind, file, fallback, suffix, make) {
+  const types = { json: 'application/json', csv: 'text/csv', svg: 'image/svg+xml' };
+  const base = ((file && file.name ? file.name.split('/').pop() : fallback).replace(/\.[^.]*$/, '') || fallback)
+    .replace(/[^A-Za-z0-9._-]+/g, '_');
+  download(`${base}-${suffix}.${kind}`, make[kind](), types[kind]);
+}
+
 /** The JSON export: tool version, tensor summary, curve settings and every result. */
 export function resultsJson({ version, summary, curve, results }) {
   return JSON.stringify(

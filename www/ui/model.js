@@ -13,6 +13,7 @@ import { drawLayerProfile, layerProfile, modelCsv, renderLayerProfileSvg } from 
 import { h, fitCanvas, seriesColor } from '../lib/panel.js';
 import { fmtNum, fmtShape, groupDigits } from '../lib/format.js';
 import { View } from './view.js';
+import { downloadExport } from './exports.js';
 
 /** Files a folder contributes (as `quantscope model DIR` lists them). */
 const CHECKPOINT_FILE = /\.(safetensors|npy|npz|gguf|onnx)$|\.safetensors\.index\.json$|\.onnx[._]data$/i;
@@ -369,16 +370,11 @@ export class ModelView extends View {
   }
 
   showProgress(fraction, label) {
-    this.$('model-progress').hidden = false;
-    this.$('model-progress-bar').value = fraction;
-    this.$('model-progress-label').textContent = `${label} — ${Math.round(fraction * 100)} %`;
+    this.showProgressOf('model', fraction, label);
   }
 
-  setError(message, { info = false } = {}) {
-    const el = this.$('model-error');
-    el.classList.toggle('info', info);
-    el.textContent = message || '';
-    el.hidden = !message;
+  setError(message, options) {
+    this.setErrorOf('model', message, options);
   }
 
   /**
@@ -623,14 +619,7 @@ export class ModelView extends View {
   }
 
   download(kind) {
-    const base = (this.files[0] && this.files[0].name ? this.files[0].name.split('/').pop() : 'model').replace(/\.[^.]*$/, '') || 'model';
-    const [data, type, ext] = kind === 'json' ? [this.json(), 'application/json', 'json'] : kind === 'csv' ? [this.csv(), 'text/csv', 'csv'] : [this.svg(), 'image/svg+xml', 'svg'];
-    const url = URL.createObjectURL(new Blob([data], { type }));
-    const a = h('a', { href: url, download: `${base.replace(/[^A-Za-z0-9._-]+/g, '_')}-model.${ext}` });
-    document.body.append(a);
-    a.click();
-    a.remove();
-    setTimeout(() => URL.revokeObjectURL(url), 10000);
+    downloadExport(kind, this.files[0], 'model', 'model', { json: () => this.json(), csv: () => this.csv(), svg: () => this.svg() });
   }
 
   api() {

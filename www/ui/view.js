@@ -74,6 +74,24 @@ export class View {
   $(name) {
     return this.root.querySelector(`#${CSS.escape(this.id(name))}`);
   }
+
+  /**
+   * Show the progress bar `<key>-progress` (with `<key>-progress-bar` and
+   * `<key>-progress-label`) at `fraction`, labelled.
+   */
+  showProgressOf(key, fraction, label) {
+    this.$(`${key}-progress`).hidden = false;
+    this.$(`${key}-progress-bar`).value = fraction;
+    this.$(`${key}-progress-label`).textContent = `${label} — ${Math.round(fraction * 100)} %`;
+  }
+
+  /** Show `message` in `<key>-error` (hidden when empty; `info`: not an error). */
+  setErrorOf(key, message, { info = false } = {}) {
+    const el = this.$(`${key}-error`);
+    el.classList.toggle('info', info);
+    el.textContent = message || '';
+    el.hidden = !message;
+  }
 }
 
 /**
