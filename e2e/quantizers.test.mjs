@@ -160,7 +160,18 @@ test('the formats view on MiniLM\'s l0_ffn_dense_out: NF4, Q4_K and MXFP4 side b
   assert.match(groups[2].header, /ggml\s*d99724f2 = llama\.cpp d3cf1f14/);
   assert.deepEqual(groups[1].formats, ['bnb.nf4 (double quant)', 'bnb.nf4'], 'cheapest first within a library');
   assert.deepEqual(groups[2].formats, ['ggml.MXFP4', 'ggml.Q4_K']);
-  assert.deepEqual(await page.$$eval('#format-family optgroup', (gs) => gs.map((g) => g.label)), ['quantscope min–max scales with Quark\'s formulas', 'bitsandbytes 0.50.2 (CPU)', 'ggml d99724f2 = llama.cpp d3cf1f14']);
+  // The "add a format" menu: one group per library of the codec registry, in registry order,
+  // each named with the version followed; decode-only codecs are listed disabled.
+  const registry = qs.quantizers().formats;
+  // (A library's first entry names its group.)
+  const libraries = [];
+  for (const f of registry) {
+    const label = `${f.library} ${f.version}`;
+    if (!libraries.some((l) => l.startsWith(`${f.library} `))) libraries.push(label);
+  }
+  assert.deepEqual(await page.$$eval('#format-family optgroup', (gs) => gs.map((g) => g.label)), libraries);
+  const disabled = await page.$$eval('#format-family option[disabled]', (os) => os.map((o) => o.value).sort());
+  assert.deepEqual(disabled, registry.filter((f) => !f.encodes).map((f) => f.id).sort());
   const shown = await page.$eval('#formats-table tr[data-format="ggml.Q4_K"] td.num', (td) => td.textContent);
   assert.equal(shown, '4.5');
   // Scrolled first, so that the screenshot does not move the row away from the pointer.

@@ -57,6 +57,7 @@ pub fn entry() -> CodecEntry {
         "ModelOpt NVFP4: E2M1 pairs per byte, FP8 scale per 16, times a float32 weight_scale_2",
     )
     .reproducing(library, version, QUIRKS)
+    .decode_only("ModelOpt's block-scale rounding is not reproduced yet; decoding is exact")
     .drawn(11, "ModelOpt")
 }
 

@@ -227,12 +227,14 @@ pub fn entries() -> Vec<CodecEntry> {
             "ONNX DequantizeLinear: integer codes with float32 scales and zero points, per tensor, per axis or blocked (int4..int32)",
         )
         .reproducing("ONNX Runtime", ORT_VERSION, QUIRKS_DQ)
+        .decode_only("ONNX Runtime's weight quantizer is not reproduced yet; decoding is exact")
         .drawn(DRAWN.0, DRAWN.1),
         CodecEntry::of::<MatMulNBitsFamily>(
             "onnx.matmul_nbits",
             "ONNX Runtime MatMulNBits (com.microsoft): blockwise 2..8-bit weights along K with float32 scales",
         )
         .reproducing("ONNX Runtime", ORT_VERSION, QUIRKS_NBITS)
+        .decode_only("ONNX Runtime's MatMulNBits quantizer is not reproduced yet; decoding is exact")
         .drawn(DRAWN.0, DRAWN.1),
     ]
 }

@@ -26,12 +26,44 @@ fn fill(like: &Stored, n: usize, bytes: &[u8]) -> Stored {
     }
 }
 
-/// The stored arrays of a decode-only codec for `shape`, zero-filled: ggml's `blocks`.
+/// The stored arrays of a decode-only codec for `shape` (rows of a multiple of 256 values),
+/// zero-filled: ggml's `blocks`, the FP4 layouts' packed codes with their scales, ONNX's codes
+/// with scales and zero points.
 fn stored_layout(id: &str, shape: &[usize]) -> Option<Encoded> {
-    let ty = GgmlType::from_id(id)?;
     let n: usize = shape.iter().product();
-    let bytes = n / ty.block_elems() * ty.block_bytes();
-    Some(Encoded::new(shape).with_flat("blocks", Stored::U8(vec![0; bytes])))
+    if let Some(ty) = GgmlType::from_id(id) {
+        let bytes = n / ty.block_elems() * ty.block_bytes();
+        return Some(Encoded::new(shape).with_flat("blocks", Stored::U8(vec![0; bytes])));
+    }
+    if let Some(t) = super::onnx::template(id, shape) {
+        return Some(t);
+    }
+    let cols = *shape.last()?;
+    let rows = n / cols.max(1);
+    let packed = |name| (name, vec![rows, cols / 2], Stored::U8(vec![0; rows * cols / 2]));
+    let scales = |per: usize| {
+        let len = rows * (cols / per);
+        ("weight_scale", vec![rows, cols / per], Stored::U8(vec![0x38; len]))
+    };
+    let parts = match id {
+        "ct.nvfp4" => vec![
+            packed("weight_packed"),
+            scales(16),
+            ("weight_global_scale", vec![1], Stored::F32(vec![1.0])),
+        ],
+        "ct.mxfp4" => vec![packed("weight_packed"), scales(32)],
+        "modelopt.nvfp4" => vec![
+            packed("weight"),
+            scales(16),
+            ("weight_scale_2", vec![], Stored::F32(vec![1.0])),
+        ],
+        _ => return None,
+    };
+    Some(
+        parts
+            .into_iter()
+            .fold(Encoded::new(shape), |e, (name, s, data)| e.with(name, s, data)),
+    )
 }
 
 /// Decode `data` as the stored arrays of a codec the first byte picks, for a shape the next
@@ -44,8 +76,8 @@ pub fn check_decode(data: &[u8]) {
     let entry = &registry[pick as usize % registry.len()];
     let (dims, rest) = rest.split_at(rest.len().min(3));
     let mut shape: Vec<usize> = dims.iter().map(|&d| 1 + (d as usize % 24)).collect();
-    if entry.id.starts_with("ggml.") {
-        // Whole super-blocks, so that a template can be encoded.
+    if entry.id.starts_with("ggml.") || !entry.encodes {
+        // Whole super-blocks (and FP4 groups), so that a template can be made.
         shape = vec![shape.first().copied().unwrap_or(1), 256];
     }
     let Ok(codec) = entry.build(&Params::new(), &shape) else {
@@ -64,7 +96,6 @@ pub fn check_decode(data: &[u8]) {
         .encode(&ramp)
         .ok()
         .or_else(|| stored_layout(entry.id, &shape))
-        .or_else(|| super::onnx::template(entry.id, &shape))
     else {
         return;
     };
