@@ -40,10 +40,20 @@ fn stored_layout(id: &str, shape: &[usize]) -> Option<Encoded> {
     }
     let cols = *shape.last()?;
     let rows = n / cols.max(1);
-    let packed = |name| (name, vec![rows, cols / 2], Stored::U8(vec![0; rows * cols / 2]));
+    let packed = |name| {
+        (
+            name,
+            vec![rows, cols / 2],
+            Stored::U8(vec![0; rows * cols / 2]),
+        )
+    };
     let scales = |per: usize| {
         let len = rows * (cols / per);
-        ("weight_scale", vec![rows, cols / per], Stored::U8(vec![0x38; len]))
+        (
+            "weight_scale",
+            vec![rows, cols / per],
+            Stored::U8(vec![0x38; len]),
+        )
     };
     let parts = match id {
         "ct.nvfp4" => vec![
@@ -62,7 +72,9 @@ fn stored_layout(id: &str, shape: &[usize]) -> Option<Encoded> {
     Some(
         parts
             .into_iter()
-            .fold(Encoded::new(shape), |e, (name, s, data)| e.with(name, s, data)),
+            .fold(Encoded::new(shape), |e, (name, s, data)| {
+                e.with(name, s, data)
+            }),
     )
 }
 
