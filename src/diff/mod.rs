@@ -54,19 +54,117 @@ pub struct DiffMetrics {
     pub imatrix_weighted_mse: Option<f64>,
 }
 
-/// The sums every metric comes from, over one stretch of values.
+/// Lanes of the partial sums: element `j` of a row goes to lane `j mod 8`, so the loop
+/// vectorises; the lanes are added in order 0..8 at the end.
+const LANES: usize = 8;
+
+/// The sums every metric comes from, one per lane.
 #[derive(Debug, Clone, Copy, Default)]
 struct Sums {
-    err2: f64,
-    x2: f64,
-    q2: f64,
-    qx: f64,
-    max_abs: f64,
-    weighted: f64,
+    err2: [f64; LANES],
+    x2: [f64; LANES],
+    q2: [f64; LANES],
+    qx: [f64; LANES],
+    max_abs: [f64; LANES],
+    weighted: [f64; LANES],
+}
+
+impl Sums {
+    /// Add element `x`, `q` (weight `w` when `WEIGHTED`) to lane `k`.
+    #[inline(always)]
+    fn step<const WEIGHTED: bool>(&mut self, k: usize, x: f32, q: f32, w: f32) {
+        let (x, q) = (f64::from(x), f64::from(q));
+        let e = q - x;
+        self.err2[k] += e * e;
+        self.x2[k] += x * x;
+        self.q2[k] += q * q;
+        self.qx[k] += q * x;
+        let a = e.abs();
+        self.max_abs[k] = if a > self.max_abs[k] {
+            a
+        } else {
+            self.max_abs[k]
+        };
+        if WEIGHTED {
+            self.weighted[k] += f64::from(w) * e * e;
+        }
+    }
+
+    /// One row (`w` its columns' weights, read only when `WEIGHTED`).
+    #[inline(always)]
+    fn add_row<const WEIGHTED: bool>(&mut self, x: &[f32], q: &[f32], w: &[f32]) {
+        let n = x.len().min(q.len());
+        let body = n / LANES * LANES;
+        for (g, (xc, qc)) in x[..body]
+            .chunks_exact(LANES)
+            .zip(q[..body].chunks_exact(LANES))
+            .enumerate()
+        {
+            for k in 0..LANES {
+                let wk = if WEIGHTED { w[g * LANES + k] } else { 0.0 };
+                self.step::<WEIGHTED>(k, xc[k], qc[k], wk);
+            }
+        }
+        for j in body..n {
+            let wj = if WEIGHTED { w[j] } else { 0.0 };
+            self.step::<WEIGHTED>(j - body, x[j], q[j], wj);
+        }
+    }
+
+    /// Every row of `original`/`quantized` (rows of `columns` values).
+    #[inline(always)]
+    fn add_rows(&mut self, original: &[f32], quantized: &[f32], columns: usize, w: Option<&[f32]>) {
+        let n = original.len().min(quantized.len());
+        let mut start = 0;
+        while start < n {
+            let end = (start + columns).min(n);
+            let (x, q) = (&original[start..end], &quantized[start..end]);
+            match w {
+                Some(w) => self.add_row::<true>(x, q, w),
+                None => self.add_row::<false>(x, q, &[]),
+            }
+            start = end;
+        }
+    }
+
+    /// [`Sums::add_rows`] compiled for AVX2 where the CPU has it.
+    fn add_rows_dispatch(
+        &mut self,
+        original: &[f32],
+        quantized: &[f32],
+        columns: usize,
+        w: Option<&[f32]>,
+    ) {
+        #[cfg(all(target_arch = "x86_64", not(target_feature = "avx2")))]
+        if crate::simd::has_avx2() {
+            #[target_feature(enable = "avx2")]
+            unsafe fn avx2(s: &mut Sums, x: &[f32], q: &[f32], columns: usize, w: Option<&[f32]>) {
+                s.add_rows(x, q, columns, w)
+            }
+            // SAFETY: the CPU has AVX2.
+            return unsafe { avx2(self, original, quantized, columns, w) };
+        }
+        self.add_rows(original, quantized, columns, w)
+    }
+
+    /// The lanes added in order 0..8: `(Σe², Σx², Σq², Σqx, max|e|, Σwe²)`.
+    fn total(&self) -> (f64, f64, f64, f64, f64, f64) {
+        let sum = |a: &[f64; LANES]| a.iter().fold(0.0, |s, &v| s + v);
+        let max_abs = self.max_abs.iter().fold(0.0f64, |m, &v| m.max(v));
+        (
+            sum(&self.err2),
+            sum(&self.x2),
+            sum(&self.q2),
+            sum(&self.qx),
+            max_abs,
+            sum(&self.weighted),
+        )
+    }
 }
 
 /// Compare `quantized` with `original` (same length, C order, rows of `columns` values);
-/// `importance` (one weight per column) adds the imatrix-weighted error.
+/// `importance` (one weight per column) adds the imatrix-weighted error. Sums are float64 in
+/// eight lanes (element `j` of a row in lane `j mod 8`), added in lane order.
 pub fn measure(
     original: &[f32],
     quantized: &[f32],
@@ -76,31 +174,19 @@ pub fn measure(
     let columns = columns.max(1);
     let importance = importance.filter(|w| w.len() == columns);
     let mut s = Sums::default();
-    for (row_x, row_q) in original.chunks(columns).zip(quantized.chunks(columns)) {
-        for (j, (&x, &q)) in row_x.iter().zip(row_q).enumerate() {
-            let (x, q) = (f64::from(x), f64::from(q));
-            let e = q - x;
-            s.err2 += e * e;
-            s.x2 += x * x;
-            s.q2 += q * q;
-            s.qx += q * x;
-            s.max_abs = s.max_abs.max(e.abs());
-            if let Some(w) = importance {
-                s.weighted += f64::from(w[j]) * e * e;
-            }
-        }
-    }
+    s.add_rows_dispatch(original, quantized, columns, importance);
+    let (err2, x2, q2, qx, max_abs, weighted) = s.total();
     let n = original.len().max(1) as f64;
     let rows = (original.len() / columns) as f64;
     DiffMetrics {
-        mse: s.err2 / n,
-        nmse: s.err2 / s.x2,
-        sqnr_db: (s.err2 > 0.0).then(|| 10.0 * (s.x2 / s.err2).log10()),
-        max_abs_err: s.max_abs,
-        cosine: s.qx / (s.q2 * s.x2).sqrt(),
+        mse: err2 / n,
+        nmse: err2 / x2,
+        sqnr_db: (err2 > 0.0).then(|| 10.0 * (x2 / err2).log10()),
+        max_abs_err: max_abs,
+        cosine: qx / (q2 * x2).sqrt(),
         imatrix_weighted_mse: importance.map(|w| {
             let total: f64 = w.iter().map(|&v| f64::from(v)).sum();
-            s.weighted / (total * rows)
+            weighted / (total * rows)
         }),
     }
 }

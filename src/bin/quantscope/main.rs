@@ -232,6 +232,7 @@ fn end_quietly_on_a_closed_pipe() {
 fn main() -> ExitCode {
     #[cfg(unix)]
     end_quietly_on_a_closed_pipe();
+    quantscope::parallel::reuse_freed_memory();
     let cli = Cli::parse();
     match run(cli.command) {
         Ok(()) => ExitCode::SUCCESS,

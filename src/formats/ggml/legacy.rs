@@ -31,7 +31,9 @@
 //! * Q8_0 ignores the imatrix (l. 2295).
 
 use super::fp16::{read_fp16, write_fp16};
-use super::search::{make_qkx_quants, make_qx_quants, Asymmetric, Grid, Weights};
+use super::search::{
+    abs_max, make_qkx_quants, make_qx_quants, signed_max, Asymmetric, Grid, Weights,
+};
 use super::sub_blocks::{imatrix_weights, sum_squares};
 
 /// Elements per block.
@@ -97,7 +99,8 @@ impl Legacy {
         }
     }
 
-    /// `quantize_row_<type>_ref` on one block of 32 values.
+    /// `quantize_row_<type>_ref` on one block of 32 finite values.
+    #[inline(always)]
     pub fn quantize_block_ref(self, x: &[f32], out: &mut [u8]) {
         match self {
             Legacy::Q4_0 | Legacy::Q5_0 => {
@@ -106,20 +109,14 @@ impl Legacy {
                 } else {
                     (-16.0, 16.5, 31)
                 };
-                let (mut amax, mut max) = (0.0f32, 0.0f32);
-                for &v in x {
-                    if amax < v.abs() {
-                        amax = v.abs();
-                        max = v;
-                    }
-                }
+                let (max, _) = signed_max(x);
                 let d = max / divisor;
                 let id = if d != 0.0 { 1.0 / d } else { 0.0 };
                 write_fp16(out, 0, d);
-                let codes: Vec<u8> = x
-                    .iter()
-                    .map(|&v| trunc_i8(v * id + offset).min(top) as u8)
-                    .collect();
+                let mut codes = [0u8; QK];
+                for (c, &v) in codes.iter_mut().zip(x) {
+                    *c = trunc_i8(v * id + offset).min(top) as u8;
+                }
                 self.pack(&codes, out);
             }
             Legacy::Q4_1 | Legacy::Q5_1 => {
@@ -137,25 +134,19 @@ impl Legacy {
                 let id = if d != 0.0 { 1.0 / d } else { 0.0 };
                 write_fp16(out, 0, d);
                 write_fp16(out, 2, min);
-                let codes: Vec<u8> = x
-                    .iter()
-                    .map(|&v| {
-                        let t = (v - min) * id + 0.5;
-                        if self == Legacy::Q4_1 {
-                            trunc_i8(t).min(15) as u8
-                        } else {
-                            trunc_byte(t) as u8
-                        }
-                    })
-                    .collect();
+                let mut codes = [0u8; QK];
+                for (c, &v) in codes.iter_mut().zip(x) {
+                    let t = (v - min) * id + 0.5;
+                    *c = if self == Legacy::Q4_1 {
+                        trunc_i8(t).min(15) as u8
+                    } else {
+                        trunc_byte(t) as u8
+                    };
+                }
                 self.pack(&codes, out);
             }
             Legacy::Q8_0 => {
-                let mut amax = 0.0f32;
-                for &v in x {
-                    amax = if amax > v.abs() { amax } else { v.abs() };
-                }
-                let d = amax / 127.0;
+                let d = abs_max(x) / 127.0;
                 let id = if d != 0.0 { 1.0 / d } else { 0.0 };
                 write_fp16(out, 0, d);
                 for (o, &v) in out[2..2 + QK].iter_mut().zip(x) {
@@ -211,6 +202,7 @@ impl Legacy {
 
     /// Store 32 codes: nibbles (element `j` low, `j + 16` high) and, for 5-bit types, the
     /// fifth bits in `qh`.
+    #[inline(always)]
     fn pack(self, codes: &[u8], out: &mut [u8]) {
         let qs = self.qs_offset();
         let mut qh = 0u32;
@@ -228,6 +220,7 @@ impl Legacy {
 
     /// The 32 integer codes of a block, as the dequantizer reads them (Q5: fifth bit added;
     /// Q8_0: signed).
+    #[inline(always)]
     fn codes(self, b: &[u8]) -> [i32; QK] {
         let mut q = [0i32; QK];
         let qs = self.qs_offset();
@@ -254,6 +247,7 @@ impl Legacy {
     }
 
     /// `(d, m)` of a block (`m = 0` for the symmetric types).
+    #[inline(always)]
     pub fn scales(self, b: &[u8]) -> (f32, f32) {
         let d = read_fp16(b, 0);
         match self {
@@ -263,6 +257,7 @@ impl Legacy {
     }
 
     /// The code offset of the symmetric types (`q − 8`, `q − 16`).
+    #[inline(always)]
     fn zero(self) -> i32 {
         match self {
             Legacy::Q4_0 => 8,
@@ -272,6 +267,7 @@ impl Legacy {
     }
 
     /// `dequantize_row_<type>` on one block: `(q − zero)·d` or `q·d + m`.
+    #[inline(always)]
     pub fn dequantize_block(self, b: &[u8], y: &mut [f32]) {
         let (d, m) = self.scales(b);
         let q = self.codes(b);

@@ -79,25 +79,32 @@ pub fn quantize_block(x: &[f32], qw: Option<&[f32]>, out: &mut [u8]) {
     }
 }
 
-/// The code of element `i`, minus 32 (`−32…31`).
-fn code(b: &[u8], i: usize) -> i32 {
-    let (h, k, l) = (i / 128, (i % 128) / 32, i % 32);
-    let byte = b[64 * h + 32 * (k % 2) + l];
-    let low = if k < 2 { byte & 0xF } else { byte >> 4 };
-    let high = (b[QH + 32 * h + l] >> (2 * k)) & 3;
-    (low | (high << 4)) as i32 - 32
-}
-
 /// The int8 scale of sub-block `j`.
 fn sub_scale(b: &[u8], j: usize) -> i32 {
     b[SCALES + j] as i8 as i32
 }
 
 /// `dequantize_row_q6_K` on one super-block: `(d·sc)·q`.
+///
+/// Element `i = 128·h + 32·k + l` (`h` the half, `k < 4`, `l < 32`) has the code
+/// `(low | high << 4) − 32`: `low` the low (`k < 2`) or high nibble of byte `64·h + 32·(k mod 2) + l`,
+/// `high` bits `2k…2k+1` of byte `128 + 32·h + l`. Walked as ggml walks it (per half, the 32
+/// positions `l` each giving four values), so that the loop vectorises.
 pub fn dequantize_block(b: &[u8], y: &mut [f32]) {
     let d = read_fp16(b, D);
-    for (i, o) in y.iter_mut().enumerate().take(QK_K) {
-        *o = d * sub_scale(b, i / 16) as f32 * code(b, i) as f32;
+    let (b, y) = (&b[..BLOCK_BYTES], &mut y[..QK_K]);
+    for h in 0..2 {
+        let (ql, qh) = (&b[64 * h..64 * h + 64], &b[QH + 32 * h..QH + 32 * h + 32]);
+        let scale = |k: usize, l: usize| d * sub_scale(b, 8 * h + 2 * k + l / 16) as f32;
+        let out = &mut y[128 * h..128 * h + 128];
+        for l in 0..32 {
+            let (lo, hi, high) = (ql[l], ql[l + 32], qh[l]);
+            let q = |low: u8, k: usize| (low | (((high >> (2 * k)) & 3) << 4)) as i32 - 32;
+            out[l] = scale(0, l) * q(lo & 0xF, 0) as f32;
+            out[l + 32] = scale(1, l) * q(hi & 0xF, 1) as f32;
+            out[l + 64] = scale(2, l) * q(lo >> 4, 2) as f32;
+            out[l + 96] = scale(3, l) * q(hi >> 4, 3) as f32;
+        }
     }
 }
 

@@ -58,16 +58,34 @@ impl Weights<'_> {
 }
 
 /// The signed value of largest magnitude (the first one on ties) and that magnitude.
-fn signed_max(x: &[f32]) -> (f32, f32) {
-    let (mut max, mut amax) = (0.0f32, 0.0f32);
-    for &v in x {
-        let ax = v.abs();
-        if ax > amax {
-            amax = ax;
-            max = v;
+///
+/// ggml scans for the first strictly larger magnitude; for finite input (the quantizers refuse
+/// anything else) that is the first value whose magnitude is the largest, found here after a
+/// vectorised [`abs_max`].
+pub fn signed_max(x: &[f32]) -> (f32, f32) {
+    let amax = abs_max(x);
+    if amax == 0.0 {
+        return (0.0, 0.0);
+    }
+    let max = x.iter().copied().find(|v| v.abs() == amax).unwrap_or(0.0);
+    (max, amax)
+}
+
+/// The largest magnitude of finite values (0 for none), in eight lanes so that it vectorises
+/// (a maximum does not depend on the order it is taken in).
+#[inline]
+pub fn abs_max(x: &[f32]) -> f32 {
+    let larger = |m: f32, v: f32| if v > m { v } else { m };
+    let mut lanes = [0.0f32; 8];
+    let chunks = x.chunks_exact(8);
+    let rest = chunks.remainder();
+    for c in chunks {
+        for k in 0..8 {
+            lanes[k] = larger(lanes[k], c[k].abs());
         }
     }
-    (max, amax)
+    let body = lanes.iter().fold(0.0f32, |m, &v| larger(m, v));
+    rest.iter().fold(body, |m, &v| larger(m, v.abs()))
 }
 
 /// `make_qx_quants(n, nmax, x, L, rmse_type = 1, qw)`; `codes` receives `l + nmax`.
@@ -78,43 +96,84 @@ pub fn make_qx_quants(nmax: i32, x: &[f32], codes: &mut [i8], weights: Weights) 
         codes[..n].fill(0);
         return 0.0;
     }
-    let nmax_f = nmax as f32;
-    let clamp = |l: i32| l.clamp(-nmax, nmax - 1);
-    let mut iscale = -nmax_f / max;
-    let mut sumlx = 0.0f32;
-    let mut suml2 = 0.0f32;
-    for i in 0..n {
-        let l = clamp(nearest_int(iscale * x[i]));
-        codes[i] = (l + nmax) as i8;
-        let w = weights.at(x, i);
-        let lf = l as f32;
-        sumlx += w * x[i] * lf;
-        suml2 += w * lf * lf;
-    }
+    // The first guess `iscale = −nmax/max` and the 18 candidates are independent sums: they
+    // are computed side by side (one lane each, each summing over `i` in order as ggml does),
+    // then compared in ggml's order; the codes are those of the last one kept.
+    let sums = CandidateSums::of(nmax, max, x, weights);
+    let (sumlx, suml2) = (sums.sumlx[FIRST_GUESS], sums.suml2[FIRST_GUESS]);
     let mut scale = if suml2 != 0.0 { sumlx / suml2 } else { 0.0 };
     let mut best = scale * sumlx;
-    for is in -9..=9 {
-        if is == 0 {
-            continue;
-        }
-        iscale = -(nmax_f + 0.1f32 * is as f32) / max;
-        sumlx = 0.0;
-        suml2 = 0.0;
-        for i in 0..n {
-            let l = clamp(nearest_int(iscale * x[i])) as f32;
-            let w = weights.at(x, i);
-            sumlx += w * x[i] * l;
-            suml2 += w * l * l;
-        }
+    let mut chosen = FIRST_GUESS;
+    for k in 0..QX_CANDIDATES {
+        let (sumlx, suml2) = (sums.sumlx[k], sums.suml2[k]);
         if suml2 > 0.0 && sumlx * sumlx > best * suml2 {
-            for i in 0..n {
-                codes[i] = (clamp(nearest_int(iscale * x[i])) + nmax) as i8;
-            }
             scale = sumlx / suml2;
             best = scale * sumlx;
+            chosen = k;
         }
     }
+    let iscale = sums.iscale[chosen];
+    for i in 0..n {
+        codes[i] = (nearest_int(iscale * x[i]).clamp(-nmax, nmax - 1) + nmax) as i8;
+    }
     scale
+}
+
+/// The candidates `is = −9…9, is ≠ 0` of [`make_qx_quants`] are lanes `0..18`, its first
+/// guess lane 18 (padded to a multiple of 8 lanes).
+const QX_CANDIDATES: usize = 18;
+const FIRST_GUESS: usize = QX_CANDIDATES;
+const QX_LANES: usize = 24;
+
+/// Each candidate's `iscale`, `Σw·x·l` and `Σw·l²`.
+struct CandidateSums {
+    iscale: [f32; QX_LANES],
+    sumlx: [f32; QX_LANES],
+    suml2: [f32; QX_LANES],
+}
+
+impl CandidateSums {
+    fn of(nmax: i32, max: f32, x: &[f32], weights: Weights) -> Self {
+        #[cfg(all(target_arch = "x86_64", not(target_feature = "avx2")))]
+        if crate::simd::has_avx2() {
+            #[target_feature(enable = "avx2")]
+            unsafe fn avx2(nmax: i32, max: f32, x: &[f32], weights: Weights) -> CandidateSums {
+                CandidateSums::sums(nmax, max, x, weights)
+            }
+            // SAFETY: the CPU has AVX2.
+            return unsafe { avx2(nmax, max, x, weights) };
+        }
+        Self::sums(nmax, max, x, weights)
+    }
+
+    #[inline(always)]
+    fn sums(nmax: i32, max: f32, x: &[f32], weights: Weights) -> Self {
+        let nmax_f = nmax as f32;
+        // `is` per lane: −9…−1, 1…9, then 0 (the first guess −nmax/max, and the padding).
+        const IS: [f32; QX_LANES] = [
+            -9.0, -8.0, -7.0, -6.0, -5.0, -4.0, -3.0, -2.0, -1.0, 1.0, 2.0, 3.0, 4.0, 5.0, 6.0,
+            7.0, 8.0, 9.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0,
+        ];
+        let mut iscale = [0.0f32; QX_LANES];
+        for k in 0..QX_LANES {
+            iscale[k] = -(nmax_f + 0.1f32 * IS[k]) / max;
+        }
+        let (mut sumlx, mut suml2) = ([0.0f32; QX_LANES], [0.0f32; QX_LANES]);
+        for i in 0..x.len() {
+            let (xi, w) = (x[i], weights.at(x, i));
+            let wx = w * xi;
+            for k in 0..QX_LANES {
+                let l = nearest_int(iscale[k] * xi).clamp(-nmax, nmax - 1) as f32;
+                sumlx[k] += wx * l;
+                suml2[k] += w * l * l;
+            }
+        }
+        Self {
+            iscale,
+            sumlx,
+            suml2,
+        }
+    }
 }
 
 /// `make_q3_quants(n, nmax, x, L, do_rmse = true)`; `codes` receives `l + nmax`.
