@@ -122,6 +122,14 @@ def run(args):
     return wall, rss
 
 
+NPM_DIFF = f"""
+import * as qs from {json.dumps(str(ROOT / "www" / "lib" / "index.js"))};
+await qs.init();
+const report = await qs.diff(process.argv[1], process.argv[2]);
+if (!report.pairs.length) throw new Error('no pairs');
+"""
+
+
 def best(args, repeat=3):
     runs = [run(args) for _ in range(repeat)]
     return min(r[0] for r in runs), max(r[1] for r in runs)
@@ -144,6 +152,11 @@ def main():
         rows.append(("quantscope dequantize → .safetensors", t, m, qbytes))
         t, m = best([CLI, "diff", original, quantized, "--json"])
         rows.append(("quantscope diff (decode, metrics, RTN)", t, m, qbytes + obytes))
+        # The page's engine (the wasm module behind www/lib's façade, the one the page's and the
+        # npm package's workers run), timed in Node on the same pair: the page's 3× budget.
+        t_page, m = best(["node", "--input-type=module", "-e", NPM_DIFF, original, quantized], repeat=1)
+        rows.append(("page engine diff (wasm via npm, Node)", t_page, m, qbytes + obytes))
+        print(f"page engine / native diff: {t_page / t:.2f}× (target ≤ 3×)")
         t, m = best([CLI, "inspect", quantized, "--json"])
         rows.append(("quantscope inspect (headers)", t, m, qbytes))
         print(f"{'':40} {'time':>9} {'GB/s':>7} {'peak MiB':>9} {'vs gguf-py':>10}")

@@ -6,16 +6,16 @@
 //! high nibble of `ql[64·h + 32·(k % 2) + l]` and its high bits in bits `2k` of `qh[32·h + l]`.
 //! Value: `(d·sc)·(q − 32)`, `q ∈ 0…63`.
 //!
-//! * Reference path: [`make_qx_quants`]`(16, 32, x)` per sub-block (weights `x²`); a super-block
+//! * Reference path: [`make_qx_quants`](super::search::make_qx_quants)`(16, 32, x)` per sub-block (weights `x²`); a super-block
 //!   whose largest `|scale|` is below `GROUP_MAX_EPS` = 1e-15 is all zero. Otherwise
 //!   `iscale = −128/max_scale` (`max_scale` signed), sub-scales `min(127, nearest_int(iscale·s))`,
 //!   `d = fp16(1/iscale)`.
-//! * imatrix path: the same with [`make_qx_quants`] weighted by the **raw** imatrix entries
+//! * imatrix path: the same with [`make_qx_quants`](super::search::make_qx_quants) weighted by the **raw** imatrix entries
 //!   (`qw`; the `√(σ² + x²)` factor is commented out in the source).
 //! * Both requantize by division: `q = clamp(nearest_int(x/(d·sc)), −32, 31) + 32`.
 
 use super::fp16::{read_fp16, write_fp16};
-use super::search::{make_qx_quants, nearest_int, Weights, GROUP_MAX_EPS};
+use super::search::{nearest_int, qx_search, Weights, GROUP_MAX_EPS};
 use super::QK_K;
 
 /// Bytes per super-block.
@@ -29,18 +29,17 @@ const D: usize = 208;
 pub fn quantize_block(x: &[f32], qw: Option<&[f32]>, out: &mut [u8]) {
     let mut codes = [0i8; QK_K];
     let mut scales = [0.0f32; 16];
+    let mut searches = [None; 16];
     let (mut max_scale, mut max_abs_scale) = (0.0f32, 0.0f32);
     for ib in 0..16 {
         let weights = match qw {
             Some(q) => Weights::Given(&q[16 * ib..16 * ib + 16]),
             None => Weights::Squares,
         };
-        let scale = make_qx_quants(
-            32,
-            &x[16 * ib..16 * ib + 16],
-            &mut codes[16 * ib..16 * ib + 16],
-            weights,
-        );
+        // make_qx_quants' codes are only kept where the rounded scale is 0 (below).
+        let search = qx_search(32, &x[16 * ib..16 * ib + 16], weights);
+        let scale = search.scale;
+        searches[ib] = Some(search);
         scales[ib] = scale;
         if scale.abs() > max_abs_scale {
             max_abs_scale = scale.abs();
@@ -61,6 +60,9 @@ pub fn quantize_block(x: &[f32], qw: Option<&[f32]>, out: &mut [u8]) {
     for j in 0..16 {
         let d = d_all * (out[SCALES + j] as i8) as f32;
         if d == 0.0 {
+            if let Some(search) = searches[j] {
+                search.codes(32, &x[16 * j..16 * j + 16], &mut codes[16 * j..16 * j + 16]);
+            }
             continue;
         }
         for ii in 0..16 {

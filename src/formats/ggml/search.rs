@@ -90,11 +90,41 @@ pub fn abs_max(x: &[f32]) -> f32 {
 
 /// `make_qx_quants(n, nmax, x, L, rmse_type = 1, qw)`; `codes` receives `l + nmax`.
 pub fn make_qx_quants(nmax: i32, x: &[f32], codes: &mut [i8], weights: Weights) -> f32 {
-    let n = x.len();
+    let search = qx_search(nmax, x, weights);
+    search.codes(nmax, x, codes);
+    search.scale
+}
+
+/// What [`make_qx_quants`] found: the least-squares scale it returns and the `iscale` whose
+/// codes it stores (`None` for an all-zero group, whose codes are 0).
+#[derive(Debug, Clone, Copy)]
+pub struct QxSearch {
+    pub scale: f32,
+    iscale: Option<f32>,
+}
+
+impl QxSearch {
+    /// The codes `l + nmax` of the chosen `iscale` (what ggml leaves in `L`).
+    pub fn codes(&self, nmax: i32, x: &[f32], codes: &mut [i8]) {
+        let Some(iscale) = self.iscale else {
+            codes[..x.len()].fill(0);
+            return;
+        };
+        for (c, &v) in codes.iter_mut().zip(x) {
+            *c = (nearest_int(iscale * v).clamp(-nmax, nmax - 1) + nmax) as i8;
+        }
+    }
+}
+
+/// The search of [`make_qx_quants`] without writing codes (Q6_K recomputes them from the
+/// rounded scales anyway).
+pub fn qx_search(nmax: i32, x: &[f32], weights: Weights) -> QxSearch {
     let (max, amax) = signed_max(x);
     if amax < GROUP_MAX_EPS {
-        codes[..n].fill(0);
-        return 0.0;
+        return QxSearch {
+            scale: 0.0,
+            iscale: None,
+        };
     }
     // The first guess `iscale = −nmax/max` and the 18 candidates are independent sums: they
     // are computed side by side (one lane each, each summing over `i` in order as ggml does),
@@ -112,11 +142,10 @@ pub fn make_qx_quants(nmax: i32, x: &[f32], codes: &mut [i8], weights: Weights) 
             chosen = k;
         }
     }
-    let iscale = sums.iscale[chosen];
-    for i in 0..n {
-        codes[i] = (nearest_int(iscale * x[i]).clamp(-nmax, nmax - 1) + nmax) as i8;
+    QxSearch {
+        scale,
+        iscale: Some(sums.iscale[chosen]),
     }
-    scale
 }
 
 /// The candidates `is = −9…9, is ≠ 0` of [`make_qx_quants`] are lanes `0..18`, its first
