@@ -296,6 +296,98 @@ impl Legacy {
     }
 }
 
+/// Every block of `data` quantized by [`Legacy::quantize_block_ref`] into `out`. The blocks
+/// are small, so the loop is specialised per type (and compiled for AVX2 where the CPU has it).
+pub fn quantize_blocks(ty: Legacy, data: &[f32], out: &mut [u8]) {
+    #[inline(always)]
+    fn run(ty: Legacy, data: &[f32], out: &mut [u8]) {
+        let blocks = data.chunks(QK).zip(out.chunks_mut(ty.block_bytes()));
+        match ty {
+            Legacy::Q4_0 => {
+                for (x, b) in blocks {
+                    Legacy::Q4_0.quantize_block_ref(x, b)
+                }
+            }
+            Legacy::Q4_1 => {
+                for (x, b) in blocks {
+                    Legacy::Q4_1.quantize_block_ref(x, b)
+                }
+            }
+            Legacy::Q5_0 => {
+                for (x, b) in blocks {
+                    Legacy::Q5_0.quantize_block_ref(x, b)
+                }
+            }
+            Legacy::Q5_1 => {
+                for (x, b) in blocks {
+                    Legacy::Q5_1.quantize_block_ref(x, b)
+                }
+            }
+            Legacy::Q8_0 => {
+                for (x, b) in blocks {
+                    Legacy::Q8_0.quantize_block_ref(x, b)
+                }
+            }
+        }
+    }
+    #[cfg(all(target_arch = "x86_64", not(target_feature = "avx2")))]
+    if crate::simd::has_avx2() {
+        #[target_feature(enable = "avx2")]
+        unsafe fn avx2(ty: Legacy, data: &[f32], out: &mut [u8]) {
+            run(ty, data, out)
+        }
+        // SAFETY: the CPU has AVX2.
+        return unsafe { avx2(ty, data, out) };
+    }
+    run(ty, data, out)
+}
+
+/// Every block of `blocks` decoded by [`Legacy::dequantize_block`] into `y`, specialised per
+/// type like [`quantize_blocks`].
+pub fn dequantize_blocks(ty: Legacy, blocks: &[u8], y: &mut [f32]) {
+    #[inline(always)]
+    fn run(ty: Legacy, blocks: &[u8], y: &mut [f32]) {
+        let pairs = blocks.chunks(ty.block_bytes()).zip(y.chunks_mut(QK));
+        match ty {
+            Legacy::Q4_0 => {
+                for (b, o) in pairs {
+                    Legacy::Q4_0.dequantize_block(b, o)
+                }
+            }
+            Legacy::Q4_1 => {
+                for (b, o) in pairs {
+                    Legacy::Q4_1.dequantize_block(b, o)
+                }
+            }
+            Legacy::Q5_0 => {
+                for (b, o) in pairs {
+                    Legacy::Q5_0.dequantize_block(b, o)
+                }
+            }
+            Legacy::Q5_1 => {
+                for (b, o) in pairs {
+                    Legacy::Q5_1.dequantize_block(b, o)
+                }
+            }
+            Legacy::Q8_0 => {
+                for (b, o) in pairs {
+                    Legacy::Q8_0.dequantize_block(b, o)
+                }
+            }
+        }
+    }
+    #[cfg(all(target_arch = "x86_64", not(target_feature = "avx2")))]
+    if crate::simd::has_avx2() {
+        #[target_feature(enable = "avx2")]
+        unsafe fn avx2(ty: Legacy, blocks: &[u8], y: &mut [f32]) {
+            run(ty, blocks, y)
+        }
+        // SAFETY: the CPU has AVX2.
+        return unsafe { avx2(ty, blocks, y) };
+    }
+    run(ty, blocks, y)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -458,28 +458,14 @@ pub fn quantize(ty: GgmlType, data: &[f32], imatrix: Option<&[f32]>) -> Result<V
                 ty.quantize_row_imatrix(row, im, b);
             }
         }
-        _ => {
-            // The legacy types' blocks are small: their loop is specialised per type.
-            let blocks = data.chunks(n).zip(out.chunks_mut(bytes));
-            match ty.legacy() {
-                Some(Legacy::Q4_0) => {
-                    blocks.for_each(|(x, b)| Legacy::Q4_0.quantize_block_ref(x, b))
+        _ => match ty.legacy() {
+            Some(l) => legacy::quantize_blocks(l, data, &mut out),
+            None => {
+                for (x, b) in data.chunks(n).zip(out.chunks_mut(bytes)) {
+                    ty.quantize_block(x, b);
                 }
-                Some(Legacy::Q4_1) => {
-                    blocks.for_each(|(x, b)| Legacy::Q4_1.quantize_block_ref(x, b))
-                }
-                Some(Legacy::Q5_0) => {
-                    blocks.for_each(|(x, b)| Legacy::Q5_0.quantize_block_ref(x, b))
-                }
-                Some(Legacy::Q5_1) => {
-                    blocks.for_each(|(x, b)| Legacy::Q5_1.quantize_block_ref(x, b))
-                }
-                Some(Legacy::Q8_0) => {
-                    blocks.for_each(|(x, b)| Legacy::Q8_0.quantize_block_ref(x, b))
-                }
-                None => blocks.for_each(|(x, b)| ty.quantize_block(x, b)),
             }
-        }
+        },
     }
     Ok(out)
 }
@@ -500,15 +486,13 @@ pub fn dequantize(ty: GgmlType, blocks: &[u8]) -> Result<Vec<f32>> {
     check_blocks(ty, blocks)?;
     let n = ty.block_elems();
     let mut y = vec![0.0f32; blocks.len() / ty.block_bytes() * n];
-    // The legacy types' blocks are small: their loop is specialised per type.
-    let pairs = blocks.chunks(ty.block_bytes()).zip(y.chunks_mut(n));
     match ty.legacy() {
-        Some(Legacy::Q4_0) => pairs.for_each(|(b, o)| Legacy::Q4_0.dequantize_block(b, o)),
-        Some(Legacy::Q4_1) => pairs.for_each(|(b, o)| Legacy::Q4_1.dequantize_block(b, o)),
-        Some(Legacy::Q5_0) => pairs.for_each(|(b, o)| Legacy::Q5_0.dequantize_block(b, o)),
-        Some(Legacy::Q5_1) => pairs.for_each(|(b, o)| Legacy::Q5_1.dequantize_block(b, o)),
-        Some(Legacy::Q8_0) => pairs.for_each(|(b, o)| Legacy::Q8_0.dequantize_block(b, o)),
-        None => pairs.for_each(|(b, o)| ty.dequantize_block(b, o)),
+        Some(l) => legacy::dequantize_blocks(l, blocks, &mut y),
+        None => {
+            for (b, o) in blocks.chunks(ty.block_bytes()).zip(y.chunks_mut(n)) {
+                ty.dequantize_block(b, o);
+            }
+        }
     }
     Ok(y)
 }
