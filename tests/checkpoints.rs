@@ -616,3 +616,76 @@ fn malformed_safetensors_are_reported_per_tensor() {
     assert_eq!(page.entries, c.entries);
     assert_eq!(page.load_errors.len(), 1);
 }
+
+/// A Mixtral-style layer: GGUF stacks the three experts of `ffn_gate_exps` (Q8_0) in one
+/// tensor, Hugging Face keeps `block_sparse_moe.experts.E.w1` apart. The diff splits the stacked
+/// tensor into one weight per expert, pairs each with its HF weight and measures each alone.
+#[test]
+fn diff_splits_stacked_experts() {
+    let dir = tempfile::tempdir().unwrap();
+    let (experts, rows, columns) = (3usize, 2usize, 32usize);
+    // Q8_0 blocks: d = 0.5 (fp16), codes i − 16 + e: expert e's values are 0.5·(i − 16 + e).
+    let mut blocks = Vec::new();
+    let mut decoded = Vec::new();
+    for e in 0..experts {
+        let mut values = Vec::new();
+        for _ in 0..rows {
+            blocks.extend_from_slice(&half::f16::from_f32(0.5).to_le_bytes());
+            for i in 0..columns {
+                let code = i as i32 - 16 + e as i32;
+                blocks.push(code as i8 as u8);
+                values.push(0.5 * code as f32);
+            }
+        }
+        decoded.push(values);
+    }
+    let gguf_path = dir.path().join("model-Q8_0.gguf");
+    let ne = vec![columns as u64, rows as u64, experts as u64];
+    std::fs::write(
+        &gguf_path,
+        gguf(3, 32, &[("blk.0.ffn_gate_exps.weight", 8, ne, blocks)]),
+    )
+    .unwrap();
+    // The originals: expert e off by (e + 1)·0.01 on every value.
+    let names: Vec<String> = (0..experts)
+        .map(|e| format!("model.layers.0.block_sparse_moe.experts.{e}.w1.weight"))
+        .collect();
+    let originals: Vec<Vec<f32>> = decoded
+        .iter()
+        .enumerate()
+        .map(|(e, v)| v.iter().map(|x| x + (e as f32 + 1.0) * 0.01).collect())
+        .collect();
+    let tensors: Vec<(&str, &str, Vec<usize>, Vec<u8>)> = names
+        .iter()
+        .zip(&originals)
+        .map(|(n, v)| (n.as_str(), "F32", vec![rows, columns], f32_bytes(v)))
+        .collect();
+    let st_path = dir.path().join("model.safetensors");
+    std::fs::write(&st_path, st_file(&tensors)).unwrap();
+
+    let report = quantscope::diff::native::diff_paths(&[st_path], &[gguf_path], None).unwrap();
+    assert!(report.unpaired.original.is_empty(), "{:?}", report.unpaired);
+    assert!(
+        report.unpaired.quantized.is_empty(),
+        "{:?}",
+        report.unpaired
+    );
+    assert_eq!(report.pairs.len(), experts);
+    for (e, name) in names.iter().enumerate() {
+        let row = report.pairs.iter().find(|r| &r.original == name).unwrap();
+        assert_eq!(row.quantized, format!("blk.0.ffn_gate_exps.weight[{e}]"));
+        assert_eq!(row.format, "Q8_0");
+        assert_eq!(row.shape, vec![rows, columns]);
+        let want: f64 = originals[e]
+            .iter()
+            .zip(&decoded[e])
+            .map(|(&x, &q)| (f64::from(q) - f64::from(x)).powi(2))
+            .sum::<f64>()
+            / (rows * columns) as f64;
+        let got = row.metrics.as_ref().unwrap().mse;
+        assert!(
+            (got - want).abs() <= 1e-12 * want,
+            "expert {e}: {got} vs {want}"
+        );
+    }
+}

@@ -21,6 +21,7 @@
 //! ([`native`], memory maps) and in the page (`File.slice`) alike.
 
 pub mod csv;
+pub mod experts;
 pub mod lint;
 pub mod names;
 #[cfg(not(target_arch = "wasm32"))]
@@ -302,11 +303,14 @@ pub struct Side {
 impl Side {
     /// A side from its catalogue and configuration files; `gguf_header` is the first bytes of
     /// its GGUF file (the whole header), if it is one.
-    pub fn new(catalog: Catalog, configs: &Configs, gguf_header: Option<&[u8]>) -> Side {
-        let layout = crate::checkpoint::layouts::weights(&catalog, configs);
+    pub fn new(mut catalog: Catalog, configs: &Configs, gguf_header: Option<&[u8]>) -> Side {
+        let mut layout = crate::checkpoint::layouts::weights(&catalog, configs);
         let gguf = gguf_header
             .and_then(|h| crate::checkpoint::gguf::metadata(h).ok())
             .and_then(|kv| GgufModel::from_metadata(&kv));
+        if gguf.is_some() {
+            experts::split_stacked(&mut catalog, &mut layout);
+        }
         Side {
             catalog,
             layout,

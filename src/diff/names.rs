@@ -85,8 +85,14 @@ pub fn gguf_name(arch: &str, hf: &str) -> Option<String> {
         bert(stem)?
     } else if matches!(
         arch,
-        "llama" | "qwen2" | "qwen3" | "gemma" | "gemma2" | "gemma3"
+        "llama" | "qwen2" | "qwen3" | "qwen2moe" | "qwen3moe" | "gemma" | "gemma2" | "gemma3"
     ) {
+        if let Some((stacked, e)) = expert(stem) {
+            return Some(super::experts::expert_name(
+                &format!("{stacked}.{suffix}"),
+                e,
+            ));
+        }
         decoder(stem)?
     } else {
         return None;
@@ -149,6 +155,11 @@ fn decoder(stem: &str) -> Option<String> {
         "mlp.gate_proj" => "ffn_gate",
         "mlp.up_proj" => "ffn_up",
         "mlp.down_proj" => "ffn_down",
+        "mlp.gate" | "block_sparse_moe.gate" => "ffn_gate_inp",
+        "mlp.shared_expert.gate_proj" => "ffn_gate_shexp",
+        "mlp.shared_expert.up_proj" => "ffn_up_shexp",
+        "mlp.shared_expert.down_proj" => "ffn_down_shexp",
+        "mlp.shared_expert_gate" => "ffn_gate_inp_shexp",
         "input_layernorm" => "attn_norm",
         "post_attention_layernorm" => "post_attention_norm",
         "pre_feedforward_layernorm" => "ffn_norm",
@@ -156,6 +167,24 @@ fn decoder(stem: &str) -> Option<String> {
         _ => return None,
     };
     Some(format!("blk.{n}.{name}"))
+}
+
+/// A decoder's expert weight: `model.layers.N.mlp.experts.E.{gate,up,down}_proj` (Qwen MoE) or
+/// `model.layers.N.block_sparse_moe.experts.E.w{1,3,2}` (Mixtral, converted as `llama`) → the
+/// GGUF stacked tensor's stem `blk.N.ffn_{gate,up,down}_exps` and `E`.
+fn expert(stem: &str) -> Option<(String, usize)> {
+    let (n, rest) = layer(stem, "model.layers.")?;
+    let rest = rest
+        .strip_prefix("mlp.experts.")
+        .or_else(|| rest.strip_prefix("block_sparse_moe.experts."))?;
+    let (e, projection) = rest.split_once('.')?;
+    let kind = match projection {
+        "gate_proj" | "w1" => "gate",
+        "up_proj" | "w3" => "up",
+        "down_proj" | "w2" => "down",
+        _ => return None,
+    };
+    Some((format!("blk.{n}.ffn_{kind}_exps"), e.parse().ok()?))
 }
 
 /// The GGUF name of `hf`, corrected for the architectures where `post_attention_layernorm` is
