@@ -854,3 +854,29 @@ fn a_folder_lists_safetensors_before_pytorch_files() {
         [false, true, true, false, false]
     );
 }
+
+/// The fuzz seeds are the sample writers' checkpoints (`QUANTSCOPE_WRITE_SEEDS=1` rewrites
+/// them) and a bare hostile pickle.
+#[test]
+fn the_fuzz_seeds_are_the_samples() {
+    let seeds = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fuzz/seeds/torch_pickle");
+    let mut hostile = Pickle::new();
+    hostile
+        .global("os", "system")
+        .str("true")
+        .raw(&[0x85])
+        .raw(b"R");
+    let files = [
+        ("zip.pt", sample::zip_sample()),
+        ("legacy.bin", sample::legacy_sample()),
+        ("hostile.pt", hostile.finish()),
+    ];
+    for (name, bytes) in files {
+        let path = seeds.join(name);
+        if std::env::var_os("QUANTSCOPE_WRITE_SEEDS").is_some() {
+            std::fs::create_dir_all(&seeds).unwrap();
+            std::fs::write(&path, &bytes).unwrap();
+        }
+        assert_eq!(std::fs::read(&path).unwrap(), bytes, "{name}");
+    }
+}
