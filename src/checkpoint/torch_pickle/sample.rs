@@ -497,6 +497,52 @@ mod tests {
     }
 
     #[test]
+    fn v3_dtypes_parameters_and_nested_containers() {
+        // {'p': Parameter(_rebuild_tensor_v3(untyped, 1, (2,), (1,), False, OrderedDict(),
+        //  torch.float8_e4m3fn)), 'state': {0: [v3 of float8_e4m3fnuz]}} on one 4-byte storage.
+        let v3 = |p: &mut Pickle, offset: i64, dtype: &str| {
+            p.global("torch._utils", "_rebuild_tensor_v3");
+            p.raw(b"((");
+            p.str("storage").global("torch.storage", "UntypedStorage");
+            p.str("0").str("cpu").int(4);
+            p.raw(b"tQ");
+            p.int(offset).int_tuple(&[2]).int_tuple(&[1]).raw(&[0x89]);
+            p.global("collections", "OrderedDict").raw(b")R");
+            p.global("torch", dtype);
+            p.raw(b"tR");
+        };
+        let mut p = Pickle::new();
+        p.raw(b"}(");
+        p.str("p");
+        p.global("torch._utils", "_rebuild_parameter").raw(b"(");
+        v3(&mut p, 1, "float8_e4m3fn");
+        p.raw(&[0x88]);
+        p.global("collections", "OrderedDict").raw(b")R");
+        p.raw(b"tR");
+        p.str("state").raw(b"}(").int(0).raw(b"](");
+        v3(&mut p, 0, "float8_e4m3fnuz");
+        p.raw(b"eu").raw(b"u");
+        let storage = SampleStorage {
+            class: "",
+            key: "0".into(),
+            numel: 4,
+            data: vec![0x00, 0x38, 0xb8, 0x7e],
+        };
+        let bytes = zip_checkpoint("m", p.finish(), &[storage]);
+        let c = catalog("m.pt", &bytes);
+        assert!(c.load_errors.is_empty(), "{:?}", c.load_errors);
+        let names: Vec<&str> = c.entries.iter().map(|e| e.name.as_str()).collect();
+        assert_eq!(names, ["p", "state.0.0"]);
+        assert_eq!(read(&c, &bytes, "p"), [1.0, -1.0]);
+        let e = &c.entries[1];
+        assert_eq!(e.dtype.name(), "float8_e4m3fnuz");
+        assert_eq!(
+            e.problem.as_deref(),
+            Some("dtype torch.float8_e4m3fnuz is not read by quantscope")
+        );
+    }
+
+    #[test]
     fn the_oracle_holds_on_the_samples_and_their_damage() {
         for (name, bytes) in [("s.pt", zip_sample()), ("s.bin", legacy_sample())] {
             crate::checkpoint::selfcheck::check_file(name, &bytes);

@@ -890,7 +890,11 @@ mod tests {
         let mut p = b"ctorch._utils\n_rebuild_tensor\n((X\x07\x00\x00\x00storagectorch\nFloatStorage\nX\x01\x00\x00\x000X\x03\x00\x00\x00cpuK\x01tQK\x00(".to_vec();
         p.extend([b'N'; 65]);
         p.extend(b"t)tR.");
-        assert!(err(&p).contains("65 dimensions, more than 64"), "{}", err(&p));
+        assert!(
+            err(&p).contains("65 dimensions, more than 64"),
+            "{}",
+            err(&p)
+        );
     }
 
     #[test]
