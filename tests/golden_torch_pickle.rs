@@ -825,15 +825,30 @@ fn the_compare_views_diff_equals_the_native_one() {
 }
 
 /// A Hugging Face folder with the same weights as `model.safetensors` and `pytorch_model.bin`
-/// lists them once, from the safetensors; without it, from the PyTorch file.
+/// lists them once, from the safetensors; without it, from the PyTorch file; other `.bin` files
+/// of a folder are not PyTorch weights.
 #[test]
 fn a_folder_lists_safetensors_before_pytorch_files() {
     let tmp = tempfile::tempdir().unwrap();
     let bin = tmp.path().join("pytorch_model.bin");
     std::fs::copy(dir().join("files/pytorch_model.bin"), &bin).unwrap();
+    // `.bin` files of a folder other than Hugging Face's PyTorch weights are not read.
+    std::fs::write(
+        tmp.path().join("training_args.bin"),
+        b"\x80\x02cos\nsystem\n.",
+    )
+    .unwrap();
+    std::fs::write(tmp.path().join("ggml-model-q4_0.bin"), b"lmgg").unwrap();
     let alone = Checkpoint::open(&[tmp.path().to_path_buf()]);
     assert_eq!(alone.catalog.entries.len(), 24);
-    assert!(alone.catalog.load_errors.is_empty());
+    assert!(
+        alone.catalog.load_errors.is_empty(),
+        "{:?}",
+        alone.catalog.load_errors
+    );
+    // Given on its own, any `.bin` is read (and this one refused).
+    let args = Checkpoint::open(&[tmp.path().join("training_args.bin")]);
+    assert!(load_error(&args.catalog).contains("os.system"));
     std::fs::copy(
         dir().join("expected/pytorch_model.bin.safetensors"),
         tmp.path().join("model.safetensors"),

@@ -111,9 +111,16 @@ impl CheckpointKind {
         .map(|(_, kind)| kind)
     }
 
-    /// True when a directory listing should pick up a file with this name.
+    /// True when a directory listing should pick up a file with this name. `.bin` is a common
+    /// extension for anything (ONNX external data, older ggml files, `training_args.bin`): in a
+    /// folder only Hugging Face's PyTorch weights are taken (`pytorch_model*.bin`,
+    /// `adapter_model*.bin`); a `.bin` file given on its own is always read.
     pub fn wanted_in_directory(name: &str) -> bool {
         let lower = name.to_ascii_lowercase();
+        let base = lower.rsplit(['/', '\\']).next().unwrap_or(&lower);
+        if base.ends_with(".bin") {
+            return base.starts_with("pytorch_model") || base.starts_with("adapter_model");
+        }
         [
             ".safetensors",
             ".npy",
@@ -122,7 +129,6 @@ impl CheckpointKind {
             ".onnx",
             ".pt",
             ".pth",
-            ".bin",
             ".safetensors.index.json",
             ".bin.index.json",
         ]

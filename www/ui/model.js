@@ -16,7 +16,7 @@ import { View } from './view.js';
 import { downloadExport } from './exports.js';
 
 /** Files a folder contributes (as `quantscope model DIR` lists them). */
-const CHECKPOINT_FILE = /\.(safetensors|npy|npz|gguf|onnx|pt|pth|bin)$|\.(safetensors|bin)\.index\.json$|\.onnx[._]data$/i;
+const CHECKPOINT_FILE = /\.(safetensors|npy|npz|gguf|onnx|pt|pth)$|(^|\/)(pytorch|adapter)_model[^/]*\.bin$|\.(safetensors|bin)\.index\.json$|\.onnx[._]data$/i;
 
 /** PyTorch files, left out of a folder that holds the same weights as .safetensors. */
 const TORCH_FILE = /\.(pt|pth|bin|bin\.index\.json)$/i;
