@@ -1,14 +1,14 @@
 #!/usr/bin/env bash
 # Coverage-guided fuzzing of every checkpoint reader (npy, npz, safetensors, the shard index
-# JSON, GGUF, ONNX, importance matrices, quantized Hugging Face layouts) and the codecs' decoders
-# with cargo-fuzz, one target after the other, SECONDS each (default 60).
+# JSON, GGUF, ONNX, PyTorch pickles, importance matrices, quantized Hugging Face layouts) and the
+# codecs' decoders with cargo-fuzz, one target after the other, SECONDS each (default 60).
 # Not part of CI. Needs the nightly toolchain; installs cargo-fuzz when missing.
 # Crashing inputs land in fuzz/artifacts/<target>/; copy each into
 # tests/fuzz_regressions/<target>/ once fixed (tests/fuzz_regressions.rs replays them).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds="${1:-60}"
-targets=(npy npz safetensors index_json gguf onnx codec imatrix hf_layout)
+targets=(npy npz safetensors index_json gguf onnx torch_pickle codec imatrix hf_layout)
 if ! cargo +nightly fuzz --version >/dev/null 2>&1; then
   cargo install cargo-fuzz --locked
 fi

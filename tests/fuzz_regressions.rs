@@ -7,12 +7,13 @@ use quantscope::checkpoint::selfcheck::{check_file, check_imatrix, check_index, 
 use std::path::Path;
 
 /// The file name each target's oracle sees its input as.
-const TARGETS: [(&str, &str); 8] = [
+const TARGETS: [(&str, &str); 9] = [
     ("npy", "fuzz.npy"),
     ("npz", "fuzz.npz"),
     ("safetensors", "fuzz.safetensors"),
     ("gguf", "fuzz.gguf"),
     ("onnx", "fuzz.onnx"),
+    ("torch_pickle", "fuzz.pt"),
     ("index_json", ""),
     ("imatrix", ""),
     ("hf_layout", ""),

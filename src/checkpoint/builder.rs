@@ -24,10 +24,10 @@
 //! ```
 
 use super::index::{self, ShardIndex};
-use super::source::{bytes, PartialBytes, Stop};
+use super::source::{bytes, Parse, PartialBytes, Stop};
 use super::{
-    gguf, npy, npz, onnx, safetensors, ByteSource, Catalog, CatalogFile, CheckpointKind, Entry,
-    EntryDType, LoadError, OnnxModel,
+    gguf, npy, npz, onnx, safetensors, torch_pickle, ByteSource, Catalog, CatalogFile,
+    CheckpointKind, Entry, EntryDType, LoadError, OnnxModel,
 };
 use serde::Serialize;
 use std::collections::HashMap;
@@ -48,13 +48,12 @@ pub enum FileListing {
 }
 
 /// List one file called `name` (its path or file name; the extension decides when there is no
-/// magic): its listing, or the byte range that must be supplied first.
-pub fn list_file(name: &str, src: &dyn ByteSource) -> Result<FileListing, Range<u64>> {
+/// magic): its listing, or the byte ranges that must be supplied first.
+pub fn list_file(name: &str, src: &dyn ByteSource) -> Result<FileListing, Vec<Range<u64>>> {
     let outcome = (|| {
-        let prefix = bytes(src, 0..src.len().min(8), "the first bytes")?;
-        let Some(kind) = CheckpointKind::detect(prefix, name) else {
+        let Some(kind) = file_kind(src, name)? else {
             return Err(Stop::Bad(
-                "not a .safetensors, .npz, .npy, .gguf, .onnx or .safetensors.index.json file (unrecognised magic bytes and extension)".into(),
+                "not a .safetensors, .npz, .npy, .gguf, .onnx, PyTorch (.pt, .pth, .bin) or .safetensors.index.json file (unrecognised magic bytes and extension)".into(),
             ));
         };
         Ok(match kind {
@@ -64,20 +63,59 @@ pub fn list_file(name: &str, src: &dyn ByteSource) -> Result<FileListing, Range<
             CheckpointKind::Gguf => FileListing::Tensors(gguf::list(src)?),
             CheckpointKind::SafetensorsIndex => FileListing::Index(index::list(src)?),
             CheckpointKind::Onnx => FileListing::Onnx(Box::new(onnx::list(src)?)),
+            CheckpointKind::Torch => {
+                FileListing::Tensors(torch_pickle::list(src, &tensor_name_of(name))?)
+            }
         })
     })();
     match outcome {
         Ok(listing) => Ok(listing),
         Err(Stop::Bad(reason)) => Ok(FileListing::Failed(reason)),
-        Err(Stop::Need(range)) => Err(range),
+        Err(Stop::Need(range)) => Err(vec![range]),
+        Err(Stop::NeedAll(ranges)) => Err(ranges),
     }
 }
 
-/// The tensor name of a `.npy` file: its file name without folder and extension.
+/// The kind of file `name` is: its magic bytes, then for a zip archive its members (one
+/// holding `*/data.pkl` is a PyTorch checkpoint, whatever its name), then its extension.
+fn file_kind(src: &dyn ByteSource, name: &str) -> Parse<Option<CheckpointKind>> {
+    let prefix = bytes(src, 0..src.len().min(8), "the first bytes")?;
+    let kind = CheckpointKind::detect(prefix, name);
+    if kind != Some(CheckpointKind::Npz) || !prefix.starts_with(b"PK") {
+        return Ok(kind);
+    }
+    match torch_pickle::is_torch_zip(src) {
+        Ok(true) => Ok(Some(CheckpointKind::Torch)),
+        Ok(false) => Ok(kind),
+        // An unreadable directory: the listing says why, as the name suggests the format.
+        Err(Stop::Bad(_)) => Ok(CheckpointKind::by_name(name)
+            .filter(|k| *k == CheckpointKind::Torch)
+            .or(kind)),
+        Err(need) => Err(need),
+    }
+}
+
+/// The kind of file `name` is, from the bytes of `src` available (its first bytes and name
+/// when a zip's directory is not).
+pub fn kind_of(src: &dyn ByteSource, name: &str) -> Option<CheckpointKind> {
+    match file_kind(src, name) {
+        Ok(kind) => kind,
+        Err(_) => {
+            let prefix = src.get(0..src.len().min(8)).unwrap_or_default();
+            CheckpointKind::detect(prefix, name)
+        }
+    }
+}
+
+/// The tensor name of a `.npy` file (or of a tensor saved alone by `torch.save`): its file
+/// name without folder and extension.
 fn tensor_name_of(file: &str) -> String {
     let base = file.rsplit(['/', '\\']).next().unwrap_or(file);
     let lower = base.to_ascii_lowercase();
-    match lower.strip_suffix(".npy") {
+    let stem = [".npy", ".pt", ".pth", ".bin"]
+        .iter()
+        .find_map(|ext| lower.strip_suffix(ext));
+    match stem {
         Some(stem) => base.get(..stem.len()).unwrap_or(base).to_string(),
         None => base.to_string(),
     }
@@ -319,20 +357,27 @@ impl CatalogBuilder {
             }
             match list_file(&file.name, bytes) {
                 Ok(l) => {
-                    if let Some(first) = bytes.get(0..bytes.len().min(8)) {
-                        file.kind = CheckpointKind::detect(first, &file.name);
-                    }
+                    file.kind = kind_of(bytes, &file.name);
                     *listing = Some(l);
                 }
-                Err(need) => {
-                    let len = (need.end - need.start).max(MIN_REQUEST).max(bytes.held());
-                    let end = need.start.saturating_add(len).min(file.len).max(need.end);
-                    requests.push(ByteRequest {
+                Err(needs) => match needs.as_slice() {
+                    // A header of unknown size: a generous slice, growing with what is held.
+                    [need] => {
+                        let len = (need.end - need.start).max(MIN_REQUEST).max(bytes.held());
+                        let end = need.start.saturating_add(len).min(file.len).max(need.end);
+                        requests.push(ByteRequest {
+                            file: i,
+                            start: need.start,
+                            end,
+                        });
+                    }
+                    // Several small records of known size: each exactly.
+                    _ => requests.extend(needs.iter().map(|r| ByteRequest {
                         file: i,
-                        start: need.start,
-                        end,
-                    });
-                }
+                        start: r.start,
+                        end: r.end,
+                    })),
+                },
             }
         }
         if !requests.is_empty() {
@@ -361,5 +406,7 @@ mod tests {
         assert_eq!(tensor_name_of("a/b/l0_out.NPY"), "l0_out");
         assert_eq!(tensor_name_of("x.npy"), "x");
         assert_eq!(tensor_name_of("c:\\d\\y.npy"), "y");
+        assert_eq!(tensor_name_of("ckpt/pytorch_model.bin"), "pytorch_model");
+        assert_eq!(tensor_name_of("t.PT"), "t");
     }
 }

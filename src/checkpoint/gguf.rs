@@ -204,6 +204,7 @@ pub fn metadata(bytes: &[u8]) -> Result<std::collections::BTreeMap<String, MetaV
             r.end,
             bytes.len()
         )),
+        Err(Stop::NeedAll(_)) => Err("the header needs bytes beyond those given".into()),
     }
 }
 

@@ -60,6 +60,7 @@ fn from_gguf(bytes: &[u8]) -> std::result::Result<Importance, String> {
                 r.start, r.end
             ))
         }
+        Err(super::source::Stop::NeedAll(_)) => return Err("truncated: bytes are missing".into()),
     };
     let values = |e: &Entry| -> std::result::Result<Vec<f32>, String> {
         let start = usize::try_from(e.range.start).map_err(|_| "offset out of range")?;

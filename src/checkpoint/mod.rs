@@ -11,7 +11,10 @@
 //! * GGUF files, versions 2 and 3 ([`gguf`]): F32/F16/BF16 (and I8..I64/F64) tensors, and every
 //!   quantized GGML type that has a codec, decoded through it ([`Storage::Coded`]);
 //! * ONNX models (`.onnx`, [`onnx`]): every initializer, with external data files beside the
-//!   model, and the graph's Q/DQ quantization for the layout.
+//!   model, and the graph's Q/DQ quantization for the layout;
+//! * PyTorch checkpoints (`torch.save`: `pytorch_model.bin`, `.pt`, `.pth`, zip or legacy,
+//!   [`torch_pickle`]): every tensor the pickled object reaches, by dotted path, read without
+//!   running the pickle (an allow-list as `torch.load(weights_only=True)`'s).
 //!
 //! **Nothing holds a whole file.** Listing reads headers only, through a [`ByteSource`] that
 //! answers "these bytes, or not yet": natively a memory map ([`native`]), in the browser a
@@ -39,6 +42,7 @@ pub mod safetensors;
 #[doc(hidden)]
 pub mod selfcheck;
 mod source;
+pub mod torch_pickle;
 mod validate;
 pub mod weights;
 
@@ -46,8 +50,8 @@ use crate::tensor::{ByteOrder, DType};
 use serde::Serialize;
 use std::ops::Range;
 
-pub use builder::{assemble, list_file, ByteRequest, CatalogBuilder, FileListing, Step};
-pub use read::decode_entry;
+pub use builder::{assemble, kind_of, list_file, ByteRequest, CatalogBuilder, FileListing, Step};
+pub use read::{contiguous_bytes, decode_entry};
 pub use source::{ByteSource, InMemory, PartialBytes};
 
 /// The kinds of file a catalogue reads.
@@ -62,10 +66,14 @@ pub enum CheckpointKind {
     Gguf,
     /// An ONNX model (`.onnx`; protobuf has no magic, so by extension only).
     Onnx,
+    /// A PyTorch checkpoint (`torch.save`): a zip holding `*/data.pkl`, or a legacy file.
+    Torch,
 }
 
 impl CheckpointKind {
-    /// Recognise a file by its first bytes (magic), then by its name.
+    /// Recognise a file by its first bytes (magic), then by its name. A zip archive is
+    /// [`CheckpointKind::Npz`] here; whether it is a PyTorch checkpoint instead is said by its
+    /// members (`*/data.pkl`), which [`list_file`] reads.
     pub fn detect(prefix: &[u8], name: &str) -> Option<Self> {
         if prefix.starts_with(b"\x93NUMPY") {
             return Some(Self::Npy);
@@ -76,6 +84,14 @@ impl CheckpointKind {
         if prefix.starts_with(b"GGUF") {
             return Some(Self::Gguf);
         }
+        if torch_pickle::is_legacy_prefix(prefix) {
+            return Some(Self::Torch);
+        }
+        Self::by_name(name)
+    }
+
+    /// Recognise a file by its name alone.
+    pub fn by_name(name: &str) -> Option<Self> {
         let lower = name.to_ascii_lowercase();
         if lower.ends_with(".index.json") {
             return Some(Self::SafetensorsIndex);
@@ -86,26 +102,66 @@ impl CheckpointKind {
             (".npz", Self::Npz),
             (".gguf", Self::Gguf),
             (".onnx", Self::Onnx),
+            (".pt", Self::Torch),
+            (".pth", Self::Torch),
+            (".bin", Self::Torch),
         ]
         .into_iter()
         .find(|(ext, _)| lower.ends_with(ext))
         .map(|(_, kind)| kind)
     }
 
-    /// True when a directory listing should pick up a file with this name.
+    /// True when a directory listing should pick up a file with this name. `.bin` is a common
+    /// extension for anything (ONNX external data, older ggml files, `training_args.bin`): in a
+    /// folder only Hugging Face's PyTorch weights are taken (`pytorch_model*.bin`,
+    /// `adapter_model*.bin`); a `.bin` file given on its own is always read.
     pub fn wanted_in_directory(name: &str) -> bool {
         let lower = name.to_ascii_lowercase();
+        let base = lower.rsplit(['/', '\\']).next().unwrap_or(&lower);
+        if base.ends_with(".bin") {
+            return base.starts_with("pytorch_model") || base.starts_with("adapter_model");
+        }
         [
             ".safetensors",
             ".npy",
             ".npz",
             ".gguf",
             ".onnx",
+            ".pt",
+            ".pth",
             ".safetensors.index.json",
+            ".bin.index.json",
         ]
         .iter()
         .any(|ext| lower.ends_with(ext))
     }
+}
+
+/// Which of `names` (the `/`- or `\`-separated paths of a folder's files) are PyTorch files
+/// (`.pt`, `.pth`, `.bin`, `.bin.index.json`) beside `.safetensors` files in the same folder: a
+/// Hugging Face folder holding both has every weight twice, and a folder is listed with its
+/// safetensors only, as `transformers` loads them.
+pub fn shadowed_torch_files(names: &[&str]) -> Vec<bool> {
+    fn folder(n: &str) -> &str {
+        n.rfind(['/', '\\']).map_or("", |i| &n[..i])
+    }
+    let lower: Vec<String> = names.iter().map(|n| n.to_ascii_lowercase()).collect();
+    let with_safetensors: std::collections::HashSet<&str> = names
+        .iter()
+        .zip(&lower)
+        .filter(|(_, l)| l.ends_with(".safetensors") || l.ends_with(".safetensors.index.json"))
+        .map(|(n, _)| folder(n))
+        .collect();
+    names
+        .iter()
+        .zip(&lower)
+        .map(|(n, l)| {
+            [".pt", ".pth", ".bin", ".bin.index.json"]
+                .iter()
+                .any(|ext| l.ends_with(ext))
+                && with_safetensors.contains(folder(n))
+        })
+        .collect()
 }
 
 /// The element type of an entry: one quantscope decodes, or the file's own name for one it
@@ -164,6 +220,15 @@ pub enum Storage {
     /// `TensorProto` (`float_data`, `int32_data`, …), which the range spans. `data_type` is the
     /// ONNX `TensorProto.DataType`.
     Onnx { data_type: i32, field: Option<u32> },
+    /// A strided view of elements (PyTorch's `as_strided`, [`torch_pickle`]): the range holds
+    /// the elements from the view's first to its last, of which element `(i₀, i₁, …)` of the
+    /// tensor (C order of `shape`) is number `Σ iₖ·strides[k]`. Strides may be 0 (`expand`) and
+    /// in any order (a transpose); [`contiguous_bytes`] gathers them.
+    Strided {
+        dtype: DType,
+        order: ByteOrder,
+        strides: Vec<usize>,
+    },
     /// Nothing quantscope can decode (see [`Entry::problem`]).
     Unreadable,
 }

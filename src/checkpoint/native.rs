@@ -124,20 +124,31 @@ fn expand(paths: &[PathBuf]) -> Vec<PathBuf> {
 }
 
 /// The files of folder `dir` that make its checkpoint: when the folder holds a model (a
-/// `.safetensors`, GGUF or ONNX file at its top level), `.npy`/`.npz` arrays in its subfolders
-/// (reference outputs, calibration dumps) are not tensors of that model and are left out; a
-/// folder of activation dumps keeps all of them.
+/// `.safetensors`, GGUF, ONNX or PyTorch file at its top level), `.npy`/`.npz` arrays in its
+/// subfolders (reference outputs, calibration dumps) are not tensors of that model and are left
+/// out; a folder of activation dumps keeps all of them. A Hugging Face folder with both
+/// `.safetensors` weights and PyTorch ones (`pytorch_model.bin`, its index) holds the same
+/// tensors twice: the PyTorch files of a folder that holds `.safetensors` files are left out
+/// ([`super::shadowed_torch_files`]; the page's folders too).
 fn model_files_first(dir: &Path, found: Vec<PathBuf>) -> Vec<PathBuf> {
+    let lower = |p: &Path| p.to_string_lossy().to_ascii_lowercase();
     let is_array = |p: &Path| {
-        let lower = p.to_string_lossy().to_ascii_lowercase();
-        lower.ends_with(".npy") || lower.ends_with(".npz")
+        let l = lower(p);
+        l.ends_with(".npy") || l.ends_with(".npz")
     };
-    let has_model = found
+    let top = |p: &Path| p.parent() == Some(dir);
+    let has_model = found.iter().any(|p| top(p) && !is_array(p));
+    let names: Vec<String> = found
         .iter()
-        .any(|p| p.parent() == Some(dir) && !is_array(p));
+        .map(|p| p.to_string_lossy().into_owned())
+        .collect();
+    let shadowed =
+        super::shadowed_torch_files(&names.iter().map(String::as_str).collect::<Vec<_>>());
     found
         .into_iter()
-        .filter(|p| !has_model || p.parent() == Some(dir) || !is_array(p))
+        .zip(shadowed)
+        .filter(|(p, shadowed)| !shadowed && (!has_model || top(p) || !is_array(p)))
+        .map(|(p, _)| p)
         .collect()
 }
 
@@ -182,22 +193,20 @@ fn list_path(path: &Path) -> (CatalogFile, FileListing) {
     };
     let bytes: &[u8] = mapped.as_deref().unwrap_or_default();
     let src = InMemory(bytes);
-    let kind = CheckpointKind::detect(bytes.get(..8).unwrap_or(bytes), &name);
     let listing = match list_file(&name, &src) {
         Ok(l) => l,
         // A mapped file has every byte; a request can only mean a reader bug.
-        Err(r) => FileListing::Failed(format!(
-            "internal error: bytes {}..{} were asked for",
-            r.start, r.end
-        )),
+        Err(r) => FileListing::Failed(format!("internal error: bytes {r:?} were asked for")),
     };
+    let kind = super::kind_of(&src, &name);
     (CatalogFile { name, len, kind }, listing)
 }
 
 impl Checkpoint {
     /// List every tensor of `paths`: `.safetensors` files or shards, a
-    /// `*.safetensors.index.json` (its shards are found next to it), `.npz`, `.npy`, GGUF and
-    /// ONNX files (their external data files are found next to them), and folders of them. Files that cannot be listed become
+    /// `*.safetensors.index.json` (its shards are found next to it), `.npz`, `.npy`, GGUF, ONNX
+    /// files (their external data files are found next to them) and PyTorch checkpoints
+    /// (`.pt`, `.pth`, `.bin`), and folders of them. Files that cannot be listed become
     /// [`Catalog::load_errors`].
     pub fn open(paths: &[PathBuf]) -> Checkpoint {
         let mut files: Vec<PathBuf> = expand(paths);

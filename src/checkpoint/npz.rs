@@ -26,14 +26,33 @@ const LOCAL_SIG: u32 = 0x0403_4b50;
 const MAX_DEFLATE_RATIO: u64 = 1032;
 
 /// What the central directory says about one member.
-struct Member {
-    name: String,
-    method: u16,
-    flags: u16,
-    crc32: u32,
-    compressed: u64,
-    size: u64,
-    local_offset: u64,
+pub(crate) struct Member {
+    pub name: String,
+    pub method: u16,
+    pub flags: u16,
+    pub crc32: u32,
+    pub compressed: u64,
+    pub size: u64,
+    pub local_offset: u64,
+}
+
+/// Bytes of a local file header before its name and extra field.
+pub(crate) const LOCAL_HEADER: u64 = 30;
+
+/// Where member `m`'s data starts: after its local header, whose name and extra field (the
+/// alignment padding PyTorch writes there) may differ in length from the directory's.
+pub(crate) fn data_start(src: &dyn ByteSource, m: &Member) -> Parse<u64> {
+    let mut c = Cursor::new(src, m.local_offset);
+    if c.u32("a local file header")? != LOCAL_SIG {
+        return Err(Stop::Bad(format!(
+            "no local file header at byte {} (corrupt archive)",
+            m.local_offset
+        )));
+    }
+    c.take(22, "a local file header")?;
+    let name_len = u64::from(c.u16("a local file header")?);
+    let extra_len = u64::from(c.u16("a local file header")?);
+    Ok(c.pos + name_len + extra_len)
 }
 
 /// Every member of an `.npz` archive, in directory order.
@@ -45,6 +64,7 @@ pub(crate) fn list(src: &dyn ByteSource) -> Parse<Vec<Entry>> {
         match member_entry(src, m) {
             Ok(e) => entries.push(e),
             Err(Stop::Need(r)) => needs.push(r),
+            Err(Stop::NeedAll(rs)) => needs.extend(rs),
             Err(Stop::Bad(reason)) => entries.push(Entry::unreadable(
                 key(&m.name),
                 EntryDType::Foreign("?".into()),
@@ -73,7 +93,7 @@ fn key(name: &str) -> String {
 }
 
 /// The central directory's records.
-fn directory(src: &dyn ByteSource) -> Parse<Vec<Member>> {
+pub(crate) fn directory(src: &dyn ByteSource) -> Parse<Vec<Member>> {
     let len = src.len();
     if len < 22 {
         return Err(Stop::Bad(format!(
@@ -221,17 +241,7 @@ fn member_entry(src: &dyn ByteSource, m: &Member) -> Parse<Entry> {
     if m.flags & 1 != 0 {
         return Err(Stop::Bad("encrypted members are not supported".into()));
     }
-    let mut c = Cursor::new(src, m.local_offset);
-    if c.u32("a local file header")? != LOCAL_SIG {
-        return Err(Stop::Bad(format!(
-            "no local file header at byte {} (corrupt archive)",
-            m.local_offset
-        )));
-    }
-    c.take(22, "a local file header")?;
-    let name_len = u64::from(c.u16("a local file header")?);
-    let extra_len = u64::from(c.u16("a local file header")?);
-    let data_start = c.pos + name_len + extra_len;
+    let data_start = data_start(src, m)?;
     let range = data_start..data_start.saturating_add(m.compressed);
     let plausible = if deflated {
         m.size

@@ -10,6 +10,7 @@ use crate::error::{Error, Result};
 use crate::tensor::decode::{decode, item_size};
 use crate::tensor::npy::fortran_to_c;
 use crate::tensor::{ByteOrder, DType, Tensor};
+use std::borrow::Cow;
 use std::io::Read;
 
 /// Decode the tensor of `entry` from `bytes`, which must be exactly the bytes of
@@ -69,12 +70,120 @@ pub fn decode_entry(entry: &Entry, bytes: &[u8]) -> Result<Tensor> {
                 .ok_or_else(|| fail("the member is shorter than its .npy header".into()))?;
             elements(entry, dtype, order, fortran, data).map_err(fail)
         }
+        Storage::Strided {
+            dtype,
+            order,
+            ref strides,
+        } => {
+            let data = gather(entry, dtype, strides, bytes).map_err(fail)?;
+            elements(entry, dtype, order, false, &data).map_err(fail)
+        }
         Storage::Coded { ref codec, part } => coded(entry, codec, part, bytes).map_err(fail),
         Storage::Onnx { data_type, field } => {
             super::onnx::decode(entry, data_type, field, bytes).map_err(fail)
         }
         Storage::Unreadable => Err(fail("this tensor cannot be decoded".into())),
     }
+}
+
+/// The elements of `entry` as contiguous bytes in C order (in their stored byte order), from
+/// exactly the bytes of its range: the range itself for a plain C-ordered entry, the elements
+/// of a strided view gathered ([`Storage::Strided`]).
+pub fn contiguous_bytes<'a>(entry: &Entry, bytes: &'a [u8]) -> Result<Cow<'a, [u8]>> {
+    let fail = |reason: String| Error::load(entry.name.clone(), reason);
+    if let Some(problem) = &entry.problem {
+        return Err(fail(problem.clone()));
+    }
+    match entry.storage {
+        Storage::Plain { fortran, .. } if !fortran || entry.shape.len() < 2 => {
+            Ok(Cow::Borrowed(bytes))
+        }
+        Storage::Strided {
+            dtype, ref strides, ..
+        } => gather(entry, dtype, strides, bytes)
+            .map(Cow::Owned)
+            .map_err(fail),
+        _ => Err(fail(format!(
+            "its {} elements are not stored as plain C-ordered values",
+            entry.dtype.name()
+        ))),
+    }
+}
+
+/// The elements of a strided view of `bytes` (see [`Storage::Strided`]), contiguous.
+fn gather(
+    entry: &Entry,
+    dtype: DType,
+    strides: &[usize],
+    bytes: &[u8],
+) -> std::result::Result<Vec<u8>, String> {
+    let shape = &entry.shape;
+    let item = item_size(dtype);
+    if strides.len() != shape.len() {
+        return Err(format!(
+            "{} strides for a shape of {} dimensions",
+            strides.len(),
+            shape.len()
+        ));
+    }
+    let elements = crate::tensor::element_count(shape)
+        .filter(|&n| n == entry.elements)
+        .ok_or_else(|| {
+            format!(
+                "shape {} does not match its element count",
+                super::shape_text(shape)
+            )
+        })?;
+    if elements == 0 {
+        return Ok(Vec::new());
+    }
+    // A dimension of size 1 never steps: its stride does not matter.
+    let strides: Vec<usize> = shape
+        .iter()
+        .zip(strides)
+        .map(|(&n, &s)| if n > 1 { s } else { 0 })
+        .collect();
+    // The last element's position: the view spans exactly the range.
+    let span = shape
+        .iter()
+        .zip(&strides)
+        .try_fold(0usize, |acc, (&n, &s)| {
+            acc.checked_add((n - 1).checked_mul(s)?)
+        });
+    let need = span
+        .and_then(|s| s.checked_add(1))
+        .and_then(|n| n.checked_mul(item));
+    if need != Some(bytes.len()) {
+        return Err(format!(
+            "the strided view of shape {} needs {} bytes, the range holds {}",
+            super::shape_text(shape),
+            need.map_or_else(|| "too many".into(), |n| n.to_string()),
+            bytes.len()
+        ));
+    }
+    let size = elements
+        .checked_mul(item)
+        .ok_or_else(|| "the view is too large".to_string())?;
+    let mut out = Vec::new();
+    out.try_reserve_exact(size)
+        .map_err(|_| format!("cannot hold the view's {size} bytes"))?;
+    let mut index = vec![0usize; shape.len()];
+    let mut pos = 0usize;
+    for _ in 0..elements {
+        let at = pos * item;
+        out.extend_from_slice(bytes.get(at..at + item).unwrap_or_default());
+        // Next index in C order.
+        for d in (0..shape.len()).rev() {
+            index[d] += 1;
+            pos += strides[d];
+            if index[d] < shape[d] {
+                break;
+            }
+            pos -= strides[d] * shape[d];
+            index[d] = 0;
+        }
+    }
+    Ok(out)
 }
 
 /// The tensor of an entry whose range is the one stored array `part` of codec `id`.

@@ -43,6 +43,9 @@ impl ByteSource for InMemory<'_> {
 pub(crate) enum Stop {
     /// These bytes are needed and not available yet.
     Need(Range<u64>),
+    /// All these small ranges are needed and not available yet (fetched in one round, each as
+    /// it is: the local headers of a zip's members, the count fields of a legacy PyTorch file).
+    NeedAll(Vec<Range<u64>>),
     /// The file is malformed; the reason.
     Bad(String),
 }

@@ -87,10 +87,13 @@ impl Weight {
             name: e.name.clone(),
             shape: e.shape.clone(),
             format: format_of(catalog, e),
-            bits_per_weight: if e.elements == 0 {
-                0.0
-            } else {
-                bytes as f64 * 8.0 / e.elements as f64
+            bits_per_weight: match &e.storage {
+                _ if e.elements == 0 => 0.0,
+                // A view's range spans the storage between its first and last elements.
+                Storage::Strided { dtype, .. } => {
+                    crate::tensor::decode::item_size(*dtype) as f64 * 8.0
+                }
+                _ => bytes as f64 * 8.0 / e.elements as f64,
             },
             block: block_of(e),
             source: WeightSource::Entry(index),
@@ -172,22 +175,30 @@ pub fn stored_elements(entry: &Entry, bytes: &[u8]) -> Result<Stored> {
     if let Storage::Onnx { data_type, field } = entry.storage {
         return super::onnx::stored(entry, data_type, field, bytes).map_err(fail);
     }
-    let Storage::Plain {
-        dtype,
-        order,
-        fortran,
-    } = entry.storage
-    else {
-        return Err(fail(format!(
-            "a {} entry cannot be a codec's stored array",
-            entry.dtype.name()
-        )));
+    let (dtype, order, bytes) = match entry.storage {
+        Storage::Plain {
+            dtype,
+            order,
+            fortran,
+        } => {
+            if fortran && entry.shape.len() > 1 {
+                return Err(fail(
+                    "a Fortran-ordered array cannot be a codec's stored array".into(),
+                ));
+            }
+            (dtype, order, std::borrow::Cow::Borrowed(bytes))
+        }
+        Storage::Strided { dtype, order, .. } => {
+            (dtype, order, super::contiguous_bytes(entry, bytes)?)
+        }
+        _ => {
+            return Err(fail(format!(
+                "a {} entry cannot be a codec's stored array",
+                entry.dtype.name()
+            )))
+        }
     };
-    if fortran && entry.shape.len() > 1 {
-        return Err(fail(
-            "a Fortran-ordered array cannot be a codec's stored array".into(),
-        ));
-    }
+    let bytes: &[u8] = &bytes;
     let size = crate::tensor::decode::item_size(dtype);
     if entry.elements.checked_mul(size) != Some(bytes.len()) {
         return Err(fail(format!(

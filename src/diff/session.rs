@@ -82,8 +82,14 @@ impl Listing {
             .filter(|(n, _)| CheckpointKind::wanted_in_directory(n) && !is_array(n))
             .map(|(n, _)| depth(n))
             .min();
+        let names: Vec<&str> = files.iter().map(|(n, _)| n.as_str()).collect();
+        let shadowed = crate::checkpoint::shadowed_torch_files(&names);
         for (i, (name, _)) in files.iter().enumerate() {
             if model_depth.is_some_and(|d| is_array(name) && depth(name) > d) {
+                continue;
+            }
+            // A dropped folder's PyTorch weights beside the same weights as `.safetensors`.
+            if shadowed[i] && name.contains(['/', '\\']) {
                 continue;
             }
             let base = base_name(name);

@@ -269,12 +269,22 @@ pub(crate) fn rename_load_error(error: Error, file_name: &str) -> Error {
 }
 
 /// Split a tensor spec `path[:member]` into the file path and the member name. The member part
-/// is recognised only after a `.npz`, `.safetensors`, `.gguf` or `.onnx` extension (`weights.npz:fc1`,
-/// `model.safetensors:encoder.layer.1.attention.self.query.weight`), so paths with colons
-/// (`C:\data\x.npy`) stay whole.
+/// is recognised only after a `.npz`, `.safetensors`, `.gguf`, `.onnx` or PyTorch (`.pt`,
+/// `.pth`, `.bin`) extension (`weights.npz:fc1`,
+/// `model.safetensors:encoder.layer.1.attention.self.query.weight`,
+/// `pytorch_model.bin:optimizer.state.0.exp_avg`), so paths with colons (`C:\data\x.npy`) stay
+/// whole.
 pub fn split_spec(spec: &str) -> (&str, Option<&str>) {
     let lower = spec.to_ascii_lowercase();
-    for ext in [".npz:", ".safetensors:", ".gguf:", ".onnx:"] {
+    for ext in [
+        ".npz:",
+        ".safetensors:",
+        ".gguf:",
+        ".onnx:",
+        ".pt:",
+        ".pth:",
+        ".bin:",
+    ] {
         if let Some(at) = lower.find(ext) {
             let split = at + ext.len() - 1;
             if let (Some(path), Some(member)) = (spec.get(..split), spec.get(split + 1..)) {
@@ -362,6 +372,14 @@ mod tests {
         assert_eq!(split_spec("x.npz"), ("x.npz", None));
         assert_eq!(split_spec("x.npz:"), ("x.npz", Some("")));
         assert_eq!(split_spec("m.gguf:blk.0.w"), ("m.gguf", Some("blk.0.w")));
+        assert_eq!(
+            split_spec("ckpt/pytorch_model.bin:encoder.layer.0.output.dense.bias"),
+            (
+                "ckpt/pytorch_model.bin",
+                Some("encoder.layer.0.output.dense.bias")
+            )
+        );
+        assert_eq!(split_spec("a.pth:m.0"), ("a.pth", Some("m.0")));
     }
 
     #[test]

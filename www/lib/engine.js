@@ -639,9 +639,9 @@ export class Engine {
   /**
    * Rank every tensor of a checkpoint by what quantization does to it, worst first. `files`:
    * its files in order (File/Blob, `{blob, name}`, bytes, or `{name, size, read(start, end)}`;
-   * safetensors shards with or without their index, .npz, .npy, .gguf); `methods`: observer ids
-   * and format labels (null: the defaults); `maxElements`: larger tensors are skipped (default:
-   * what the explorer holds). Only the headers and one tensor's bytes are held at a time.
+   * safetensors shards with or without their index, .npz, .npy, .gguf, .onnx, PyTorch .pt/.bin);
+   * `methods`: observer ids and format labels (null: the defaults); `maxElements`: larger
+   * tensors are skipped (default: what the explorer holds). Only the headers and one tensor's bytes are held at a time.
    * Resolves to `{tensors, load_errors, methods, cancelled}` (`tensors` as the CLI's `--json`).
    */
   rankModel(args, run) {

@@ -33,7 +33,7 @@ const TENSOR_CHARTS = [
 
 /** The sides a diff takes, in order. */
 const SIDES = [
-  ['original', 'Original', 'the unquantized checkpoint (.safetensors, .npz, .gguf, or its folder)'],
+  ['original', 'Original', 'the unquantized checkpoint (.safetensors, .npz, .gguf, PyTorch .pt/.bin, or its folder)'],
   ['quantized', 'Quantized', 'the quantized checkpoint (.gguf, or a folder with config.json and its quantization config)'],
 ];
 
@@ -87,7 +87,7 @@ export class CompareView extends View {
       h('h3', { id: id(`compare-${key}-title`), text: label }),
       h('p', {},
         h('label', { class: 'button primary', for: id(`compare-${key}-files`), text: 'files' }),
-        h('input', { type: 'file', id: id(`compare-${key}-files`), multiple: true, accept: '.safetensors,.json,.npz,.npy,.gguf,.onnx,.data', class: 'visually-hidden', 'aria-describedby': id(`compare-${key}-title`) }),
+        h('input', { type: 'file', id: id(`compare-${key}-files`), multiple: true, accept: '.safetensors,.json,.npz,.npy,.gguf,.onnx,.data,.pt,.pth,.bin', class: 'visually-hidden', 'aria-describedby': id(`compare-${key}-title`) }),
         ' or ',
         h('label', { class: 'button', for: id(`compare-${key}-folder`), text: 'a folder' }),
         h('input', { type: 'file', id: id(`compare-${key}-folder`), webkitdirectory: true, multiple: true, class: 'visually-hidden', 'aria-describedby': id(`compare-${key}-title`) }),
@@ -151,7 +151,7 @@ export class CompareView extends View {
         this.$(`compare-${key}-folder`).addEventListener('change', (e) => {
           const files = diffFolderFiles([...e.target.files].map((f) => ({ blob: f, name: f.webkitRelativePath || f.name })));
           e.target.value = '';
-          if (!files.length) this.setError('The folder holds no checkpoint file (.safetensors, .npz, .npy, .gguf).');
+          if (!files.length) this.setError('The folder holds no checkpoint file (.safetensors, .npz, .npy, .gguf, .pt, .bin).');
           else this.choose(key, files);
         });
         const zone = this.$(`compare-${key}-drop`);

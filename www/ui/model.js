@@ -16,7 +16,11 @@ import { View } from './view.js';
 import { downloadExport } from './exports.js';
 
 /** Files a folder contributes (as `quantscope model DIR` lists them). */
-const CHECKPOINT_FILE = /\.(safetensors|npy|npz|gguf|onnx)$|\.safetensors\.index\.json$|\.onnx[._]data$/i;
+const CHECKPOINT_FILE = /\.(safetensors|npy|npz|gguf|onnx|pt|pth)$|(^|\/)(pytorch|adapter)_model[^/]*\.bin$|\.(safetensors|bin)\.index\.json$|\.onnx[._]data$/i;
+
+/** PyTorch files, left out of a folder that holds the same weights as .safetensors. */
+const TORCH_FILE = /\.(pt|pth|bin|bin\.index\.json)$/i;
+const SAFETENSORS_FILE = /\.safetensors(\.index\.json)?$/i;
 
 /** Statistic columns: key, header, tooltip. */
 const STATS = [
@@ -87,9 +91,15 @@ export function byPath(a, b) {
   return pa.length - pb.length;
 }
 
-/** The files of a folder that a checkpoint reader wants, in path order. */
+/** The files of a folder that a checkpoint reader wants, in path order (as `quantscope model
+ * DIR` lists them: a folder's PyTorch files are left out when it holds .safetensors files). */
 export function folderFiles(files) {
-  return files.filter((f) => CHECKPOINT_FILE.test(f.name)).sort(byPath);
+  const dir = (f) => f.name.slice(0, Math.max(0, f.name.lastIndexOf('/')));
+  const withSafetensors = new Set(files.filter((f) => SAFETENSORS_FILE.test(f.name)).map(dir));
+  return files
+    .filter((f) => CHECKPOINT_FILE.test(f.name))
+    .filter((f) => !(TORCH_FILE.test(f.name) && withSafetensors.has(dir(f))))
+    .sort(byPath);
 }
 
 export class ModelView extends View {
@@ -145,11 +155,11 @@ export class ModelView extends View {
           h('p', {},
             'Open ',
             h('label', { class: 'button primary', for: id('model-files'), text: 'checkpoint files' }),
-            h('input', { type: 'file', id: id('model-files'), multiple: true, accept: '.safetensors,.json,.npz,.npy,.gguf,.onnx,.data', class: 'visually-hidden' }),
+            h('input', { type: 'file', id: id('model-files'), multiple: true, accept: '.safetensors,.json,.npz,.npy,.gguf,.onnx,.data,.pt,.pth,.bin', class: 'visually-hidden' }),
             ' or ',
             h('label', { class: 'button', for: id('model-folder'), text: 'a folder' }),
             h('input', { type: 'file', id: id('model-folder'), webkitdirectory: true, multiple: true, class: 'visually-hidden' }),
-            ' — or drop them here: .safetensors (shards with their index), .npz, a folder of .npy dumps, .gguf.')) : null,
+            ' — or drop them here: .safetensors (shards with their index), .npz, a folder of .npy dumps, .gguf, .onnx, PyTorch .pt/.pth/.bin.')) : null,
         h('details', { id: id('model-methods'), class: 'adder model-methods' },
           h('summary', { id: id('model-methods-summary'), text: 'Methods' }),
           h('div', { id: id('model-method-list'), class: 'model-method-list' }),
@@ -183,7 +193,7 @@ export class ModelView extends View {
       this.$('model-folder').addEventListener('change', (e) => {
         const files = folderFiles([...e.target.files].map((f) => ({ blob: f, name: f.webkitRelativePath || f.name })));
         e.target.value = '';
-        if (!files.length) this.setError('The folder holds no .safetensors, .npz, .npy or .gguf file.');
+        if (!files.length) this.setError('The folder holds no .safetensors, .npz, .npy, .gguf, .onnx or PyTorch file.');
         pick(files);
       });
       const drop = this.$('model');

@@ -1,6 +1,6 @@
 //! Reading the CLI's tensor arguments (`FILE` or `FILE:member` of an `.npz`/`.safetensors`/
-//! `.gguf`/`.onnx`; GGUF and ONNX files through the checkpoint catalogue, one memory-mapped
-//! tensor at a time),
+//! `.gguf`/`.onnx`/PyTorch `.pt`/`.pth`/`.bin`; GGUF, ONNX and PyTorch files through the
+//! checkpoint catalogue, one memory-mapped tensor at a time),
 //! loading vector parameters given as file names, and writing float32 `.npy` results.
 
 use npyz::WriterBuilder;
@@ -22,14 +22,17 @@ pub fn read_file(arg: &str) -> Result<Vec<NamedTensor>> {
     quantscope::tensor::mapped::read_file(std::path::Path::new(path))
 }
 
-/// GGUF and ONNX files are read through the checkpoint catalogue.
+/// GGUF, ONNX and PyTorch files are read through the checkpoint catalogue.
 fn through_catalogue(path: &str) -> bool {
     let lower = path.to_ascii_lowercase();
-    lower.ends_with(".gguf") || lower.ends_with(".onnx")
+    [".gguf", ".onnx", ".pt", ".pth", ".bin"]
+        .iter()
+        .any(|ext| lower.ends_with(ext))
 }
 
-/// Every tensor of a GGUF or ONNX file through the checkpoint catalogue (an ONNX model's
-/// external data files found beside it); a tensor that cannot be read is skipped with a warning.
+/// Every tensor of a GGUF, ONNX or PyTorch file through the checkpoint catalogue (an ONNX
+/// model's external data files found beside it); a tensor that cannot be read is skipped with a
+/// warning.
 fn read_catalogue(path: &str) -> Result<Vec<NamedTensor>> {
     let checkpoint = Checkpoint::open(&[PathBuf::from(path)]);
     if let Some(e) = checkpoint.catalog.load_errors.first() {
@@ -48,8 +51,8 @@ fn read_catalogue(path: &str) -> Result<Vec<NamedTensor>> {
     Ok(out)
 }
 
-/// One tensor of a GGUF or ONNX file through the checkpoint catalogue: the named one, or the
-/// only one.
+/// One tensor of a GGUF, ONNX or PyTorch file through the checkpoint catalogue: the named one,
+/// or the only one.
 fn read_catalogue_tensor(path: &str, member: Option<&str>) -> Result<Tensor> {
     let checkpoint = Checkpoint::open(&[PathBuf::from(path)]);
     let catalog = &checkpoint.catalog;

@@ -11,8 +11,8 @@
 //! quantscope quantize FILE --quantizer ID [--params JSON] [--out OUT.npy] [--json]
 //! quantscope model PATH... [--observers ID,...] [--formats ID[:JSON],...] [--json | --csv] [--jobs N] [--svg OUT.svg]
 //! ```
-//! Each FILE of `observe` is one calibration batch, in order; `file.npz:member` and
-//! `file.safetensors:tensor` pick one tensor of a container.
+//! Each FILE of `observe` is one calibration batch, in order; `file.npz:member`,
+//! `file.safetensors:tensor` and `file.pt:dotted.name` pick one tensor of a container.
 
 mod checkpoint_cmd;
 mod inputs;
@@ -58,7 +58,8 @@ enum Command {
     /// List the tensors of a file with shape, dtype and NaN/Inf counts.
     Inspect {
         /// Checkpoint files or folders: .safetensors (quantized layouts recognised from the
-        /// folder's config.json), GGUF, .npz, .npy.
+        /// folder's config.json), GGUF, ONNX, PyTorch (.pt, .pth, .bin; read without running
+        /// their pickles), .npz, .npy.
         #[arg(required = true)]
         paths: Vec<String>,
         /// Print JSON instead of a table.
@@ -165,8 +166,8 @@ enum Command {
     /// (tensors with two or more axes), torch.HistogramObserver, fp8_e4m3, mxfp4_e2m1 and
     /// int4 per group of 32. Naming --observers or --formats replaces them.
     Model {
-        /// .safetensors files or shards, a *.safetensors.index.json, .npz, .npy, .gguf and .onnx
-        /// files, or folders of them.
+        /// .safetensors files or shards, a *.safetensors.index.json, .npz, .npy, .gguf, .onnx
+        /// and PyTorch (.pt, .pth, .bin) files, or folders of them.
         #[arg(required = true)]
         paths: Vec<String>,
         /// Observer ids, comma-separated (each with its default parameters).

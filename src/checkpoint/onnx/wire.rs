@@ -152,5 +152,6 @@ pub fn walk_slice(
     walked.map_err(|s| match s {
         Stop::Bad(r) => r,
         Stop::Need(r) => format!("bytes {}..{} are missing", r.start, r.end),
+        Stop::NeedAll(rs) => format!("{} byte ranges are missing", rs.len()),
     })
 }
