@@ -19,6 +19,7 @@ from importlib.metadata import PackageNotFoundError, version as _version
 from ._explorer import Explorer
 from ._diff import Diff
 from ._model import Model
+from ._capture import Activations, capture
 
 try:
     __version__ = _version("quantscope")
