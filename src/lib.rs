@@ -18,6 +18,8 @@
 
 pub mod checkpoint;
 pub mod codec;
+#[cfg(not(target_arch = "wasm32"))]
+pub mod commands;
 pub mod curve;
 pub mod diff;
 pub mod display;
