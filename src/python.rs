@@ -30,12 +30,12 @@ use crate::quantizers::adaround::{optimise, AdaRoundConfig};
 use crate::quantizers::apply::quantize as quantize_tensor;
 use crate::tensor::mapped::{with_lent, Lent, MapAwareAllocator};
 use crate::tensor::{DType, Tensor};
-use numpy::{PyArray1, PyArrayMethods, PyReadonlyArrayDyn, PyUntypedArray};
+use numpy::{PyArray1, PyArrayMethods, PyReadonlyArray1, PyReadonlyArrayDyn, PyUntypedArray};
 use numpy::{PyUntypedArrayMethods, ToPyArray};
 use pyo3::exceptions::{PyFileNotFoundError, PyOSError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PyString, PyTuple};
-use serde_json::Value;
+use serde_json::{Number, Value};
 use std::path::PathBuf;
 
 /// The allocator that can lend a numpy array's buffer to the engine as a tensor's values (and
@@ -106,17 +106,14 @@ fn to_py<'py>(py: Python<'py>, mut value: Value) -> PyResult<Bound<'py, PyAny>> 
 }
 
 /// One step into a value: a key of an object or an index of an array.
+#[derive(Clone)]
 enum Step {
     Key(String),
     Index(usize),
 }
 
 /// Take every array of more than [`LONG`] numbers out of `value` (left null), with its path.
-fn take_long(
-    value: &mut Value,
-    path: &mut Vec<Step>,
-    out: &mut Vec<(Vec<Step>, Vec<serde_json::Number>)>,
-) {
+fn take_long(value: &mut Value, path: &mut Vec<Step>, out: &mut Vec<(Vec<Step>, Vec<Number>)>) {
     match value {
         Value::Array(items) if items.len() > LONG && items.iter().all(Value::is_number) => {
             let numbers = std::mem::take(items)
@@ -126,25 +123,21 @@ fn take_long(
                     _ => None,
                 })
                 .collect();
-            out.push((std::mem::take(path).into_iter().collect(), numbers));
+            out.push((path.clone(), numbers));
             *value = Value::Null;
         }
         Value::Array(items) => {
             for (i, item) in items.iter_mut().enumerate() {
-                let mut inner = std::mem::take(path);
-                inner.push(Step::Index(i));
-                take_long(item, &mut inner, out);
-                inner.pop();
-                *path = inner;
+                path.push(Step::Index(i));
+                take_long(item, path, out);
+                path.pop();
             }
         }
         Value::Object(map) => {
             for (key, item) in map.iter_mut() {
-                let mut inner = std::mem::take(path);
-                inner.push(Step::Key(key.clone()));
-                take_long(item, &mut inner, out);
-                inner.pop();
-                *path = inner;
+                path.push(Step::Key(key.clone()));
+                take_long(item, path, out);
+                path.pop();
             }
         }
         _ => {}
@@ -271,22 +264,41 @@ fn batch<'py>(py: Python<'py>, obj: &Bound<'py, PyAny>) -> PyResult<Batch<'py>> 
     let descr: String = array.dtype().getattr("str")?.extract()?;
     let (dtype, order) = crate::tensor::npy::interpret_descr(&descr)
         .map_err(|e| PyValueError::new_err(reason(&e)))?;
-    if dtype == DType::F32 && array.is_c_contiguous() && array.is_aligned() {
-        if let Ok(f32s) = array.cast::<numpy::PyArrayDyn<f32>>() {
-            if let Ok(readonly) = f32s.try_readonly() {
-                return Ok(Batch::Borrowed(readonly, DType::F32));
-            }
-        }
+    if let Some(borrowed) = borrow_f32(&array, dtype) {
+        return Ok(borrowed);
     }
-    // Any other layout or dtype: the array's C-order bytes, decoded as the .npy reader does.
+    // Any other layout: a C-order copy (borrowed in turn when it is float32); any other dtype:
+    // the copy's bytes decoded as the .npy reader decodes them.
     let numpy = py.import("numpy")?;
-    let contiguous = numpy.call_method1("ascontiguousarray", (&array,))?;
+    let contiguous = numpy
+        .call_method1("ascontiguousarray", (&array,))?
+        .cast_into::<PyUntypedArray>()
+        .map_err(|e| PyValueError::new_err(e.to_string()))?;
+    if let Some(borrowed) = borrow_f32(&contiguous, dtype) {
+        return Ok(borrowed);
+    }
     let shape = array.shape().to_vec();
-    let bytes: Vec<u8> = contiguous.call_method0("tobytes")?.extract()?;
-    let data = crate::tensor::decode::decode(dtype, order, &bytes);
+    let bytes: PyReadonlyArray1<'_, u8> = contiguous
+        .call_method1("reshape", (-1,))?
+        .call_method1("view", ("u1",))?
+        .extract()?;
+    let raw = bytes
+        .as_slice()
+        .map_err(|e| PyValueError::new_err(e.to_string()))?;
+    let data = py.detach(|| crate::tensor::decode::decode(dtype, order, raw));
     let mut t = Tensor::new(shape, data).map_err(|e| py_err(py, &e))?;
     t.dtype = dtype;
     Ok(Batch::Owned(t))
+}
+
+/// `array` borrowed as it is, when it is float32 in native byte order, C-contiguous and
+/// aligned (and not mutably borrowed by other Rust code).
+fn borrow_f32<'py>(array: &Bound<'py, PyUntypedArray>, dtype: DType) -> Option<Batch<'py>> {
+    if dtype != DType::F32 || !array.is_c_contiguous() || !array.is_aligned() {
+        return None;
+    }
+    let f32s = array.cast::<numpy::PyArrayDyn<f32>>().ok()?;
+    Some(Batch::Borrowed(f32s.try_readonly().ok()?, DType::F32))
 }
 
 /// An error's reason without the `cannot read .npy:` a file's reader puts before it.
@@ -517,6 +529,54 @@ fn split_along(tensors: &[Tensor], axis: usize) -> Result<Vec<Tensor>> {
     Ok(out)
 }
 
+/// Each of `observers` over the batches of `data`, with its own parameters (`params`: id →
+/// dict), as a notebook's `explorer.results` holds it (`display::notebook_result`, what the
+/// widget sends from the page): `{id: result}`, failed runs included (`ok` false); ids that are
+/// not in the registry are left out. Lists stay lists (the widget syncs them as JSON).
+#[pyfunction]
+#[pyo3(signature = (data, observers, params=None))]
+fn notebook_results<'py>(
+    py: Python<'py>,
+    data: &Bound<'py, PyAny>,
+    observers: Vec<String>,
+    params: Option<&Bound<'py, PyDict>>,
+) -> PyResult<Bound<'py, PyDict>> {
+    let mut runs = Vec::new();
+    for id in observers {
+        if crate::registry::find(&id).is_err()
+            || runs.iter().any(|(r, _): &(String, Params)| *r == id)
+        {
+            continue;
+        }
+        let own =
+            match params.map(|p| p.get_item(&id)).transpose()?.flatten() {
+                Some(d) => Some(d.cast_into::<PyDict>().map_err(|_| {
+                    PyTypeError::new_err(format!("the parameters of {id} are a dict"))
+                })?),
+                None => None,
+            };
+        runs.push((id, params_of(py, own.as_ref(), None)?));
+    }
+    let mut batches = batches(py, data)?;
+    let parts = batches
+        .iter_mut()
+        .map(Batch::lent)
+        .collect::<PyResult<Vec<_>>>()?;
+    let reports = detached(py, move || {
+        with_lent(parts, |tensors| {
+            commands::observe(&runs, tensors, None, NonFinitePolicy::Exclude)
+        })
+    })?;
+    let out = PyDict::new(py);
+    for report in &reports {
+        let result = crate::display::notebook_result(report);
+        let value = pythonize::pythonize(py, &result)
+            .map_err(|e| PyValueError::new_err(format!("could not convert a result: {e}")))?;
+        out.set_item(&report.observer, value)?;
+    }
+    Ok(out)
+}
+
 /// Every number format on one tensor (`formats --json`): one row per format, a row that could
 /// not be computed with its `error`.
 #[pyfunction]
@@ -673,7 +733,7 @@ fn diff<'py>(
 
 /// AdaRound on one linear layer: weight `w` `[out, in]`, its inputs `x` `[n, in]`, AdaRound's
 /// declared parameters (Quark's defaults); `adaround --json` plus the learned weights
-/// (`weights`) and round-to-nearest's (`weights_nearest`), dequantized.
+/// (`weights_adaround`) and round-to-nearest's (`weights_nearest`), dequantized.
 #[pyfunction]
 #[pyo3(signature = (w, x, params=None, **kwargs))]
 fn adaround<'py>(
@@ -692,7 +752,7 @@ fn adaround<'py>(
     })?;
     let out = to_py(py, serde_json::to_value(&outcome).unwrap_or_default())?;
     for (name, weights) in [
-        ("weights", &outcome.weights_adaround),
+        ("weights_adaround", &outcome.weights_adaround),
         ("weights_nearest", &outcome.weights_nearest),
     ] {
         out.set_item(name, weights.to_pyarray(py))?;
@@ -708,6 +768,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(presets, m)?)?;
     m.add_function(wrap_pyfunction!(quantizers, m)?)?;
     m.add_function(wrap_pyfunction!(observe, m)?)?;
+    m.add_function(wrap_pyfunction!(notebook_results, m)?)?;
     m.add_function(wrap_pyfunction!(formats, m)?)?;
     m.add_function(wrap_pyfunction!(quantize, m)?)?;
     m.add_function(wrap_pyfunction!(inspect, m)?)?;

@@ -102,6 +102,11 @@ def model(
 
 def diff(original: Path, quantized: Path, imatrix: Optional[Path] = None) -> Document:
     """A quantized checkpoint against its original, weight by weight (``quantscope diff --json``)."""
+
+def notebook_results(
+    data: Batches, observers: Sequence[str], params: Optional[Mapping[str, Mapping[str, Any]]] = None
+) -> Dict[str, Document]:
+    """Each observer's result as ``quantscope.Explorer.results`` holds it (what the widget sends)."""
 "#;
 
 /// A parameter's Python type.
@@ -306,7 +311,7 @@ def quantize(
     );
     keyword_lines(&adaround, &mut out);
     out.push_str(
-        ") -> Document:\n    \"\"\"AdaRound on one linear layer (weight ``w`` ``[out, in]``, its inputs ``x``\n    ``[n, in]``) against round-to-nearest on the same scales (``quantscope adaround --json``),\n    with the dequantized ``weights`` and ``weights_nearest``.\n",
+        ") -> Document:\n    \"\"\"AdaRound on one linear layer (weight ``w`` ``[out, in]``, its inputs ``x``\n    ``[n, in]``) against round-to-nearest on the same scales (``quantscope adaround --json``),\n    with the dequantized ``weights_adaround`` and ``weights_nearest``.\n",
     );
     param_docs(&adaround, &mut out);
     out.push_str("    \"\"\"\n");

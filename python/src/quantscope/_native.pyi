@@ -69,6 +69,11 @@ def model(
 def diff(original: Path, quantized: Path, imatrix: Optional[Path] = None) -> Document:
     """A quantized checkpoint against its original, weight by weight (``quantscope diff --json``)."""
 
+def notebook_results(
+    data: Batches, observers: Sequence[str], params: Optional[Mapping[str, Mapping[str, Any]]] = None
+) -> Dict[str, Document]:
+    """Each observer's result as ``quantscope.Explorer.results`` holds it (what the widget sends)."""
+
 @overload
 def observe(
     data: Batches,
@@ -2913,7 +2918,7 @@ def adaround(
 ) -> Document:
     """AdaRound on one linear layer (weight ``w`` ``[out, in]``, its inputs ``x``
     ``[n, in]``) against round-to-nearest on the same scales (``quantscope adaround --json``),
-    with the dequantized ``weights`` and ``weights_nearest``.
+    with the dequantized ``weights_adaround`` and ``weights_nearest``.
 
     Parameters (the framework's keywords and defaults):
 
