@@ -286,3 +286,44 @@ fn lend(values: &[f32]) -> Option<Vec<f32>> {
     // slice's lifetime and hands it out only by shared reference, so nothing writes through it.
     Some(unsafe { Vec::from_raw_parts(address as *mut f32, values.len(), values.len()) })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Without the allocator installed (the library's own tests) a lent slice is copied; either
+    /// way the tensors hold the slices' values, shapes and dtypes, in order, and the slices are
+    /// untouched after the call. (The Python tests check that no copy is made where the
+    /// allocator is installed: memory stays flat observing a 256 MiB array.)
+    #[test]
+    fn lent_tensors_are_the_slices() {
+        let values: Vec<f32> = (0..12).map(|i| i as f32 - 3.5).collect();
+        let owned = Tensor::from_vec(vec![9.0]);
+        let parts = vec![
+            Lent::Borrowed {
+                values: &values,
+                shape: vec![3, 4],
+                dtype: DType::F16,
+            },
+            Lent::Owned(owned.clone()),
+            Lent::Borrowed {
+                values: &values[..0],
+                shape: vec![0],
+                dtype: DType::F32,
+            },
+        ];
+        let seen = with_lent(parts, |t| {
+            assert_eq!(t.len(), 3);
+            assert_eq!(
+                (t[0].shape.as_slice(), t[0].dtype),
+                (&[3, 4][..], DType::F16)
+            );
+            assert_eq!(t[0].data, values);
+            assert_eq!(t[1], owned);
+            assert!(t[2].is_empty());
+            t[0].data.iter().sum::<f32>()
+        });
+        assert_eq!(seen, values.iter().sum::<f32>());
+        assert_eq!(values[0], -3.5);
+    }
+}
