@@ -23,6 +23,8 @@ use serde_json::{json, Value};
 use std::hint::black_box;
 use std::time::Instant;
 
+// With the `python` feature the library declares this same allocator (src/python.rs).
+#[cfg(not(feature = "python"))]
 #[global_allocator]
 static ALLOCATOR: mapped::MapAwareAllocator = mapped::MapAwareAllocator;
 

@@ -1,6 +1,7 @@
 // The notebook widget in a real JupyterLab 4 (headless server on 127.0.0.1, Chromium through
 // Playwright): an Explorer over golden torch calibration batches shows panels carrying the
-// golden scales, `explorer.results` in Python holds the golden numbers, a slider moved in the
+// golden scales, `explorer.results` in Python holds the golden numbers (filled at once by the
+// native engine, and equal to what the page sends once it has computed), a slider moved in the
 // output changes `explorer.results`, parameters set from Python move the controls, and a second
 // widget on the page reuses the one WebAssembly instance.
 import { test } from 'node:test';
@@ -35,9 +36,10 @@ const CELLS = [
   `import json, numpy as np, quantscope
 batches = [np.load(f"drift_b{i}.npy") for i in range(6)]
 explorer = quantscope.Explorer(batches, ["${MINMAX}", "${HIST}"])
+native = dict(explorer.results)  # the native engine's, before the page has computed
 explorer`,
   // 1: what Python sees.
-  'print(json.dumps({"results": explorer.results, "params": explorer.params, "summary": explorer.summary, "error": explorer.error}))',
+  'print(json.dumps({"results": explorer.results, "native": native, "params": explorer.params, "summary": explorer.summary, "error": explorer.error}))',
   // 2: parameters set from Python.
   `explorer.params = {**explorer.params, "${MINMAX}": {"dtype": "qint8", "qscheme": "per_tensor_symmetric"}}`,
   // 3: a second widget on the same page.
@@ -173,6 +175,9 @@ test('JupyterLab: panels, explorer.results and sliders match PyTorch', { skip: s
   assert.deepEqual(goldenMismatches(py.results[MINMAX], minmaxCase), []);
   assert.deepEqual(goldenMismatches(py.results[HIST], histCase), []);
   assert.equal(py.results[HIST].scale, Number(hist.scale), 'Python sees the number the panel shows');
+  // The native engine filled explorer.results at once with exactly what the page sent.
+  assert.deepEqual(Object.keys(py.native).sort(), [HIST, MINMAX]);
+  assert.deepEqual(py.native, py.results);
 
   // Moving the bins slider changes explorer.results and explorer.params.
   const control = out.locator(`[role=region][aria-label="${HIST}"] .control[data-param="bins"]`);

@@ -27,6 +27,10 @@
 // Usage: node e2e/npm-golden.mjs [module specifier] [golden folder]
 // Prints one JSON object: {families: {family: {cases, checked, passed, skipped: {reason: count},
 // failures, targets: {id: [passed, checked]}}}}.
+//
+// The Python module runs the same cases with the same checks (python/tests/test_golden.py):
+//   node e2e/npm-golden.mjs --jobs [golden folder]            the cases to run, as JSON
+//   node e2e/npm-golden.mjs --check RESULTS.json [golden]     its results checked: the summary
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -316,18 +320,22 @@ export function caseJob(c, family, { specs, formatIds, readVector }) {
   };
 }
 
-/** Run every family's cases through the package `qs`; returns the summary. */
-export async function checkGolden(qs, goldenDir) {
+/**
+ * Every case of every family with what running it means (`caseJob`), in order: `[{family, c,
+ * job}]`, and the tallies to record them in (`tallies[family]`). `qs` gives the registry and
+ * reads the vectors a case names.
+ */
+export async function goldenJobs(qs, goldenDir) {
   await qs.init();
   const specs = new Map(qs.observers().map((o) => [o.id, o]));
   const formatIds = new Set(qs.quantizers().formats.map((f) => f.id));
-  const read = (family, rel) => fs.readFileSync(path.join(goldenDir, family, rel));
-  const out = {};
+  const out = [];
+  const tallies = {};
   for (const family of families(goldenDir)) {
     const cases = loadCases(goldenDir, family);
-    const { summary, skip, record } = tally(cases.length);
+    tallies[family] = tally(cases.length);
     const readVector = (rel) => {
-      const t = qs.loadTensor(read(family, rel), { name: path.basename(rel) });
+      const t = qs.loadTensor(fs.readFileSync(path.join(goldenDir, family, rel)), { name: path.basename(rel) });
       try {
         return t.values();
       } finally {
@@ -335,38 +343,120 @@ export async function checkGolden(qs, goldenDir) {
       }
     };
     for (const c of cases) {
-      let problems;
-      let tensor = null;
+      let job;
       try {
-        const job = caseJob(c, family, { specs, formatIds, readVector });
-        if (job.skip) {
-          skip(job.skip);
-          continue;
-        }
-        if (job.inputs.length === 0) {
-          // Refused by the constructor, before any data: any tensor will do.
-          tensor = qs.loadTensor(new Float32Array([0]), { name: 'none.npy' });
-        } else {
-          const bytes = job.inputs.map((b) => read(family, b));
-          tensor = qs.loadTensor(bytes.length === 1 ? bytes[0] : bytes, { name: path.basename(job.inputs[0]) });
-        }
-        problems = job.check(job.kind === 'quantize' ? qs.quantize(tensor, job.id, job.params) : qs.observe(tensor, job.id, job.params));
+        job = caseJob(c, family, { specs, formatIds, readVector });
       } catch (err) {
-        problems = [`threw: ${err.message}`];
-      } finally {
-        if (tensor) tensor.free();
+        job = { error: err.message };
       }
-      record(c, problems);
+      out.push({ family, c, job });
     }
-    out[family] = summary;
   }
-  return { families: out };
+  return { jobs: out, tallies };
+}
+
+/** Run every family's cases through the package `qs`; returns the summary. */
+export async function checkGolden(qs, goldenDir) {
+  const { jobs, tallies } = await goldenJobs(qs, goldenDir);
+  const read = (family, rel) => fs.readFileSync(path.join(goldenDir, family, rel));
+  for (const { family, c, job } of jobs) {
+    const { skip, record } = tallies[family];
+    if (job.skip) {
+      skip(job.skip);
+      continue;
+    }
+    let problems;
+    let tensor = null;
+    try {
+      if (job.error) throw new Error(job.error);
+      if (job.inputs.length === 0) {
+        // Refused by the constructor, before any data: any tensor will do.
+        tensor = qs.loadTensor(new Float32Array([0]), { name: 'none.npy' });
+      } else {
+        const bytes = job.inputs.map((b) => read(family, b));
+        tensor = qs.loadTensor(bytes.length === 1 ? bytes[0] : bytes, { name: path.basename(job.inputs[0]) });
+      }
+      problems = job.check(job.kind === 'quantize' ? qs.quantize(tensor, job.id, job.params) : qs.observe(tensor, job.id, job.params));
+    } catch (err) {
+      problems = [`threw: ${err.message}`];
+    } finally {
+      if (tensor) tensor.free();
+    }
+    record(c, problems);
+  }
+  return { families: Object.fromEntries(Object.entries(tallies).map(([f, t]) => [f, t.summary])) };
+}
+
+/**
+ * The cases as another runner (the Python module, python/tests/test_golden.py) takes them:
+ * `[{key, kind, id, params, inputs}]` with absolute input paths, the skipped ones left out.
+ */
+export async function jobList(qs, goldenDir) {
+  const { jobs } = await goldenJobs(qs, goldenDir);
+  return jobs
+    .filter(({ job }) => !job.skip && !job.error)
+    .map(({ family, c, job }) => ({
+      key: `${family}/${c.id}`,
+      kind: job.kind,
+      id: job.id,
+      params: job.params,
+      inputs: job.inputs.map((rel) => path.join(goldenDir, family, rel)),
+    }));
+}
+
+/**
+ * A result as another runner writes it (JSON) made what the checks read: `values_f32_base64`
+ * (a quantize result's values, exact float32 bytes) becomes `values`.
+ */
+function decodeResult(result) {
+  if (!result || typeof result.values_f32_base64 !== 'string') return result;
+  const bytes = Buffer.from(result.values_f32_base64, 'base64');
+  const values = new Float32Array(bytes.length / 4);
+  new Uint8Array(values.buffer).set(bytes);
+  const { values_f32_base64, ...rest } = result;
+  return { ...rest, values };
+}
+
+/** Check another runner's `results` (`{key: result}`, as `jobList` names the cases); the summary. */
+export async function checkResults(qs, goldenDir, results) {
+  const { jobs, tallies } = await goldenJobs(qs, goldenDir);
+  for (const { family, c, job } of jobs) {
+    const { skip, record } = tallies[family];
+    if (job.skip) {
+      skip(job.skip);
+      continue;
+    }
+    const key = `${family}/${c.id}`;
+    let problems;
+    try {
+      if (job.error) throw new Error(job.error);
+      if (!(key in results)) throw new Error('no result');
+      const result = decodeResult(results[key]);
+      problems = result && result.threw ? [`threw: ${result.threw}`] : job.check(result);
+    } catch (err) {
+      problems = [`threw: ${err.message}`];
+    }
+    record(c, problems);
+  }
+  return { families: Object.fromEntries(Object.entries(tallies).map(([f, t]) => [f, t.summary])) };
 }
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === path.resolve(process.argv[1])) {
-  const [given, golden] = process.argv.slice(2);
-  const specifier = given || pathToFileURL(path.join(HERE, '..', 'www', 'lib', 'index.js')).href;
-  const goldenDir = golden || path.join(process.env.QUANTSCOPE_SHARED || path.join(HERE, '..', '..', 'shared'), 'golden');
-  const qs = await import(specifier);
-  console.log(JSON.stringify(await checkGolden(qs, goldenDir)));
+  const defaultGolden = () => process.env.QUANTSCOPE_GOLDEN || path.join(process.env.QUANTSCOPE_SHARED || path.join(HERE, '..', '..', 'shared'), 'golden');
+  const local = pathToFileURL(path.join(HERE, '..', 'www', 'lib', 'index.js')).href;
+  const [mode, ...rest] = process.argv.slice(2);
+  if (mode === '--jobs') {
+    // node e2e/npm-golden.mjs --jobs [golden folder]: the cases for another runner, as JSON.
+    const qs = await import(local);
+    console.log(JSON.stringify(await jobList(qs, rest[0] || defaultGolden())));
+  } else if (mode === '--check') {
+    // node e2e/npm-golden.mjs --check RESULTS.json [golden folder]: another runner's results checked.
+    const qs = await import(local);
+    const results = JSON.parse(fs.readFileSync(rest[0], 'utf8'));
+    console.log(JSON.stringify(await checkResults(qs, rest[1] || defaultGolden(), results)));
+  } else {
+    const [given, golden] = process.argv.slice(2);
+    const qs = await import(given || local);
+    console.log(JSON.stringify(await checkGolden(qs, golden || defaultGolden())));
+  }
 }

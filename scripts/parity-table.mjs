@@ -1,5 +1,6 @@
 // Renders the README's parity table from the golden test results (target/golden-summary/*.json,
-// written by tests/common/mod.rs) and the registry (`quantscope list --json`).
+// written by tests/common/mod.rs; the Python module's column from target/golden-paths/python.json,
+// written by python/tests/test_golden.py) and the registry (`quantscope list --json`).
 //
 //   node scripts/parity-table.mjs           rewrite the table in README.md
 //   node scripts/parity-table.mjs --check   fail if README.md's table is not what the tests say
@@ -10,6 +11,7 @@ import { dirname, join } from 'node:path';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const summaryDir = join(root, 'target', 'golden-summary');
+const pythonSummary = join(root, 'target', 'golden-paths', 'python.json');
 const START = '<!-- parity-table:start -->';
 const END = '<!-- parity-table:end -->';
 
@@ -23,6 +25,16 @@ if (existsSync(summaryDir)) {
     for (const [id, counts] of Object.entries(doc.observers)) results.set(id, counts);
   }
 }
+
+// The same cases through the native Python module: [passed, checked] per observer or format.
+const python = new Map();
+if (existsSync(pythonSummary)) {
+  for (const family of Object.values(JSON.parse(readFileSync(pythonSummary, 'utf8')))) {
+    for (const [id, counts] of Object.entries(family.targets || {})) python.set(id, counts);
+  }
+}
+const pythonCell = (id) => (python.has(id) ? `${python.get(id)[0]}/${python.get(id)[1]}` : '—');
+const pythonFails = (id) => python.has(id) && python.get(id)[0] !== python.get(id)[1];
 
 const escape = (text) => String(text).replaceAll('|', '\\|').replaceAll('\n', ' ');
 const frameworks = { torch: 'PyTorch', quark: 'AMD Quark', horizon: 'Horizon', ort: 'ONNX Runtime', modelopt: 'NVIDIA ModelOpt', llmcompressor: 'llm-compressor', torchao: 'torchao', bnb: 'bitsandbytes', ggml: 'llama.cpp / ggml' };
@@ -39,7 +51,7 @@ for (const spec of registry.observers) {
   let parity;
   if (counts) {
     cases = `${counts.passed}/${counts.cases}`;
-    parity = counts.passed === counts.cases ? 'exact' : 'FAILING';
+    parity = counts.passed === counts.cases && !pythonFails(spec.id) ? 'exact' : 'FAILING';
   } else if (spec.corrects) {
     parity = `corrected variant of \`${spec.corrects}\` (no reference exists)`;
   } else {
@@ -50,7 +62,7 @@ for (const spec of registry.observers) {
 const formats = registry.quantizers?.formats ?? [];
 const others = [...results].filter(([id]) => !registry.observers.some((s) => s.id === id)).sort(([a], [b]) => a.localeCompare(b));
 for (const [id, counts] of others) {
-  const parity = counts.passed === counts.cases ? 'exact' : 'FAILING';
+  const parity = counts.passed === counts.cases && !pythonFails(id) ? 'exact' : 'FAILING';
   const family = id.split('.')[0];
   const format = formats.find((f) => f.id === id);
   const base = { id, family, cases: `${counts.passed}/${counts.cases}`, parity };
@@ -88,8 +100,8 @@ function tagRuns(tags) {
 }
 
 const rows = [
-  '| observer or format | framework (version followed) | golden cases passed | parity | framework quirks reproduced (shared ones by tag, listed below) |',
-  '|---|---|---|---|---|',
+  '| observer or format | framework (version followed) | golden cases passed | through Python | parity | framework quirks reproduced (shared ones by tag, listed below) |',
+  '|---|---|---|---|---|---|',
 ];
 for (const e of entries) {
   const { tags } = shared.get(e.family);
@@ -97,7 +109,7 @@ for (const e of entries) {
   const own = e.quirks.filter((q) => !mine.some((t) => t.quirk === q)).map(escape);
   const cell = [mine.length ? tagRuns(mine) : '', ...own].filter(Boolean).join('; ');
   const note = e.kind === 'format' ? '(number format) ' : e.kind === 'function' ? '(function, not an observer)' : '';
-  rows.push(`| \`${e.id}\` | ${e.framework} | ${e.cases} | ${e.parity} | ${note}${cell} |`);
+  rows.push(`| \`${e.id}\` | ${e.framework} | ${e.cases} | ${pythonCell(e.id)} | ${e.parity} | ${note}${cell} |`);
 }
 const notes = ['', 'Quirks shared within a family, each listed once:'];
 for (const family of familyOrder) {
@@ -123,7 +135,7 @@ if (process.argv.includes('--check')) {
     console.error('README.md parity table is out of date with the golden test results: run `node scripts/parity-table.mjs` and commit.');
     process.exit(1);
   }
-  console.log(`parity table: ${results.size} observers and formats with reference results, README up to date`);
+  console.log(`parity table: ${results.size} observers and formats with reference results (${python.size} through Python), README up to date`);
 } else {
   writeFileSync(readmePath, updated);
   console.log(`parity table written: ${rows.length - 2} rows, ${[...shared.values()].reduce((n, f) => n + f.tags.length, 0)} shared quirks listed once`);

@@ -12,16 +12,21 @@ t cargo fmt --check
 t cargo clippy --all-targets --locked -- -D warnings
 t cargo clippy --lib --target wasm32-unknown-unknown --locked -- -D warnings
 t cargo test --locked
-t node scripts/parity-table.mjs --check
 if [ -f scripts/build-web.sh ]; then
   t bash scripts/build-web.sh
 fi
-# The Python package (notebook widget): bundle, sdist + wheel, its unit tests in the cached
-# notebook environment (target/notebook-venv); its hosts are tested with the end-to-end tests.
+# The Python package (the native module and the notebook widgets): bundle, one wheel (maturin,
+# release), its tests in the cached notebook environment (target/notebook-venv): the golden cases
+# through the native module, every function against the CLI, the wheel installed into a fresh
+# environment without Rust or Node (target/install-venv); the widgets' hosts are tested with the
+# end-to-end tests.
 if [ -f scripts/build-python.sh ]; then
   t bash scripts/build-python.sh
   t target/notebook-venv/bin/python -m pytest -q -p no:cacheprovider python/tests
 fi
+# The README's parity table: the golden results of the library (cargo test) and of the Python
+# module (python/tests/test_golden.py).
+t node scripts/parity-table.mjs --check
 # Only the wasm-bindgen test files run on wasm32: the library's own unit tests are native
 # (#[test] functions do not run under the wasm runner, and proptest is a native-only dependency).
 wasm_tests=()

@@ -5,8 +5,10 @@
 
 use crate::engine::Report;
 use crate::observer::{Granularity, Grid, QParams};
+use crate::params::Params;
 use crate::plot::{fmt_num, ChannelView, PanelView, SliceNumbers};
 use crate::quant::QdqMetrics;
+use serde::Serialize;
 
 /// The panel of `report`.
 pub fn panel_view(report: &Report) -> PanelView {
@@ -56,6 +58,87 @@ pub fn panel_view(report: &Report) -> PanelView {
         notes,
         slices,
         ..base
+    }
+}
+
+/// Per-tensor numbers as one number, per-slice numbers as a list.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
+#[serde(untagged)]
+pub enum Numbers {
+    One(f64),
+    Many(Vec<f64>),
+}
+
+/// One observer's result as a notebook holds it (`explorer.results[id]` of
+/// `quantscope.Explorer`), the same whether the page computed it (the widget sends it to
+/// Python) or the native module did (at once, in Python): what the panel shows — its slices'
+/// clipping and grid ranges, scale and zero point, its quirks and error — with the observer's
+/// state (`min_val`, `max_val`, `amax`, exactly as computed) and metrics.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
+#[cfg_attr(target_arch = "wasm32", tsify(missing_as_null))]
+pub struct NotebookResult {
+    pub ok: bool,
+    /// What the panel shows instead of the numbers.
+    pub error: Option<String>,
+    /// The report's error kind (`param`, `framework`, …).
+    pub error_kind: Option<String>,
+    pub granularity: Granularity,
+    #[cfg_attr(target_arch = "wasm32", tsify(type = "Record<string, unknown>"))]
+    pub params: Params,
+    pub scale: Option<Numbers>,
+    pub zero_point: Option<Numbers>,
+    pub min_val: Option<Numbers>,
+    pub max_val: Option<Numbers>,
+    pub clip_min: Option<Numbers>,
+    pub clip_max: Option<Numbers>,
+    pub grid_min: Option<Numbers>,
+    pub grid_max: Option<Numbers>,
+    pub amax: Option<Numbers>,
+    pub axis: Option<usize>,
+    pub metrics: Option<QdqMetrics>,
+    /// The notes the panel shows (the framework quirks reproduced, then the run's own).
+    pub quirks: Vec<String>,
+}
+
+/// `report` as a notebook holds it (see [`NotebookResult`]).
+pub fn notebook_result(report: &Report) -> NotebookResult {
+    let view = panel_view(report);
+    let per_tensor = matches!(
+        report.granularity,
+        Granularity::PerTensor | Granularity::PassThrough
+    );
+    let numbers = |values: Vec<f64>| match values.as_slice() {
+        [one] if per_tensor => Numbers::One(*one),
+        _ => Numbers::Many(values),
+    };
+    let q = report.qparams.as_ref();
+    let state = |values: Option<&Vec<f32>>| values.map(|v| numbers(widen(v)));
+    let failed = view.error.is_some();
+    let s = view.slices;
+    NotebookResult {
+        ok: !failed,
+        error: view.error,
+        error_kind: if failed {
+            report.error.as_ref().map(|e| e.kind.clone())
+        } else {
+            None
+        },
+        granularity: report.granularity,
+        params: report.params.clone(),
+        scale: Some(numbers(s.scale)),
+        zero_point: Some(numbers(s.zero_point)),
+        min_val: state(q.map(|q| &q.min_val)),
+        max_val: state(q.map(|q| &q.max_val)),
+        clip_min: Some(numbers(s.clip_min)),
+        clip_max: Some(numbers(s.clip_max)),
+        grid_min: Some(numbers(s.grid_min)),
+        grid_max: Some(numbers(s.grid_max)),
+        amax: state(q.and_then(|q| q.amax.as_ref())),
+        axis: q.and_then(|q| q.axis),
+        metrics: report.metrics,
+        quirks: view.notes,
     }
 }
 

@@ -18,6 +18,8 @@
 
 pub mod checkpoint;
 pub mod codec;
+#[cfg(not(target_arch = "wasm32"))]
+pub mod commands;
 pub mod curve;
 pub mod diff;
 pub mod display;
@@ -33,6 +35,8 @@ pub mod observers;
 pub mod parallel;
 pub mod params;
 pub mod plot;
+#[cfg(all(feature = "python", not(target_arch = "wasm32")))]
+pub mod python;
 pub mod qdq;
 pub mod qparams;
 pub mod quant;
@@ -41,6 +45,7 @@ pub mod registry;
 pub mod shared_stats;
 pub mod simd;
 pub mod slice_map;
+pub mod stubs;
 pub mod tensor;
 #[cfg(target_arch = "wasm32")]
 pub mod wasm;

@@ -689,6 +689,17 @@ fn style_from_js(v: &JsValue) -> Result<Style, JsError> {
     from_js(v, "style")
 }
 
+/// `report` as a notebook's `explorer.results[id]` holds it ([`crate::display::notebook_result`]:
+/// the panel's numbers with the observer's state and metrics); the native Python module computes
+/// the same.
+#[wasm_bindgen(js_name = notebookResult, unchecked_return_type = "NotebookResult")]
+pub fn notebook_result(
+    #[wasm_bindgen(unchecked_param_type = "Report")] report: JsValue,
+) -> Result<JsValue, JsError> {
+    let report: crate::engine::Report = from_js(&report, "report")?;
+    to_js(&crate::display::notebook_result(&report))
+}
+
 /// The whole comparison (as returned by `Session.comparison`) as SVG, `width` pixels wide.
 #[wasm_bindgen(js_name = renderComparisonSvg)]
 pub fn render_comparison_svg(

@@ -16,7 +16,7 @@ import { LocalEngine } from '../../www/lib/rpc.js';
 import { Views } from '../../www/ui/view.js';
 import { TensorView } from '../../www/ui/tensor.js';
 import { ObserversView } from '../../www/ui/observers.js';
-import { h, viewOf } from '../../www/lib/panel.js';
+import { h, notebookResult, viewOf } from '../../www/lib/panel.js';
 import { syncedBytes } from './synced.js';
 
 /** The key of the page-wide engine; the bundler replaces `__QUANTSCOPE_VERSION__`. */
@@ -33,6 +33,7 @@ const api = {
   TensorView,
   ObserversView,
   memberOf,
+  notebookResult,
   viewOf,
   version,
   h,

@@ -27,39 +27,6 @@ import { syncedBytes } from './synced.js';
 /** Results and parameters go back to Python at most this often while a slider moves. */
 const PUBLISH_DELAY_MS = 40;
 
-/**
- * What Python sees of one observer's report: per-tensor values as numbers, per-channel/group/
- * block values as lists (the CLI's `--json` convention); the numbers the panel shows (the
- * display function's slices) and the observer's state (min_val, max_val, amax) exactly as the
- * engine holds them (float32 values, which JavaScript numbers carry exactly).
- */
-function pythonResult(report, viewOf) {
-  const view = viewOf(report);
-  const s = view.slices || {};
-  const perTensor = report.granularity === 'per_tensor' || report.granularity === 'pass_through';
-  const one = (a) => (a === undefined || a === null ? null : perTensor && a.length === 1 ? a[0] : Array.from(a));
-  const failed = view.error !== null && view.error !== undefined;
-  return {
-    ok: !failed,
-    error: failed ? view.error : null,
-    error_kind: failed ? (report.error && report.error.kind) || null : null,
-    granularity: report.granularity || null,
-    params: report.params || {},
-    scale: one(s.scale),
-    zero_point: one(s.zero_point),
-    min_val: one(report.min_val),
-    max_val: one(report.max_val),
-    clip_min: one(s.clip_min),
-    clip_max: one(s.clip_max),
-    grid_min: one(s.grid_min),
-    grid_max: one(s.grid_max),
-    amax: one(report.amax),
-    axis: report.axis === undefined ? null : report.axis,
-    metrics: report.metrics || null,
-    quirks: view.notes || [],
-  };
-}
-
 /** One per model: the engine, the loaded tensor, and what goes back to Python. */
 class Controller {
   constructor(model, qs) {
@@ -171,7 +138,9 @@ class Controller {
     const view = this.reporter && this.displays.has(this.reporter) ? this.reporter.view : null;
     if (view && this.summary) {
       const reports = view.results();
-      for (const id of view.observers) if (reports[id]) out[id] = pythonResult(reports[id], this.qs.viewOf);
+      // What Python sees of a report: the engine's notebookResult, which the native module
+      // computes alike (Explorer fills `results` with it at once, before the page has computed).
+      for (const id of view.observers) if (reports[id]) out[id] = this.qs.notebookResult(reports[id]);
       // Python named no observers: the defaults shown go back so that Python sees them.
       if ((m.get('observers') || []).length === 0 && view.observers.length) m.set('observers', [...view.observers]);
     }

@@ -3,6 +3,7 @@ buffers, never JSON numbers), bad inputs get specific errors, the package carrie
 widget with its WebAssembly engine inlined, and its version is the crate's."""
 
 import io
+import json
 import os
 import re
 from pathlib import Path
@@ -20,6 +21,13 @@ TORCH = SHARED / "golden" / "torch" / "inputs"
 
 def _npy(payload):
     return np.load(io.BytesIO(payload), allow_pickle=False)
+
+
+def test_the_bundled_widget_is_the_packages_version():
+    """What the wheel's build checks (scripts/build-python.sh), checked on the installed package."""
+    static = Path(quantscope.__file__).parent / "static"
+    assert sorted(p.name for p in static.iterdir()) == ["VERSION", "widget.css", "widget.js"]
+    assert (static / "VERSION").read_text().strip() == quantscope.__version__
 
 
 def test_version_is_the_crates():
@@ -106,3 +114,37 @@ def test_bad_observers_and_params_are_refused():
         quantscope.Explorer(x, params={"torch.HistogramObserver": 256})
     with pytest.raises(traitlets.TraitError):
         quantscope.Explorer(x, scheme="log")
+
+
+@pytest.mark.skipif(not TORCH.is_dir(), reason="golden inputs not found")
+def test_explorer_results_are_filled_at_once_by_the_native_engine():
+    """No front end has rendered: `explorer.results` already holds the numbers of the named
+    observers, those of `quantscope observe … --json` (the page sends the same ones once it has
+    computed: e2e/jupyter.test.mjs compares them)."""
+    from conftest import cli_json
+
+    paths = [TORCH / f"drift_b{i}.npy" for i in range(6)]
+    params = {"torch.HistogramObserver": {"bins": 256}}
+    e = quantscope.Explorer([np.load(p) for p in paths], ["torch.MinMaxObserver", "torch.HistogramObserver", "no.SuchObserver"], params)
+    assert sorted(e.results) == ["torch.HistogramObserver", "torch.MinMaxObserver"]
+    for observer in ["torch.MinMaxObserver", "torch.HistogramObserver"]:
+        own = params.get(observer, {})
+        want = cli_json("observe", *paths, "--observer", observer, "--params", json.dumps(own), "--json")
+        got = e.results[observer]
+        assert got["ok"] and got["error"] is None and got["params"] == own
+        assert [got["scale"]] == want["scale"] and [got["zero_point"]] == want["zero_point"]
+        assert [got["min_val"]] == want["min_val"] and [got["max_val"]] == want["max_val"]
+        assert got["metrics"] == want["metrics"] and got["granularity"] == "per_tensor"
+        assert got["clip_min"] <= got["clip_max"] and got["quirks"]
+    # Per-channel values are lists; a refused run carries its error; the same after load().
+    w = np.load(TORCH / "drift_b0.npy").reshape(64, -1)
+    e.load(w)
+    assert e.results["torch.MinMaxObserver"]["min_val"] == float(w.min())
+    assert quantscope.Explorer(w).results == {}  # the page's default observers: the page fills them
+    e = quantscope.Explorer(w, ["torch.PerChannelMinMaxObserver", "torch.HistogramObserver"], {"torch.HistogramObserver": {"bins": 0}})
+    assert isinstance(e.results["torch.PerChannelMinMaxObserver"]["scale"], list)
+    assert len(e.results["torch.PerChannelMinMaxObserver"]["scale"]) == 64
+    refused = e.results["torch.HistogramObserver"]
+    assert refused["ok"] is False and "bins" in refused["error"] and refused["error_kind"] == "param"
+    e.load([w, w])
+    assert sorted(e.results) == ["torch.HistogramObserver", "torch.PerChannelMinMaxObserver"]

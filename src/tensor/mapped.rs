@@ -11,8 +11,12 @@
 //!
 //! As with every memory map, the file must not be truncated by another process while the
 //! tensor lives (the checkpoint catalogue maps files the same way).
+//!
+//! The same allocator lends memory it does not own: [`with_lent`] makes tensors whose values
+//! are a caller's `&[f32]` (a numpy array's buffer, in the Python module) for the duration of one
+//! call, registered in a slot that forgets the block instead of unmapping it.
 
-use super::{npy, read_tensors, safetensors_file, NamedTensor};
+use super::{npy, read_tensors, safetensors_file, DType, NamedTensor, Tensor};
 use crate::error::{Error, Result};
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::fs::File;
@@ -22,7 +26,8 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 /// Live mapped blocks at most (further tensors are read into ordinary memory).
 const SLOTS: usize = 256;
 
-/// A slot: the block's data pointer (0 = free), and the mapping it lies in.
+/// A slot: the block's data pointer (0 = free), and the mapping it lies in (base 0: a lent
+/// block, which is forgotten rather than unmapped).
 struct Slot {
     data: AtomicUsize,
     base: AtomicUsize,
@@ -67,8 +72,10 @@ unsafe fn release(slot: &Slot) {
     );
     slot.data.store(0, Ordering::Release);
     LIVE.fetch_sub(1, Ordering::AcqRel);
-    // SAFETY: `base`/`len` describe a mapping made by `map_f32` and used by nothing else.
-    unsafe { libc::munmap(base as *mut libc::c_void, len) };
+    if base != 0 {
+        // SAFETY: `base`/`len` describe a mapping made by `map_f32` and used by nothing else.
+        unsafe { libc::munmap(base as *mut libc::c_void, len) };
+    }
 }
 
 // SAFETY: every block is either the system allocator's (passed through) or a mapping registered
@@ -213,5 +220,110 @@ pub fn read_file(path: &Path) -> Result<Vec<NamedTensor>> {
                 .map_err(|e| super::rename_load_error(e, &name))
         }
         _ => read_tensors(bytes, &name),
+    }
+}
+
+/// Values of a tensor lent for one call of [`with_lent`]: a caller's slice, or a tensor it owns.
+pub enum Lent<'a> {
+    /// C-order values borrowed for the call, with their shape and the dtype they had.
+    Borrowed {
+        values: &'a [f32],
+        shape: Vec<usize>,
+        dtype: DType,
+    },
+    /// A tensor passed as it is.
+    Owned(Tensor),
+}
+
+/// Run `f` on tensors made of `parts`, in order: a [`Lent::Borrowed`] slice becomes a tensor
+/// whose `Vec` *is* the slice (no copy) when [`MapAwareAllocator`] is the global allocator, the
+/// slice is 4-aligned and not already a block of the allocator, and a slot is free — else a
+/// copy. The tensors live only during `f`, which sees them by reference (it can neither keep nor
+/// grow them), so the slices outlive them; dropping one gives its slot back and leaves the
+/// memory to its owner.
+pub fn with_lent<R>(parts: Vec<Lent<'_>>, f: impl FnOnce(&[Tensor]) -> R) -> R {
+    let tensors: Vec<Tensor> = parts
+        .into_iter()
+        .map(|part| match part {
+            Lent::Owned(t) => t,
+            Lent::Borrowed {
+                values,
+                shape,
+                dtype,
+            } => Tensor {
+                shape,
+                data: lend(values).unwrap_or_else(|| values.to_vec()),
+                dtype,
+            },
+        })
+        .collect();
+    f(&tensors)
+}
+
+/// `values` as a `Vec` registered as a lent block of the global allocator, or `None` (see
+/// [`with_lent`]). The caller must not let the `Vec` outlive `values` nor write through it.
+fn lend(values: &[f32]) -> Option<Vec<f32>> {
+    let address = values.as_ptr() as usize;
+    if values.is_empty()
+        || !INSTALLED.load(Ordering::Relaxed)
+        || address % std::mem::align_of::<f32>() != 0
+        || slot_of(values.as_ptr() as *mut u8).is_some()
+    {
+        return None;
+    }
+    let slot = BLOCKS.iter().find(|s| {
+        s.data
+            .compare_exchange(0, 1, Ordering::AcqRel, Ordering::Acquire)
+            .is_ok()
+    })?;
+    slot.base.store(0, Ordering::Release);
+    slot.len.store(0, Ordering::Release);
+    LIVE.fetch_add(1, Ordering::AcqRel);
+    slot.data.store(address, Ordering::Release);
+    // SAFETY: `values` holds `len` initialised, aligned float32 values; the block is registered
+    // with the global allocator, whose `dealloc` forgets it (base 0) and whose `realloc` copies it
+    // out, so the Vec never frees the caller's memory. `with_lent` keeps the Vec within the
+    // slice's lifetime and hands it out only by shared reference, so nothing writes through it.
+    Some(unsafe { Vec::from_raw_parts(address as *mut f32, values.len(), values.len()) })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Without the allocator installed (the library's own tests) a lent slice is copied; either
+    /// way the tensors hold the slices' values, shapes and dtypes, in order, and the slices are
+    /// untouched after the call. (The Python tests check that no copy is made where the
+    /// allocator is installed: memory stays flat observing a 256 MiB array.)
+    #[test]
+    fn lent_tensors_are_the_slices() {
+        let values: Vec<f32> = (0..12).map(|i| i as f32 - 3.5).collect();
+        let owned = Tensor::from_vec(vec![9.0]);
+        let parts = vec![
+            Lent::Borrowed {
+                values: &values,
+                shape: vec![3, 4],
+                dtype: DType::F16,
+            },
+            Lent::Owned(owned.clone()),
+            Lent::Borrowed {
+                values: &values[..0],
+                shape: vec![0],
+                dtype: DType::F32,
+            },
+        ];
+        let seen = with_lent(parts, |t| {
+            assert_eq!(t.len(), 3);
+            assert_eq!(
+                (t[0].shape.as_slice(), t[0].dtype),
+                (&[3, 4][..], DType::F16)
+            );
+            assert_eq!(t[0].data, values);
+            assert_eq!(t[1], owned);
+            assert!(t[2].is_empty());
+            t[0].data.iter().sum::<f32>()
+        });
+        assert_eq!(seen, values.iter().sum::<f32>());
+        assert_eq!(values[0], -3.5);
     }
 }

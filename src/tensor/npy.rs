@@ -182,7 +182,7 @@ pub(crate) fn parse_header(bytes: &[u8]) -> Result<NpyHeader> {
 }
 
 /// Map a numpy type string to our dtype and byte order, refusing what has no f32 meaning.
-fn interpret_descr(descr: &str) -> Result<(DType, ByteOrder)> {
+pub(crate) fn interpret_descr(descr: &str) -> Result<(DType, ByteOrder)> {
     let ts: TypeStr = descr
         .parse()
         .map_err(|e| err(format!("invalid dtype descr '{descr}': {e}")))?;

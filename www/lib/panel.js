@@ -4,7 +4,7 @@
 // panel shows of a report is the engine's one display function, panelView(report); nothing here
 // computes a number. Shared by the page, the notebook widget and the npm package's
 // renderPanel(). Every user-controlled string is set as text, never as HTML.
-import { drawHistogram, drawChannels, panelView, granularityLabel, seriesColor as engineSeriesColor } from '../pkg/quantscope.js';
+import { drawHistogram, drawChannels, panelView, notebookResult as engineNotebookResult, granularityLabel, seriesColor as engineSeriesColor } from '../pkg/quantscope.js';
 
 /** The colour of series `i`: the engine's palette, the one its charts draw with. */
 export function seriesColor(i) {
@@ -73,6 +73,18 @@ export function viewOf(report) {
     return { observer: report.observer, color: 0, clip: null, grid: null, channels: null, stats: [], notes: [], error: message, slices: null };
   }
   return panelView(plainReport(report));
+}
+
+/**
+ * What a notebook's `explorer.results[id]` holds for `report`: the engine's `notebookResult`
+ * (the panel's numbers with the observer's state and metrics; the native Python module computes
+ * the same). A failure made on this side of the engine (see `viewOf`) carries its message only.
+ */
+export function notebookResult(report) {
+  if (report.ok === false && report.family === undefined) {
+    return { ok: false, error: report.error && report.error.message ? report.error.message : 'failed', error_kind: 'internal' };
+  }
+  return engineNotebookResult(plainReport(report));
 }
 
 /**

@@ -1,8 +1,16 @@
-"""quantscope in notebooks: every quantization observer of PyTorch, AMD Quark, Horizon, ONNX
-Runtime and NVIDIA ModelOpt, computed bit-exactly by quantscope's WebAssembly engine inside the
-notebook page (JupyterLab, Notebook 7, VS Code, Colab, marimo).
+"""quantscope: every quantization observer and number format of PyTorch, AMD Quark, Horizon, ONNX
+Runtime, NVIDIA ModelOpt, llm-compressor, torchao, bitsandbytes and llama.cpp, computed
+bit-exactly by quantscope's Rust engine — natively in the Python process (the functions below),
+and inside the notebook page by its WebAssembly build (the widgets).
 
     import quantscope
+    r = quantscope.observe(x, "torch.HistogramObserver", bins=2048)   # observe --json, as a dict
+    r["scale"], r["zero_point"], r["metrics"]["sqnr_db"]
+    quantscope.quantize(w, "ggml.Q4_K")["values"]    # the dequantized array, and the metrics
+    quantscope.tensors("model.safetensors")          # {name: float32 numpy array}
+    quantscope.model("model.safetensors")["tensors"] # every tensor ranked, worst first
+    quantscope.diff("original/", "model-Q4_K_M.gguf", imatrix="imatrix.gguf")["pairs"]
+
     explorer = quantscope.Explorer(x, ["torch.MinMaxObserver", "torch.HistogramObserver"])
     explorer                      # panels, sliders and the error curve
     explorer.results              # after it has rendered: scale, zero_point, min/max, metrics
@@ -16,6 +24,19 @@ notebook page (JupyterLab, Notebook 7, VS Code, Colab, marimo).
 
 from importlib.metadata import PackageNotFoundError, version as _version
 
+from ._native import (
+    adaround,
+    diff,
+    formats,
+    inspect,
+    model,
+    observe,
+    observers,
+    presets,
+    quantize,
+    quantizers,
+    tensors,
+)
 from ._explorer import Explorer
 from ._diff import Diff
 from ._model import Model
@@ -26,4 +47,20 @@ try:
 except PackageNotFoundError:  # imported from a source tree
     __version__ = "0.0.0"
 
-__all__ = ["Diff", "Explorer", "Model", "__version__"]
+__all__ = [
+    "Diff",
+    "Explorer",
+    "Model",
+    "__version__",
+    "adaround",
+    "diff",
+    "formats",
+    "inspect",
+    "model",
+    "observe",
+    "observers",
+    "presets",
+    "quantize",
+    "quantizers",
+    "tensors",
+]

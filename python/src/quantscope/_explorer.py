@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any, Dict, Iterable, Optional, Union
 
 import anywidget
 import traitlets
 
+from . import _native
 from ._data import batches_from
 
 _STATIC = Path(__file__).parent / "static"
@@ -40,11 +42,14 @@ class Explorer(anywidget.AnyWidget):
         Explorer(x, ["torch.HistogramObserver"], {"torch.HistogramObserver": {"bins": 256}})
 
     Both are synced both ways: moving a slider changes ``explorer.params``, and assigning
-    ``explorer.params`` moves the sliders. After the front end has computed, ``explorer.results``
-    holds one dict per observer: ``scale``, ``zero_point``, ``min_val``, ``max_val`` (the
-    observer's state), ``clip_min``, ``clip_max`` (the clipping range chosen), ``grid_min``,
-    ``grid_max``, ``metrics`` (``mse``, ``max_abs_err``, ``sqnr_db``, ``clipped_fraction``), ``ok``
-    and ``error``. Per-tensor values are numbers, per-channel values lists.
+    ``explorer.params`` moves the sliders. ``explorer.results`` holds one dict per observer:
+    ``scale``, ``zero_point``, ``min_val``, ``max_val`` (the observer's state), ``clip_min``,
+    ``clip_max`` (the clipping range chosen), ``grid_min``, ``grid_max``, ``metrics`` (``mse``,
+    ``max_abs_err``, ``sqnr_db``, ``clipped_fraction``), ``ok`` and ``error``; per-tensor values
+    are numbers, per-channel values lists. For the observers named, the native engine fills it
+    at once (no browser needed: scripts, headless kernels, papermill); the page, once it has
+    computed, sends the same numbers, and sends them again whenever a slider moves. Without named
+    observers (the page's defaults) it fills once the page has rendered.
     """
 
     _esm = _static("widget.js")
@@ -87,12 +92,13 @@ class Explorer(anywidget.AnyWidget):
             params=params if params is not None else {},
             **kwargs,
         )
+        self.results = _native_results(data, member, self.observers, self.params)
 
     def load(self, data: Any, *, member: Optional[str] = None) -> None:
         """Replace the data (same forms as the constructor); every observer runs again."""
         batches = batches_from(data)
         with self.hold_sync():
-            self.results = {}
+            self.results = _native_results(data, member, self.observers, self.params)
             self.member = member
             self._names = [b.name for b in batches]
             self._batches = [b.payload for b in batches]
@@ -112,6 +118,26 @@ class Explorer(anywidget.AnyWidget):
                     f"got {key!r}: {own!r}"
                 )
         return value
+
+
+def _native_results(data: Any, member: Optional[str], observers: list, params: dict) -> dict:
+    """``results`` computed by the native engine over the same batches as the page's (a path's
+    ``member`` named as the CLI names it, ``file.npz:member``); empty when the data cannot be
+    read natively as given (e.g. a container of several tensors without ``member``, which the
+    page reads by taking the first): the page then fills it, and shows what went wrong."""
+    if not observers:
+        return {}
+
+    def spec(item: Any) -> Any:
+        if member is not None and isinstance(item, (str, os.PathLike)) and Path(item).suffix.lower() in (".npz", ".safetensors"):
+            return f"{os.fspath(item)}:{member}"
+        return item
+
+    batches = [spec(b) for b in data] if isinstance(data, (list, tuple)) else spec(data)
+    try:
+        return _native.notebook_results(batches, observers, params)
+    except (ValueError, TypeError, OSError):
+        return {}
 
 
 def _observer_list(observers: Any) -> list:

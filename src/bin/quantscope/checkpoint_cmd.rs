@@ -4,35 +4,15 @@
 use quantscope::checkpoint::layouts::{Layout, StorageSummary};
 use quantscope::checkpoint::native::Checkpoint;
 use quantscope::checkpoint::weights::Weight;
-use quantscope::diff::{native::diff_paths, DiffReport};
+use quantscope::diff::DiffReport;
 use quantscope::error::{Error, Result};
 use quantscope::plot::svg::layer_profile_svg;
 use quantscope::plot::Style;
-use serde_json::{json, Value};
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 fn paths(args: &[String]) -> Vec<PathBuf> {
     args.iter().map(PathBuf::from).collect()
-}
-
-/// `inspect PATH...`: the JSON document.
-pub fn inspect_json(checkpoint: &Checkpoint, layout: &Layout) -> Value {
-    let summary = layout.summary(&checkpoint.catalog);
-    json!({
-        "files": checkpoint.catalog.files.iter().map(|f| &f.name).collect::<Vec<_>>(),
-        "layout": layout.name,
-        "tensors": layout.weights.iter().map(weight_json).collect::<Vec<_>>(),
-        "summary": summary,
-        "warnings": layout.warnings,
-        "load_errors": checkpoint.catalog.load_errors,
-    })
-}
-
-fn weight_json(w: &Weight) -> Value {
-    let mut v = serde_json::to_value(w).unwrap_or_default();
-    v["elements"] = json!(w.elements());
-    v
 }
 
 /// `inspect PATH...` as a table.
@@ -110,14 +90,9 @@ fn summary_lines(out: &mut String, s: &StorageSummary) {
 
 /// `inspect PATH... [--json]`.
 pub fn inspect(args: &[String], as_json: bool) -> Result<()> {
-    let checkpoint = Checkpoint::open(&paths(args));
-    if checkpoint.catalog.entries.is_empty() && !checkpoint.catalog.load_errors.is_empty() {
-        let e = &checkpoint.catalog.load_errors[0];
-        return Err(Error::load(e.file.clone(), e.error.clone()));
-    }
-    let layout = checkpoint.layout();
+    let (doc, checkpoint, layout) = quantscope::commands::inspect(&paths(args))?;
     if as_json {
-        super::output::print_json(&inspect_json(&checkpoint, &layout));
+        super::output::print_json(&doc);
     } else {
         print!("{}", inspect_table(&checkpoint, &layout));
     }
@@ -192,7 +167,11 @@ pub fn dequantize(args: &[String], tensors: &[String], out: &Path, dtype: OutDty
             match checkpoint.read_weight(w) {
                 Ok(t) => {
                     let path = out.join(format!("{}.npy", file_name_of(&w.name)));
-                    super::inputs::write_npy_f32(&path.to_string_lossy(), &w.shape, &t.data)?;
+                    quantscope::commands::inputs::write_npy_f32(
+                        &path.to_string_lossy(),
+                        &w.shape,
+                        &t.data,
+                    )?;
                 }
                 Err(e) => failures.push(format!("{}: {e}", w.name)),
             }
@@ -305,12 +284,7 @@ pub fn diff(
     svg: Option<&Path>,
 ) -> Result<()> {
     let started = std::time::Instant::now();
-    let report = diff_paths(&[original.into()], &[quantized.into()], imatrix)?;
-    if report.pairs.is_empty() && report.unpaired.quantized.is_empty() {
-        return Err(Error::input(format!(
-            "no weights to compare in {original} and {quantized}"
-        )));
-    }
+    let report = quantscope::commands::diff(Path::new(original), Path::new(quantized), imatrix)?;
     match format {
         DiffFormat::Json => {
             super::output::print_json(&serde_json::to_value(&report).unwrap_or_default())

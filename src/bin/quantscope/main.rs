@@ -15,25 +15,23 @@
 //! `file.safetensors:tensor` and `file.pt:dotted.name` pick one tensor of a container.
 
 mod checkpoint_cmd;
-mod inputs;
 mod model_cmd;
 mod output;
-mod vector_params;
 
 use clap::{Parser, Subcommand};
 use quantscope::codec;
-use quantscope::engine::{NonFinitePolicy, Run};
-use quantscope::parallel;
+use quantscope::commands::{self, inputs};
+use quantscope::engine::NonFinitePolicy;
 use quantscope::params::Params;
 use quantscope::quantizers::adaround::{self, AdaRoundConfig, WeightScheme};
 use quantscope::quantizers::apply as quantize;
-use quantscope::registry::{self, Granularity};
-use quantscope::shared_stats::SharedStats;
 use quantscope::Result;
 use std::process::ExitCode;
 
 /// Lets `.npy`/`.safetensors` float32 data be used straight from a memory map
-/// (see [`quantscope::tensor::mapped`]).
+/// (see [`quantscope::tensor::mapped`]). With the `python` feature the library declares this
+/// same allocator for its Python module, and the CLI uses that one.
+#[cfg(not(feature = "python"))]
 #[global_allocator]
 static ALLOCATOR: quantscope::tensor::mapped::MapAwareAllocator =
     quantscope::tensor::mapped::MapAwareAllocator;
@@ -299,46 +297,14 @@ fn run(command: Command) -> Result<()> {
             } else {
                 NonFinitePolicy::Exclude
             };
-            let runs: Vec<(String, Params)> = match (observer.is_empty(), preset) {
-                (false, _) => {
-                    observer.iter().try_for_each(|id| refuse_a_quantizer(id))?;
-                    observer
-                        .into_iter()
-                        .map(|id| (id, user_params.clone()))
-                        .collect()
-                }
-                (true, Some(name)) => {
-                    let preset = registry::find_preset(&name)?;
-                    vec![(
-                        preset.observer.to_string(),
-                        preset.params.merged(&user_params),
-                    )]
-                }
-                (true, None) => registry::observers()
-                    .iter()
-                    .filter(|s| s.granularity == Granularity::PerTensor && s.corrects.is_none())
-                    .map(|s| (s.id.to_string(), user_params.clone()))
-                    .collect(),
-            };
-            // Every observer at once (rayon, natively), each batch's statistics computed once;
-            // the reports come back in order and equal one-at-a-time runs bit for bit.
-            let batch_refs: Vec<&quantscope::tensor::Tensor> = batches.iter().collect();
-            let _shared = SharedStats::share(&batch_refs);
-            let reports = parallel::map_items(&runs, |(id, params)| {
-                let params = vector_params::read_vector_params(id, params.clone())?;
-                Ok(Run::new(id, params, &batches)?
-                    .with_attributes(attributes.clone())
-                    .with_policy(policy)
-                    .report())
-            })
-            .into_iter()
-            .collect::<Result<Vec<_>>>()?;
+            let runs = commands::observer_runs(&observer, preset.as_deref(), &user_params)?;
+            let reports = commands::observe(&runs, &batches, Some(&attributes), policy)?;
             if let [report] = reports.as_slice() {
                 if let Some(e) = &report.error {
                     return Err(quantscope::Error::input(e.message.clone()));
                 }
                 if json {
-                    output::print_json(&output::report_json(report));
+                    output::print_json(&commands::report_json(report));
                 } else {
                     print!("{}", output::report_text(report));
                 }
@@ -353,7 +319,7 @@ fn run(command: Command) -> Result<()> {
             let tensor = inputs::read_tensor(&file)?;
             let results = codec::compare(&tensor);
             if json {
-                output::print_json(&output::formats_json(&results));
+                output::print_json(&commands::formats_json(&results));
             } else {
                 print!("{}", output::formats_table(&file, &tensor, &results));
             }
@@ -373,7 +339,7 @@ fn run(command: Command) -> Result<()> {
                 inputs::write_npy_f32(path, &result.shape, &result.values)?;
             }
             if json {
-                output::print_json(&output::quantize_json(&result, out.as_deref()));
+                output::print_json(&commands::quantize_json(&result, out.as_deref()));
             } else {
                 print!("{}", output::quantize_text(&file, &result, out.as_deref()));
             }
@@ -425,18 +391,4 @@ fn run(command: Command) -> Result<()> {
             Ok(())
         }
     }
-}
-
-/// `observe` is for observers: a quantizer's id (Quark's ONNX quantizers, a format family) is
-/// refused with the command that runs it instead.
-fn refuse_a_quantizer(id: &str) -> Result<()> {
-    if registry::find(id).is_err()
-        && (quantize::QUARK_QUANTIZERS.contains(&id) || codec::find(id).is_ok())
-    {
-        return Err(quantscope::Error::input(format!(
-            "`{id}` is a quantizer, not an observer: run it with \
-             `quantscope quantize FILE --quantizer {id} --params '{{…}}'`"
-        )));
-    }
-    Ok(())
 }

@@ -1,7 +1,6 @@
 //! `quantscope model PATH...`: rank every tensor of a checkpoint by what quantization does to
 //! it, as a table, JSON or CSV.
 
-use quantscope::checkpoint::native::Checkpoint;
 use quantscope::error::{Error, Result};
 use quantscope::model::methods::MethodKind;
 use quantscope::model::{self, methods, Method, ModelReport};
@@ -108,25 +107,8 @@ pub fn run(
     svg: Option<&Path>,
 ) -> Result<()> {
     let paths: Vec<PathBuf> = paths.iter().map(PathBuf::from).collect();
-    let checkpoint = Checkpoint::open(&paths);
-    let catalog = &checkpoint.catalog;
-    if catalog.entries.is_empty() {
-        let reasons: Vec<String> = catalog
-            .load_errors
-            .iter()
-            .map(|e| format!("{}: {}", e.file, e.error))
-            .collect();
-        return Err(Error::input(if reasons.is_empty() {
-            "no tensors found in the given paths".to_string()
-        } else {
-            format!("no tensors could be listed; {}", reasons.join("; "))
-        }));
-    }
-    let jobs = jobs
-        .or_else(|| std::thread::available_parallelism().ok().map(|n| n.get()))
-        .unwrap_or(1);
     let bar = std::io::stderr().is_terminal().then(|| {
-        let bar = indicatif::ProgressBar::new(catalog.entries.len() as u64);
+        let bar = indicatif::ProgressBar::new(0);
         bar.set_style(
             indicatif::ProgressStyle::with_template(
                 "{bar:40} {pos}/{len} tensors  {elapsed} (eta {eta})",
@@ -135,12 +117,13 @@ pub fn run(
         );
         bar
     });
-    let progress = |done: usize, _total: usize| {
+    let progress = |done: usize, total: usize| {
         if let Some(bar) = &bar {
+            bar.set_length(total as u64);
             bar.set_position(done as u64);
         }
     };
-    let report = model::rank_checkpoint(&checkpoint, methods, jobs, &progress)?;
+    let report = quantscope::commands::model(&paths, methods, jobs, &progress)?;
     if let Some(bar) = bar {
         bar.finish_and_clear();
     }

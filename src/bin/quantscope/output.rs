@@ -5,7 +5,7 @@ use quantscope::engine::Report;
 use quantscope::observer::ZeroPoint;
 use quantscope::params::ParamKind;
 use quantscope::registry::{self, Family};
-use quantscope::tensor::{NonFiniteCounts, Tensor};
+use quantscope::tensor::Tensor;
 use quantscope::Result;
 use serde_json::{json, Value};
 use std::fmt::Write;
@@ -149,20 +149,6 @@ pub fn registry_table() -> String {
     out
 }
 
-fn nonfinite_json(n: &NonFiniteCounts) -> Value {
-    json!({"nan": n.nan, "pos_inf": n.pos_inf, "neg_inf": n.neg_inf})
-}
-
-/// One observer run as JSON: `observer`, `params`, `min_val`, `max_val`, `scale`,
-/// `zero_point`, `qdq`, `nonfinite`, plus `amax` and family extras where the observer has them.
-pub fn report_json(report: &Report) -> Value {
-    let mut value = serde_json::to_value(report).unwrap_or(Value::Null);
-    if let Value::Object(map) = &mut value {
-        map.insert("nonfinite".into(), nonfinite_json(&report.nonfinite));
-    }
-    value
-}
-
 /// One observer run as readable text.
 pub fn report_text(r: &Report) -> String {
     let mut out = String::new();
@@ -240,7 +226,12 @@ fn grid_text(q: &quantscope::observer::QParams) -> String {
 
 /// Several observer runs as a JSON array (failed runs carry `error`).
 pub fn comparison_json(reports: &[Report]) -> Value {
-    Value::Array(reports.iter().map(report_json).collect())
+    Value::Array(
+        reports
+            .iter()
+            .map(quantscope::commands::report_json)
+            .collect(),
+    )
 }
 
 /// Several observer runs side by side, one row each.
@@ -279,19 +270,6 @@ pub fn comparison_table(reports: &[Report], batches: &[Tensor]) -> String {
         }
     }
     out
-}
-
-/// The formats comparison as JSON (rows that could not be computed carry `error`).
-pub fn formats_json(results: &[Result<FormatResult>]) -> Value {
-    Value::Array(
-        results
-            .iter()
-            .map(|r| match r {
-                Ok(row) => serde_json::to_value(row).unwrap_or(Value::Null),
-                Err(e) => json!({"error": e.to_string()}),
-            })
-            .collect(),
-    )
 }
 
 /// The formats comparison as a table, sorted by bits per value.
@@ -363,15 +341,6 @@ pub fn adaround_text(o: &quantscope::quantizers::adaround::AdaRoundOutcome) -> S
         o.final_binary_fraction * 100.0
     );
     out
-}
-
-/// `quantize --json`: the quantizer, its storage cost and error.
-pub fn quantize_json(q: &quantscope::quantizers::apply::Quantized, out: Option<&str>) -> Value {
-    let mut doc = serde_json::to_value(q).unwrap_or_default();
-    if let Some(map) = doc.as_object_mut() {
-        map.insert("out".into(), json!(out));
-    }
-    doc
 }
 
 /// `quantize`: the same as a few lines of text.

@@ -1,26 +1,17 @@
-//! Reading the CLI's tensor arguments (`FILE` or `FILE:member` of an `.npz`/`.safetensors`/
-//! `.gguf`/`.onnx`/PyTorch `.pt`/`.pth`/`.bin`; GGUF, ONNX and PyTorch files through the
-//! checkpoint catalogue, one memory-mapped tensor at a time),
-//! loading vector parameters given as file names, and writing float32 `.npy` results.
+//! Tensor arguments read from files, as the CLI and the Python module take them: `FILE` or
+//! `FILE:member` of an `.npz`/`.safetensors`/`.gguf`/`.onnx`/PyTorch `.pt`/`.pth`/`.bin` (GGUF,
+//! ONNX and PyTorch files through the checkpoint catalogue, one memory-mapped tensor at a time);
+//! vector parameters given as file names; float32 `.npy` results written.
 
+use crate::checkpoint::native::Checkpoint;
+use crate::engine::split_batches;
+use crate::error::{Error, Result};
+use crate::params::{ParamKind, Params};
+use crate::registry;
+use crate::tensor::{pick, split_spec, Tensor};
 use npyz::WriterBuilder;
-use quantscope::checkpoint::native::Checkpoint;
-use quantscope::engine::split_batches;
-use quantscope::error::{Error, Result};
-use quantscope::params::Params;
-use quantscope::tensor::{pick, split_spec, NamedTensor, Tensor};
 use serde_json::Value;
 use std::path::PathBuf;
-
-/// Every tensor of a file (a `:member` suffix, if any, is ignored here), read through a memory
-/// map: float32 data without a copy where possible ([`quantscope::tensor::mapped`]).
-pub fn read_file(arg: &str) -> Result<Vec<NamedTensor>> {
-    let (path, _) = split_spec(arg);
-    if through_catalogue(path) {
-        return read_catalogue(path);
-    }
-    quantscope::tensor::mapped::read_file(std::path::Path::new(path))
-}
 
 /// GGUF, ONNX and PyTorch files are read through the checkpoint catalogue.
 fn through_catalogue(path: &str) -> bool {
@@ -28,27 +19,6 @@ fn through_catalogue(path: &str) -> bool {
     [".gguf", ".onnx", ".pt", ".pth", ".bin"]
         .iter()
         .any(|ext| lower.ends_with(ext))
-}
-
-/// Every tensor of a GGUF, ONNX or PyTorch file through the checkpoint catalogue (an ONNX
-/// model's external data files found beside it); a tensor that cannot be read is skipped with a
-/// warning.
-fn read_catalogue(path: &str) -> Result<Vec<NamedTensor>> {
-    let checkpoint = Checkpoint::open(&[PathBuf::from(path)]);
-    if let Some(e) = checkpoint.catalog.load_errors.first() {
-        return Err(Error::load(path, e.error.clone()));
-    }
-    let mut out = Vec::new();
-    for entry in &checkpoint.catalog.entries {
-        match checkpoint.read(entry) {
-            Ok(tensor) => out.push(NamedTensor {
-                name: entry.name.clone(),
-                tensor,
-            }),
-            Err(e) => eprintln!("quantscope: skipped {e}"),
-        }
-    }
-    Ok(out)
 }
 
 /// One tensor of a GGUF, ONNX or PyTorch file through the checkpoint catalogue: the named one,
@@ -87,7 +57,7 @@ pub fn read_tensor(arg: &str) -> Result<Tensor> {
     if through_catalogue(path) {
         return read_catalogue_tensor(path, member);
     }
-    let tensors = read_file(arg)?;
+    let tensors = crate::tensor::mapped::read_file(std::path::Path::new(path))?;
     pick(tensors, member)
         .map(|named| named.tensor)
         .map_err(|e| match e {
@@ -140,4 +110,33 @@ pub fn write_npy_f32(path: &str, shape: &[usize], values: &[f32]) -> Result<()> 
         .map_err(fail)?;
     writer.extend(values.iter().copied()).map_err(fail)?;
     writer.finish().map_err(fail)
+}
+
+/// `params` with every vector parameter of observer `id` (kind `vector`, e.g.
+/// `llmcompressor.imatrix_mse`'s `importance`) that names a tensor file — `"imatrix.npy"` or
+/// `"stats.npz:member"` — replaced by the file's values in C order (an unknown observer is left
+/// to the driver to refuse).
+pub fn read_vector_params(id: &str, mut params: Params) -> Result<Params> {
+    let Ok(spec) = registry::find(id) else {
+        return Ok(params);
+    };
+    for p in spec.params.iter().filter(|p| p.kind == ParamKind::Vector) {
+        let Some(Value::String(path)) = params.0.get(p.name) else {
+            continue;
+        };
+        let tensor = read_tensor(path)?;
+        let bad = tensor.data.iter().filter(|v| !v.is_finite()).count();
+        if bad > 0 {
+            return Err(Error::param(
+                p.name,
+                format!(
+                    "{path} holds {bad} NaN/Inf values; `{}` takes finite numbers",
+                    p.name
+                ),
+            ));
+        }
+        let values: Vec<f64> = tensor.data.iter().map(|&v| v as f64).collect();
+        params.0.insert(p.name.to_string(), Value::from(values));
+    }
+    Ok(params)
 }
