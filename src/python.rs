@@ -649,6 +649,37 @@ fn tensors<'py>(py: Python<'py>, path: &Bound<'py, PyAny>) -> PyResult<Bound<'py
     Ok(out)
 }
 
+/// Write `{name: array}` as one float32 `.safetensors` file at `path` (arrays are converted
+/// with `numpy.asarray(..., dtype=float32)`; their shapes are kept).
+#[pyfunction]
+fn save_safetensors(
+    py: Python<'_>,
+    path: &Bound<'_, PyAny>,
+    tensors: &Bound<'_, PyDict>,
+) -> PyResult<()> {
+    let Some(path) = path_of(path)? else {
+        return Err(PyTypeError::new_err("save_safetensors takes a path"));
+    };
+    let numpy = py.import("numpy")?;
+    let mut out = Vec::new();
+    for (name, value) in tensors.iter() {
+        let name: String = name
+            .extract()
+            .map_err(|_| PyTypeError::new_err(format!("tensor names are strings, not {name:?}")))?;
+        let kwargs = PyDict::new(py);
+        kwargs.set_item("dtype", "float32")?;
+        let array = numpy.call_method("ascontiguousarray", (value,), Some(&kwargs))?;
+        let array: PyReadonlyArrayDyn<'_, f32> = array.extract()?;
+        let values = array
+            .as_slice()
+            .map_err(|e| PyValueError::new_err(format!("{name}: {e}")))?
+            .to_vec();
+        out.push((name, array.shape().to_vec(), values));
+    }
+    let path = PathBuf::from(path);
+    detached(py, move || commands::save_safetensors(&path, &out))
+}
+
 /// The methods of `model`: observer ids and format labels (what `quantscope.Model` takes), or
 /// `(format id, {params})` pairs (what `quantscope model --formats ID:JSON` takes).
 fn methods_of(py: Python<'_>, given: Option<&Bound<'_, PyAny>>) -> PyResult<Vec<Method>> {
@@ -773,6 +804,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(quantize, m)?)?;
     m.add_function(wrap_pyfunction!(inspect, m)?)?;
     m.add_function(wrap_pyfunction!(tensors, m)?)?;
+    m.add_function(wrap_pyfunction!(save_safetensors, m)?)?;
     m.add_function(wrap_pyfunction!(model, m)?)?;
     m.add_function(wrap_pyfunction!(diff, m)?)?;
     m.add_function(wrap_pyfunction!(adaround, m)?)?;

@@ -88,6 +88,9 @@ def inspect(path: Union[Path, Sequence[Path]]) -> Document:
 def tensors(path: Union[Path, Sequence[Path]]) -> Dict[str, "np.ndarray[Any, np.dtype[np.float32]]"]:
     """Every tensor of a checkpoint decoded to float32 arrays, by name, in checkpoint order."""
 
+def save_safetensors(path: Path, tensors: Mapping[str, Any]) -> None:
+    """Write ``{name: array}`` as one float32 ``.safetensors`` file."""
+
 def model(
     paths: Union[Path, Sequence[Path]],
     methods: Optional[Sequence[Union[str, Tuple[str, Mapping[str, Any]]]]] = None,

@@ -3,6 +3,7 @@ torch environment (target/torch-venv) by scripts/test.sh."""
 
 import json
 import os
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -11,8 +12,9 @@ import torch
 
 import quantscope
 
-ROOT = Path(__file__).resolve().parents[2]
-SHARED = Path(os.environ.get("QUANTSCOPE_SHARED", ROOT.parent / "shared"))
+# The CLI runner and reference paths of the other Python tests.
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+from conftest import SHARED, cli_json, plain  # noqa: E402
 MINILM = SHARED / "samples" / "minilm"
 
 
@@ -111,11 +113,13 @@ def test_convolutions_put_channels_last():
 def test_model_ranks_the_captured_activations_and_save_round_trips(sentences, tmp_path):
     model = Attention().eval()
     acts = quantscope.capture(model, sentences[:16])
-    rows = quantscope.model(acts)
-    ranked = rows["rows"] if isinstance(rows, dict) else rows
-    assert {r["tensor"] if "tensor" in r else r["name"] for r in ranked} >= set(acts)
+    report = quantscope.model(acts)
+    assert sorted(r["name"] for r in report["tensors"]) == sorted(acts)
+    # The same rows, every number, as `quantscope model --json` on the saved file.
     path = tmp_path / "acts.safetensors"
     acts.save(path)
+    without_file = lambda rows: [{k: v for k, v in r.items() if k != "file"} for r in rows]  # noqa: E731
+    assert without_file(plain(report["tensors"])) == without_file(cli_json("model", path, "--json")["tensors"])
     back = quantscope.tensors(str(path))
     assert sorted(back) == sorted(acts)
     for k in acts:

@@ -195,6 +195,27 @@ pub fn tensors(paths: &[PathBuf]) -> Result<Vec<(String, Tensor)>> {
         .collect()
 }
 
+/// Write float32 tensors `(name, shape, values)` as one `.safetensors` file at `path` (what
+/// `quantscope.capture(...).save(path)` writes for the page, the CLI and `model`).
+pub fn save_safetensors(path: &Path, tensors: &[(String, Vec<usize>, Vec<f32>)]) -> Result<()> {
+    use safetensors::tensor::{Dtype, TensorView};
+    let bytes: Vec<Vec<u8>> = tensors
+        .iter()
+        .map(|(_, _, values)| values.iter().flat_map(|v| v.to_le_bytes()).collect())
+        .collect();
+    let views = tensors
+        .iter()
+        .zip(&bytes)
+        .map(|((name, shape, _), data)| {
+            TensorView::new(Dtype::F32, shape.clone(), data)
+                .map(|view| (name.clone(), view))
+                .map_err(|e| Error::input(format!("{name}: {e}")))
+        })
+        .collect::<Result<Vec<_>>>()?;
+    safetensors::serialize_to_file(views, None, path)
+        .map_err(|e| Error::load(path.display().to_string(), format!("cannot write: {e}")))
+}
+
 /// Rank every tensor of the checkpoint at `paths` with `methods` on `jobs` threads
 /// (`model --json`); `progress(done, total)` after each tensor.
 pub fn model(

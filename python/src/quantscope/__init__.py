@@ -9,6 +9,8 @@ and inside the notebook page by its WebAssembly build (the widgets).
     quantscope.quantize(w, "ggml.Q4_K")["values"]    # the dequantized array, and the metrics
     quantscope.tensors("model.safetensors")          # {name: float32 numpy array}
     quantscope.model("model.safetensors")["tensors"] # every tensor ranked, worst first
+    acts = quantscope.capture(torch_model, batch)    # {module: activations} from forward hooks
+    quantscope.model(acts)                           # ranked the same way
     quantscope.diff("original/", "model-Q4_K_M.gguf", imatrix="imatrix.gguf")["pairs"]
 
     explorer = quantscope.Explorer(x, ["torch.MinMaxObserver", "torch.HistogramObserver"])
@@ -29,18 +31,19 @@ from ._native import (
     diff,
     formats,
     inspect,
-    model,
     observe,
     observers,
     presets,
     quantize,
     quantizers,
+    save_safetensors,
     tensors,
 )
 from ._explorer import Explorer
 from ._diff import Diff
 from ._model import Model
 from ._capture import Activations, capture
+from ._capture import model
 
 try:
     __version__ = _version("quantscope")
@@ -50,9 +53,11 @@ except PackageNotFoundError:  # imported from a source tree
 __all__ = [
     "Diff",
     "Explorer",
+    "Activations",
     "Model",
     "__version__",
     "adaround",
+    "capture",
     "diff",
     "formats",
     "inspect",
@@ -62,5 +67,6 @@ __all__ = [
     "presets",
     "quantize",
     "quantizers",
+    "save_safetensors",
     "tensors",
 ]
