@@ -74,6 +74,20 @@ fn from_info(py: Python<'_>, info: &ErrorInfo) -> PyErr {
     err
 }
 
+/// `value` as a `quantscope._tables.Table` (rows with `to_pandas()`), or, with `table`, as a
+/// `TableDocument` whose rows are `value[table]`.
+fn tabled<'py>(
+    py: Python<'py>,
+    value: Bound<'py, PyAny>,
+    table: Option<&str>,
+) -> PyResult<Bound<'py, PyAny>> {
+    let tables = py.import("quantscope._tables")?;
+    match table {
+        Some(key) => tables.getattr("TableDocument")?.call1((value, key)),
+        None => tables.getattr("Table")?.call1((value,)),
+    }
+}
+
 /// Run `f` without the GIL and turn its error into a Python exception.
 fn detached<T: Send>(py: Python<'_>, f: impl FnOnce() -> Result<T> + Send) -> PyResult<T> {
     py.detach(f).map_err(|e| py_err(py, &e))
@@ -440,10 +454,11 @@ fn version() -> &'static str {
 /// framework version, granularity, summary, parameters with kind, range, default and doc, quirks.
 #[pyfunction]
 fn observers(py: Python<'_>) -> PyResult<Bound<'_, PyAny>> {
-    to_py(
+    let rows = to_py(
         py,
         serde_json::to_value(crate::registry::observers()).unwrap_or_default(),
-    )
+    )?;
+    tabled(py, rows, None)
 }
 
 /// The presets (`quantscope list --json`'s `presets`).
@@ -588,7 +603,7 @@ fn formats<'py>(py: Python<'py>, data: &Bound<'py, PyAny>) -> PyResult<Bound<'py
             commands::formats_json(&crate::codec::compare(&t[0]))
         }))
     })?;
-    to_py(py, rows)
+    tabled(py, to_py(py, rows)?, None)
 }
 
 /// Quantize–dequantize one tensor with a format or quantizer (`quantize --json`, without
@@ -631,7 +646,7 @@ fn inspect<'py>(py: Python<'py>, path: &Bound<'py, PyAny>) -> PyResult<Bound<'py
     let paths = paths_of(path, "path")?;
     exist(&paths)?;
     let doc = detached(py, move || commands::inspect(&paths).map(|(doc, _, _)| doc))?;
-    to_py(py, doc)
+    tabled(py, to_py(py, doc)?, Some("tensors"))
 }
 
 /// Every tensor of a checkpoint (any file or folder `inspect` reads), decoded to float32 numpy
@@ -732,7 +747,8 @@ fn model<'py>(
     let report = detached(py, move || {
         commands::model(&paths, &methods, jobs, &|_, _| {})
     })?;
-    to_py(py, serde_json::to_value(&report).unwrap_or_default())
+    let doc = to_py(py, serde_json::to_value(&report).unwrap_or_default())?;
+    tabled(py, doc, Some("tensors"))
 }
 
 /// A quantized checkpoint against its original, weight by weight (`diff --json`: `pairs` worst
@@ -759,7 +775,8 @@ fn diff<'py>(
     let report = detached(py, move || {
         commands::diff(&original, &quantized, imatrix.as_deref())
     })?;
-    to_py(py, serde_json::to_value(&report).unwrap_or_default())
+    let doc = to_py(py, serde_json::to_value(&report).unwrap_or_default())?;
+    tabled(py, doc, Some("pairs"))
 }
 
 /// AdaRound on one linear layer: weight `w` `[out, in]`, its inputs `x` `[n, in]`, AdaRound's

@@ -356,3 +356,26 @@ print((after - before) // 1024)
     assert done.returncode == 0, done.stderr
     grew_mib = int(done.stdout.strip())
     assert grew_mib < 64, f"peak memory grew by {grew_mib} MiB observing a 256 MiB array"
+
+
+# --- tables as DataFrames -------------------------------------------------------------------
+
+
+def test_tables_come_as_pandas_dataframes():
+    import pandas
+    path = GGUF / "original" / "model.safetensors"
+    report = quantscope.model(path)
+    frame = report.to_pandas()
+    want = cli_json("model", path, "--json")["tensors"]
+    assert isinstance(frame, pandas.DataFrame) and len(frame) == len(want)
+    assert list(frame["name"]) == [r["name"] for r in want]
+    pairs = quantscope.diff(GGUF / "original", GGUF / "model-Q4_K_M.gguf").to_pandas()
+    want = cli_json("diff", GGUF / "original", GGUF / "model-Q4_K_M.gguf", "--json")["pairs"]
+    assert list(pairs["original"]) == [p["original"] for p in want]
+    # A zero error's SQNR (None in the JSON) is NaN in the DataFrame.
+    sqnr = [np.nan if p["metrics"]["sqnr_db"] is None else p["metrics"]["sqnr_db"] for p in want]
+    np.testing.assert_array_equal(pairs["metrics.sqnr_db"].to_numpy(dtype=float), sqnr)
+    lineup = quantscope.formats(np.load(ATTN_X)).to_pandas()
+    assert list(lineup["format"]) == [r["format"] for r in cli_json("formats", ATTN_X, "--json")]
+    assert len(quantscope.observers().to_pandas()) == len(cli_json("list", "--json")["observers"])
+    assert quantscope.inspect(path).to_pandas()["name"].tolist() == [t["name"] for t in cli_json("inspect", path, "--json")["tensors"]]

@@ -33,10 +33,20 @@ Vector = Union[npt.ArrayLike, str]
 #: A JSON document of the CLI as Python objects.
 Document = Dict[str, Any]
 
+class Table(List[Document]):
+    """Rows of a result; ``to_pandas()`` is a DataFrame of them (pandas installed)."""
+    def to_pandas(self) -> Any: ...
+
+class TableDocument(Dict[str, Any]):
+    """A CLI document whose rows are ``self[self.table]``; ``to_pandas()`` a DataFrame of them."""
+    table: str
+    def rows(self) -> List[Document]: ...
+    def to_pandas(self) -> Any: ...
+
 def version() -> str:
     """The engine's version (the crate's)."""
 
-def observers() -> List[Document]:
+def observers() -> Table:
     """Every observer of the registry (``quantscope list --json``'s ``observers``)."""
 
 def presets() -> List[Document]:
@@ -45,10 +55,10 @@ def presets() -> List[Document]:
 def quantizers() -> Document:
     """The quantizer registry: ``formats`` and ``optimisers`` (``quantscope list --json``)."""
 
-def formats(data: Data) -> List[Document]:
+def formats(data: Data) -> Table:
     """Every number format of the line-up on one tensor (``quantscope formats --json``)."""
 
-def inspect(path: Union[Path, Sequence[Path]]) -> Document:
+def inspect(path: Union[Path, Sequence[Path]]) -> TableDocument:
     """What a checkpoint stores (``quantscope inspect --json``)."""
 
 def tensors(path: Union[Path, Sequence[Path]]) -> Dict[str, "np.ndarray[Any, np.dtype[np.float32]]"]:
@@ -62,14 +72,14 @@ def model(
     methods: Optional[Sequence[Union[str, Tuple[str, Mapping[str, Any]]]]] = None,
     *,
     jobs: Optional[int] = None,
-) -> Document:
+) -> TableDocument:
     """Every tensor of a checkpoint ranked, worst first (``quantscope model --json``).
 
     ``methods``: observer ids and format labels (as ``quantscope.Model`` takes them) or
     ``(format id, params)`` pairs; default: ``quantscope model``'s defaults.
     """
 
-def diff(original: Path, quantized: Path, imatrix: Optional[Path] = None) -> Document:
+def diff(original: Path, quantized: Path, imatrix: Optional[Path] = None) -> TableDocument:
     """A quantized checkpoint against its original, weight by weight (``quantscope diff --json``)."""
 
 def notebook_results(
