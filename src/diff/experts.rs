@@ -71,12 +71,13 @@ fn experts_of(catalog: &Catalog, weight: &Weight) -> Option<Vec<Entry>> {
         return None;
     }
     let each = bytes / experts_u64;
+    let elements = rows.checked_mul(columns)?;
     Some(
         (0..experts_u64)
             .map(|e| Entry {
                 name: expert_name(&stacked.name, e as usize),
                 shape: vec![rows, columns],
-                elements: rows * columns,
+                elements,
                 range: stacked.range.start + e * each..stacked.range.start + (e + 1) * each,
                 ..stacked.clone()
             })
