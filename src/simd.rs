@@ -11,3 +11,21 @@
 pub fn has_avx2() -> bool {
     std::arch::is_x86_feature_detected!("avx2")
 }
+
+/// Run `f`, compiled for AVX2 where the CPU has it: `f` and everything it inlines are compiled
+/// a second time inside a `#[target_feature(enable = "avx2")]` function, picked at run time.
+/// `f` must be an `#[inline(always)]` closure, and the functions it calls `#[inline(always)]`,
+/// to be part of the AVX2 copy.
+#[inline(always)]
+pub fn with_avx2<R>(f: impl FnOnce() -> R) -> R {
+    #[cfg(all(target_arch = "x86_64", not(target_feature = "avx2")))]
+    if has_avx2() {
+        #[target_feature(enable = "avx2")]
+        unsafe fn avx2<R>(f: impl FnOnce() -> R) -> R {
+            f()
+        }
+        // SAFETY: the CPU has AVX2.
+        return unsafe { avx2(f) };
+    }
+    f()
+}

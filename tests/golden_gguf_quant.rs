@@ -198,6 +198,58 @@ fn the_cli_diff_pairs_every_tensor_of_the_q4_k_m_file() {
     let first = &doc["pairs"][0];
     assert_eq!(first["format"], "Q5_0");
     assert!(first["rtn"]["metrics"]["sqnr_db"].as_f64().unwrap() > 20.0);
+    // Quantized without an importance matrix, every block-quantized weight is stored exactly as
+    // ggml's round-to-nearest stores it, so its RTN column is the quantized one.
+    let rounded: Vec<&Value> = doc["pairs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|p| !p["rtn"].is_null())
+        .collect();
+    assert!(
+        rounded.len() >= 13,
+        "{} rows with an RTN column",
+        rounded.len()
+    );
+    for p in rounded {
+        assert_eq!(p["rtn"]["identical"], true, "{}", p["quantized"]);
+        assert_eq!(p["rtn"]["metrics"], p["metrics"], "{}", p["quantized"]);
+    }
+}
+
+/// With an importance matrix, the types that use it (Q5_0, Q6_K here) store other codes than
+/// round-to-nearest; Q8_0 ignores it and stays identical.
+#[test]
+fn the_cli_diff_tells_imatrix_weights_from_round_to_nearest() {
+    let dir = golden_dir().join("gguf_quant");
+    let out = cli_run::quantscope(&[
+        "diff",
+        &dir.join("original/model.safetensors").to_string_lossy(),
+        &dir.join("model-Q4_K_M-imatrix.gguf").to_string_lossy(),
+        "--json",
+    ]);
+    assert_eq!(out.0, 0, "{}", out.2);
+    let doc: Value = serde_json::from_str(&out.1).unwrap();
+    let (mut changed, mut same) = (0, 0);
+    for p in doc["pairs"].as_array().unwrap() {
+        if p["rtn"].is_null() {
+            continue;
+        }
+        let identical = p["rtn"]["identical"].as_bool().unwrap();
+        let name = p["quantized"].as_str().unwrap();
+        let weighted = name.starts_with("blk.") && p["format"] != "Q8_0";
+        assert_eq!(identical, !weighted, "{name} ({})", p["format"]);
+        if identical {
+            same += 1;
+        } else {
+            changed += 1;
+            assert_ne!(p["rtn"]["metrics"], p["metrics"], "{name}");
+        }
+    }
+    assert!(
+        changed >= 10 && same >= 1,
+        "{changed} changed, {same} identical"
+    );
 }
 
 /// The page's driver (`DiffSession`: listing from supplied byte ranges, then each pair from the

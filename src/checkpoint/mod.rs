@@ -52,7 +52,7 @@ use std::ops::Range;
 
 pub use builder::{assemble, kind_of, list_file, ByteRequest, CatalogBuilder, FileListing, Step};
 pub use read::{contiguous_bytes, decode_entry};
-pub use source::{ByteSource, InMemory, PartialBytes};
+pub use source::{ByteSource, EntryBytes, InMemory, PartialBytes};
 
 /// The kinds of file a catalogue reads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]

@@ -11,7 +11,7 @@ use super::index::shard_path;
 use super::layouts::{self, Configs, Layout};
 use super::source::InMemory;
 use super::weights::{read_weight, Weight};
-use super::{decode_entry, Catalog, CatalogFile, CheckpointKind, Entry, LoadError};
+use super::{decode_entry, Catalog, CatalogFile, CheckpointKind, Entry, EntryBytes, LoadError};
 use crate::error::{Error, Result};
 use crate::tensor::Tensor;
 use memmap2::{Mmap, MmapOptions};
@@ -244,7 +244,10 @@ impl Checkpoint {
         let mut checkpoint = Checkpoint { catalog, configs };
         for i in layouts::json_entries(&checkpoint.catalog) {
             let entry = &checkpoint.catalog.entries[i];
-            let bytes = checkpoint.bytes(entry).map_err(|e| e.to_string());
+            let bytes = checkpoint
+                .bytes(entry)
+                .map(|b| b.to_vec())
+                .map_err(|e| e.to_string());
             checkpoint.configs.take_entry(&entry.name, bytes);
         }
         checkpoint
@@ -269,13 +272,19 @@ impl Checkpoint {
         self.with_range(entry, |bytes| decode_entry(entry, bytes))
     }
 
-    /// The bytes of `entry`'s range, copied.
-    pub fn bytes(&self, entry: &Entry) -> Result<Vec<u8>> {
-        self.with_range(entry, |bytes| Ok(bytes.to_vec()))
+    /// The bytes of `entry`'s range, memory-mapped (unmapped when dropped).
+    pub fn bytes(&self, entry: &Entry) -> Result<EntryBytes<'static>> {
+        self.mapped(entry).map(EntryBytes::Mapped)
     }
 
     /// Map `entry`'s byte range, hand it to `f`, unmap.
     fn with_range<T>(&self, entry: &Entry, f: impl FnOnce(&[u8]) -> Result<T>) -> Result<T> {
+        let mapped = self.mapped(entry)?;
+        f(mapped.as_deref().unwrap_or_default())
+    }
+
+    /// `entry`'s byte range, mapped read-only (`None` when empty).
+    fn mapped(&self, entry: &Entry) -> Result<Option<Mmap>> {
         let name = self.catalog.file_name(entry);
         let fail = |reason: String| Error::load(format!("{name}: {}", entry.name), reason);
         let file = File::open(name).map_err(|e| fail(format!("cannot open: {e}")))?;
@@ -290,7 +299,6 @@ impl Checkpoint {
             )));
         }
         let size = entry.range.end - entry.range.start;
-        let mapped = map(&file, entry.range.start, size).map_err(|e| fail(e.to_string()))?;
-        f(mapped.as_deref().unwrap_or_default())
+        map(&file, entry.range.start, size).map_err(|e| fail(e.to_string()))
     }
 }

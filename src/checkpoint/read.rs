@@ -17,6 +17,12 @@ use std::io::Read;
 /// `entry.range`. Fails with the entry's problem if it has one, and on corrupt data (a zip
 /// member whose CRC-32 or size does not match).
 pub fn decode_entry(entry: &Entry, bytes: &[u8]) -> Result<Tensor> {
+    decode_entry_stored(entry, bytes).map(|(values, _)| values)
+}
+
+/// [`decode_entry`], also handing back what a codec decoded (for an entry stored by one, such
+/// as a GGUF block type; `None` otherwise).
+pub fn decode_entry_stored(entry: &Entry, bytes: &[u8]) -> Result<(Tensor, Option<Encoded>)> {
     let fail = |reason: String| Error::load(entry.name.clone(), reason);
     if let Some(problem) = &entry.problem {
         return Err(fail(problem.clone()));
@@ -30,7 +36,7 @@ pub fn decode_entry(entry: &Entry, bytes: &[u8]) -> Result<Tensor> {
             bytes.len()
         )));
     }
-    match entry.storage {
+    let values = match entry.storage {
         Storage::Plain {
             dtype,
             order,
@@ -78,12 +84,16 @@ pub fn decode_entry(entry: &Entry, bytes: &[u8]) -> Result<Tensor> {
             let data = gather(entry, dtype, strides, bytes).map_err(fail)?;
             elements(entry, dtype, order, false, &data).map_err(fail)
         }
-        Storage::Coded { ref codec, part } => coded(entry, codec, part, bytes).map_err(fail),
+        Storage::Coded { ref codec, part } => {
+            let (values, stored) = coded(entry, codec, part, bytes).map_err(fail)?;
+            return Ok((values, Some(stored)));
+        }
         Storage::Onnx { data_type, field } => {
             super::onnx::decode(entry, data_type, field, bytes).map_err(fail)
         }
         Storage::Unreadable => Err(fail("this tensor cannot be decoded".into())),
-    }
+    };
+    values.map(|values| (values, None))
 }
 
 /// The elements of `entry` as contiguous bytes in C order (in their stored byte order), from
@@ -192,12 +202,13 @@ fn coded(
     id: &str,
     part: &'static str,
     bytes: &[u8],
-) -> std::result::Result<Tensor, String> {
+) -> std::result::Result<(Tensor, Encoded), String> {
     let codec = crate::codec::find(id)
         .and_then(|c| c.build(&crate::params::Params::new(), &entry.shape))
         .map_err(|e| e.to_string())?;
     let encoded = Encoded::new(&entry.shape).with_flat(part, Stored::U8(bytes.to_vec()));
-    codec.decode(&encoded).map_err(|e| e.to_string())
+    let values = codec.decode(&encoded).map_err(|e| e.to_string())?;
+    Ok((values, encoded))
 }
 
 /// The elements of `data` as a tensor of the entry's shape.

@@ -169,10 +169,10 @@ pub fn check_layout(data: &[u8]) {
     let layout = super::layouts::weights(&catalog, &configs);
     for w in &layout.weights {
         let read = super::weights::read_weight(&catalog, w, &mut |e| {
-            Ok(file
-                .get(e.range.start as usize..e.range.end as usize)
-                .unwrap_or_default()
-                .to_vec())
+            Ok(super::EntryBytes::Borrowed(
+                file.get(e.range.start as usize..e.range.end as usize)
+                    .unwrap_or_default(),
+            ))
         });
         if let Ok(t) = read {
             assert_eq!(element_count(&t.shape), Some(t.data.len()), "{}", w.name);

@@ -212,3 +212,27 @@ mod tests {
         assert_eq!(bytes(s, 0..3, "x"), Err(Stop::Need(0..3)));
     }
 }
+
+/// The bytes of one entry's range as a reader hands them over to be decoded: borrowed from the
+/// host that supplied them (the page), or a read-only memory map held while they are decoded
+/// (the native checkpoint). Neither copies the range.
+#[derive(Debug)]
+pub enum EntryBytes<'a> {
+    /// Bytes the caller holds.
+    Borrowed(&'a [u8]),
+    /// A memory-mapped range (`None` for an empty one).
+    #[cfg(not(target_arch = "wasm32"))]
+    Mapped(Option<memmap2::Mmap>),
+}
+
+impl std::ops::Deref for EntryBytes<'_> {
+    type Target = [u8];
+
+    fn deref(&self) -> &[u8] {
+        match self {
+            EntryBytes::Borrowed(bytes) => bytes,
+            #[cfg(not(target_arch = "wasm32"))]
+            EntryBytes::Mapped(map) => map.as_deref().unwrap_or_default(),
+        }
+    }
+}

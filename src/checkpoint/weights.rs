@@ -14,7 +14,8 @@
 //! Reading is the caller's I/O: [`read_weight`] asks for the bytes of each entry it needs
 //! through a closure (natively a memory map, in the page `File.slice`).
 
-use super::{decode_entry, shape_text, Catalog, Entry, Storage};
+use super::read::decode_entry_stored;
+use super::{shape_text, Catalog, Entry, EntryBytes, Storage};
 use crate::codec::{self, Encoded, Stored};
 use crate::error::{Error, Result};
 use crate::params::Params;
@@ -47,7 +48,7 @@ pub struct Weight {
 /// How a weight's values are obtained.
 #[derive(Debug, Clone, PartialEq)]
 pub enum WeightSource {
-    /// One catalogue entry (an index into [`Catalog::entries`]), decoded by [`decode_entry`].
+    /// One catalogue entry (an index into [`Catalog::entries`]), decoded by [`super::decode_entry`].
     Entry(usize),
     /// A codec fed with its stored arrays.
     Coded {
@@ -260,11 +261,20 @@ pub fn stored_elements(entry: &Entry, bytes: &[u8]) -> Result<Stored> {
 
 /// Decode `weight` of `catalog`, reading each entry it needs with `bytes_of` (which must return
 /// exactly the bytes of the entry's range).
-pub fn read_weight(
+pub fn read_weight<'b>(
     catalog: &Catalog,
     weight: &Weight,
-    bytes_of: &mut dyn FnMut(&Entry) -> Result<Vec<u8>>,
+    bytes_of: &mut dyn FnMut(&Entry) -> Result<EntryBytes<'b>>,
 ) -> Result<Tensor> {
+    read_weight_stored(catalog, weight, bytes_of).map(|(values, _)| values)
+}
+
+/// [`read_weight`], also handing back what the codec decoded (`None` for a plain dtype).
+pub fn read_weight_stored<'b>(
+    catalog: &Catalog,
+    weight: &Weight,
+    bytes_of: &mut dyn FnMut(&Entry) -> Result<EntryBytes<'b>>,
+) -> Result<(Tensor, Option<Encoded>)> {
     if let Some(problem) = &weight.problem {
         return Err(Error::load(weight.name.clone(), problem.clone()));
     }
@@ -279,7 +289,7 @@ pub fn read_weight(
     match &weight.source {
         WeightSource::Entry(i) => {
             let e = entry(*i)?;
-            decode_entry(e, &bytes_of(e)?)
+            decode_entry_stored(e, &bytes_of(e)?)
         }
         WeightSource::Coded {
             codec,
@@ -303,7 +313,8 @@ pub fn read_weight(
             let c = codec::find(codec)
                 .and_then(|c| c.build(params, &weight.shape))
                 .map_err(fail)?;
-            c.decode(&encoded).map_err(fail)
+            let values = c.decode(&encoded).map_err(fail)?;
+            Ok((values, Some(encoded)))
         }
     }
 }

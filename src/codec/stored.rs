@@ -43,6 +43,17 @@ impl Stored {
         }
     }
 
+    /// True for the same element type and the same bits.
+    pub fn same_bits(&self, other: &Stored) -> bool {
+        match (self, other) {
+            (Stored::F32(a), Stored::F32(b)) => {
+                a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x.to_bits() == y.to_bits())
+            }
+            (Stored::F32(_), _) | (_, Stored::F32(_)) => false,
+            (a, b) => a == b,
+        }
+    }
+
     /// The dtype's name, as numpy spells it.
     pub fn dtype(&self) -> &'static str {
         match self {
@@ -104,6 +115,20 @@ impl Encoded {
     pub fn with(mut self, name: &'static str, shape: Vec<usize>, data: Stored) -> Self {
         self.parts.push(Part { name, shape, data });
         self
+    }
+
+    /// True when `other` stores the same arrays bit for bit: each part by name, with the same
+    /// element type and the same bits (so `-0.0 ≠ 0.0` and a NaN equals itself).
+    pub fn same_bits(&self, other: &Encoded) -> bool {
+        self.shape == other.shape
+            && self.parts.len() == other.parts.len()
+            && self.parts.iter().all(|p| {
+                other
+                    .parts
+                    .iter()
+                    .find(|o| o.name == p.name)
+                    .is_some_and(|o| p.data.same_bits(&o.data))
+            })
     }
 
     /// This tensor with one more flat part.

@@ -32,8 +32,9 @@ pub mod view;
 
 use crate::checkpoint::imatrix::Importance;
 use crate::checkpoint::layouts::{Configs, Layout};
-use crate::checkpoint::weights::{read_weight, PartFrom, Weight, WeightSource};
-use crate::checkpoint::{decode_entry, Catalog, Entry, EntryDType, Storage};
+use crate::checkpoint::weights::{read_weight_stored, PartFrom, Weight, WeightSource};
+use crate::checkpoint::{decode_entry, Catalog, Entry, EntryBytes, EntryDType, Storage};
+use crate::codec::Encoded;
 use crate::error::Result;
 use crate::params::Params;
 use crate::plot::{LayerProfileView, ProfileTensor};
@@ -199,6 +200,10 @@ pub struct RtnResult {
     /// The codec applied (its label).
     pub format: String,
     pub metrics: DiffMetrics,
+    /// True when round-to-nearest stores exactly the quantized weight's bits: no algorithm
+    /// (GPTQ, AWQ, an importance matrix) changed this weight, and the metrics are the same.
+    #[serde(default)]
+    pub identical: bool,
 }
 
 /// One pair of weights.
@@ -448,10 +453,10 @@ impl DiffPlan {
 
     /// Compare pair `k`, reading each entry with `bytes_of(side, entry)` (exactly the bytes
     /// of the entry's range).
-    pub fn compare(
+    pub fn compare<'b>(
         &self,
         k: usize,
-        bytes_of: &mut dyn FnMut(SideIndex, &Entry) -> Result<Vec<u8>>,
+        bytes_of: &mut dyn FnMut(SideIndex, &Entry) -> Result<EntryBytes<'b>>,
     ) -> PairOutcome {
         let pair = &self.pairs[k];
         let (ow, qw) = (
@@ -474,7 +479,7 @@ impl DiffPlan {
         let row = {
             let mut read = |side: SideIndex, w: &Weight| {
                 let s = self.side(side);
-                read_weight(&s.catalog, w, &mut |e| bytes_of(side, e))
+                read_weight_stored(&s.catalog, w, &mut |e| bytes_of(side, e))
             };
             let mut row = compare(
                 &mut read,
@@ -499,10 +504,10 @@ impl DiffPlan {
     /// What pair `k` looks like up close ([`view::tensor_view`]): both weights' values, the
     /// error's distribution and the error per block of the quantized weight's format, reading
     /// each entry with `bytes_of(side, entry)` as [`DiffPlan::compare`] does.
-    pub fn tensor_view(
+    pub fn tensor_view<'b>(
         &self,
         k: usize,
-        bytes_of: &mut dyn FnMut(SideIndex, &Entry) -> Result<Vec<u8>>,
+        bytes_of: &mut dyn FnMut(SideIndex, &Entry) -> Result<EntryBytes<'b>>,
     ) -> Result<view::DiffTensorView> {
         let pair = self
             .pairs
@@ -515,9 +520,9 @@ impl DiffPlan {
         let forward = self.gguf_side == Some(GgufSide::Original);
         let mut read = |side: SideIndex, w: &Weight| {
             let s = self.side(side);
-            read_weight(&s.catalog, w, &mut |e| bytes_of(side, e))
+            read_weight_stored(&s.catalog, w, &mut |e| bytes_of(side, e))
         };
-        let (x, q) = read_pair(&mut read, ow, qw, pair.transform, forward)
+        let (x, q, _) = read_pair(&mut read, ow, qw, pair.transform, forward)
             .map_err(|e| crate::error::Error::input(format!("{}: {e}", ow.name)))?;
         let columns = ow.shape.last().copied().unwrap_or(1);
         Ok(view::tensor_view(
@@ -535,10 +540,10 @@ impl DiffPlan {
     }
 
     /// The lint of the stored scale arrays of quantized weight `weight`.
-    fn lint_scales(
+    fn lint_scales<'b>(
         &self,
         weight: &Weight,
-        bytes_of: &mut dyn FnMut(&Entry) -> Result<Vec<u8>>,
+        bytes_of: &mut dyn FnMut(&Entry) -> Result<EntryBytes<'b>>,
     ) -> Vec<LintItem> {
         let WeightSource::Coded { codec, parts, .. } = &weight.source else {
             return Vec::new();
@@ -615,32 +620,36 @@ fn rank(rows: &mut [DiffRow]) {
     });
 }
 
+/// Decodes a weight of a side: its values, and what its codec decoded (`None` for a plain
+/// dtype).
+type ReadWeight<'r> = dyn FnMut(SideIndex, &Weight) -> Result<(Tensor, Option<Encoded>)> + 'r;
+
 /// The two weights of a pair as they are compared: the original, and the quantized weight
 /// decoded and put in the original's order (`forward`: the permutation is applied rather than
 /// undone). The error says why they cannot be.
 fn read_pair(
-    read: &mut dyn FnMut(SideIndex, &Weight) -> Result<Tensor>,
+    read: &mut ReadWeight<'_>,
     ow: &Weight,
     qw: &Weight,
     transform: Transform,
     forward: bool,
-) -> std::result::Result<(Tensor, Vec<f32>), String> {
+) -> std::result::Result<(Tensor, Vec<f32>, Option<Encoded>), String> {
     if ow.elements() != qw.elements() {
         return Err(format!(
             "shapes disagree: the original is {:?}, the quantized weight {:?}",
             ow.shape, qw.shape
         ));
     }
-    let q = read(1, qw).map_err(|e| e.to_string())?;
-    let x = read(0, ow).map_err(|e| format!("the original cannot be read: {e}"))?;
+    let (q, stored) = read(1, qw).map_err(|e| e.to_string())?;
+    let (x, _) = read(0, ow).map_err(|e| format!("the original cannot be read: {e}"))?;
     let mut q_values = q.data;
     names::apply(transform, &qw.shape, &mut q_values, forward)?;
-    Ok((x, q_values))
+    Ok((x, q_values, stored))
 }
 
 /// Compare one pair; `read(side, weight)` decodes a weight of a side.
 fn compare(
-    read: &mut dyn FnMut(SideIndex, &Weight) -> Result<Tensor>,
+    read: &mut ReadWeight<'_>,
     codec: Option<(String, Params)>,
     ow: &Weight,
     qw: &Weight,
@@ -660,7 +669,7 @@ fn compare(
         error: None,
         position: 0,
     };
-    let (x, q_values) = match read_pair(read, ow, qw, transform, forward) {
+    let (mut x, q_values, stored) = match read_pair(read, ow, qw, transform, forward) {
         Ok(pair) => pair,
         Err(e) => {
             row.error = Some(e);
@@ -668,14 +677,21 @@ fn compare(
         }
     };
     let columns = ow.shape.last().copied().unwrap_or(1);
-    row.metrics = Some(measure(&x.data, &q_values, columns, importance));
+    let metrics = measure(&x.data, &q_values, columns, importance);
+    row.metrics = Some(metrics);
+    drop(q_values);
     // Row-wise block formats are unchanged by the row permutation, so round-to-nearest is
     // computed on the original as it is.
-    match rtn::round_to_nearest(codec.as_ref(), &x, &qw.shape) {
-        Ok(Some((format, values))) => {
+    match rtn::round_to_nearest(codec.as_ref(), &mut x, &qw.shape, stored.as_ref()) {
+        Ok(Some(rounded)) => {
+            let identical = rounded.values.is_none();
             row.rtn = Some(RtnResult {
-                format,
-                metrics: measure(&x.data, &values, columns, importance),
+                format: rounded.format,
+                metrics: match rounded.values {
+                    Some(values) => measure(&x.data, &values, columns, importance),
+                    None => metrics,
+                },
+                identical,
             })
         }
         Ok(None) => {}

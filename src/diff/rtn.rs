@@ -15,6 +15,7 @@
 //! | gpt-oss MXFP4 | `ct.mxfp4` (`MXFP4A16`) |
 //! | ModelOpt NVFP4 | `ct.nvfp4` (`NVFP4A16`) |
 
+use crate::codec::Encoded;
 use crate::error::Result;
 use crate::params::Params;
 use crate::tensor::Tensor;
@@ -56,21 +57,50 @@ pub fn codec_for(id: &str, params: &Params) -> (String, Params) {
     }
 }
 
+/// What round-to-nearest gave for a weight.
+pub struct Rounded {
+    /// The codec's label.
+    pub format: String,
+    /// The decoded values, or `None` when the encoding equals the stored one bit for bit: the
+    /// quantized weight *is* round-to-nearest's, and its values are the quantized weight's.
+    pub values: Option<Vec<f32>>,
+}
+
 /// Round `original` to the nearest values of codec `codec` (id and parameters) in `shape` (the
-/// quantized weight's): the codec's label and the decoded values, or `None` when the weight is
-/// stored without a codec (a plain dtype).
+/// quantized weight's, with as many elements), or `None` when the weight is stored without a
+/// codec (a plain dtype). `original` is viewed in `shape` for the encoding, without a copy, and
+/// handed back as it came. When round-to-nearest is the stored codec itself and `stored` (what
+/// the quantized weight stores) holds the same bits, nothing is decoded.
 pub fn round_to_nearest(
     codec: Option<&(String, Params)>,
-    original: &Tensor,
+    original: &mut Tensor,
     shape: &[usize],
-) -> Result<Option<(String, Vec<f32>)>> {
-    let Some((id, params)) = codec else {
+    stored: Option<&Encoded>,
+) -> Result<Option<Rounded>> {
+    let Some((stored_id, params)) = codec else {
         return Ok(None);
     };
-    let (id, params) = codec_for(id, params);
+    let (id, params) = codec_for(stored_id, params);
     let codec = crate::codec::find(&id)?.build(&params, shape)?;
-    let input = Tensor::new(shape.to_vec(), original.data.clone())?;
-    let encoded = codec.encode(&input)?;
-    let decoded = codec.decode(&encoded)?;
-    Ok(Some((codec.label(), decoded.data)))
+    if crate::tensor::element_count(shape) != Some(original.data.len()) {
+        return Err(crate::error::Error::input(format!(
+            "shape {shape:?} does not hold the original's {} values",
+            original.data.len()
+        )));
+    }
+    let own_shape = std::mem::replace(&mut original.shape, shape.to_vec());
+    let own_dtype = std::mem::replace(&mut original.dtype, crate::tensor::DType::F32);
+    let encoded = codec.encode(original);
+    original.shape = own_shape;
+    original.dtype = own_dtype;
+    let encoded = encoded?;
+    let format = codec.label();
+    if id == *stored_id && stored.is_some_and(|s| s.same_bits(&encoded)) {
+        return Ok(Some(Rounded {
+            format,
+            values: None,
+        }));
+    }
+    let values = Some(codec.decode(&encoded)?.data);
+    Ok(Some(Rounded { format, values }))
 }

@@ -22,7 +22,7 @@
 use super::{DiffPlan, DiffReport, Need, PairOutcome, Side};
 use crate::checkpoint::imatrix::{self, Importance};
 use crate::checkpoint::layouts::Configs;
-use crate::checkpoint::{ByteRequest, Catalog, CatalogBuilder, CheckpointKind, Step};
+use crate::checkpoint::{ByteRequest, Catalog, CatalogBuilder, CheckpointKind, EntryBytes, Step};
 use crate::error::{Error, Result};
 use serde::Serialize;
 
@@ -366,16 +366,16 @@ impl DiffSession {
 }
 
 /// The bytes of `entry` of side `side` among `bytes`, given in the order of `needs`.
-fn bytes_of(
+fn bytes_of<'b>(
     needs: &[Need],
-    bytes: &[&[u8]],
+    bytes: &[&'b [u8]],
     side: usize,
     entry: &crate::checkpoint::Entry,
-) -> Result<Vec<u8>> {
+) -> Result<EntryBytes<'b>> {
     needs
         .iter()
         .position(|n| n.side == side && n.start == entry.range.start && n.file == entry.file)
         .and_then(|i| bytes.get(i))
-        .map(|b| b.to_vec())
+        .map(|b| EntryBytes::Borrowed(b))
         .ok_or_else(|| Error::load(entry.name.clone(), "its bytes were not given"))
 }

@@ -365,7 +365,7 @@ export class CompareView extends View {
       th('shape', 'shape', false),
       th('bits/w', 'bits stored per weight, scales included'),
       th('SQNR', 'SQNR (dB) of the quantized weight against the original'),
-      th('RTN SQNR', 'SQNR (dB) of the same format applied by plain round-to-nearest'),
+      th('RTN SQNR', 'SQNR (dB) of the same format applied by plain round-to-nearest; "=" marks a weight stored exactly as round-to-nearest stores it'),
       th('NMSE', 'Σ(q − x)² / Σx²'),
       th('cosine', 'cosine similarity'),
       weighted ? th('imatrix MSE', 'error weighted by the importance matrix') : null,
@@ -376,17 +376,19 @@ export class CompareView extends View {
     this.applyFilter();
   }
 
-  sqnrCell(method, metrics, title) {
+  sqnrCell(method, metrics, title, identical = false) {
     if (!metrics) return h('td', { class: 'num sqnr muted', 'data-method': method, text: '—', title });
     const db = metrics.sqnr_db;
     const lossless = db === null && metrics.mse === 0;
+    const text = lossless ? '∞' : db === null ? '—' : db.toFixed(2);
     return h('td', {
       class: 'num sqnr',
       'data-method': method,
       'data-sqnr-db': db === null ? 'null' : db,
+      'data-identical': identical ? 'true' : undefined,
       style: { background: heatColor(lossless ? 100 : db) || '' },
       title,
-      text: lossless ? '∞' : db === null ? '—' : db.toFixed(2),
+      text: identical ? `= ${text}` : text,
     });
   }
 
@@ -410,7 +412,7 @@ export class CompareView extends View {
     h('td', { text: fmtShape(row.shape) }),
     h('td', { class: 'num', text: fmtNum(row.bits_per_weight) }),
     this.sqnrCell('quantized', m, m ? `SQNR ${fmtNum(m.sqnr_db)} dB · MSE ${fmtNum(m.mse)} · max |error| ${fmtNum(m.max_abs_err)}` : undefined),
-    this.sqnrCell('rtn', row.rtn && row.rtn.metrics, row.rtn ? `${row.rtn.format}: SQNR ${fmtNum(row.rtn.metrics.sqnr_db)} dB · NMSE ${fmtNum(row.rtn.metrics.nmse)}` : row.rtn_error || 'no round-to-nearest for this format'),
+    this.sqnrCell('rtn', row.rtn && row.rtn.metrics, row.rtn ? `${row.rtn.format}: SQNR ${fmtNum(row.rtn.metrics.sqnr_db)} dB · NMSE ${fmtNum(row.rtn.metrics.nmse)}${row.rtn.identical ? ' · "=": the stored bits are exactly round-to-nearest\'s (no algorithm changed this weight)' : ''}` : row.rtn_error || 'no round-to-nearest for this format', Boolean(row.rtn && row.rtn.identical)),
     h('td', { class: 'num', text: m ? fmtNum(m.nmse) : '' }),
     h('td', { class: 'num', text: m ? m.cosine.toFixed(6) : '' }),
     weighted ? h('td', { class: 'num', text: m && m.imatrix_weighted_mse !== undefined ? fmtNum(m.imatrix_weighted_mse) : '' }) : null,

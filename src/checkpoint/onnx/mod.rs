@@ -789,7 +789,9 @@ mod tests {
         let read = |name: &str| {
             let w = layout.weights.iter().find(|w| w.name == name).unwrap();
             super::super::weights::read_weight(&c, w, &mut |e| {
-                Ok(bytes[e.range.start as usize..e.range.end as usize].to_vec())
+                Ok(crate::checkpoint::EntryBytes::Borrowed(
+                    &bytes[e.range.start as usize..e.range.end as usize],
+                ))
             })
             .unwrap()
             .data

@@ -330,16 +330,10 @@ pub fn quantize_blocks(ty: Legacy, data: &[f32], out: &mut [u8]) {
             }
         }
     }
-    #[cfg(all(target_arch = "x86_64", not(target_feature = "avx2")))]
-    if crate::simd::has_avx2() {
-        #[target_feature(enable = "avx2")]
-        unsafe fn avx2(ty: Legacy, data: &[f32], out: &mut [u8]) {
-            run(ty, data, out)
-        }
-        // SAFETY: the CPU has AVX2.
-        return unsafe { avx2(ty, data, out) };
-    }
-    run(ty, data, out)
+    crate::simd::with_avx2(
+        #[inline(always)]
+        || run(ty, data, out),
+    )
 }
 
 /// Every block of `blocks` decoded by [`Legacy::dequantize_block`] into `y`, specialised per
@@ -376,16 +370,10 @@ pub fn dequantize_blocks(ty: Legacy, blocks: &[u8], y: &mut [f32]) {
             }
         }
     }
-    #[cfg(all(target_arch = "x86_64", not(target_feature = "avx2")))]
-    if crate::simd::has_avx2() {
-        #[target_feature(enable = "avx2")]
-        unsafe fn avx2(ty: Legacy, blocks: &[u8], y: &mut [f32]) {
-            run(ty, blocks, y)
-        }
-        // SAFETY: the CPU has AVX2.
-        return unsafe { avx2(ty, blocks, y) };
-    }
-    run(ty, blocks, y)
+    crate::simd::with_avx2(
+        #[inline(always)]
+        || run(ty, blocks, y),
+    )
 }
 
 #[cfg(test)]

@@ -460,6 +460,14 @@ pub fn quantize(ty: GgmlType, data: &[f32], imatrix: Option<&[f32]>) -> Result<V
         }
         _ => match ty.legacy() {
             Some(l) => legacy::quantize_blocks(l, data, &mut out),
+            None if ty == GgmlType::Q6_K => crate::simd::with_avx2(
+                #[inline(always)]
+                || {
+                    for (x, b) in data.chunks(n).zip(out.chunks_mut(bytes)) {
+                        q6_k::quantize_block(x, None, b);
+                    }
+                },
+            ),
             None => {
                 for (x, b) in data.chunks(n).zip(out.chunks_mut(bytes)) {
                     ty.quantize_block(x, b);

@@ -26,6 +26,7 @@ const D: usize = 208;
 
 /// `quantize_row_q6_K_ref` (no imatrix) or `quantize_row_q6_K_impl` (with the super-block's
 /// 256 imatrix entries) on one super-block.
+#[inline(always)]
 pub fn quantize_block(x: &[f32], qw: Option<&[f32]>, out: &mut [u8]) {
     let mut codes = [0i8; QK_K];
     let mut scales = [0.0f32; 16];

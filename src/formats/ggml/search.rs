@@ -48,7 +48,7 @@ pub enum Weights<'a> {
 }
 
 impl Weights<'_> {
-    #[inline]
+    #[inline(always)]
     fn at(&self, x: &[f32], i: usize) -> f32 {
         match self {
             Weights::Squares => x[i] * x[i],
@@ -62,6 +62,7 @@ impl Weights<'_> {
 /// ggml scans for the first strictly larger magnitude; for finite input (the quantizers refuse
 /// anything else) that is the first value whose magnitude is the largest, found here after a
 /// vectorised [`abs_max`].
+#[inline(always)]
 pub fn signed_max(x: &[f32]) -> (f32, f32) {
     let amax = abs_max(x);
     if amax == 0.0 {
@@ -73,7 +74,7 @@ pub fn signed_max(x: &[f32]) -> (f32, f32) {
 
 /// The largest magnitude of finite values (0 for none), in eight lanes so that it vectorises
 /// (a maximum does not depend on the order it is taken in).
-#[inline]
+#[inline(always)]
 pub fn abs_max(x: &[f32]) -> f32 {
     let larger = |m: f32, v: f32| if v > m { v } else { m };
     let mut lanes = [0.0f32; 8];
@@ -118,6 +119,7 @@ impl QxSearch {
 
 /// The search of [`make_qx_quants`] without writing codes (Q6_K recomputes them from the
 /// rounded scales anyway).
+#[inline(always)]
 pub fn qx_search(nmax: i32, x: &[f32], weights: Weights) -> QxSearch {
     let (max, amax) = signed_max(x);
     if amax < GROUP_MAX_EPS {
@@ -130,15 +132,20 @@ pub fn qx_search(nmax: i32, x: &[f32], weights: Weights) -> QxSearch {
     // are computed side by side (one lane each, each summing over `i` in order as ggml does),
     // then compared in ggml's order; the codes are those of the last one kept.
     let sums = CandidateSums::of(nmax, max, x, weights);
-    let (sumlx, suml2) = (sums.sumlx[FIRST_GUESS], sums.suml2[FIRST_GUESS]);
-    let mut scale = if suml2 != 0.0 { sumlx / suml2 } else { 0.0 };
-    let mut best = scale * sumlx;
+    // Each lane's scale `Σw·x·l / Σw·l²` and `scale·Σw·x·l`, divided side by side: the values
+    // ggml computes when it keeps that candidate (and the first guess's, 0 when `Σw·l² = 0`).
+    let (mut scales, mut bests) = ([0.0f32; QX_LANES], [0.0f32; QX_LANES]);
+    for k in 0..QX_LANES {
+        let (sumlx, suml2) = (sums.sumlx[k], sums.suml2[k]);
+        scales[k] = if suml2 != 0.0 { sumlx / suml2 } else { 0.0 };
+        bests[k] = scales[k] * sumlx;
+    }
+    let (mut scale, mut best) = (scales[FIRST_GUESS], bests[FIRST_GUESS]);
     let mut chosen = FIRST_GUESS;
     for k in 0..QX_CANDIDATES {
         let (sumlx, suml2) = (sums.sumlx[k], sums.suml2[k]);
         if suml2 > 0.0 && sumlx * sumlx > best * suml2 {
-            scale = sumlx / suml2;
-            best = scale * sumlx;
+            (scale, best) = (scales[k], bests[k]);
             chosen = k;
         }
     }
@@ -162,21 +169,9 @@ struct CandidateSums {
 }
 
 impl CandidateSums {
-    fn of(nmax: i32, max: f32, x: &[f32], weights: Weights) -> Self {
-        #[cfg(all(target_arch = "x86_64", not(target_feature = "avx2")))]
-        if crate::simd::has_avx2() {
-            #[target_feature(enable = "avx2")]
-            unsafe fn avx2(nmax: i32, max: f32, x: &[f32], weights: Weights) -> CandidateSums {
-                CandidateSums::sums(nmax, max, x, weights)
-            }
-            // SAFETY: the CPU has AVX2.
-            return unsafe { avx2(nmax, max, x, weights) };
-        }
-        Self::sums(nmax, max, x, weights)
-    }
-
+    /// (Inlined into its callers, which the Q6_K encoder compiles for AVX2.)
     #[inline(always)]
-    fn sums(nmax: i32, max: f32, x: &[f32], weights: Weights) -> Self {
+    fn of(nmax: i32, max: f32, x: &[f32], weights: Weights) -> Self {
         let nmax_f = nmax as f32;
         // `is` per lane: −9…−1, 1…9, then 0 (the first guess −nmax/max, and the padding).
         const IS: [f32; QX_LANES] = [
@@ -187,12 +182,25 @@ impl CandidateSums {
         for k in 0..QX_LANES {
             iscale[k] = -(nmax_f + 0.1f32 * IS[k]) / max;
         }
+        // `nearest_int(v).clamp(−nmax, nmax − 1)` as a float, without leaving float lanes:
+        // |v| ≤ nmax + 1 here, so `v + 1.5·2²³` rounds `v` half to even onto an integer (its
+        // unit in the last place is 1) that subtracting the constant recovers exactly.
+        const MAGIC: f32 = 12_582_912.0;
+        let (low, high) = (-nmax_f, nmax_f - 1.0);
+        let clamp = |v: f32| {
+            let v = if v < low { low } else { v };
+            if v > high {
+                high
+            } else {
+                v
+            }
+        };
         let (mut sumlx, mut suml2) = ([0.0f32; QX_LANES], [0.0f32; QX_LANES]);
         for i in 0..x.len() {
             let (xi, w) = (x[i], weights.at(x, i));
             let wx = w * xi;
             for k in 0..QX_LANES {
-                let l = nearest_int(iscale[k] * xi).clamp(-nmax, nmax - 1) as f32;
+                let l = clamp((iscale[k] * xi + MAGIC) - MAGIC);
                 sumlx[k] += wx * l;
                 suml2[k] += w * l * l;
             }
