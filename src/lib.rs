@@ -47,6 +47,7 @@ pub mod simd;
 pub mod slice_map;
 pub mod stubs;
 pub mod tensor;
+pub mod warm;
 #[cfg(target_arch = "wasm32")]
 pub mod wasm;
 

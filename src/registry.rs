@@ -26,6 +26,14 @@ pub fn observers() -> &'static [ObserverSpec] {
     &registry().observers
 }
 
+/// The observers run when none is named (`quantscope observe` without `--observer`): every
+/// per-tensor observer that corrects no other.
+pub fn default_observers() -> impl Iterator<Item = &'static ObserverSpec> {
+    observers()
+        .iter()
+        .filter(|s| s.granularity == Granularity::PerTensor && s.corrects.is_none())
+}
+
 /// Every named preset.
 pub fn presets() -> &'static [Preset] {
     &registry().presets

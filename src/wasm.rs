@@ -59,6 +59,13 @@ pub fn version() -> String {
     env!("CARGO_PKG_VERSION").to_string()
 }
 
+/// Run the default observers once on a small synthetic tensor so that the engine optimises
+/// their kernels before real data arrives (`crate::warm`); the number of observers run.
+#[wasm_bindgen(js_name = warmUp)]
+pub fn warm_up() -> usize {
+    crate::warm::warm_up()
+}
+
 /// Which build of the module this is: `"simd128"` (compiled with WebAssembly SIMD) or
 /// `"baseline"` (for engines without it); `www/lib/wasm-flavour.js` picks one at run time.
 #[wasm_bindgen(js_name = wasmFlavour)]

@@ -49,9 +49,7 @@ pub fn observer_runs(
             preset.params.merged(params),
         )]);
     }
-    Ok(registry::observers()
-        .iter()
-        .filter(|s| s.granularity == Granularity::PerTensor && s.corrects.is_none())
+    Ok(registry::default_observers()
         .map(|s| (s.id.to_string(), params.clone()))
         .collect())
 }

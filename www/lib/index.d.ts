@@ -109,7 +109,13 @@ export type Bytes = ArrayBufferView | ArrayBufferLike;
 export type ParamValues = Record<string, unknown>;
 
 /** Initialise the WebAssembly module (idempotent). Browsers/Deno fetch the .wasm next to the module; Node reads it from disk. */
-export function init(input?: Bytes | URL | string | Response | WebAssembly.Module): Promise<void>;
+export function init(
+  input?: Bytes | URL | string | Response | WebAssembly.Module,
+  options?: {
+    /** Run the default observers once on a small synthetic tensor so that their kernels are optimised before the first real tensor (default true; about 0.2 s). */
+    warm?: boolean;
+  },
+): Promise<void>;
 /** Initialise synchronously from the .wasm bytes or a compiled module. */
 export function initSync(bytes: Bytes | WebAssembly.Module): void;
 export function version(): string;

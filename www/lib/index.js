@@ -27,8 +27,12 @@ const isNode = typeof process !== 'undefined' && process.versions != null && pro
 /**
  * Initialise the WebAssembly module (idempotent). `input` may be the .wasm bytes, a URL, a
  * Response or a WebAssembly.Module; by default the file next to this package is used.
+ * `warm` (default true) runs the default observers once on a small synthetic tensor (about
+ * 0.2 s) so that the engine has optimised their kernels before the first real tensor: V8 runs
+ * a first call in baseline code, and a large tensor's first observation would be about 1.5×
+ * slower (README, "Speed").
  */
-export function init(input) {
+export function init(input, { warm = true } = {}) {
   if (initialised) return Promise.resolve();
   if (!initPromise) {
     initPromise = (async () => {
@@ -43,6 +47,7 @@ export function init(input) {
       }
       await initWasm({ module_or_path: source });
       markLoaded(wasm);
+      if (warm) wasm.warmUp();
       initialised = true;
     })();
   }
