@@ -265,7 +265,11 @@ fn the_float_model_reads_as_a_plain_checkpoint() {
         assert_eq!(e.problem, None, "{name}");
         assert_eq!(e.shape, usizes(&i["shape"]), "{name}");
         let bytes = ck.bytes(e).unwrap();
-        assert_eq!(sha256_of(bytes.iter().copied()), i["sha256"].as_str().unwrap(), "{name}");
+        assert_eq!(
+            sha256_of(bytes.iter().copied()),
+            i["sha256"].as_str().unwrap(),
+            "{name}"
+        );
         let t = ck.read(e).unwrap();
         if i["dtype"] == "float" {
             assert_eq!(e.dtype.name(), "float32");
