@@ -2,8 +2,11 @@
 //! `scripts/bench.sh` measures PyTorch and numpy in the same run and computes the ratios).
 //!
 //! ```text
-//! cargo bench --bench engine -- FILE.npy [--repeat N]
+//! cargo bench --bench engine -- FILE.npy [--repeat N] [--only ID]
 //! ```
+//!
+//! With `--only ID`, it times that one observer's run alone (`{"observer", "elements",
+//! "threads", "run"}`): `scripts/bench/bench.py` interleaves it with the same run from Python.
 //!
 //! Prints one JSON object: the tensor's size, the median (and every) wall time in seconds of
 //! reading the file, of `torch.HistogramObserver` and `torch.MinMaxObserver` runs (observe,
@@ -78,6 +81,20 @@ fn main() {
             .expect("observer")
             .report()
     };
+    if let Some(id) = args
+        .iter()
+        .position(|a| a == "--only")
+        .and_then(|i| args.get(i + 1))
+    {
+        let out = json!({
+            "observer": id,
+            "elements": batches[0].data.len(),
+            "threads": rayon::current_num_threads(),
+            "run": time(repeat, || run(id)),
+        });
+        println!("{out}");
+        return;
+    }
     let ids = listed(include_str!("../scripts/bench/observers-per-tensor.txt"));
     let llm_ids = listed(include_str!("../scripts/bench/observers-llm.txt"));
     let each: serde_json::Map<String, Value> = ids

@@ -1,29 +1,28 @@
 #!/usr/bin/env bash
 # quantscope against PyTorch and numpy, measured side by side in one run (`npm run bench`).
 #
-# First use creates target/bench-venv with torch==2.15.0 and numpy==2.4.6 from PyPI (never needed
-# by the build or the tests). PyPI's Linux torch wheel is the CUDA build and `pip install
-# --no-deps torch` plus its pure-Python dependencies does not import: the shared libraries it
-# loads on `import torch` need the CUDA runtime wheels (readelf -d: libtorch_cpu.so NEEDS
-# libcudart.so.13 and libcupti.so.13; libtorch_python.so NEEDS libtorch_cuda.so, libcudnn.so.9
-# and libcufile.so.0), and the CPU-only wheels live outside PyPI. So the plain
-# `pip install torch==2.15.0` (≈5 GB with the nvidia-* wheels, all from PyPI) it is, once; no
-# GPU is used: CUDA_VISIBLE_DEVICES is emptied and the script checks torch runs on the CPU.
+# It runs in the environment of the PyTorch tests, target/torch-venv (torch==2.15.0 and
+# numpy==2.4.6 from PyPI, made once by scripts/torch-env.sh), with the checkout's quantscope
+# wheel installed, so that PyTorch and quantscope's Python module are timed in one process.
+# PyPI's Linux torch wheel is the CUDA build and `pip install --no-deps torch` plus its
+# pure-Python dependencies does not import: the shared libraries it loads on `import torch` need
+# the CUDA runtime wheels (readelf -d: libtorch_cpu.so NEEDS libcudart.so.13 and libcupti.so.13;
+# libtorch_python.so NEEDS libtorch_cuda.so, libcudnn.so.9 and libcufile.so.0), and the CPU-only
+# wheels live outside PyPI. So the plain `pip install torch==2.15.0` (≈5 GB with the nvidia-*
+# wheels, all from PyPI) it is, once; no GPU is used: CUDA_VISIBLE_DEVICES is emptied and the
+# script checks torch runs on the CPU.
 #
-# Then it builds the release CLI, the library benchmark (benches/engine.rs) and, when the Rust
-# sources are newer than it, the wasm package (scripts/build-web.sh), and runs
-# scripts/bench/bench.py, which prints the table and writes target/bench.json.
+# Then it builds the release CLI, the library benchmark (benches/engine.rs), the wasm package
+# (scripts/build-web.sh) and the Python wheel (scripts/build-python.sh) when the sources are
+# newer than them, and runs scripts/bench/bench.py, which prints the table and writes
+# target/bench.json.
 # QUANTSCOPE_BENCH_REPEAT=N sets the repetitions (default 5; medians are reported);
 # QUANTSCOPE_BENCH_PAGE=0 skips the page in Chromium (e2e/bench-page.mjs).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-venv=target/bench-venv
-if ! "$venv/bin/python" -c 'import torch, numpy' 2>/dev/null; then
-  echo "creating $venv (torch 2.15.0 + numpy 2.4.6 from PyPI; several GB, once)" >&2
-  python3 -m venv "$venv"
-  "$venv/bin/pip" install --quiet 'torch==2.15.0' 'numpy==2.4.6'
-fi
+venv=target/torch-venv
+bash scripts/torch-env.sh
 CUDA_VISIBLE_DEVICES= "$venv/bin/python" -c 'import torch; assert not torch.cuda.is_available()' >/dev/null
 
 cargo build --release --locked --bin quantscope
@@ -31,6 +30,11 @@ cargo bench --locked --bench engine --no-run
 if [ ! -f www/pkg/quantscope_bg.wasm ] || [ -n "$(find src Cargo.toml -newer www/pkg/quantscope_bg.wasm -print -quit)" ]; then
   bash scripts/build-web.sh
 fi
+wheel=$(ls target/python-dist/quantscope-*.whl 2>/dev/null | head -1 || true)
+if [ -z "$wheel" ] || [ -n "$(find src Cargo.toml python/src python/pyproject.toml -newer "$wheel" -not -path '*/static/*' -not -name '*.pyc' -print -quit)" ]; then
+  bash scripts/build-python.sh
+fi
+"$venv/bin/python" -m pip install --quiet --disable-pip-version-check --no-deps --force-reinstall target/python-dist/quantscope-*.whl
 
 CUDA_VISIBLE_DEVICES= "$venv/bin/python" scripts/bench/bench.py
 

@@ -8,11 +8,15 @@ export CHROMEDRIVER="${CHROMEDRIVER:-/usr/bin/chromedriver}"
 t() { local start=$SECONDS; printf '\n== %s\n' "$*" >&2; "$@"; printf '== %ss  %s\n' "$((SECONDS - start))" "$*" >&2; }
 
 t bash scripts/setup.sh
-# The PyTorch environment of the capture tests is made (once) while the Rust tests run.
+# The PyTorch environment of the capture tests and the Ray environment of the map= test are
+# made (once) while the Rust tests run.
 torch_env_log=target/torch-env.log
+ray_env_log=target/ray-env.log
 mkdir -p target
 bash scripts/torch-env.sh > "$torch_env_log" 2>&1 &
 torch_env=$!
+bash scripts/ray-env.sh > "$ray_env_log" 2>&1 &
+ray_env=$!
 t cargo fmt --check
 t cargo clippy --all-targets --locked -- -D warnings
 t cargo clippy --lib --target wasm32-unknown-unknown --locked -- -D warnings
@@ -32,6 +36,10 @@ if [ -f scripts/build-python.sh ]; then
   wait "$torch_env" || { cat "$torch_env_log" >&2; exit 1; }
   t target/torch-venv/bin/python -m pip install --quiet --disable-pip-version-check --no-deps --force-reinstall target/python-dist/quantscope-*.whl
   t target/torch-venv/bin/python -m pytest -q -p no:cacheprovider python/tests_torch
+  # quantscope.model/diff(map=...) on a local Ray cluster of two workers, in target/ray-venv.
+  wait "$ray_env" || { cat "$ray_env_log" >&2; exit 1; }
+  t target/ray-venv/bin/python -m pip install --quiet --disable-pip-version-check --no-deps --force-reinstall target/python-dist/quantscope-*.whl
+  t target/ray-venv/bin/python -m pytest -q -p no:cacheprovider python/tests_ray
 fi
 # The README's parity table: the golden results of the library (cargo test) and of the Python
 # module (python/tests/test_golden.py).

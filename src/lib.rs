@@ -35,6 +35,7 @@ pub mod observers;
 pub mod parallel;
 pub mod params;
 pub mod plot;
+pub mod portion;
 #[cfg(all(feature = "python", not(target_arch = "wasm32")))]
 pub mod python;
 pub mod qdq;

@@ -26,6 +26,7 @@ use crate::engine::{ErrorInfo, NonFinitePolicy, Report};
 use crate::error::{Error, Result};
 use crate::model::{methods, Method};
 use crate::params::Params;
+use crate::portion::Portion;
 use crate::quantizers::adaround::{optimise, AdaRoundConfig};
 use crate::quantizers::apply::quantize as quantize_tensor;
 use crate::tensor::mapped::{with_lent, Lent, MapAwareAllocator};
@@ -732,34 +733,54 @@ fn methods_of(py: Python<'_>, given: Option<&Bound<'_, PyAny>>) -> PyResult<Vec<
     Ok(out)
 }
 
-/// Rank every tensor of a checkpoint, worst first (`model --json`: `tensors`, `load_errors`).
+/// `portion=(i, n)`: portion `i` of `n` of a command's work ([`crate::portion`]).
+fn portion_of(py: Python<'_>, given: Option<&Bound<'_, PyAny>>) -> PyResult<Option<Portion>> {
+    let Some(given) = given.filter(|g| !g.is_none()) else {
+        return Ok(None);
+    };
+    let (index, count): (usize, usize) = given.extract().map_err(|_| {
+        PyTypeError::new_err(format!(
+            "portion is a pair (i, n) of integers, portion i of n counted from 0, not {given:?}"
+        ))
+    })?;
+    Portion::new(index, count)
+        .map(Some)
+        .map_err(|e| py_err(py, &e))
+}
+
+/// Rank every tensor of a checkpoint, worst first (`model --json`: `tensors`, `load_errors`);
+/// with `portion=(i, n)`, only portion `i` of `n` of the tensors, with its `portion` (for
+/// `merge`).
 #[pyfunction]
-#[pyo3(signature = (paths, methods=None, *, jobs=None))]
+#[pyo3(signature = (paths, methods=None, *, jobs=None, portion=None))]
 fn model<'py>(
     py: Python<'py>,
     paths: &Bound<'py, PyAny>,
     methods: Option<&Bound<'py, PyAny>>,
     jobs: Option<usize>,
+    portion: Option<&Bound<'py, PyAny>>,
 ) -> PyResult<Bound<'py, PyAny>> {
     let paths = paths_of(paths, "paths")?;
     exist(&paths)?;
     let methods = methods_of(py, methods)?;
-    let report = detached(py, move || {
-        commands::model(&paths, &methods, jobs, &|_, _| {})
+    let portion = portion_of(py, portion)?;
+    let doc = detached(py, move || {
+        commands::model_json(&paths, &methods, jobs, portion, &|_, _| {})
     })?;
-    let doc = to_py(py, serde_json::to_value(&report).unwrap_or_default())?;
-    tabled(py, doc, Some("tensors"))
+    tabled(py, to_py(py, doc)?, Some("tensors"))
 }
 
 /// A quantized checkpoint against its original, weight by weight (`diff --json`: `pairs` worst
-/// first, `unpaired`, `lint`, `files`).
+/// first, `unpaired`, `lint`, `files`); with `portion=(i, n)`, only portion `i` of `n` of the
+/// pairs, with its `portion` (for `merge`).
 #[pyfunction]
-#[pyo3(signature = (original, quantized, imatrix=None))]
+#[pyo3(signature = (original, quantized, imatrix=None, *, portion=None))]
 fn diff<'py>(
     py: Python<'py>,
     original: &Bound<'py, PyAny>,
     quantized: &Bound<'py, PyAny>,
     imatrix: Option<&Bound<'py, PyAny>>,
+    portion: Option<&Bound<'py, PyAny>>,
 ) -> PyResult<Bound<'py, PyAny>> {
     let one = |obj: &Bound<'py, PyAny>, what: &str| -> PyResult<PathBuf> {
         match path_of(obj)? {
@@ -772,11 +793,29 @@ fn diff<'py>(
     let imatrix = imatrix.map(|i| one(i, "imatrix")).transpose()?;
     exist(&[original.clone(), quantized.clone()])?;
     exist(imatrix.as_slice())?;
-    let report = detached(py, move || {
-        commands::diff(&original, &quantized, imatrix.as_deref())
+    let portion = portion_of(py, portion)?;
+    let doc = detached(py, move || {
+        commands::diff_json(&original, &quantized, imatrix.as_deref(), portion)
     })?;
-    let doc = to_py(py, serde_json::to_value(&report).unwrap_or_default())?;
-    tabled(py, doc, Some("pairs"))
+    tabled(py, to_py(py, doc)?, Some("pairs"))
+}
+
+/// The documents of every portion of one `model` or `diff` (any order) put together: the
+/// document the call without `portion` returns (`quantscope merge`).
+#[pyfunction]
+fn merge<'py>(py: Python<'py>, documents: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+    let docs = documents
+        .try_iter()?
+        .enumerate()
+        .map(|(i, doc)| {
+            pythonize::depythonize::<Value>(&doc?).map_err(|e| {
+                PyValueError::new_err(format!("document {} cannot be read: {e}", i + 1))
+            })
+        })
+        .collect::<PyResult<Vec<_>>>()?;
+    let merged = detached(py, move || crate::portion::merge(&docs))?;
+    let table = merged.command.table();
+    tabled(py, to_py(py, merged.document)?, Some(table))
 }
 
 /// AdaRound on one linear layer: weight `w` `[out, in]`, its inputs `x` `[n, in]`, AdaRound's
@@ -824,6 +863,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(save_safetensors, m)?)?;
     m.add_function(wrap_pyfunction!(model, m)?)?;
     m.add_function(wrap_pyfunction!(diff, m)?)?;
+    m.add_function(wrap_pyfunction!(merge, m)?)?;
     m.add_function(wrap_pyfunction!(adaround, m)?)?;
     Ok(())
 }

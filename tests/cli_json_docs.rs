@@ -221,6 +221,8 @@ fn the_readme_names_every_key_of_the_cli_json_and_no_other() {
                 json(&["diff", &original, &gguf, "--imatrix", &imatrix]),
                 // The NaN in `a` makes round-to-nearest fail (`rtn_error`).
                 json(&["diff", &folder, &gguf]),
+                // One portion of the pairs (`portion`).
+                json(&["diff", &original, &gguf, "--shard", "1/2"]),
             ],
         ),
         (
@@ -264,14 +266,17 @@ fn the_readme_names_every_key_of_the_cli_json_and_no_other() {
         ),
         (
             "model",
-            vec![json(&[
-                "model",
-                &folder,
-                "--observers",
-                "torch.MinMaxObserver",
-                "--formats",
-                "ggml.Q4_K",
-            ])],
+            vec![
+                json(&[
+                    "model",
+                    &folder,
+                    "--observers",
+                    "torch.MinMaxObserver",
+                    "--formats",
+                    "ggml.Q4_K",
+                ]),
+                json(&["model", &folder, "--shard", "0/2"]),
+            ],
         ),
     ]);
     let table = documented();

@@ -1,9 +1,17 @@
 """quantscope against its references, measured side by side in one run (`npm run bench`).
 
-Run by scripts/bench.sh in its cached venv (target/bench-venv: torch 2.15.0, numpy 2.4.6).
-Every figure comes from this run: nothing is typed in. On one 16M-element float32 .npy it times
+Run by scripts/bench.sh in the PyTorch environment (target/torch-venv: torch 2.15.0, numpy
+2.4.6) with the checkout's quantscope wheel installed. Every figure comes from this run: nothing
+is typed in. On one 16M-element float32 .npy it times
 
 * PyTorch in-process: `torch.ao.quantization.HistogramObserver` forward + calculate_qparams;
+* quantscope from Python in the same process: `quantscope.observe(x, "torch.HistogramObserver")`
+  on the numpy array (borrowed, not copied), against PyTorch and against the library's own
+  in-process time for the same run (benches/engine.rs: what the CLI runs once it has read the
+  file), so the Python layer's overhead shows;
+* the peak memory a 1 GiB float32 array adds when it is observed from Python (a fresh process,
+  `/proc/self/status`'s VmHWM over VmRSS; a copy of the array measured alike shows the method
+  sees a copy);
 * numpy in-process: MinMax qparams (PyTorch's quint8 affine formula), Q/DQ, MSE, SQNR, max error
   and clipped share;
 * the quantscope CLI as a whole process (file read included): the same HistogramObserver run,
@@ -32,6 +40,8 @@ from pathlib import Path
 import numpy as np
 import torch
 from torch.ao.quantization import HistogramObserver
+
+import quantscope
 
 ROOT = Path(__file__).resolve().parents[2]
 TARGET = ROOT / "target"
@@ -71,6 +81,36 @@ def timed(f, repeat=REPEAT):
 
 
 def torch_histogram(x: np.ndarray):
+    return timed(torch_histogram_run(x))
+
+
+def interleaved(calls: dict, rounds: int):
+    """Each function of `calls` (name → function returning `(seconds, result)`) once per round,
+    in turn, after one warm-up each: per name the median and every time, and the last result.
+    Taking turns spreads a shared machine's changing load over every contender alike."""
+    for f in calls.values():
+        f()
+    runs = {name: [] for name in calls}
+    last = {}
+    for _ in range(rounds):
+        for name, f in calls.items():
+            seconds, last[name] = f()
+            runs[name].extend(seconds if isinstance(seconds, list) else [seconds])
+    return {name: ({"median_s": statistics.median(r), "runs_s": r}, last[name]) for name, r in runs.items()}
+
+
+def wall(f):
+    """`f` as a contender of `interleaved`: its wall time and its result."""
+
+    def run():
+        start = time.perf_counter()
+        result = f()
+        return time.perf_counter() - start, result
+
+    return run
+
+
+def torch_histogram_run(x: np.ndarray):
     t = torch.from_numpy(x)
 
     def run():
@@ -79,7 +119,75 @@ def torch_histogram(x: np.ndarray):
         scale, zp = obs.calculate_qparams()
         return float(scale[0]), int(zp[0])
 
-    return timed(run)
+    return run
+
+
+def python_histogram_run(x: np.ndarray):
+    """quantscope's native module from Python, in this process: the float32 array is lent to
+    the engine without a copy."""
+
+    def run():
+        r = quantscope.observe(x, "torch.HistogramObserver")
+        return float(r["scale"][0]), int(r["zero_point"][0])
+
+    return run
+
+
+def library_one(path: Path, observer: str, repeat: int):
+    """benches/engine.rs --only: one observer's run in-process in Rust (what the CLI runs after
+    reading the file), timed inside that process: its times and the process's report."""
+    out = subprocess.run(
+        ["cargo", "bench", "--locked", "--quiet", "--bench", "engine", "--", str(path), "--repeat", str(repeat),
+         "--only", observer],
+        cwd=ROOT, check=True, capture_output=True, text=True,
+    ).stdout
+    report = json.loads(out.strip().splitlines()[-1])
+    return report["run"]["runs_s"], report
+
+
+def status_bytes(key: str) -> int:
+    """A `kB` field of /proc/self/status (VmRSS, VmHWM) in bytes."""
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith(key + ":"):
+            return int(line.split()[1]) * 1024
+    raise KeyError(key)
+
+
+def peak_memory_child(path: Path) -> None:
+    """In a fresh process (`bench.py --peak-memory FILE.npy`): a 1 GiB float32 array (the 16M
+    values sixteen times, written into one buffer, no temporary), then the peak memory that
+    `quantscope.observe(big, "torch.HistogramObserver")` adds, and what a copy adds measured
+    the same way. Prints JSON."""
+    x = np.load(path).ravel()
+    big = np.empty((16, x.size), dtype=np.float32)
+    big[:] = x
+
+    def added(f):
+        try:
+            Path("/proc/self/clear_refs").write_text("5")  # peak RSS := RSS
+        except OSError:
+            pass
+        before = status_bytes("VmRSS")
+        start = time.perf_counter()
+        kept = f()
+        seconds = time.perf_counter() - start
+        return status_bytes("VmHWM") - before, seconds, kept
+
+    observed, seconds, r = added(lambda: quantscope.observe(big, "torch.HistogramObserver"))
+    copied, _, _ = added(lambda: big.copy())
+    print(json.dumps({
+        "array_bytes": big.nbytes,
+        "observe_added_bytes": observed,
+        "observe_s": seconds,
+        "copy_added_bytes": copied,
+        "scale": r["scale"],
+    }))
+
+
+def peak_memory(path: Path):
+    out = subprocess.run([sys.executable, __file__, "--peak-memory", str(path)], check=True,
+                         capture_output=True, text=True).stdout
+    return json.loads(out.strip().splitlines()[-1])
 
 
 def numpy_minmax_metrics(x: np.ndarray):
@@ -188,6 +296,20 @@ def main():
           file=sys.stderr)
 
     t_hist, torch_q = torch_histogram(x)
+    # quantscope from Python against PyTorch in this process, then against the library's
+    # in-process run of the same observer, each pair taking turns.
+    turns = max(REPEAT, 7)
+    same_process = interleaved({"torch": wall(torch_histogram_run(x)), "python": wall(python_histogram_run(x))},
+                               turns)
+    t_torch_turns, _ = same_process["torch"]
+    t_py_hist, py_q = same_process["python"]
+    python_run = python_histogram_run(x)
+    against_library = interleaved({
+        "python": lambda: ([t for t, _ in (wall(python_run)() for _ in range(3))], None),
+        "library": lambda: library_one(path, "torch.HistogramObserver", 3),
+    }, turns)
+    t_py_turns, _ = against_library["python"]
+    t_lib_turns, _ = against_library["library"]
     t_numpy, numpy_m = numpy_minmax_metrics(x)
     t_cli_hist, cli_hist = cli(["observe", str(path), "--observer", "torch.HistogramObserver", "--json"])
     t_cli_minmax, cli_minmax = cli(["observe", str(path), "--observer", "torch.MinMaxObserver", "--json"])
@@ -198,6 +320,7 @@ def main():
     lib = library(path, REPEAT)
     lib_one = library(path, REPEAT, threads=1)
     assert lib["observers"] == ids and lib["llm_observers"] == llm_ids, "benches/engine.rs read other lists"
+    memory = peak_memory(path)
     node = wasm_node(path, REPEAT, ids)
     page = measure_page(path)
     load_after = os.getloadavg()
@@ -227,6 +350,16 @@ def main():
          pooled["median_s"], t_cli_all["median_s"], pooled["median_s"] / t_cli_all["median_s"],
          "≤ 1.6× the native time (both on every core)" + ("" if pooled["identical"] else " (ANSWERS DIFFER)")),
     ]
+    py_vs_torch = t_torch_turns["median_s"] / t_py_hist["median_s"]
+    py_overhead = t_py_turns["median_s"] / t_lib_turns["median_s"] - 1
+    py_overhead_min = min(t_py_turns["runs_s"]) / min(t_lib_turns["runs_s"]) - 1
+    rows += [
+        ("torch.HistogramObserver from Python: quantscope.observe vs PyTorch, same process, in turns",
+         t_py_hist["median_s"], t_torch_turns["median_s"], py_vs_torch, "≥ 4×"),
+        ("the same quantscope.observe vs the CLI's in-process run (benches/engine.rs --only), in turns",
+         t_py_turns["median_s"], t_lib_turns["median_s"], t_py_turns["median_s"] / t_lib_turns["median_s"],
+         f"overhead {py_overhead * 100:+.1f} % (< 5 %; fastest runs {py_overhead_min * 100:+.1f} %)"),
+    ]
     if page is not None:
         rows += [
             (f"page in Chromium: all {page['observers']} observers, all panels ready",
@@ -236,6 +369,7 @@ def main():
              (page["slider_p95_ms"] or float("nan")) / 1e3, None, None, "< 16 ms"),
         ]
     same_hist = (cli_hist["scale"][0], cli_hist["zero_point"][0]) == torch_q
+    same_py_hist = py_q == torch_q
     m = cli_minmax["metrics"]
     same_minmax = abs(m["mse"] - numpy_m["mse"]) <= 1e-9 * numpy_m["mse"] and cli_minmax["zero_point"][0] == numpy_m["zero_point"]
 
@@ -253,8 +387,12 @@ def main():
     print("slowest observers alone (ms):", ", ".join(f"{k} {v['median_s'] * 1e3:.0f}" for k, v in slow[:6]))
     print(f"wasm flavour in Node: {node.get('flavour') or 'not reported'}; tensor load in Node "
           f"{node['all_observers']['load_median_s'] * 1e3:.0f} ms")
-    print(f"same qparams as PyTorch's HistogramObserver: {'yes' if same_hist else 'NO'} {torch_q}; "
-          f"same MinMax metrics as numpy: {'yes' if same_minmax else 'NO'}")
+    print(f"same qparams as PyTorch's HistogramObserver: CLI {'yes' if same_hist else 'NO'}, Python "
+          f"{'yes' if same_py_hist else 'NO'} {torch_q}; same MinMax metrics as numpy: {'yes' if same_minmax else 'NO'}")
+    mib = 1 << 20
+    print(f"peak memory from Python: observing a {memory['array_bytes'] / mib:.0f} MiB float32 array "
+          f"(torch.HistogramObserver, {memory['observe_s']:.2f} s) adds {memory['observe_added_bytes'] / mib:.1f} MiB "
+          f"(target < 64 MiB); a copy of it adds {memory['copy_added_bytes'] / mib:.1f} MiB")
     if page is None:
         print("page in Chromium: not measured (QUANTSCOPE_BENCH_PAGE=0 or e2e/bench-page.mjs missing)")
     elif page["panels_not_ready"] or page["page_errors"]:
@@ -271,6 +409,7 @@ def main():
         "repeat": REPEAT,
         "reference": {
             "torch_histogram_observer": {**t_hist, "qparams": torch_q},
+            "array_copy_added_bytes": memory["copy_added_bytes"],
             "numpy_minmax_qdq_metrics": {**t_numpy, "result": numpy_m},
         },
         "cli": {
@@ -278,6 +417,13 @@ def main():
             "minmax_qdq_metrics": {**t_cli_minmax, "metrics": cli_minmax["metrics"]},
             "all_observers": t_cli_all,
             "llm_observers": t_cli_llm,
+        },
+        "python": {
+            "histogram_observer_in_turns_with_torch": {**t_py_hist, "qparams": py_q},
+            "torch_histogram_observer_in_turns": t_torch_turns,
+            "histogram_observer_in_turns_with_library": t_py_turns,
+            "library_histogram_observer_in_turns": t_lib_turns,
+            "peak_memory": memory,
         },
         "library": lib,
         "library_one_thread": lib_one,
@@ -291,12 +437,20 @@ def main():
             "wasm_node_over_native_one_thread": rows[6][3],
             "wasm_node_workers_over_cli": rows[7][3],
             "per_llm_observer_melem_per_s": per_llm_observer,
+            "python_histogram_vs_pytorch": py_vs_torch,
+            "python_overhead_over_library": py_overhead,
+            "python_overhead_over_library_fastest_runs": py_overhead_min,
+            "python_observe_added_mib_for_1gib": memory["observe_added_bytes"] / (1 << 20),
         },
-        "checks": {"same_histogram_qparams_as_pytorch": same_hist, "same_minmax_metrics_as_numpy": same_minmax},
+        "checks": {"same_histogram_qparams_as_pytorch": same_hist, "same_minmax_metrics_as_numpy": same_minmax,
+                   "same_histogram_qparams_from_python": same_py_hist},
     }
     (TARGET / "bench.json").write_text(json.dumps(report, indent=2))
     print(f"wrote {TARGET / 'bench.json'}", file=sys.stderr)
 
 
 if __name__ == "__main__":
-    main()
+    if sys.argv[1:2] == ["--peak-memory"]:
+        peak_memory_child(Path(sys.argv[2]))
+    else:
+        main()

@@ -3,7 +3,8 @@
 //! what they return, so both give the same documents: `observe --json` is [`report_json`],
 //! `formats --json` [`formats_json`], `quantize --json` [`quantize_json`], `inspect --json`
 //! [`inspect`], `model --json` a [`crate::model::ModelReport`], `diff --json` a
-//! [`crate::diff::DiffReport`].
+//! [`crate::diff::DiffReport`]; [`model_json`] and [`diff_json`] also write one portion of
+//! the work (`--shard I/N`, [`crate::portion`]).
 //!
 //! Native only (files are memory-mapped, work is spread with rayon).
 
@@ -13,12 +14,14 @@ use crate::checkpoint::layouts::Layout;
 use crate::checkpoint::native::Checkpoint;
 use crate::checkpoint::weights::Weight;
 use crate::codec::{self, FormatResult};
-use crate::diff::{native::diff_paths, DiffReport};
+use crate::diff::native::{diff_paths, diff_paths_portion};
+use crate::diff::DiffReport;
 use crate::engine::{NonFinitePolicy, Report, Run};
 use crate::error::{Error, Result};
 use crate::model::{self, Method, ModelReport};
 use crate::parallel;
 use crate::params::Params;
+use crate::portion::{with_portion, Portion, PortionInfo, RowKey};
 use crate::quantizers::apply::{self as quantize, Quantized};
 use crate::registry::{self, Granularity};
 use crate::shared_stats::SharedStats;
@@ -222,6 +225,33 @@ pub fn model(
     jobs: Option<usize>,
     progress: &(dyn Fn(usize, usize) + Sync),
 ) -> Result<ModelReport> {
+    Ok(rank_model(paths, methods, jobs, None, progress)?.0)
+}
+
+/// The `model --json` document of [`model`]; with `portion`, that portion's tensors only and
+/// its `portion` ([`crate::portion`]: `--shard I/N`), for [`crate::portion::merge`].
+pub fn model_json(
+    paths: &[PathBuf],
+    methods: &[Method],
+    jobs: Option<usize>,
+    portion: Option<Portion>,
+    progress: &(dyn Fn(usize, usize) + Sync),
+) -> Result<Value> {
+    let (report, info) = rank_model(paths, methods, jobs, portion, progress)?;
+    let doc = serde_json::to_value(&report).unwrap_or_default();
+    Ok(match info {
+        Some(info) => with_portion(doc, &info),
+        None => doc,
+    })
+}
+
+fn rank_model(
+    paths: &[PathBuf],
+    methods: &[Method],
+    jobs: Option<usize>,
+    portion: Option<Portion>,
+    progress: &(dyn Fn(usize, usize) + Sync),
+) -> Result<(ModelReport, Option<PortionInfo>)> {
     let checkpoint = Checkpoint::open(paths);
     let catalog = &checkpoint.catalog;
     if catalog.entries.is_empty() {
@@ -246,19 +276,98 @@ pub fn model(
     let jobs = jobs
         .or_else(|| std::thread::available_parallelism().ok().map(|n| n.get()))
         .unwrap_or(1);
-    model::rank_checkpoint(&checkpoint, methods, jobs, progress)
+    let Some(portion) = portion else {
+        let report = model::rank_checkpoint(&checkpoint, methods, jobs, progress)?;
+        return Ok((report, None));
+    };
+    let elements: Vec<u64> = catalog.entries.iter().map(|e| e.elements as u64).collect();
+    let range = portion.range(&elements);
+    let report = model::rank_positions(&checkpoint, range.clone(), methods, jobs, progress)?;
+    let info = PortionInfo {
+        index: portion.index,
+        count: portion.count,
+        command: "model".into(),
+        files: catalog.files.iter().map(|f| f.name.clone()).collect(),
+        settings: methods.iter().map(|m| m.id.clone()).collect(),
+        items: catalog.entries.len(),
+        range: [range.start, range.end],
+        shared_lint: 0,
+        keys: report
+            .tensors
+            .iter()
+            .map(|row| RowKey::of_model(model::rank_key(row, methods)))
+            .collect(),
+    };
+    Ok((report, Some(info)))
+}
+
+/// Run `f` on a rayon pool of its own (one thread per core), not on rayon's global pool: the
+/// global pool's threads do not survive a `fork`, and a process forked after it has started
+/// (Python's `multiprocessing` and `ProcessPoolExecutor` fork on Linux) would wait for them
+/// forever. `model` ranks on a pool of its own likewise ([`model::rank_checkpoint`]).
+fn on_own_pool<T: Send>(f: impl FnOnce() -> Result<T> + Send) -> Result<T> {
+    rayon::ThreadPoolBuilder::new()
+        .build()
+        .map_err(|e| Error::input(format!("cannot start worker threads: {e}")))?
+        .install(f)
 }
 
 /// A quantized checkpoint against its original (`diff --json`), refused when there is nothing
 /// to compare.
 pub fn diff(original: &Path, quantized: &Path, imatrix: Option<&Path>) -> Result<DiffReport> {
-    let report = diff_paths(&[original.into()], &[quantized.into()], imatrix)?;
+    let report = on_own_pool(|| diff_paths(&[original.into()], &[quantized.into()], imatrix))?;
     if report.pairs.is_empty() && report.unpaired.quantized.is_empty() {
-        return Err(Error::input(format!(
-            "no weights to compare in {} and {}",
-            original.display(),
-            quantized.display()
-        )));
+        return Err(nothing_to_compare(original, quantized));
     }
     Ok(report)
+}
+
+fn nothing_to_compare(original: &Path, quantized: &Path) -> Error {
+    Error::input(format!(
+        "no weights to compare in {} and {}",
+        original.display(),
+        quantized.display()
+    ))
+}
+
+/// The `diff --json` document of [`diff`]; with `portion`, that portion's pairs only (with the
+/// unpaired weights and the checkpoints' lint, as every portion has them) and its `portion`
+/// ([`crate::portion`]: `--shard I/N`), for [`crate::portion::merge`].
+pub fn diff_json(
+    original: &Path,
+    quantized: &Path,
+    imatrix: Option<&Path>,
+    portion: Option<Portion>,
+) -> Result<Value> {
+    let Some(portion) = portion else {
+        let report = diff(original, quantized, imatrix)?;
+        return Ok(serde_json::to_value(&report).unwrap_or_default());
+    };
+    let part = on_own_pool(|| {
+        diff_paths_portion(&[original.into()], &[quantized.into()], imatrix, portion)
+    })?;
+    if part.pairs == 0 && part.report.unpaired.quantized.is_empty() {
+        return Err(nothing_to_compare(original, quantized));
+    }
+    let info = PortionInfo {
+        index: portion.index,
+        count: portion.count,
+        command: "diff".into(),
+        files: part.report.files.clone(),
+        settings: imatrix
+            .map(|p| p.display().to_string())
+            .into_iter()
+            .collect(),
+        items: part.pairs,
+        range: [part.range.start, part.range.end],
+        shared_lint: part.shared_lint,
+        keys: part
+            .report
+            .pairs
+            .iter()
+            .map(|row| RowKey::of_diff(crate::diff::rank_key(row)))
+            .collect(),
+    };
+    let doc = serde_json::to_value(&part.report).unwrap_or_default();
+    Ok(with_portion(doc, &info))
 }

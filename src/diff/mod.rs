@@ -607,17 +607,31 @@ impl DiffPlan {
     }
 }
 
-/// Worst first: largest NMSE, then rows without a result in checkpoint order.
+/// A row's place in the worst-first order: its NMSE (`None`: no result, or NaN) and its
+/// position in the original checkpoint.
+pub type RankKey = (Option<f64>, usize);
+
+/// The [`RankKey`] of `row`.
+pub fn rank_key(row: &DiffRow) -> RankKey {
+    (
+        row.metrics.map(|m| m.nmse).filter(|v| !v.is_nan()),
+        row.position,
+    )
+}
+
+/// Worst first: largest NMSE, then rows without a result, ties in checkpoint order.
+pub fn rank_order(a: RankKey, b: RankKey) -> std::cmp::Ordering {
+    match (a.0, b.0) {
+        (Some(x), Some(y)) => y.total_cmp(&x).then(a.1.cmp(&b.1)),
+        (Some(_), None) => std::cmp::Ordering::Less,
+        (None, Some(_)) => std::cmp::Ordering::Greater,
+        (None, None) => a.1.cmp(&b.1),
+    }
+}
+
+/// Rows worst first ([`rank_order`]).
 fn rank(rows: &mut [DiffRow]) {
-    rows.sort_by(|a, b| {
-        let key = |r: &DiffRow| r.metrics.map(|m| m.nmse).filter(|v| !v.is_nan());
-        match (key(a), key(b)) {
-            (Some(x), Some(y)) => y.total_cmp(&x).then(a.position.cmp(&b.position)),
-            (Some(_), None) => std::cmp::Ordering::Less,
-            (None, Some(_)) => std::cmp::Ordering::Greater,
-            (None, None) => a.position.cmp(&b.position),
-        }
-    });
+    rows.sort_by(|a, b| rank_order(rank_key(a), rank_key(b)));
 }
 
 /// Decodes a weight of a side: its values, and what its codec decoded (`None` for a plain

@@ -5,6 +5,8 @@ use super::{DiffPlan, DiffReport, Side};
 use crate::checkpoint::native::Checkpoint;
 use crate::checkpoint::CheckpointKind;
 use crate::error::{Error, Result};
+use crate::portion::Portion;
+use std::ops::Range;
 use std::path::{Path, PathBuf};
 
 /// One side on disk: the checkpoint (for reading) and its [`Side`].
@@ -35,6 +37,41 @@ pub fn diff_paths(
     quantized: &[PathBuf],
     imatrix: Option<&Path>,
 ) -> Result<DiffReport> {
+    Ok(compare_pairs(original, quantized, imatrix, None)?.report)
+}
+
+/// A diff of one portion of the pairs ([`diff_paths_portion`]).
+#[derive(Debug, Clone)]
+pub struct PortionDiff {
+    /// The portion's rows (worst first) and their lint, after the lint of the checkpoints as a
+    /// whole (layout warnings, unreadable files; `shared_lint` items), with the unpaired
+    /// weights and files of the whole diff.
+    pub report: DiffReport,
+    /// Pairs in the whole diff.
+    pub pairs: usize,
+    /// The pairs of this portion, in pairing order.
+    pub range: Range<usize>,
+    /// The leading lint items every portion has.
+    pub shared_lint: usize,
+}
+
+/// [`diff_paths`] on portion `portion` of the pairs only: the pairs in pairing order are
+/// split into contiguous portions balanced by their elements ([`Portion::range`]).
+pub fn diff_paths_portion(
+    original: &[PathBuf],
+    quantized: &[PathBuf],
+    imatrix: Option<&Path>,
+    portion: Portion,
+) -> Result<PortionDiff> {
+    compare_pairs(original, quantized, imatrix, Some(portion))
+}
+
+fn compare_pairs(
+    original: &[PathBuf],
+    quantized: &[PathBuf],
+    imatrix: Option<&Path>,
+    portion: Option<Portion>,
+) -> Result<PortionDiff> {
     let importance = match imatrix {
         Some(path) => {
             let name = path.to_string_lossy();
@@ -51,12 +88,30 @@ pub fn diff_paths(
         .flat_map(|c| c.catalog.files.iter().map(|f| f.name.clone()))
         .collect();
     let plan = DiffPlan::new(o_side, q_side, importance);
+    let range = match portion {
+        Some(portion) => {
+            let elements: Vec<u64> = plan
+                .pairs
+                .iter()
+                .map(|p| plan.original.layout.weights[p.original].elements() as u64)
+                .collect();
+            portion.range(&elements)
+        }
+        None => 0..plan.pairs.len(),
+    };
     let checkpoints = [&o_ck, &q_ck];
     // Pairs side by side, one per core: memory holds one pair per core.
     use rayon::prelude::*;
-    let outcomes = (0..plan.pairs.len())
+    let outcomes = range
+        .clone()
         .into_par_iter()
         .map(|k| plan.compare(k, &mut |side, entry| checkpoints[side].bytes(entry)))
         .collect();
-    Ok(plan.finish(outcomes, files))
+    let shared_lint = plan.finish(Vec::new(), Vec::new()).lint.len();
+    Ok(PortionDiff {
+        report: plan.finish(outcomes, files),
+        pairs: plan.pairs.len(),
+        range,
+        shared_lint,
+    })
 }

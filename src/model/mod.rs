@@ -29,7 +29,7 @@ use serde::{Deserialize, Serialize};
 pub use csv::csv;
 pub use methods::{default_methods, Method, MethodKind, MethodResult, ResultKind};
 #[cfg(not(target_arch = "wasm32"))]
-pub use parallel::rank_checkpoint;
+pub use parallel::{rank_checkpoint, rank_positions};
 pub use profile::layer_profile;
 pub use ranking::CheckpointRanking;
 pub use stats::Stats;
@@ -120,11 +120,15 @@ pub fn rank_tensor(
     row
 }
 
-/// The sort key of a row: ranked rows by SQNR, then rows without a usable result, then skipped
-/// rows.
-fn sort_key(row: &TensorRow, methods: &[Method]) -> (u8, f64) {
+/// A row's place in the worst-first order (see the module docs): its group (0 ranked by SQNR,
+/// 1 without a usable result, 2 skipped), its SQNR within group 0 (+∞ when the quantization is
+/// exact) and its position in checkpoint order.
+pub type RankKey = (u8, f64, usize);
+
+/// The [`RankKey`] of `row` ranked with `methods`.
+pub fn rank_key(row: &TensorRow, methods: &[Method]) -> RankKey {
     if row.error.is_some() {
-        return (2, 0.0);
+        return (2, 0.0, row.position);
     }
     let first = methods.iter().find_map(|m| {
         row.results
@@ -132,19 +136,19 @@ fn sort_key(row: &TensorRow, methods: &[Method]) -> (u8, f64) {
             .find(|r| r.id == m.id && r.error.is_none())
     });
     match first {
-        Some(r) => (0, r.sqnr_db.unwrap_or(f64::INFINITY)),
-        None => (1, 0.0),
+        Some(r) => (0, r.sqnr_db.unwrap_or(f64::INFINITY), row.position),
+        None => (1, 0.0, row.position),
     }
+}
+
+/// The worst-first order of two rows' keys: by group, then SQNR, then checkpoint order.
+pub fn rank_order(a: RankKey, b: RankKey) -> std::cmp::Ordering {
+    a.0.cmp(&b.0).then(a.1.total_cmp(&b.1)).then(a.2.cmp(&b.2))
 }
 
 /// Sort rows worst first (see the module docs), ties in checkpoint order.
 pub fn sort_worst_first(rows: &mut [TensorRow], methods: &[Method]) {
-    rows.sort_by(|a, b| {
-        let (ka, kb) = (sort_key(a, methods), sort_key(b, methods));
-        ka.0.cmp(&kb.0)
-            .then(ka.1.total_cmp(&kb.1))
-            .then(a.position.cmp(&b.position))
-    });
+    rows.sort_by(|a, b| rank_order(rank_key(a, methods), rank_key(b, methods)));
 }
 
 /// The report of `rows` (in any order) for `catalog`: sorted worst first.

@@ -8,6 +8,7 @@
 use super::{rank_tensor, report, Method, ModelReport, TensorRow};
 use crate::checkpoint::native::Checkpoint;
 use crate::error::{Error, Result};
+use std::ops::Range;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 
@@ -19,18 +20,34 @@ pub fn rank_checkpoint(
     jobs: usize,
     progress: &(dyn Fn(usize, usize) + Sync),
 ) -> Result<ModelReport> {
+    let all = 0..checkpoint.catalog.entries.len();
+    rank_positions(checkpoint, all, methods, jobs, progress)
+}
+
+/// [`rank_checkpoint`] on the tensors at `positions` of the checkpoint order only (a portion
+/// of the work, [`crate::portion`]): their rows, each at its position in the whole checkpoint,
+/// worst first.
+pub fn rank_positions(
+    checkpoint: &Checkpoint,
+    positions: Range<usize>,
+    methods: &[Method],
+    jobs: usize,
+    progress: &(dyn Fn(usize, usize) + Sync),
+) -> Result<ModelReport> {
     let catalog = &checkpoint.catalog;
     let entries = &catalog.entries;
-    let mut queue: Vec<usize> = (0..entries.len()).collect();
+    let positions = positions.start.min(entries.len())..positions.end.min(entries.len());
+    let total = positions.len();
+    let mut queue: Vec<usize> = positions.collect();
     queue.sort_by_key(|&i| std::cmp::Reverse(entries[i].range.end - entries[i].range.start));
-    let jobs = jobs.clamp(1, entries.len().max(1));
+    let jobs = jobs.clamp(1, total.max(1));
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(jobs)
         .build()
         .map_err(|e| Error::input(format!("cannot start {jobs} worker threads: {e}")))?;
     let next = AtomicUsize::new(0);
     let done = AtomicUsize::new(0);
-    let rows: Mutex<Vec<TensorRow>> = Mutex::new(Vec::with_capacity(entries.len()));
+    let rows: Mutex<Vec<TensorRow>> = Mutex::new(Vec::with_capacity(total));
     pool.scope(|scope| {
         for _ in 0..jobs {
             scope.spawn(|_| {
@@ -46,7 +63,7 @@ pub fn rank_checkpoint(
                     if let Ok(mut rows) = rows.lock() {
                         rows.push(row);
                     }
-                    progress(done.fetch_add(1, Ordering::Relaxed) + 1, entries.len());
+                    progress(done.fetch_add(1, Ordering::Relaxed) + 1, total);
                 }
             });
         }

@@ -12,6 +12,8 @@ and inside the notebook page by its WebAssembly build (the widgets).
     acts = quantscope.capture(torch_model, batch)    # {module: activations} from forward hooks
     quantscope.model(acts)                           # ranked the same way
     quantscope.diff("original/", "model-Q4_K_M.gguf", imatrix="imatrix.gguf")["pairs"]
+    with concurrent.futures.ProcessPoolExecutor() as pool:   # or Ray's, Dask's client.map, …
+        quantscope.model("model.gguf", map=pool.map)     # the same document, work spread by map
 
     explorer = quantscope.Explorer(x, ["torch.MinMaxObserver", "torch.HistogramObserver"])
     explorer                      # panels, sliders and the error curve
@@ -28,9 +30,9 @@ from importlib.metadata import PackageNotFoundError, version as _version
 
 from ._native import (
     adaround,
-    diff,
     formats,
     inspect,
+    merge,
     observe,
     observers,
     presets,
@@ -43,7 +45,7 @@ from ._explorer import Explorer
 from ._diff import Diff
 from ._model import Model
 from ._capture import Activations, capture
-from ._capture import model
+from ._portions import diff, model
 
 try:
     __version__ = _version("quantscope")
@@ -61,6 +63,7 @@ __all__ = [
     "diff",
     "formats",
     "inspect",
+    "merge",
     "model",
     "observe",
     "observers",

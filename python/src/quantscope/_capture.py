@@ -18,9 +18,7 @@ saw, as ``{name: numpy.ndarray}`` (an :class:`Activations`, a plain ``dict`` wit
 
 from __future__ import annotations
 
-import os
-import tempfile
-from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Union
+from typing import Any, Dict, Iterable, List, Optional, Sequence, Union
 
 import numpy as np
 
@@ -37,20 +35,6 @@ class Activations(dict):
         from . import _native
 
         _native.save_safetensors(str(path), dict(self))
-
-
-def model(paths: Any, methods: Any = None, *, jobs: Optional[int] = None) -> Dict[str, Any]:
-    """Rank every tensor worst first (``quantscope model --json``). ``paths``: a checkpoint
-    file or folder, a list of them, or ``{name: array}`` such as :func:`capture` returns, which
-    is written to a temporary ``.safetensors`` file and ranked like any checkpoint."""
-    from . import _native
-
-    if isinstance(paths, Mapping):
-        with tempfile.TemporaryDirectory(prefix="quantscope-") as folder:
-            path = os.path.join(folder, "tensors.safetensors")
-            _native.save_safetensors(path, dict(paths))
-            return _native.model(path, methods, jobs=jobs)
-    return _native.model(paths, methods, jobs=jobs)
 
 
 def _torch():

@@ -72,15 +72,32 @@ def model(
     methods: Optional[Sequence[Union[str, Tuple[str, Mapping[str, Any]]]]] = None,
     *,
     jobs: Optional[int] = None,
+    portion: Optional[Tuple[int, int]] = None,
 ) -> TableDocument:
     """Every tensor of a checkpoint ranked, worst first (``quantscope model --json``).
 
     ``methods``: observer ids and format labels (as ``quantscope.Model`` takes them) or
-    ``(format id, params)`` pairs; default: ``quantscope model``'s defaults.
+    ``(format id, params)`` pairs; default: ``quantscope model``'s defaults. ``portion=(i, n)``:
+    only portion ``i`` of ``n`` (from 0) of the tensors, with its ``portion``, for ``merge``
+    (``quantscope model --shard i/n --json``).
     """
 
-def diff(original: Path, quantized: Path, imatrix: Optional[Path] = None) -> TableDocument:
-    """A quantized checkpoint against its original, weight by weight (``quantscope diff --json``)."""
+def diff(
+    original: Path,
+    quantized: Path,
+    imatrix: Optional[Path] = None,
+    *,
+    portion: Optional[Tuple[int, int]] = None,
+) -> TableDocument:
+    """A quantized checkpoint against its original, weight by weight (``quantscope diff --json``).
+
+    ``portion=(i, n)``: only portion ``i`` of ``n`` (from 0) of the pairs, with its ``portion``,
+    for ``merge`` (``quantscope diff --shard i/n --json``).
+    """
+
+def merge(documents: Sequence[Mapping[str, Any]]) -> TableDocument:
+    """The documents of every portion of one ``model`` or ``diff`` (any order) put together:
+    exactly the document of the call without ``portion`` (``quantscope merge``)."""
 
 def notebook_results(
     data: Batches, observers: Sequence[str], params: Optional[Mapping[str, Mapping[str, Any]]] = None

@@ -8,6 +8,7 @@ use quantscope::diff::DiffReport;
 use quantscope::error::{Error, Result};
 use quantscope::plot::svg::layer_profile_svg;
 use quantscope::plot::Style;
+use quantscope::portion::Portion;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
@@ -275,15 +276,29 @@ pub enum DiffFormat {
     Csv,
 }
 
-/// `diff ORIGINAL QUANTIZED [--imatrix F] [--json|--csv] [--svg OUT]`.
+/// `diff ORIGINAL QUANTIZED [--imatrix F] [--json|--csv] [--svg OUT] [--shard I/N]`; with
+/// `portion`, only that portion's pairs, as its document (JSON).
 pub fn diff(
     original: &str,
     quantized: &str,
     imatrix: Option<&Path>,
+    portion: Option<Portion>,
     format: DiffFormat,
     svg: Option<&Path>,
 ) -> Result<()> {
     let started = std::time::Instant::now();
+    if portion.is_some() {
+        let (original, quantized) = (Path::new(original), Path::new(quantized));
+        let doc = quantscope::commands::diff_json(original, quantized, imatrix, portion)?;
+        super::output::print_json(&doc);
+        eprintln!(
+            "compared {} pair(s) of portion {} in {:.2} s",
+            doc["pairs"].as_array().map_or(0, Vec::len),
+            portion.map(|p| p.to_string()).unwrap_or_default(),
+            started.elapsed().as_secs_f64()
+        );
+        return Ok(());
+    }
     let report = quantscope::commands::diff(Path::new(original), Path::new(quantized), imatrix)?;
     match format {
         DiffFormat::Json => {

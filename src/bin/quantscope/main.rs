@@ -4,17 +4,19 @@
 //! quantscope list [--json]
 //! quantscope inspect PATH... [--json]
 //! quantscope dequantize PATH... [--tensor NAME]... --out DIR|FILE.safetensors [--dtype f32|f16|bf16]
-//! quantscope diff ORIGINAL QUANTIZED [--imatrix FILE] [--json | --csv] [--svg OUT.svg]
+//! quantscope diff ORIGINAL QUANTIZED [--imatrix FILE] [--json | --csv] [--svg OUT.svg] [--shard I/N --json]
 //! quantscope observe FILE... [--observer ID | --preset NAME] [--params JSON] [--set JSON] [--split-axis N] [--strict] [--json]
 //! quantscope adaround W X [--bits 4|8] [--scheme per_channel_symmetric|…] [--iters N] [--json]
 //! quantscope formats FILE [--json]
 //! quantscope quantize FILE --quantizer ID [--params JSON] [--out OUT.npy] [--json]
-//! quantscope model PATH... [--observers ID,...] [--formats ID[:JSON],...] [--json | --csv] [--jobs N] [--svg OUT.svg]
+//! quantscope model PATH... [--observers ID,...] [--formats ID[:JSON],...] [--json | --csv] [--jobs N] [--svg OUT.svg] [--shard I/N --json]
+//! quantscope merge PORTION.json... [--json | --csv] [--svg OUT.svg]
 //! ```
 //! Each FILE of `observe` is one calibration batch, in order; `file.npz:member`,
 //! `file.safetensors:tensor` and `file.pt:dotted.name` pick one tensor of a container.
 
 mod checkpoint_cmd;
+mod merge_cmd;
 mod model_cmd;
 mod output;
 
@@ -23,6 +25,7 @@ use quantscope::codec;
 use quantscope::commands::{self, inputs};
 use quantscope::engine::NonFinitePolicy;
 use quantscope::params::Params;
+use quantscope::portion::Portion;
 use quantscope::quantizers::adaround::{self, AdaRoundConfig, WeightScheme};
 use quantscope::quantizers::apply as quantize;
 use quantscope::Result;
@@ -96,8 +99,12 @@ enum Command {
         #[arg(long)]
         csv: bool,
         /// Also write the layer profile (SQNR per weight, quantized and round-to-nearest).
-        #[arg(long, value_name = "OUT.svg")]
+        #[arg(long, value_name = "OUT.svg", conflicts_with = "shard")]
         svg: Option<std::path::PathBuf>,
+        /// Compare only portion I of N of the pairs (from 0) and print its document for
+        /// `quantscope merge` (with --json).
+        #[arg(long, value_name = "I/N", requires = "json")]
+        shard: Option<String>,
     },
     /// Run observers over calibration batches and report their qparams and error.
     Observe {
@@ -188,6 +195,26 @@ enum Command {
         #[arg(long)]
         jobs: Option<usize>,
         /// Also write the layer profile (SQNR per tensor in checkpoint order, by layer) as SVG.
+        #[arg(long, value_name = "OUT.svg", conflicts_with = "shard")]
+        svg: Option<std::path::PathBuf>,
+        /// Rank only portion I of N of the tensors (from 0) and print its document for
+        /// `quantscope merge` (with --json).
+        #[arg(long, value_name = "I/N", requires = "json")]
+        shard: Option<String>,
+    },
+    /// Put the documents of every portion of a `model` or `diff` together (written with
+    /// --shard I/N --json, in any order): the document the command prints when it runs whole.
+    Merge {
+        /// The portions' JSON documents, one per portion.
+        #[arg(required = true, value_name = "PORTION.json")]
+        documents: Vec<std::path::PathBuf>,
+        /// Print JSON (the default).
+        #[arg(long, conflicts_with = "csv")]
+        json: bool,
+        /// Print CSV instead of JSON.
+        #[arg(long)]
+        csv: bool,
+        /// Also write the layer profile as SVG.
         #[arg(long, value_name = "OUT.svg")]
         svg: Option<std::path::PathBuf>,
     },
@@ -266,10 +293,12 @@ fn run(command: Command) -> Result<()> {
             json,
             csv,
             svg,
+            shard,
         } => checkpoint_cmd::diff(
             &original,
             &quantized,
             imatrix.as_deref(),
+            shard.as_deref().map(Portion::parse).transpose()?,
             if json {
                 checkpoint_cmd::DiffFormat::Json
             } else if csv {
@@ -353,15 +382,23 @@ fn run(command: Command) -> Result<()> {
             csv,
             jobs,
             svg,
+            shard,
         } => {
             let methods = model_cmd::methods_from(observers.as_deref(), formats.as_deref())?;
+            let portion = shard.as_deref().map(Portion::parse).transpose()?;
             let format = match (json, csv) {
                 (true, _) => model_cmd::Format::Json,
                 (_, true) => model_cmd::Format::Csv,
                 _ => model_cmd::Format::Table,
             };
-            model_cmd::run(&paths, &methods, jobs, format, svg.as_deref())
+            model_cmd::run(&paths, &methods, jobs, portion, format, svg.as_deref())
         }
+        Command::Merge {
+            documents,
+            json: _,
+            csv,
+            svg,
+        } => merge_cmd::run(&documents, csv, svg.as_deref()),
         Command::Adaround {
             weight,
             inputs: x,

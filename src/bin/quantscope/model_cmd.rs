@@ -7,6 +7,7 @@ use quantscope::model::{self, methods, Method, ModelReport};
 use quantscope::params::Params;
 use quantscope::plot::svg::layer_profile_svg;
 use quantscope::plot::Style;
+use quantscope::portion::Portion;
 use serde_json::Value;
 use std::fmt::Write as _;
 use std::io::IsTerminal;
@@ -98,11 +99,12 @@ fn format_method(item: &str) -> Result<Method> {
     })
 }
 
-/// Run the command.
+/// Run the command; with `portion`, rank that portion only and print its document (JSON).
 pub fn run(
     paths: &[String],
     methods: &[Method],
     jobs: Option<usize>,
+    portion: Option<Portion>,
     format: Format,
     svg: Option<&Path>,
 ) -> Result<()> {
@@ -123,6 +125,14 @@ pub fn run(
             bar.set_position(done as u64);
         }
     };
+    if portion.is_some() {
+        let doc = quantscope::commands::model_json(&paths, methods, jobs, portion, &progress)?;
+        if let Some(bar) = bar {
+            bar.finish_and_clear();
+        }
+        super::output::print_json(&doc);
+        return Ok(());
+    }
     let report = quantscope::commands::model(&paths, methods, jobs, &progress)?;
     if let Some(bar) = bar {
         bar.finish_and_clear();
@@ -152,7 +162,12 @@ pub fn csv(report: &ModelReport, methods: &[Method]) -> String {
 /// Write the layer profile of `report` to `path` as SVG.
 fn write_svg(report: &ModelReport, methods: &[Method], path: &Path) -> Result<()> {
     let ids: Vec<String> = methods.iter().map(|m| m.id.clone()).collect();
-    let view = model::layer_profile(&report.tensors, &ids, None);
+    write_profile_svg(report, &ids, path)
+}
+
+/// Write the layer profile of `report`, ranked with the methods `ids`, to `path` as SVG.
+pub fn write_profile_svg(report: &ModelReport, ids: &[String], path: &Path) -> Result<()> {
+    let view = model::layer_profile(&report.tensors, ids, None);
     let svg = layer_profile_svg(&view, &Style::default(), (1200, 420)).map_err(Error::input)?;
     std::fs::write(path, svg)
         .map_err(|e| Error::input(format!("cannot write {}: {e}", path.display())))
