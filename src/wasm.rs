@@ -1052,6 +1052,23 @@ impl DiffSessionHandle {
         to_js(&self.inner.report().map_err(js_err)?)
     }
 
+    /// The pairs portion `index` of `count` compares, `[start, end)` (the CLI's `--shard`
+    /// split, balanced by elements): what one of several workers compares.
+    #[wasm_bindgen(js_name = portionRange, unchecked_return_type = "[number, number]")]
+    pub fn portion_range(&self, index: usize, count: usize) -> Result<JsValue, JsError> {
+        let portion = crate::portion::Portion::new(index, count).map_err(js_err)?;
+        let range = self.inner.portion_range(portion).map_err(js_err)?;
+        to_js(&[range.start, range.end])
+    }
+
+    /// The pairs compared so far as portion `index` of `count`'s document (the CLI's `diff
+    /// --shard I/N --json`), for `mergePortions`.
+    #[wasm_bindgen(js_name = portionReport, unchecked_return_type = "DiffReport")]
+    pub fn portion_report(&self, index: usize, count: usize) -> Result<JsValue, JsError> {
+        let portion = crate::portion::Portion::new(index, count).map_err(js_err)?;
+        to_js(&self.inner.portion_document(portion).map_err(js_err)?)
+    }
+
     /// Pair `k` up close (both weights' values, the error, the error per block) from the bytes
     /// of its `needs(k)`, in that order.
     #[wasm_bindgen(js_name = tensorView, unchecked_return_type = "DiffTensorView")]
@@ -1070,6 +1087,16 @@ impl DiffSessionHandle {
     pub fn pair_index(&self, original: &str, quantized: &str) -> Option<usize> {
         self.inner.pair_index(original, quantized)
     }
+}
+
+/// The documents of every portion of one diff or model ranking put together (the CLI's
+/// `merge`): exactly the document of the whole work.
+#[wasm_bindgen(js_name = mergePortions)]
+pub fn merge_portions(
+    #[wasm_bindgen(unchecked_param_type = "object[]")] documents: JsValue,
+) -> Result<JsValue, JsError> {
+    let documents: Vec<serde_json::Value> = from_js(&documents, "portion documents")?;
+    to_js(&crate::portion::merge(&documents).map_err(js_err)?.document)
 }
 
 /// The rows of a diff report (what the CSV and the layer profile read of it).

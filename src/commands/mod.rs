@@ -23,7 +23,7 @@ use crate::parallel;
 use crate::params::Params;
 use crate::portion::{with_portion, Portion, PortionInfo, RowKey};
 use crate::quantizers::apply::{self as quantize, Quantized};
-use crate::registry::{self, Granularity};
+use crate::registry;
 use crate::shared_stats::SharedStats;
 use crate::tensor::{NonFiniteCounts, Tensor};
 use serde_json::{json, Value};
@@ -349,25 +349,5 @@ pub fn diff_json(
     if part.pairs == 0 && part.report.unpaired.quantized.is_empty() {
         return Err(nothing_to_compare(original, quantized));
     }
-    let info = PortionInfo {
-        index: portion.index,
-        count: portion.count,
-        command: "diff".into(),
-        files: part.report.files.clone(),
-        settings: imatrix
-            .map(|p| p.display().to_string())
-            .into_iter()
-            .collect(),
-        items: part.pairs,
-        range: [part.range.start, part.range.end],
-        shared_lint: part.shared_lint,
-        keys: part
-            .report
-            .pairs
-            .iter()
-            .map(|row| RowKey::of_diff(crate::diff::rank_key(row)))
-            .collect(),
-    };
-    let doc = serde_json::to_value(&part.report).unwrap_or_default();
-    Ok(with_portion(doc, &info))
+    Ok(part.document)
 }

@@ -38,6 +38,7 @@ use crate::codec::Encoded;
 use crate::error::Result;
 use crate::params::Params;
 use crate::plot::{LayerProfileView, ProfileTensor};
+use crate::portion::{with_portion, Portion, PortionInfo, RowKey};
 use crate::tensor::Tensor;
 use names::{GgufModel, GgufSide, Transform};
 use serde::{Deserialize, Serialize};
@@ -404,8 +405,21 @@ impl DiffPlan {
         };
         let gguf_side = gguf.map(|(_, s)| s);
         let quantized_checkpoint = lint::is_quantized(&quantized.layout);
+        // Pairs in the order of the original's bytes in its files: a portion of the pairs
+        // (`crate::portion`) is then one stretch of each file, which a host reading through a
+        // window (the page's workers) reads once.
+        let mut pairs = pairing.pairs;
+        let stored_at = |w: usize| {
+            original.layout.weights[w]
+                .entries()
+                .into_iter()
+                .filter_map(|i| original.catalog.entries.get(i))
+                .map(|e| (e.file, e.range.start))
+                .min()
+        };
+        pairs.sort_by_cached_key(|p| (stored_at(p.original), p.original));
         DiffPlan {
-            pairs: pairing.pairs,
+            pairs,
             unpaired,
             gguf_side,
             importance,
@@ -573,6 +587,51 @@ impl DiffPlan {
             }
         }
         out
+    }
+
+    /// The pairs of `portion`: the pairs in pairing order split into contiguous portions
+    /// balanced by their elements ([`Portion::range`]), the same on every host.
+    pub fn portion_range(&self, portion: Portion) -> std::ops::Range<usize> {
+        let elements: Vec<u64> = self
+            .pairs
+            .iter()
+            .map(|p| self.original.layout.weights[p.original].elements() as u64)
+            .collect();
+        portion.range(&elements)
+    }
+
+    /// The leading lint items of every report, whichever pairs it holds: the checkpoints'
+    /// layout warnings and unreadable files.
+    pub fn shared_lint(&self) -> usize {
+        self.finish(Vec::new(), Vec::new()).lint.len()
+    }
+
+    /// The `diff --json` document of portion `portion` ([`crate::portion`]): `report` (the
+    /// portion's pairs, finished by [`DiffPlan::finish`]) with its `portion`; `imatrix` names
+    /// the importance matrix used, if any.
+    pub fn portion_document(
+        &self,
+        report: &DiffReport,
+        portion: Portion,
+        imatrix: Option<String>,
+    ) -> serde_json::Value {
+        let range = self.portion_range(portion);
+        let info = PortionInfo {
+            index: portion.index,
+            count: portion.count,
+            command: "diff".into(),
+            files: report.files.clone(),
+            settings: imatrix.into_iter().collect(),
+            items: self.pairs.len(),
+            range: [range.start, range.end],
+            shared_lint: self.shared_lint(),
+            keys: report
+                .pairs
+                .iter()
+                .map(|row| RowKey::of_diff(rank_key(row)))
+                .collect(),
+        };
+        with_portion(serde_json::to_value(report).unwrap_or_default(), &info)
     }
 
     /// Put the outcomes of every pair together: ranked rows, lint, unpaired weights.

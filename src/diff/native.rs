@@ -6,7 +6,6 @@ use crate::checkpoint::native::Checkpoint;
 use crate::checkpoint::CheckpointKind;
 use crate::error::{Error, Result};
 use crate::portion::Portion;
-use std::ops::Range;
 use std::path::{Path, PathBuf};
 
 /// One side on disk: the checkpoint (for reading) and its [`Side`].
@@ -44,15 +43,14 @@ pub fn diff_paths(
 #[derive(Debug, Clone)]
 pub struct PortionDiff {
     /// The portion's rows (worst first) and their lint, after the lint of the checkpoints as a
-    /// whole (layout warnings, unreadable files; `shared_lint` items), with the unpaired
-    /// weights and files of the whole diff.
+    /// whole (layout warnings, unreadable files), with the unpaired weights and files of the
+    /// whole diff.
     pub report: DiffReport,
     /// Pairs in the whole diff.
     pub pairs: usize,
-    /// The pairs of this portion, in pairing order.
-    pub range: Range<usize>,
-    /// The leading lint items every portion has.
-    pub shared_lint: usize,
+    /// The portion's `diff --json` document ([`DiffPlan::portion_document`]; `Null` for the
+    /// whole diff).
+    pub document: serde_json::Value,
 }
 
 /// [`diff_paths`] on portion `portion` of the pairs only: the pairs in pairing order are
@@ -89,14 +87,7 @@ fn compare_pairs(
         .collect();
     let plan = DiffPlan::new(o_side, q_side, importance);
     let range = match portion {
-        Some(portion) => {
-            let elements: Vec<u64> = plan
-                .pairs
-                .iter()
-                .map(|p| plan.original.layout.weights[p.original].elements() as u64)
-                .collect();
-            portion.range(&elements)
-        }
+        Some(portion) => plan.portion_range(portion),
         None => 0..plan.pairs.len(),
     };
     let checkpoints = [&o_ck, &q_ck];
@@ -107,11 +98,16 @@ fn compare_pairs(
         .into_par_iter()
         .map(|k| plan.compare(k, &mut |side, entry| checkpoints[side].bytes(entry)))
         .collect();
-    let shared_lint = plan.finish(Vec::new(), Vec::new()).lint.len();
+    let report = plan.finish(outcomes, files);
+    let document = match portion {
+        Some(portion) => {
+            plan.portion_document(&report, portion, imatrix.map(|p| p.display().to_string()))
+        }
+        None => serde_json::Value::Null,
+    };
     Ok(PortionDiff {
-        report: plan.finish(outcomes, files),
+        report,
         pairs: plan.pairs.len(),
-        range,
-        shared_lint,
+        document,
     })
 }

@@ -24,6 +24,7 @@ use crate::checkpoint::imatrix::{self, Importance};
 use crate::checkpoint::layouts::Configs;
 use crate::checkpoint::{ByteRequest, Catalog, CatalogBuilder, CheckpointKind, EntryBytes, Step};
 use crate::error::{Error, Result};
+use crate::portion::Portion;
 use serde::Serialize;
 
 /// The largest configuration file the page reads.
@@ -239,6 +240,8 @@ impl Listing {
 pub struct DiffSession {
     sides: [Listing; 2],
     importance: Option<Importance>,
+    /// The importance matrix file's name, once given.
+    imatrix_name: Option<String>,
     plan: Option<DiffPlan>,
     outcomes: Vec<Option<PairOutcome>>,
 }
@@ -250,6 +253,7 @@ impl DiffSession {
         DiffSession {
             sides: [Listing::new(original), Listing::new(quantized)],
             importance: None,
+            imatrix_name: None,
             plan: None,
             outcomes: Vec::new(),
         }
@@ -259,6 +263,7 @@ impl DiffSession {
     /// file called `name`); before the listing completes.
     pub fn set_imatrix(&mut self, name: &str, bytes: &[u8]) -> Result<()> {
         self.importance = Some(imatrix::read(name, bytes)?);
+        self.imatrix_name = Some(name.to_string());
         Ok(())
     }
 
@@ -351,6 +356,21 @@ impl DiffSession {
             plan.original.layout.weights[p.original].name == original
                 && plan.quantized.layout.weights[p.quantized].name == quantized
         })
+    }
+
+    /// The pairs of `portion` ([`DiffPlan::portion_range`]): what one of several hosts
+    /// compares when the pairs are shared out (the page's workers).
+    pub fn portion_range(&self, portion: Portion) -> Result<std::ops::Range<usize>> {
+        Ok(self.plan()?.portion_range(portion))
+    }
+
+    /// The `diff --json` document of `portion` (the pairs compared so far, which should be
+    /// its pairs), for [`crate::portion::merge`].
+    pub fn portion_document(&self, portion: Portion) -> Result<serde_json::Value> {
+        let report = self.report()?;
+        Ok(self
+            .plan()?
+            .portion_document(&report, portion, self.imatrix_name.clone()))
     }
 
     /// Every pair compared so far, ranked worst first, with the lint and unpaired weights.

@@ -21,6 +21,9 @@
 // - `curve` and `comparisonSvg` need the reports of several observers: each owner computes its
 //   part (`curve` markers, `comparison` panels) and the parts are put back in the order of `ids`
 //   (the one figure is then rendered by the first member). `results` joins every member's.
+// - `diff` (the compare view) is shared out: each member compares one portion of the pairs (the
+//   CLI's `--shard i/n` split) and the first member merges the portions (`mergePortions`, the
+//   CLI's `merge`) into the whole diff's report.
 // - Everything else (formats, AdaRound, quantize, the model view, the registry) runs on the first
 //   member, as with one engine.
 //
@@ -85,6 +88,7 @@ export class EnginePool {
     if (method === 'curve') return this.curve(args, run);
     if (method === 'comparisonSvg') return this.comparisonSvg(args, run);
     if (method === 'results') return this.results(run);
+    if (method === 'diff' && this.members.length > 1 && !args.portion) return this.diff(args, run);
     return this.members[0].call(method, args, run);
   }
 
@@ -243,6 +247,31 @@ export class EnginePool {
       curve: first.curve && { ...first.curve, markers: EnginePool.inOrder(parts.flatMap((p) => p.curve.markers), ids) },
     };
     return this.members[0].call('renderComparisonSvg', { comparison, style, width }, run);
+  }
+
+  /**
+   * A diff shared out: member `i` of `n` compares portion `i` of the pairs (contiguous, balanced
+   * by elements, as the CLI's `--shard i/n`), the first member merges the portions' documents
+   * into the whole diff's report. Progress carries every member's rows as they come, with the
+   * pairs done by all over the whole diff's pairs. A cancel stops every member.
+   */
+  async diff(args, run) {
+    const { onProgress = null, ...rest } = run;
+    const n = this.members.length;
+    const done = new Array(n).fill(0);
+    let pairs;
+    const documents = await Promise.all(this.members.map((m, index) => m.call('diff', { ...args, portion: { index, count: n } }, {
+      ...rest,
+      onProgress: (p) => {
+        if (!onProgress) return;
+        if (p.pairs !== undefined) pairs = p.pairs;
+        if (p.done !== undefined) done[index] = p.done;
+        const total = done.reduce((a, b) => a + b, 0);
+        const label = pairs === undefined ? p.label : `${total} of ${pairs} pairs compared`;
+        onProgress({ ...p, fraction: pairs ? total / pairs : 0, label, done: total, of: pairs });
+      },
+    })));
+    return this.members[0].call('mergePortions', { documents }, rest);
   }
 
   /** Every member's reports, by observer id (the order of one engine's). */

@@ -45,9 +45,21 @@ export function runSync(steps, { onProgress, signal } = {}) {
   return next.value;
 }
 
-/** Drive `steps`, awaiting its waits and giving the event loop a turn after every progress. */
+/**
+ * Time between two turns given to the event loop by `runAsync`. A turn after every progress
+ * would cost a timer each (browsers clamp nested `setTimeout(0)` to 4 ms: 14 s over the 3,492
+ * pairs of a 1 GiB diff), while a cancel or another request only needs to get in promptly.
+ */
+const TURN_MS = 10;
+const clock = () => (typeof performance !== 'undefined' ? performance.now() : Date.now());
+
+/**
+ * Drive `steps`, awaiting its waits and giving the event loop a turn after a progress report
+ * when TURN_MS have passed since the last one (a wait gives it a turn too).
+ */
 export async function runAsync(steps, { onProgress, signal } = {}) {
   let next = steps.next();
+  let turn = clock();
   while (!next.done) {
     const step = next.value;
     if (step.wait) {
@@ -58,11 +70,15 @@ export async function runAsync(steps, { onProgress, signal } = {}) {
         next = steps.throw(err);
         continue;
       }
+      turn = clock();
       next = steps.next(value);
       continue;
     }
     const declined = report(step.progress, onProgress);
-    await nextTask();
+    if (clock() - turn >= TURN_MS) {
+      await nextTask();
+      turn = clock();
+    }
     next = steps.next(declined || aborted(signal));
   }
   return next.value;

@@ -25,6 +25,10 @@ export function diffFolderFiles(files) {
 }
 
 /** The three charts of an opened pair: part, element name, accessible label. */
+/** Time between two renders of the table while pairs are coming in (`scheduleRender`). */
+const LIVE_RENDER_MS = 400;
+/** Rows the table shows while pairs are coming in (the worst so far). */
+const LIVE_ROWS = 100;
 const TENSOR_CHARTS = [
   ['values', 'compare-values', 'Histograms of the original values and of the dequantized values, overlaid'],
   ['error', 'compare-error-hist', 'Histogram of the error, dequantized minus original'],
@@ -329,13 +333,21 @@ export class CompareView extends View {
     return this.rows.some((r) => r.metrics && r.metrics.imatrix_weighted_mse !== undefined);
   }
 
+  /**
+   * Render on the next frame, at most every LIVE_RENDER_MS while pairs are coming in: the table
+   * is rebuilt whole, and rebuilding thousands of rows every frame would take a core from the
+   * workers comparing them.
+   */
   scheduleRender() {
     if (this.renderPending) return;
     this.renderPending = true;
-    requestAnimationFrame(() => {
+    const live = this.section.dataset.state === 'running';
+    const wait = live ? Math.max(0, (this.lastRender ?? -Infinity) + LIVE_RENDER_MS - performance.now()) : 0;
+    setTimeout(() => requestAnimationFrame(() => {
       this.renderPending = false;
+      this.lastRender = performance.now();
       this.render();
-    });
+    }), wait);
   }
 
   render() {
@@ -371,7 +383,14 @@ export class CompareView extends View {
       weighted ? th('imatrix MSE', 'error weighted by the importance matrix') : null,
       th('error', 'why the pair could not be compared', false)));
     const body = h('tbody');
-    this.sortedRows().forEach((row, i) => body.append(this.rowElement(row, i + 1, weighted)));
+    const rows = this.sortedRows();
+    // While pairs are coming in, the worst LIVE_ROWS so far: rebuilding thousands of rows at
+    // every render would take a core from the workers comparing them.
+    const shown = this.section.dataset.state === 'running' ? rows.slice(0, LIVE_ROWS) : rows;
+    shown.forEach((row, i) => body.append(this.rowElement(row, i + 1, weighted)));
+    if (shown.length < rows.length) {
+      body.append(h('tr', { class: 'more' }, h('td', { colspan: weighted ? 12 : 11, class: 'muted', text: `… and ${groupDigits(rows.length - shown.length)} more pairs compared so far, listed when the comparison ends` })));
+    }
     table.replaceChildren(head, body);
     this.applyFilter();
   }
@@ -441,7 +460,7 @@ export class CompareView extends View {
     const words = this.filter.split(/\s+/).filter(Boolean);
     let shown = 0;
     let total = 0;
-    for (const tr of this.$('compare-table').querySelectorAll('tbody tr')) {
+    for (const tr of this.$('compare-table').querySelectorAll('tbody tr[data-original]')) {
       total += 1;
       const name = `${tr.dataset.original} ${tr.dataset.quantized}`.toLowerCase();
       const visible = words.every((w) => name.includes(w));
@@ -516,7 +535,7 @@ export class CompareView extends View {
     for (const k of ['block', 'blocks', 'worstBlock']) delete box.dataset[k];
     this.$('compare-tensor-title').textContent = `${row.original} → ${row.quantized} (${row.format})`;
     this.$('compare-tensor-facts').textContent = 'reading the pair…';
-    for (const tr of this.$('compare-table').querySelectorAll('tbody tr')) {
+    for (const tr of this.$('compare-table').querySelectorAll('tbody tr[data-original]')) {
       tr.classList.toggle('selected', tr.dataset.original === row.original && tr.dataset.quantized === row.quantized);
     }
     this.draw();
