@@ -30,6 +30,7 @@
 pub mod builder;
 pub mod gguf;
 pub mod imatrix;
+pub mod in_memory;
 pub mod index;
 pub mod layouts;
 #[cfg(not(target_arch = "wasm32"))]

@@ -269,7 +269,11 @@ impl Session {
 
     /// Parse a whole file held in memory and add it. On error the session is unchanged.
     pub fn load_file(&mut self, name: &str, bytes: &[u8]) -> Result<FileInfo> {
-        let tensors = read_tensors(bytes, name)?;
+        let tensors = if crate::checkpoint::in_memory::is_checkpoint_only(bytes, name) {
+            crate::checkpoint::in_memory::read(name, bytes)?
+        } else {
+            read_tensors(bytes, name)?
+        };
         if tensors.is_empty() {
             return Err(Error::load(name, "the file holds no tensors"));
         }

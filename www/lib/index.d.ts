@@ -162,7 +162,7 @@ export interface LoadOptions {
   split?: Selection['split'];
 }
 
-/** Load .npy/.npz/.safetensors bytes, or Float32Array values (with `shape`); an array = calibration batches in order. */
+/** Load .npy/.npz/.safetensors bytes (or a torch.save pickle, GGUF or ONNX file held whole; `member` picks its tensor), or Float32Array values (with `shape`); an array = calibration batches in order. */
 export function loadTensor(data: Bytes | Array<Bytes>, options?: LoadOptions): Tensor;
 
 /**

@@ -127,7 +127,8 @@ export class Tensor {
 }
 
 /**
- * Load a tensor from file bytes (.npy, .npz, .safetensors; the format is recognised from the
+ * Load a tensor from file bytes (.npy, .npz, .safetensors, or a checkpoint file held whole: a
+ * torch.save pickle read through the allow-list, GGUF, ONNX; the format is recognised from the
  * bytes), from a Float32Array of values with `{shape}`, or an array of those as calibration
  * batches in order.
  * @param data Uint8Array | ArrayBuffer | Float32Array | Array<...>
