@@ -253,25 +253,41 @@ export class EnginePool {
    * A diff shared out: member `i` of `n` compares portion `i` of the pairs (contiguous, balanced
    * by elements, as the CLI's `--shard i/n`), the first member merges the portions' documents
    * into the whole diff's report. Progress carries every member's rows as they come, with the
-   * pairs done by all over the whole diff's pairs. A cancel stops every member.
+   * pairs done by all over the whole diff's pairs, until the call settles. A cancel, or a member
+   * failing, stops every member.
    */
   async diff(args, run) {
-    const { onProgress = null, ...rest } = run;
+    const { onProgress = null, signal = null, ...rest } = run;
     const n = this.members.length;
+    const stop = new AbortController();
+    const abort = () => stop.abort();
+    if (signal) {
+      if (signal.aborted) stop.abort();
+      else signal.addEventListener('abort', abort, { once: true });
+    }
     const done = new Array(n).fill(0);
     let pairs;
-    const documents = await Promise.all(this.members.map((m, index) => m.call('diff', { ...args, portion: { index, count: n } }, {
-      ...rest,
-      onProgress: (p) => {
-        if (!onProgress) return;
-        if (p.pairs !== undefined) pairs = p.pairs;
-        if (p.done !== undefined) done[index] = p.done;
-        const total = done.reduce((a, b) => a + b, 0);
-        const label = pairs === undefined ? p.label : `${total} of ${pairs} pairs compared`;
-        onProgress({ ...p, fraction: pairs ? total / pairs : 0, label, done: total, of: pairs });
-      },
-    })));
-    return this.members[0].call('mergePortions', { documents }, rest);
+    let open = true;
+    const report = (index) => (p) => {
+      if (!open || !onProgress) return;
+      if (p.pairs !== undefined) pairs = p.pairs;
+      if (p.done !== undefined) done[index] = p.done;
+      const total = done.reduce((a, b) => a + b, 0);
+      const label = pairs === undefined ? p.label : `${total} of ${pairs} pairs compared`;
+      onProgress({ ...p, fraction: pairs ? total / pairs : 0, label, done: total, of: pairs });
+    };
+    try {
+      const documents = await Promise.all(this.members.map((m, index) => m
+        .call('diff', { ...args, portion: { index, count: n } }, { ...rest, signal: stop.signal, onProgress: report(index) })
+        .catch((err) => {
+          stop.abort();
+          throw err;
+        })));
+      return await this.members[0].call('mergePortions', { documents }, rest);
+    } finally {
+      open = false;
+      if (signal) signal.removeEventListener('abort', abort);
+    }
   }
 
   /** Every member's reports, by observer id (the order of one engine's). */
