@@ -38,6 +38,20 @@ fi
 
 CUDA_VISIBLE_DEVICES= "$venv/bin/python" scripts/bench/bench.py
 
+# The LLM families' observers against llm-compressor and torchao in-process
+# (target/llm-bench-venv: llmcompressor 0.14.0.1, torchao 0.18.0, the torch 2.14.0 llmcompressor
+# pins and numpy 2.4.6, all from PyPI, ≈5 GB, made once); writes target/bench-llm.json.
+# QUANTSCOPE_BENCH_LLM=0 skips it.
+if [ "${QUANTSCOPE_BENCH_LLM:-1}" != 0 ]; then
+  lvenv=target/llm-bench-venv
+  if ! "$lvenv/bin/python" -c 'import llmcompressor, torchao' 2>/dev/null; then
+    python3 -m venv "$lvenv"
+    "$lvenv/bin/pip" install --quiet 'torch==2.14.0' 'llmcompressor==0.14.0.1' 'torchao==0.18.0' 'numpy==2.4.6'
+  fi
+  "$lvenv/bin/python" -m pip install --quiet --disable-pip-version-check --no-deps --force-reinstall target/python-dist/quantscope-*.whl
+  CUDA_VISIBLE_DEVICES= "$lvenv/bin/python" scripts/bench/llm_observers.py
+fi
+
 # Quantized checkpoints against gguf-py's numpy dequantization (target/bench-gguf-venv: gguf
 # 0.19.0 + numpy 2.4.6, small). QUANTSCOPE_BENCH_GIB sets the generated pair's size (default 1).
 gvenv=target/bench-gguf-venv

@@ -29,3 +29,28 @@ pub fn with_avx2<R>(f: impl FnOnce() -> R) -> R {
     }
     f()
 }
+
+/// Run `fused` compiled for AVX2 and FMA where the CPU has both, else `plain` (compiled for
+/// AVX2 where the CPU has it). For code whose result is the same either way by construction
+/// but which computes faster with fused multiply-adds (explicit `mul_add`, which without FMA
+/// hardware is a slow library call, and on WebAssembly a software routine): see
+/// [`crate::kernels::torch::pointwise::Power`]. Both closures must be `#[inline(always)]`.
+#[inline(always)]
+pub fn with_fma<R>(fused: impl FnOnce() -> R, plain: impl FnOnce() -> R) -> R {
+    #[cfg(all(target_arch = "x86_64", not(target_feature = "fma")))]
+    if has_avx2() && std::arch::is_x86_feature_detected!("fma") {
+        #[target_feature(enable = "avx2,fma")]
+        unsafe fn avx2_fma<R>(f: impl FnOnce() -> R) -> R {
+            f()
+        }
+        // SAFETY: the CPU has AVX2 and FMA.
+        return unsafe { avx2_fma(fused) };
+    }
+    #[cfg(all(target_arch = "x86_64", target_feature = "fma"))]
+    return fused();
+    #[allow(unreachable_code)]
+    {
+        let _ = &fused;
+        with_avx2(plain)
+    }
+}

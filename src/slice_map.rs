@@ -63,6 +63,27 @@ impl SliceMap {
         SliceMap { terms }
     }
 
+    /// `r` when slice `k` is exactly elements `k·r … k·r + r − 1` of `len` elements (per
+    /// tensor, per row, per group of a row: every layout whose slices are consecutive runs), so
+    /// that a loop can take one slice's qparams per run instead of computing each element's.
+    pub fn run_length(&self, len: usize) -> Option<usize> {
+        let Some(&[first_modulus, run, first_weight]) = self.terms.first() else {
+            return Some(len.max(1));
+        };
+        if run == 0 || first_weight != 1 {
+            return None;
+        }
+        // Each further term must continue the count where the previous one wrapped around.
+        let mut modulus = first_modulus;
+        for &[m, d, w] in &self.terms[1..] {
+            if modulus == 0 || modulus % run != 0 || d != modulus || w != modulus / run {
+                return None;
+            }
+            modulus = m;
+        }
+        (modulus == 0 || modulus >= len).then_some(run)
+    }
+
     /// The slice of element `i`.
     #[inline]
     pub fn slice_of(&self, i: usize) -> usize {
@@ -158,5 +179,25 @@ mod tests {
         assert_eq!(SliceMap::from_extra(&extra), Some(map));
         assert_eq!(grid_range(&extra, 1), Some((-2.0, 2.0)));
         assert_eq!(grid_range(&extra, 2), None);
+    }
+
+    #[test]
+    fn run_length_is_found_exactly_where_slices_are_runs() {
+        let n = 8 * 12;
+        for (shape, block, run) in [
+            (vec![8, 12], vec![1, 4], Some(4)),
+            (vec![8, 12], vec![1, 12], Some(12)),
+            (vec![8, 12], vec![8, 12], Some(n)),
+            (vec![2, 4, 12], vec![1, 1, 3], Some(3)),
+            (vec![8, 12], vec![2, 4], None),
+            (vec![8, 12], vec![8, 1], None),
+            (vec![8, 12], vec![1, 5], None), // a partial last block
+        ] {
+            let map = SliceMap::from_blocks(&shape, &block);
+            assert_eq!(map.run_length(n), run, "{shape:?} {block:?}");
+            if let Some(r) = run {
+                assert!((0..n).all(|i| map.slice_of(i) == i / r));
+            }
+        }
     }
 }

@@ -86,10 +86,15 @@ fn row_sum_vec<T: Acc, const L: usize>(data: &[T], size: usize) -> [T; L] {
 
 /// [`row_sum_vec`] of the vectors `load(0..size)`, read once in order (the vectors may be
 /// computed on the fly: an element-wise expression and its sum in one pass).
+#[inline(always)]
 fn row_sum_of<T: Acc, const L: usize>(size: usize, load: impl Fn(usize) -> [T; L]) -> [T; L] {
     const ILP: usize = 4;
     let size_ilp = size / ILP;
-    let mut partial = multi_row_sum::<T, L>(size_ilp, |row, k| load(row * ILP + k));
+    let mut partial = multi_row_sum::<T, L>(
+        size_ilp,
+        #[inline(always)]
+        |row, k| load(row * ILP + k),
+    );
     for v in size_ilp * ILP..size {
         add(&mut partial[0], &load(v));
     }
@@ -100,7 +105,7 @@ fn row_sum_of<T: Acc, const L: usize>(size: usize, load: impl Fn(usize) -> [T; L
     first
 }
 
-#[inline]
+#[inline(always)]
 fn add<T: Acc, const L: usize>(a: &mut [T; L], b: &[T; L]) {
     for l in 0..L {
         a[l] += b[l];
@@ -108,6 +113,7 @@ fn add<T: Acc, const L: usize>(a: &mut [T; L], b: &[T; L]) {
 }
 
 /// `multi_row_sum` with 4 rows and 4 cascade levels.
+#[inline(always)]
 fn multi_row_sum<T: Acc, const L: usize>(
     size: usize,
     load: impl Fn(usize, usize) -> [T; L],
@@ -154,6 +160,7 @@ fn multi_row_sum<T: Acc, const L: usize>(
 }
 
 /// `c10::utils::CeilLog2`: 1 for x ≤ 2, else ⌈log2 x⌉.
+#[inline(always)]
 fn ceil_log2(x: usize) -> u32 {
     if x <= 2 {
         1

@@ -75,7 +75,7 @@ pub fn row_sum(size: usize, load: impl Fn(usize) -> f32) -> f32 {
 }
 
 /// Lanes of ATen's `Vectorized<float>` on AVX2.
-const VEC: usize = 8;
+pub const VEC: usize = 8;
 
 /// ATen's `vectorized_inner_sum` for one contiguous row: `row_sum` over 8-lane vectors, then
 /// `0 + tail values + lane 0 + … + lane 7` in order. The row is read once, front to back
@@ -91,6 +91,167 @@ pub fn inner_row_sum(size: usize, load: impl Fn(usize) -> f32) -> f32 {
         total += lane;
     }
     total
+}
+
+/// [`inner_row_sum`] fed in order instead of read: the row's values are pushed as whole
+/// 8-lane vectors ([`push`](Self::push)), then the tail past the last whole vector is given to
+/// [`finish`](Self::finish). The additions are those of [`inner_row_sum`] (`row_sum` of
+/// `multi_row_sum` with four interleaved rows of vectors folded through four levels), so the
+/// producer is free to compute many vectors at once.
+#[derive(Debug, Clone)]
+pub struct InnerRowSum {
+    /// Vectors in the rows of four that `multi_row_sum` takes; the rest go to row 0 after.
+    row_vectors: usize,
+    level_power: u32,
+    level_mask: usize,
+    /// `acc[level][row]`.
+    acc: [[[f32; VEC]; 4]; 4],
+    pushed: usize,
+}
+
+impl InnerRowSum {
+    /// The sum of a row of `size` values.
+    #[inline(always)]
+    pub fn new(size: usize) -> InnerRowSum {
+        let vectors = size / VEC;
+        let rows = vectors / 4;
+        let level_power = (super::ceil_log2(rows) / 4).max(4);
+        InnerRowSum {
+            row_vectors: rows * 4,
+            level_power,
+            level_mask: (1usize << level_power) - 1,
+            acc: [[[0.0; VEC]; 4]; 4],
+            pushed: 0,
+        }
+    }
+
+    /// The next vector of the row.
+    #[inline(always)]
+    pub fn push(&mut self, x: [f32; VEC]) {
+        let v = self.pushed;
+        self.pushed += 1;
+        if v >= self.row_vectors {
+            // Past the rows: into row 0, whose levels were folded when the rows ended.
+            add_lanes(&mut self.acc[0][0], &x);
+            return;
+        }
+        add_lanes(&mut self.acc[0][v % 4], &x);
+        if v % 4 == 3 {
+            let row = v / 4 + 1;
+            if row & self.level_mask == 0 {
+                self.cascade(row);
+            }
+        }
+        if self.pushed == self.row_vectors {
+            self.fold_levels();
+        }
+    }
+
+    /// `multi_row_sum`'s carry after `row` complete rows (a multiple of the level step).
+    fn cascade(&mut self, row: usize) {
+        for j in 1..4 {
+            let (lower, upper) = self.acc.split_at_mut(j);
+            for (dst, src) in upper[0].iter_mut().zip(lower[j - 1].iter_mut()) {
+                add_lanes(dst, src);
+                *src = [0.0; VEC];
+            }
+            if row & (self.level_mask << (j as u32 * self.level_power)) != 0 {
+                break;
+            }
+        }
+    }
+
+    /// The levels added into level 0, per row (`multi_row_sum`'s result).
+    fn fold_levels(&mut self) {
+        let (first, rest) = self.acc.split_at_mut(1);
+        for level in rest.iter_mut() {
+            for (dst, src) in first[0].iter_mut().zip(level.iter_mut()) {
+                add_lanes(dst, src);
+                *src = [0.0; VEC];
+            }
+        }
+    }
+
+    /// The sum, given the values past the last whole vector: `0 + tail + lane 0 + … + lane 7`
+    /// of the four rows added in order.
+    #[inline(always)]
+    pub fn finish(mut self, tail: &[f32]) -> f32 {
+        if self.pushed < self.row_vectors {
+            self.fold_levels(); // a row that was never completed (not reached when fed whole)
+        }
+        let [first, rest @ ..] = self.acc[0];
+        let mut lanes = first;
+        for row in &rest {
+            add_lanes(&mut lanes, row);
+        }
+        let mut total = 0.0f32;
+        for &t in tail {
+            total += t;
+        }
+        for lane in lanes {
+            total += lane;
+        }
+        total
+    }
+}
+
+/// A row's values, computed any number of lanes at a time.
+pub trait RowLanes {
+    /// Values `at … at + L − 1`.
+    fn lanes<const L: usize>(&self, at: usize) -> [f32; L];
+}
+
+/// Lanes computed at once by [`inner_row_sum_of_lanes`]: four vectors, so that long dependency
+/// chains (a power's polynomials) of different vectors overlap.
+pub const BLOCK: usize = 4 * VEC;
+
+/// [`inner_row_sum`] of the `size` values of `row`, computed [`BLOCK`] lanes at a time, then
+/// vector by vector, then one by one for the tail, and pushed in order into [`InnerRowSum`].
+#[inline(always)]
+pub fn inner_row_sum_of_lanes(size: usize, row: &impl RowLanes) -> f32 {
+    let mut sum = InnerRowSum::new(size);
+    let whole = size / VEC * VEC;
+    let mut at = 0;
+    while at + BLOCK <= whole {
+        let block = row.lanes::<BLOCK>(at);
+        for c in 0..BLOCK / VEC {
+            let mut vector = [0.0; VEC];
+            vector.copy_from_slice(&block[c * VEC..(c + 1) * VEC]);
+            sum.push(vector);
+        }
+        at += BLOCK;
+    }
+    while at < whole {
+        sum.push(row.lanes::<VEC>(at));
+        at += VEC;
+    }
+    let mut tail = [0.0f32; VEC];
+    for (i, t) in (whole..size).zip(tail.iter_mut()) {
+        *t = row.lanes::<1>(i)[0];
+    }
+    sum.finish(&tail[..size - whole])
+}
+
+/// When reducing a contiguous tensor of `shape` over `dims` makes output `k` the reduction of
+/// the run of elements `k·run … k·run + run − 1` (the reduced dims, with any of size 1, are
+/// trailing): `run`. A sum over runs of at least [`VEC`] values is then ATen's contiguous inner
+/// reduction, [`inner_row_sum`] of each run.
+pub fn contiguous_runs(shape: &[usize], dims: &[usize]) -> Option<usize> {
+    let reduced = |d: usize| dims.contains(&d);
+    let mut run = 1usize;
+    let mut d = shape.len();
+    while d > 0 && (reduced(d - 1) || shape[d - 1] == 1) {
+        run *= shape[d - 1];
+        d -= 1;
+    }
+    ((0..d).all(|e| !reduced(e) || shape[e] == 1)).then_some(run)
+}
+
+#[inline(always)]
+fn add_lanes(a: &mut [f32; VEC], b: &[f32; VEC]) {
+    for l in 0..VEC {
+        a[l] += b[l];
+    }
 }
 
 /// One iteration dimension of a TensorIterator: its size and the stride of each operand in
@@ -350,6 +511,9 @@ pub fn mean_dims_of(shape: &[usize], dims: &[usize], value: impl Fn(usize) -> f3
 pub fn min_max_dims(data: &[f32], shape: &[usize], dims: &[usize]) -> (Vec<f32>, Vec<f32>) {
     let n = shape.len();
     let reduced: Vec<bool> = (0..n).map(|d| dims.contains(&d)).collect();
+    if let Some(run) = contiguous_runs(shape, dims).filter(|&r| r > 0 && !data.is_empty()) {
+        return min_max_runs(data, run);
+    }
     let (out_stride, acc) = output_strides(shape, &reduced);
     let mut lo = vec![f32::INFINITY; acc];
     let mut hi = vec![f32::NEG_INFINITY; acc];
@@ -377,6 +541,69 @@ pub fn min_max_dims(data: &[f32], shape: &[usize], dims: &[usize]) -> (Vec<f32>,
     (lo, hi)
 }
 
+/// [`min_max_dims`] where output `k` reduces the run `data[k·run ..][.. run]`: eight lanes at
+/// a time, NaN tracked on the side. A zero result is recomputed in order, so that the sign of
+/// a zero is the one the sequential scan keeps (the first of equal values).
+fn min_max_runs(data: &[f32], run: usize) -> (Vec<f32>, Vec<f32>) {
+    #[inline(always)]
+    fn scan(values: &[f32]) -> (f32, f32) {
+        let mut lo = [f32::INFINITY; 8];
+        let mut hi = [f32::NEG_INFINITY; 8];
+        let mut nan = [false; 8];
+        let (chunks, rest) = values.split_at(values.len() / 8 * 8);
+        for chunk in chunks.chunks_exact(8) {
+            for l in 0..8 {
+                let v = chunk[l];
+                lo[l] = if v < lo[l] { v } else { lo[l] };
+                hi[l] = if v > hi[l] { v } else { hi[l] };
+                nan[l] |= v.is_nan();
+            }
+        }
+        let (mut lo_all, mut hi_all) = (f32::INFINITY, f32::NEG_INFINITY);
+        let mut any_nan = nan.iter().any(|&b| b);
+        for l in 0..8 {
+            lo_all = if lo[l] < lo_all { lo[l] } else { lo_all };
+            hi_all = if hi[l] > hi_all { hi[l] } else { hi_all };
+        }
+        for &v in rest {
+            lo_all = if v < lo_all { v } else { lo_all };
+            hi_all = if v > hi_all { v } else { hi_all };
+            any_nan |= v.is_nan();
+        }
+        if any_nan {
+            (f32::NAN, f32::NAN)
+        } else {
+            (lo_all, hi_all)
+        }
+    }
+    fn in_order(values: &[f32]) -> (f32, f32) {
+        values
+            .iter()
+            .fold((f32::INFINITY, f32::NEG_INFINITY), |(lo, hi), &v| {
+                (if v < lo { v } else { lo }, if v > hi { v } else { hi })
+            })
+    }
+    crate::simd::with_avx2(
+        #[inline(always)]
+        || {
+            data.chunks(run)
+                .map(|values| {
+                    let (lo, hi) = scan(values);
+                    if lo == 0.0 || hi == 0.0 {
+                        let (lo_seq, hi_seq) = in_order(values);
+                        (
+                            if lo == 0.0 { lo_seq } else { lo },
+                            if hi == 0.0 { hi_seq } else { hi },
+                        )
+                    } else {
+                        (lo, hi)
+                    }
+                })
+                .unzip()
+        },
+    )
+}
+
 /// `c10`'s `CeilLog2` as the cascade sum uses it (`1` for `x ≤ 2`).
 fn ceil_log2(x: usize) -> usize {
     if x <= 2 {
@@ -398,6 +625,79 @@ mod tests {
                 (u - 0.37) * (1.0 + (i % 7) as f32 * 1e3)
             })
             .collect()
+    }
+
+    struct Values<'a>(&'a [f32]);
+    impl RowLanes for Values<'_> {
+        fn lanes<const L: usize>(&self, at: usize) -> [f32; L] {
+            std::array::from_fn(|l| self.0[at + l])
+        }
+    }
+
+    #[test]
+    fn sums_over_contiguous_runs_are_inner_row_sums() {
+        let x = values(6 * 5 * 40, 9);
+        for (shape, dims, run) in [
+            (vec![1, 30, 40], vec![0, 2], Some(40)),
+            (vec![6, 5, 40], vec![1, 2], Some(200)),
+            (vec![6, 5, 40], vec![2], Some(40)),
+            (vec![6, 5, 40], vec![0, 1, 2], Some(1200)),
+            (vec![6, 1, 200], vec![1, 2], Some(200)),
+            (vec![6, 5, 40], vec![0, 2], None),
+            (vec![6, 5, 40], vec![1], None),
+        ] {
+            assert_eq!(contiguous_runs(&shape, &dims), run, "{shape:?} {dims:?}");
+            let Some(run) = run else { continue };
+            let want = sum_dims(&x, &shape, &dims);
+            let got: Vec<f32> = x
+                .chunks(run)
+                .map(|r| inner_row_sum_of_lanes(r.len(), &Values(r)))
+                .collect();
+            assert_eq!(
+                got.iter().map(|v| v.to_bits()).collect::<Vec<_>>(),
+                want.iter().map(|v| v.to_bits()).collect::<Vec<_>>(),
+                "{shape:?} {dims:?}"
+            );
+        }
+        for n in [1, 7, 8, 31, 32, 33, 100, 4096, 70_001] {
+            let x = values(n, 4);
+            assert_eq!(
+                inner_row_sum_of_lanes(n, &Values(&x)).to_bits(),
+                sum_f32(&x).to_bits(),
+                "{n}"
+            );
+        }
+    }
+
+    #[test]
+    fn min_max_of_runs_is_the_sequential_scan() {
+        let mut x = values(4 * 37, 5);
+        x[3] = -0.0;
+        x[70] = 0.0;
+        x[71] = -0.0;
+        x[100] = f32::NAN;
+        for (shape, dims) in [
+            (vec![1, 4, 37], vec![0, 2]),
+            (vec![4, 37], vec![1]),
+            (vec![4 * 37], vec![0]),
+            (vec![2, 2, 37], vec![0, 1, 2]),
+        ] {
+            let (lo, hi) = min_max_dims(&x, &shape, &dims);
+            let run = x.len() / lo.len();
+            for (k, values) in x.chunks(run).enumerate() {
+                let mut want = (f32::INFINITY, f32::NEG_INFINITY);
+                for &v in values {
+                    if v.is_nan() || want.0.is_nan() {
+                        want = (f32::NAN, f32::NAN);
+                    } else {
+                        want.0 = if v < want.0 { v } else { want.0 };
+                        want.1 = if v > want.1 { v } else { want.1 };
+                    }
+                }
+                assert_eq!(lo[k].to_bits(), want.0.to_bits(), "{shape:?} {k}");
+                assert_eq!(hi[k].to_bits(), want.1.to_bits(), "{shape:?} {k}");
+            }
+        }
     }
 
     #[test]

@@ -7,16 +7,18 @@
 //! `calculate_qparams(min_vals, max_vals, args, global_scale)`.
 
 use super::args::{BaseName, QuantArgs, QuantizationType, Strategy};
-use super::fake_quant::{qdq, Rounding};
+use super::fake_quant::{cast_to_fp4, qdq, qdq_by, Rounding};
 use super::flatten::slice_map;
 use super::qparams::{
     calculate_qparams, calculate_range, global_absmax, global_scale, integer_zero_point,
 };
 use super::stats::Combine;
 use crate::error::{Error, Result, Stage};
+use crate::formats::ElementFormat;
 use crate::observer::{Granularity, Grid, PlotSnapshot, QParams, ZeroPoint};
 use crate::observers::shaped_stats::ShapedStats;
 use crate::params::Choice;
+use crate::quant::round_half_even;
 use crate::slice_map::write_grid_range;
 use crate::tensor::Tensor;
 use serde_json::{Map, Value};
@@ -187,7 +189,29 @@ pub fn fake_quantize(target: &Target, x: &Tensor, q: &QParams) -> Result<Tensor>
         .and_then(Value::as_f64)
         .map(|g| g as f32);
     let slices = q.scale.len();
-    let mut data = Vec::with_capacity(x.data.len());
+    let len = x.data.len();
+    let qparams_of = |k: usize| {
+        let s = match global {
+            Some(g) => q.scale[k] / g,
+            None => q.scale[k],
+        };
+        (s, q.zero_point.get_f64(k) as f32)
+    };
+    if let Some(run) = map.run_length(len) {
+        if len.div_ceil(run) <= slices.min(q.zero_point.len()) {
+            // Consecutive runs share their qparams: one run at a time, the rounding compiled in.
+            let range = (qmin, qmax);
+            let data = match rounding {
+                Rounding::Integer => qdq_runs(&x.data, run, qparams_of, range, round_half_even),
+                Rounding::Fp8 => qdq_runs(&x.data, run, qparams_of, range, |v| {
+                    ElementFormat::Fp8E4m3.quantize(v)
+                }),
+                Rounding::Fp4 => qdq_runs(&x.data, run, qparams_of, range, cast_to_fp4),
+            };
+            return Ok(x.with_data(data));
+        }
+    }
+    let mut data = Vec::with_capacity(len);
     for (i, &v) in x.data.iter().enumerate() {
         let k = map.slice_of(i);
         if k >= slices || k >= q.zero_point.len() {
@@ -196,18 +220,29 @@ pub fn fake_quantize(target: &Target, x: &Tensor, q: &QParams) -> Result<Tensor>
                 x.shape
             )));
         }
-        let s = match global {
-            Some(g) => q.scale[k] / g,
-            None => q.scale[k],
-        };
-        data.push(qdq(
-            v,
-            s,
-            q.zero_point.get_f64(k) as f32,
-            qmin,
-            qmax,
-            rounding,
-        ));
+        let (s, z) = qparams_of(k);
+        data.push(qdq(v, s, z, qmin, qmax, rounding));
     }
     Ok(x.with_data(data))
+}
+
+/// [`qdq_by`] of `data` cut into runs of `run` values, run `k` under `qparams_of(k)`.
+fn qdq_runs(
+    data: &[f32],
+    run: usize,
+    qparams_of: impl Fn(usize) -> (f32, f32),
+    range: (f32, f32),
+    round: impl Fn(f32) -> f32 + Copy,
+) -> Vec<f32> {
+    crate::simd::with_avx2(
+        #[inline(always)]
+        || {
+            let mut out = Vec::with_capacity(data.len());
+            for (k, values) in data.chunks(run.max(1)).enumerate() {
+                let (s, z) = qparams_of(k);
+                out.extend(values.iter().map(|&v| qdq_by(v, s, z, range, round)));
+            }
+            out
+        },
+    )
 }

@@ -44,28 +44,20 @@ impl Rounding {
     }
 }
 
-/// `cast_to_fp4` on CPU: sequential masked assignments on `|v|`, times `sign(v)`.
-fn cast_to_fp4(v: f32) -> f32 {
+/// `cast_to_fp4` on CPU: sequential masked assignments on `|v|`, times `sign(v)` (written as
+/// selects, so that lanes vectorise).
+#[inline(always)]
+pub fn cast_to_fp4(v: f32) -> f32 {
     let a = v.abs();
-    let r = if a <= 0.25 {
-        0.0
-    } else if a < 0.75 {
-        0.5
-    } else if a <= 1.25 {
-        1.0
-    } else if a < 1.75 {
-        1.5
-    } else if a <= 2.5 {
-        2.0
-    } else if a < 3.5 {
-        3.0
-    } else if a <= 5.0 {
-        4.0
-    } else if a > 5.0 {
-        6.0
-    } else {
-        a // NaN stays NaN
-    };
+    let mut r = 0.0;
+    r = if a > 0.25 { 0.5 } else { r };
+    r = if a >= 0.75 { 1.0 } else { r };
+    r = if a > 1.25 { 1.5 } else { r };
+    r = if a >= 1.75 { 2.0 } else { r };
+    r = if a > 2.5 { 3.0 } else { r };
+    r = if a >= 3.5 { 4.0 } else { r };
+    r = if a > 5.0 { 6.0 } else { r };
+    let r = if a.is_nan() { a } else { r }; // NaN stays NaN
     let sign = if v > 0.0 {
         1.0
     } else if v < 0.0 {
@@ -80,9 +72,25 @@ fn cast_to_fp4(v: f32) -> f32 {
 /// by the global scale.
 #[inline]
 pub fn qdq(x: f32, scale: f32, zero_point: f32, qmin: f32, qmax: f32, rounding: Rounding) -> f32 {
+    qdq_by(x, scale, zero_point, (qmin, qmax), |v| rounding.apply(v))
+}
+
+/// [`qdq`] with the rounding given as a function ([`round_half_even`], [`cast_to_fp4`] or
+/// FP8's `quantize`), for loops compiled per rounding.
+#[inline(always)]
+pub fn qdq_by(
+    x: f32,
+    scale: f32,
+    zero_point: f32,
+    (qmin, qmax): (f32, f32),
+    round: impl Fn(f32) -> f32,
+) -> f32 {
     let v = x / scale + zero_point;
-    let clamped = if v.is_nan() { v } else { v.max(qmin).min(qmax) };
-    (rounding.apply(clamped) - zero_point) * scale
+    // ATen's clamp: `min(max(v, qmin), qmax)` with `std::max(a, b) = a < b ? b : a`, so NaN
+    // stays NaN (and −0 stays −0); selects, no branch.
+    let low = if v < qmin { qmin } else { v };
+    let clamped = if qmax < low { qmax } else { low };
+    (round(clamped) - zero_point) * scale
 }
 
 #[cfg(test)]

@@ -10,8 +10,8 @@
 //!
 //! `err = Σ |fake_quant(x) − x|^norm · w` over dims `(0, −1)`,
 //!
-//! float32 throughout, summed in ATen's order ([`crate::kernels::torch::reduce`]) in one fused
-//! pass per candidate, candidates scored in parallel a wave at a time; `w` is the
+//! float32 throughout, summed in ATen's order in one fused, vectorised pass per candidate
+//! ([`ErrorTerms`]), candidates scored in parallel a wave at a time; `w` is the
 //! normalised importance (imatrix) or 1. A qparam takes a candidate when its error is strictly
 //! smaller than its best so far (ties keep the earlier, wider range); the best starts at
 //! `finfo(float32).max`.
@@ -25,13 +25,14 @@
 
 use super::args::QuantArgs;
 use super::calibration::{Calibration, SearchReport, Target};
-use super::fake_quant::{qdq, Rounding};
+use super::fake_quant::Rounding;
 use super::flatten::{flatten_for_calibration, Flattened};
 use super::qparams::{at_stage, calculate_qparams, calculate_range};
+use super::search_error::ErrorTerms;
 use super::stats::Combine;
 use crate::error::{Result, Stage};
-use crate::kernels::torch::pointwise::pow_scalar;
-use crate::kernels::torch::reduce::{min_max_dims, sum_dims_of};
+use crate::kernels::torch::pointwise::Power;
+use crate::kernels::torch::reduce::min_max_dims;
 use crate::observers::shaped_stats::ShapedStats;
 use crate::parallel;
 use crate::tensor::Tensor;
@@ -136,26 +137,22 @@ pub fn grid_search(
         Schedule::IMatrix => product.max(1.0) as usize + 1,
     };
     let (qmin, qmax) = calculate_range(&args).map_err(|e| at_stage(e, Stage::Forward))?;
-    let rounding = Rounding::of(&args);
-    let group = *flat.shape.last().unwrap_or(&1);
-    let qslots = qcount.max(1);
-    // Candidate `i`: its shrunk range and error per qparam, the error summed in ATen's order
-    // in one fused pass over the data.
+    let terms = ErrorTerms {
+        data: &flat.data,
+        shape: &flat.shape,
+        dims: &dims,
+        weights,
+        power: Power::new(settings.norm),
+        range: (qmin, qmax),
+        rounding: Rounding::of(&args),
+    };
+    // Candidate `i`: its shrunk range and error per qparam.
     let score = |i: usize| -> Result<(Vec<f32>, Vec<f32>, Vec<f32>)> {
         let p = (1.0 - i as f64 / settings.grid) as f32;
         let shrunk_min: Vec<f32> = min_val.iter().map(|v| v * p).collect();
         let shrunk_max: Vec<f32> = max_val.iter().map(|v| v * p).collect();
         let q = calculate_qparams(&shrunk_min, &shrunk_max, &args, None, Stage::Forward)?;
-        let err = sum_dims_of(&flat.shape, &dims, |j| {
-            let x = flat.data[j];
-            let k = (j / group) % qslots;
-            let y = qdq(x, q.scale[k], q.zero_point[k], qmin, qmax, rounding);
-            let v = pow_scalar((y - x).abs(), settings.norm);
-            match weights {
-                Some(w) => v * w[j],
-                None => v,
-            }
-        });
+        let err = terms.errors(&q.scale, &q.zero_point);
         Ok((shrunk_min, shrunk_max, err))
     };
     let mut no_improve = 0i64;

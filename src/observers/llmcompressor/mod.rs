@@ -17,6 +17,7 @@ pub mod kind;
 pub mod minmax;
 pub mod mse;
 pub mod qparams;
+pub mod search_error;
 pub mod stats;
 
 use super::preset;

@@ -49,17 +49,20 @@ impl Kernel {
         self
     }
 
-    #[inline]
+    /// ATen's clamp, `min(max(v, qmin), qmax)` with `std::max(a, b) = a < b ? b : a`: NaN
+    /// stays NaN; selects, so that lanes vectorise.
+    #[inline(always)]
     fn clamp(&self, v: f32) -> f32 {
-        if v.is_nan() {
-            v
+        let low = if v < self.qmin { self.qmin } else { v };
+        if self.qmax < low {
+            self.qmax
         } else {
-            v.max(self.qmin).min(self.qmax)
+            low
         }
     }
 
     /// `x̂` of `x` with scale `s` and zero point `zp`.
-    #[inline]
+    #[inline(always)]
     pub fn apply(&self, x: f32, s: f32, zp: f32) -> f32 {
         let inv = cast_scale(1.0 / s, self.scale_dtype);
         match self.domain {
@@ -76,7 +79,7 @@ impl Kernel {
         }
     }
 
-    #[inline]
+    #[inline(always)]
     fn cast(&self, q: f32) -> f32 {
         match self.cast {
             Some(TargetDtype::Float8E4m3fn) => ElementFormat::Fp8E4m3.quantize(q),
