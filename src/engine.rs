@@ -211,18 +211,26 @@ impl<'a> Run<'a> {
         Ok(Instance { resolved, state })
     }
 
+    /// The parameters a report gives: constructor keywords and attributes together.
+    fn all_params(&self) -> Params {
+        match &self.attributes {
+            Some(a) => self.params.merged(a),
+            None => self.params.clone(),
+        }
+    }
+
+    /// The configured observer and the state it collected from every batch.
+    fn collected(&self) -> Result<(Box<dyn Resolved>, Box<dyn Collected>)> {
+        let resolved = self.resolve()?;
+        let state = collect(self.spec, resolved.as_ref(), &self.batches, self.policy)?;
+        Ok((resolved, state))
+    }
+
     /// Run it: resolve, collect, search and measure. Refusals are reported in the report.
     pub fn report(&self) -> Report {
         let _shared = SharedStats::share(&self.batches);
-        let params = match &self.attributes {
-            Some(a) => self.params.merged(a),
-            None => self.params.clone(),
-        };
-        let outcome = self.resolve().and_then(|resolved| {
-            let state = collect(self.spec, resolved.as_ref(), &self.batches, self.policy)?;
-            Ok((resolved, state))
-        });
-        match outcome {
+        let params = self.all_params();
+        match self.collected() {
             Ok((resolved, state)) => conclude(
                 self.spec,
                 &params,
@@ -234,6 +242,55 @@ impl<'a> Run<'a> {
             Err(e) => Report::failed(self.spec, &params, &self.batches, &e),
         }
     }
+}
+
+impl Run<'_> {
+    /// [`Run::report`] with its metrics pass left to the caller, who can then measure several
+    /// observers' kernels over the same data in one pass ([`qdq::measure_kernels`]). With one
+    /// batch and an observer that quantizes with a per-element kernel, the report comes back
+    /// with `metrics_pending` and the kernel; [`complete`] then fills in what the kernel
+    /// measured over the batch, the bits [`Run::report`] gives. Otherwise the report is
+    /// [`Run::report`]'s and there is no kernel.
+    pub fn report_deferred(&self) -> (Report, Option<Box<dyn qdq::QdqKernel>>) {
+        let [batch] = self.batches[..] else {
+            return (self.report(), None);
+        };
+        let _shared = SharedStats::share(&self.batches);
+        let params = self.all_params();
+        let (resolved, state) = match self.collected() {
+            Ok(collected) => collected,
+            Err(e) => return (Report::failed(self.spec, &params, &self.batches, &e), None),
+        };
+        let (resolved, state) = (resolved.as_ref(), state.as_ref());
+        let q = match search(self.spec, &params, resolved, state, &self.batches) {
+            Ok(q) => q,
+            Err(failed) => return (*failed, None),
+        };
+        let kernel = match q.grid {
+            Grid::None => None,
+            _ => resolved.qdq_kernel(&batch.shape, &q),
+        };
+        let with_metrics = kernel.is_none();
+        let report = report_with(
+            self.spec,
+            &params,
+            resolved,
+            state,
+            &self.batches,
+            q,
+            with_metrics,
+        );
+        (report, kernel)
+    }
+}
+
+/// Fill in the metrics of a report from [`Run::report_deferred`]: `metrics` is what its kernel
+/// measured over the one batch ([`qdq::measure_kernel`] or [`qdq::measure_kernels`]).
+pub fn complete(report: &mut Report, metrics: &BlockMetrics) {
+    let mut total = BlockMetrics::default();
+    total.merge(metrics);
+    report.metrics = Some(total.finish());
+    report.metrics_pending = false;
 }
 
 /// Run observer `id` with `params` over `batches` (every error inside the report, except an

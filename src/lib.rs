@@ -29,6 +29,7 @@ pub mod explorer;
 pub mod formats;
 pub mod histogram;
 pub mod kernels;
+pub mod lanes;
 pub mod model;
 pub mod observer;
 pub mod observers;

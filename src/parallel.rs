@@ -58,6 +58,26 @@ pub fn map_chunks<T: Sync, R: Send>(
     })
 }
 
+/// `f(piece)` for consecutive pieces of `data` of `size` elements (the last may be shorter),
+/// in order, computed in parallel natively with at least [`CHUNK`] elements per task.
+pub fn map_chunks_of<T: Sync, R: Send>(
+    data: &[T],
+    size: usize,
+    f: impl Fn(&[T]) -> R + Send + Sync,
+) -> Vec<R> {
+    let size = size.max(1);
+    #[cfg(not(target_arch = "wasm32"))]
+    if data.len() > size {
+        use rayon::prelude::*;
+        return data
+            .par_chunks(size)
+            .with_min_len((CHUNK / size).max(1))
+            .map(f)
+            .collect();
+    }
+    data.chunks(size).map(f).collect()
+}
+
 /// `f(start, piece, out)` for consecutive pieces of `data` of [`CHUNK`] elements and the
 /// pieces of `out` at the same places (`out` is as long as `data`), in parallel natively.
 pub fn for_chunks_mut<T: Sync, U: Send>(

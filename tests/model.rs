@@ -300,6 +300,72 @@ fn cli_csv_and_table() {
     assert!(err.contains("bits"), "{err}");
 }
 
+/// The ranking measures every method's kernel in one pass over each tensor
+/// (`Method::prepare`, `qdq::measure_kernels`): every observer of the registry and every format
+/// label, on tensors with NaN, ±Inf, an outlier column and shapes that leave partial groups,
+/// must give exactly what each method gives run alone (`Method::run`: the driver and
+/// `codec::evaluate`, each measuring by itself), errors included.
+#[test]
+fn one_pass_over_all_methods_equals_each_method_alone() {
+    let dir = tempfile::tempdir().unwrap();
+    let wide: Vec<f32> = (0..16 * 72)
+        .map(|i| {
+            let x = ((i * 7919) % 1013) as f32 / 1013.0 - 0.5;
+            if i % 72 == 5 {
+                x * 40.0
+            } else {
+                x
+            }
+        })
+        .collect();
+    let mut odd: Vec<f32> = (0..3 * 41).map(|i| (i as f32 * 0.37).sin()).collect();
+    odd[7] = f32::NAN;
+    odd[50] = f32::INFINITY;
+    odd[51] = f32::NEG_INFINITY;
+    let tensors = [("wide", vec![16, 72], &wide), ("odd", vec![3, 41], &odd)];
+    let (mut header, mut data) = (Vec::new(), Vec::new());
+    for (name, shape, values) in &tensors {
+        let start = data.len();
+        data.extend(values.iter().flat_map(|x| x.to_le_bytes()));
+        header.push(format!(
+            r#""{name}":{{"dtype":"F32","shape":{shape:?},"data_offsets":[{start},{}]}}"#,
+            data.len()
+        ));
+    }
+    let header = format!("{{{}}}", header.join(","));
+    let mut file = (header.len() as u64).to_le_bytes().to_vec();
+    file.extend_from_slice(header.as_bytes());
+    file.extend_from_slice(&data);
+    let path = dir.path().join("m.safetensors");
+    std::fs::write(&path, file).unwrap();
+
+    let choices = model::methods::choices();
+    let names: Vec<String> = choices
+        .observers
+        .into_iter()
+        .chain(choices.formats)
+        .collect();
+    let methods = model::methods::resolve(&names).unwrap();
+    let ckpt = Checkpoint::open(std::slice::from_ref(&path));
+    let report = model::rank_checkpoint(&ckpt, &methods, 2, &|_, _| {}).unwrap();
+    let mut compared = 0;
+    for (name, shape, values) in &tensors {
+        let row = report.tensors.iter().find(|t| t.name == *name).unwrap();
+        let tensor = Tensor::new(shape.clone(), values.to_vec()).unwrap();
+        let alone: Vec<_> = methods
+            .iter()
+            .filter(|m| m.applies_to(shape))
+            .map(|m| m.run(&tensor))
+            .collect();
+        assert_eq!(row.results.len(), alone.len(), "{name}");
+        for (fused, alone) in row.results.iter().zip(&alone) {
+            assert_eq!(fused, alone, "{name}");
+            compared += usize::from(alone.error.is_none());
+        }
+    }
+    assert!(compared > 100, "only {compared} results with metrics");
+}
+
 #[test]
 fn skipped_tensors_and_nonfinite_values_in_a_ranking() {
     let dir = tempfile::tempdir().unwrap();

@@ -13,7 +13,8 @@ use super::source::InMemory;
 use super::weights::{read_weight, Weight};
 use super::{decode_entry, Catalog, CatalogFile, CheckpointKind, Entry, EntryBytes, LoadError};
 use crate::error::{Error, Result};
-use crate::tensor::Tensor;
+use crate::tensor::decode::{decode_to, item_size, ByteOrder};
+use crate::tensor::{DType, Tensor};
 use memmap2::{Mmap, MmapOptions};
 use std::fs::File;
 use std::path::{Path, PathBuf};
@@ -74,6 +75,18 @@ fn configs_of(paths: &[PathBuf], errors: &mut Vec<LoadError>) -> Configs {
 
 /// A read-only map of `len` bytes of `file` from `offset` (`None` for an empty range, which
 /// cannot be mapped).
+/// Decode `bytes` into `out` (one place per element) in pieces side by side.
+fn decode_pieces(dtype: DType, order: ByteOrder, bytes: &[u8], out: &mut [f32]) {
+    use rayon::prelude::*;
+    let piece = crate::parallel::CHUNK;
+    out.par_chunks_mut(piece)
+        .zip(bytes.par_chunks(piece * item_size(dtype)))
+        .for_each(|(out, bytes)| decode_to(dtype, order, bytes, out));
+}
+
+/// Bytes of a plain range mapped at a time when it is decoded ([`Checkpoint::read`]).
+const READ_WINDOW: u64 = 16 << 20;
+
 fn map(file: &File, offset: u64, len: u64) -> std::io::Result<Option<Mmap>> {
     if len == 0 {
         return Ok(None);
@@ -266,10 +279,65 @@ impl Checkpoint {
     /// Read the tensor of `entry` (from this checkpoint's catalogue): map its byte range,
     /// decode, unmap.
     pub fn read(&self, entry: &Entry) -> Result<Tensor> {
+        self.read_reusing(entry, Vec::new())
+    }
+
+    /// [`Checkpoint::read`], decoding plain ranges into `buffer`'s memory when it is large
+    /// enough (a reader that ranks tensor after tensor hands back the previous one's values).
+    pub fn read_reusing(&self, entry: &Entry, buffer: Vec<f32>) -> Result<Tensor> {
         if let Some(problem) = &entry.problem {
             return Err(Error::load(entry.name.clone(), problem.clone()));
         }
+        if let super::Storage::Plain {
+            dtype,
+            order,
+            fortran: false,
+        } = entry.storage
+        {
+            let size = entry.range.end - entry.range.start;
+            let whole = (entry.elements as u64).checked_mul(item_size(dtype) as u64);
+            if size > READ_WINDOW && whole == Some(size) {
+                return self.read_windows(entry, dtype, order, buffer);
+            }
+        }
         self.with_range(entry, |bytes| decode_entry(entry, bytes))
+    }
+
+    /// A long plain range decoded [`READ_WINDOW`] bytes at a time, each window mapped and
+    /// unmapped in turn: the process holds the decoded values and one window of the file,
+    /// rather than the whole range mapped beside its decoding.
+    fn read_windows(
+        &self,
+        entry: &Entry,
+        dtype: DType,
+        order: ByteOrder,
+        mut values: Vec<f32>,
+    ) -> Result<Tensor> {
+        let (file, fail) = self.open_entry_file(entry)?;
+        // The file holds every byte of the range, so the count is backed by data.
+        if values.capacity() / 2 > entry.elements {
+            values = Vec::new(); // do not keep a far larger tensor's memory for a small one
+        }
+        values.clear();
+        values.resize(entry.elements, 0.0);
+        let item = item_size(dtype);
+        let step = READ_WINDOW - READ_WINDOW % item as u64;
+        let mut at = entry.range.start;
+        let mut filled = 0;
+        while at < entry.range.end {
+            let n = step.min(entry.range.end - at);
+            if let Some(window) = map(&file, at, n).map_err(|e| fail(e.to_string()))? {
+                let out = &mut values[filled..filled + window.len() / item];
+                decode_pieces(dtype, order, &window, out);
+                filled += window.len() / item;
+            }
+            at += n;
+        }
+        Ok(Tensor {
+            shape: entry.shape.clone(),
+            data: values,
+            dtype,
+        })
     }
 
     /// The bytes of `entry`'s range, memory-mapped (unmapped when dropped).
@@ -283,10 +351,14 @@ impl Checkpoint {
         f(mapped.as_deref().unwrap_or_default())
     }
 
-    /// `entry`'s byte range, mapped read-only (`None` when empty).
-    fn mapped(&self, entry: &Entry) -> Result<Option<Mmap>> {
+    /// `entry`'s file, opened and checked to still hold every byte of its range, with the
+    /// error a failure to read it then gives.
+    fn open_entry_file<'a>(
+        &'a self,
+        entry: &'a Entry,
+    ) -> Result<(File, impl Fn(String) -> Error + 'a)> {
         let name = self.catalog.file_name(entry);
-        let fail = |reason: String| Error::load(format!("{name}: {}", entry.name), reason);
+        let fail = move |reason: String| Error::load(format!("{name}: {}", entry.name), reason);
         let file = File::open(name).map_err(|e| fail(format!("cannot open: {e}")))?;
         let len = file
             .metadata()
@@ -298,6 +370,12 @@ impl Checkpoint {
                 entry.range.end
             )));
         }
+        Ok((file, fail))
+    }
+
+    /// `entry`'s byte range, mapped read-only (`None` when empty).
+    fn mapped(&self, entry: &Entry) -> Result<Option<Mmap>> {
+        let (file, fail) = self.open_entry_file(entry)?;
         let size = entry.range.end - entry.range.start;
         map(&file, entry.range.start, size).map_err(|e| fail(e.to_string()))
     }

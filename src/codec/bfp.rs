@@ -12,8 +12,7 @@ use super::{decoded, Codec, CodecEntry, CodecFamily, Encoded, Stored};
 use crate::error::{Error, Result};
 use crate::formats::bfp::{self, step, Bfp};
 use crate::formats::blocks::BlockLayout;
-use crate::qdq::{measure_kernel, PerBlock, SliceRanges, Slicing};
-use crate::quant::QdqMetrics;
+use crate::qdq::{PerBlock, QdqKernel, SliceRanges, Slicing};
 use crate::tensor::Tensor;
 
 crate::declare_params! {
@@ -135,15 +134,20 @@ impl Codec for BlockFloat {
         Ok(SliceRanges::new(Slicing::Block(layout), ranges))
     }
 
-    fn measure(&self, original: &Tensor, clean: &Tensor) -> Result<QdqMetrics> {
-        let layout = self.layout(&clean.shape)?;
+    fn qdq_kernel(&self, clean: &Tensor) -> Option<Result<Box<dyn QdqKernel>>> {
+        let layout = match self.layout(&clean.shape) {
+            Ok(l) => l,
+            Err(e) => return Some(Err(e)),
+        };
         let scales = self.scales(&layout, &clean.data);
         let ranges = self.slice_ranges(&scales);
         let format = self.format;
-        let kernel = PerBlock::with_ranges(ranges, layout, scales, move |x, &s| {
-            format.fake_quantize(x, s)
-        })
-        .ok_or_else(|| Error::input("one scale per block"))?;
-        Ok(measure_kernel(&original.data, &kernel).finish())
+        Some(
+            PerBlock::with_ranges(ranges, layout, scales, move |x, &s| {
+                format.fake_quantize(x, s)
+            })
+            .map(|k| Box::new(k) as Box<dyn QdqKernel>)
+            .ok_or_else(|| Error::input("one scale per block")),
+        )
     }
 }

@@ -10,7 +10,7 @@ use crate::engine::{prepare_batch, NonFinitePolicy};
 use crate::error::Result;
 use crate::observer::Granularity;
 use crate::params::Params;
-use crate::qdq::measure_ranges;
+use crate::qdq::{measure_ranges, QdqKernel};
 use crate::quant::QdqMetrics;
 use crate::tensor::Tensor;
 use serde::Serialize;
@@ -93,6 +93,25 @@ pub fn evaluate(id: &'static str, params: &Params, t: &Tensor) -> Result<FormatR
         bits_per_value: codec.bits_per_value(&t.shape),
         metrics,
     })
+}
+
+/// What [`evaluate`] measures, for a caller that runs several kernels over `t` in one pass
+/// ([`crate::qdq::measure_kernels`]): `Ok(kernel)` when the codec has a fused kernel (its
+/// metrics over `t`, finished, are [`evaluate`]'s), else `Err` with [`evaluate`]'s outcome.
+pub fn evaluation_kernel(
+    id: &'static str,
+    params: &Params,
+    t: &Tensor,
+) -> std::result::Result<Box<dyn QdqKernel>, Result<QdqMetrics>> {
+    let prepared = find(id)
+        .and_then(|family| family.build(params, &t.shape))
+        .and_then(|codec| Ok((clean(t)?, codec)));
+    let (clean, codec) = prepared.map_err(Err)?;
+    match codec.qdq_kernel(&clean) {
+        Some(Ok(kernel)) => Ok(kernel),
+        Some(Err(e)) => Err(Err(e)),
+        None => Err(codec.measure(t, &clean)),
+    }
 }
 
 /// Every format of the standard [`lineup`] on `t`; formats that do not apply to the tensor's

@@ -7,8 +7,7 @@
 use super::{decoded, Codec, CodecEntry, CodecFamily, Encoded, Stored};
 use crate::error::Result;
 use crate::formats::half_cast::HalfType;
-use crate::qdq::{measure_kernel, PerTensor, SliceRanges, Slicing};
-use crate::quant::QdqMetrics;
+use crate::qdq::{PerTensor, QdqKernel, SliceRanges, Slicing};
 use crate::tensor::Tensor;
 
 crate::declare_params! {
@@ -121,9 +120,11 @@ impl Codec for Half {
         Ok(SliceRanges::new(Slicing::Tensor, [self.range()]))
     }
 
-    fn measure(&self, original: &Tensor, _clean: &Tensor) -> Result<QdqMetrics> {
+    fn qdq_kernel(&self, _clean: &Tensor) -> Option<Result<Box<dyn QdqKernel>>> {
         let half = self.0;
-        let kernel = PerTensor::with_range(self.range(), move |x| half.round_trip(x));
-        Ok(measure_kernel(&original.data, &kernel).finish())
+        Some(Ok(Box::new(PerTensor::with_range(
+            self.range(),
+            move |x| half.round_trip(x),
+        ))))
     }
 }

@@ -15,8 +15,8 @@
 
 use super::{decoded, normalise_axis, Codec, CodecEntry, CodecFamily, Encoded, Sharing, Stored};
 use crate::error::Result;
-use crate::qdq::SliceRanges;
-use crate::quant::{round_half_even, QdqMetrics};
+use crate::qdq::{QdqKernel, SliceRanges};
+use crate::quant::round_half_even;
 use crate::tensor::Tensor;
 
 crate::choice_enum! {
@@ -217,14 +217,15 @@ impl Codec for Int {
         ))
     }
 
-    fn measure(&self, original: &Tensor, clean: &Tensor) -> Result<QdqMetrics> {
+    fn qdq_kernel(&self, clean: &Tensor) -> Option<Result<Box<dyn QdqKernel>>> {
         let (qmin, qmax) = self.code_range();
-        let qparams = self.qparams(clean)?;
-        let ranges = self.slice_ranges(&qparams);
-        self.sharing
-            .measure(original, qparams, ranges, move |x, &p| {
-                let (s, zp) = p;
-                (Self::code(x, p, qmin, qmax) - zp) * s
-            })
+        Some(self.qparams(clean).and_then(|qparams| {
+            let ranges = self.slice_ranges(&qparams);
+            self.sharing
+                .kernel(&clean.shape, qparams, ranges, move |x, &p| {
+                    let (s, zp) = p;
+                    (Self::code(x, p, qmin, qmax) - zp) * s
+                })
+        }))
     }
 }

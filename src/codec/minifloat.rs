@@ -14,8 +14,7 @@ use super::sharing::symmetric_ranges;
 use super::{decoded, normalise_axis, Codec, CodecEntry, CodecFamily, Encoded, Sharing, Stored};
 use crate::error::{Error, Result};
 use crate::formats::ElementFormat;
-use crate::qdq::SliceRanges;
-use crate::quant::QdqMetrics;
+use crate::qdq::{QdqKernel, SliceRanges};
 use crate::tensor::Tensor;
 
 crate::choice_enum! {
@@ -161,13 +160,14 @@ impl Codec for Minifloat {
         ))
     }
 
-    fn measure(&self, original: &Tensor, clean: &Tensor) -> Result<QdqMetrics> {
-        let scales = self.scales(clean)?;
-        let ranges = self.slice_ranges(&scales);
-        let element = self.element;
-        self.sharing
-            .measure(original, scales, ranges, move |x, &s| {
-                element.quantize(x / s) * s
-            })
+    fn qdq_kernel(&self, clean: &Tensor) -> Option<Result<Box<dyn QdqKernel>>> {
+        let rounding = self.element.rounding();
+        Some(self.scales(clean).and_then(|scales| {
+            let ranges = self.slice_ranges(&scales);
+            self.sharing
+                .kernel(&clean.shape, scales, ranges, move |x, &s| {
+                    rounding.quantize(x / s) * s
+                })
+        }))
     }
 }

@@ -43,13 +43,15 @@ pub mod selfcheck;
 mod sharing;
 mod stored;
 
-pub use compare::{compare, evaluate, lineup, quantize_dequantize, FormatResult, Qdq};
+pub use compare::{
+    compare, evaluate, evaluation_kernel, lineup, quantize_dequantize, FormatResult, Qdq,
+};
 pub use sharing::Sharing;
 pub use stored::{Encoded, Part, Stored};
 
 use crate::error::{Error, Result};
 use crate::params::{validate_declared, ParamSet, ParamSpec, Params};
-use crate::qdq::{measure_ranges, SliceRanges};
+use crate::qdq::{measure_kernel, measure_ranges, QdqKernel, SliceRanges};
 use crate::quant::QdqMetrics;
 use crate::tensor::Tensor;
 use serde::Serialize;
@@ -73,11 +75,23 @@ pub trait Codec: Send + Sync + std::fmt::Debug {
     /// The representable range of each element's slice under the stored scales.
     fn ranges(&self, e: &Encoded) -> Result<SliceRanges>;
 
+    /// The fused quantize–dequantize of this codec with its scales found from `clean` (the
+    /// tensor with non-finite values replaced by 0), element by element as decoding the
+    /// encoded tensor gives it; `None` for codecs without one. Measuring a tensor with it is
+    /// [`Codec::measure`]; a caller that measures several codecs on one tensor can run their
+    /// kernels in one pass ([`crate::qdq::measure_kernels`]).
+    fn qdq_kernel(&self, _clean: &Tensor) -> Option<Result<Box<dyn QdqKernel>>> {
+        None
+    }
+
     /// Quantize–dequantize `clean` (finite values) and measure the error against `original` (the
-    /// same tensor before its non-finite values were replaced; they are left out). The default
-    /// encodes, decodes and measures; codecs with a per-element kernel override it with one
-    /// fused pass that gives the same bits.
+    /// same tensor before its non-finite values were replaced; they are left out). Codecs with
+    /// a per-element kernel ([`Codec::qdq_kernel`]) measure in one fused pass that gives the
+    /// same bits; the others encode, decode and measure.
     fn measure(&self, original: &Tensor, clean: &Tensor) -> Result<QdqMetrics> {
+        if let Some(kernel) = self.qdq_kernel(clean) {
+            return Ok(measure_kernel(&original.data, kernel?.as_ref()).finish());
+        }
         let encoded = self.encode(clean)?;
         let decoded = self.decode(&encoded)?;
         let ranges = self.ranges(&encoded)?;

@@ -17,8 +17,7 @@ use crate::formats::blocks::BlockLayout;
 use crate::formats::e8m0::{self, ScaleRounding};
 use crate::formats::mx::{self, MxElement};
 use crate::formats::ElementFormat;
-use crate::qdq::{measure_kernel, PerBlock, SliceRanges, Slicing};
-use crate::quant::QdqMetrics;
+use crate::qdq::{PerBlock, QdqKernel, SliceRanges, Slicing};
 use crate::tensor::Tensor;
 
 crate::declare_params! {
@@ -154,15 +153,34 @@ impl Codec for Mx {
         ))
     }
 
-    fn measure(&self, original: &Tensor, clean: &Tensor) -> Result<QdqMetrics> {
-        let layout = self.layout(&clean.shape)?;
+    fn qdq_kernel(&self, clean: &Tensor) -> Option<Result<Box<dyn QdqKernel>>> {
+        let layout = match self.layout(&clean.shape) {
+            Ok(l) => l,
+            Err(e) => return Some(Err(e)),
+        };
         let scales = mx::block_scales(&layout, &clean.data, self.element, self.rounding);
         let ranges = self.slice_ranges(&scales);
-        let element = self.element;
-        let kernel = PerBlock::with_ranges(ranges, layout, scales, move |x, &s| {
-            element.fake_quantize(x, s)
+        // One kernel per element kind, so that the per-element loop holds no `match`.
+        fn kernel<F: Fn(f32, &f32) -> f32 + Send + Sync + 'static>(
+            ranges: Vec<Option<(f64, f64)>>,
+            layout: BlockLayout,
+            scales: Vec<f32>,
+            map: F,
+        ) -> Result<Box<dyn QdqKernel>> {
+            let kernel = PerBlock::with_ranges(ranges, layout, scales, map)
+                .ok_or_else(|| Error::input("one scale per block"))?;
+            Ok(Box::new(kernel))
+        }
+        Some(match self.element {
+            MxElement::Float(f) => {
+                let rounding = f.rounding();
+                kernel(ranges, layout, scales, move |x, &s| {
+                    rounding.quantize(x / s) * s
+                })
+            }
+            int8 => kernel(ranges, layout, scales, move |x, &s| {
+                int8.fake_quantize(x, s)
+            }),
         })
-        .ok_or_else(|| Error::input("one scale per block"))?;
-        Ok(measure_kernel(&original.data, &kernel).finish())
     }
 }

@@ -4,8 +4,8 @@
 
 use crate::error::Result;
 use crate::formats::blocks::BlockLayout;
-use crate::qdq::{measure_kernel, PerBlock, PerChannel, PerTensor, QdqKernel, Slicing};
-use crate::quant::{ChannelIndexer, QdqMetrics};
+use crate::qdq::{PerBlock, PerChannel, PerTensor, QdqKernel, Slicing};
+use crate::quant::ChannelIndexer;
 use crate::tensor::Tensor;
 use serde::Serialize;
 
@@ -50,11 +50,44 @@ impl Sharing {
         }
     }
 
-    /// `(min, max)` of each slice of `t`.
+    /// `(min, max)` of each slice of `t`, NaN ignored (`(+∞, −∞)` for a slice without a
+    /// number). Where slices are consecutive runs (per tensor, per channel of axis 0, per group
+    /// along the last axis) each run is scanned in lanes ([`crate::lanes::min_max`]); other
+    /// layouts look up each element's slice.
     pub fn ranges(self, t: &Tensor) -> Result<Vec<(f32, f32)>> {
         let slicing = self.slicing(&t.shape)?;
-        let mut out = vec![(f32::INFINITY, f32::NEG_INFINITY); self.count(&t.shape)];
-        for (i, &v) in t.data.iter().enumerate() {
+        let count = self.count(&t.shape);
+        let data = &t.data;
+        match self {
+            Sharing::PerTensor => return Ok(vec![crate::lanes::min_max(data)]),
+            Sharing::PerChannel { axis: 0 } if !t.shape.is_empty() => {
+                let inner = t.shape[1..].iter().product::<usize>();
+                if inner > 0 {
+                    return Ok(crate::parallel::map_chunks_of(
+                        data,
+                        inner,
+                        crate::lanes::min_max,
+                    ));
+                }
+            }
+            Sharing::PerGroup { axis, size } if axis + 1 == t.shape.len() && size > 0 => {
+                let len = t.shape[axis];
+                if len > 0 {
+                    let per_row = crate::parallel::map_chunks_of(data, len, |row| {
+                        row.chunks(size)
+                            .map(crate::lanes::min_max)
+                            .collect::<Vec<_>>()
+                    });
+                    let out: Vec<_> = per_row.into_iter().flatten().collect();
+                    if out.len() == count {
+                        return Ok(out);
+                    }
+                }
+            }
+            _ => {}
+        }
+        let mut out = vec![(f32::INFINITY, f32::NEG_INFINITY); count];
+        for (i, &v) in data.iter().enumerate() {
             if let Some(r) = out.get_mut(slicing.slice_of(i)) {
                 r.0 = r.0.min(v);
                 r.1 = r.1.max(v);
@@ -78,21 +111,20 @@ impl Sharing {
             .collect())
     }
 
-    /// The error of quantize–dequantizing `original` element by element with `map(x, &params[k])`
-    /// (`k`: the element's slice), clipping measured against `ranges[k]`, in one fused pass.
-    pub fn measure<P, F>(
+    /// The kernel quantize–dequantizing a tensor of `shape` element by element with
+    /// `map(x, &params[k])` (`k`: the element's slice), clipping measured against `ranges[k]`.
+    pub fn kernel<P, F>(
         self,
-        original: &Tensor,
+        shape: &[usize],
         params: Vec<P>,
         ranges: Vec<Option<(f64, f64)>>,
         map: F,
-    ) -> Result<QdqMetrics>
+    ) -> Result<Box<dyn QdqKernel>>
     where
-        P: Copy + Send + Sync,
-        F: Fn(f32, &P) -> f32 + Send + Sync,
+        P: Copy + Send + Sync + 'static,
+        F: Fn(f32, &P) -> f32 + Send + Sync + 'static,
     {
-        let shape = &original.shape;
-        let kernel: Box<dyn QdqKernel + '_> = match self {
+        Ok(match self {
             Sharing::PerTensor => {
                 let p = params[0];
                 Box::new(PerTensor::with_range(ranges[0], move |x| map(x, &p)))
@@ -110,8 +142,7 @@ impl Sharing {
                 )
                 .ok_or_else(|| crate::error::Error::input("one scale per group"))?,
             ),
-        };
-        Ok(measure_kernel(&original.data, kernel.as_ref()).finish())
+        })
     }
 }
 

@@ -120,6 +120,17 @@ impl BlockLayout {
 
     /// `max |x|` of every block (padding counts as 0; NaN propagates like `torch.max`).
     pub fn block_amax(&self, data: &[f32]) -> Vec<f32> {
+        if self.axis_is_last && self.len > 0 && data.len() == self.rows * self.len {
+            // Rows in parallel, each block's magnitudes in lanes (the maximum does not depend
+            // on the order).
+            let block = self.block;
+            let rows = crate::parallel::map_chunks_of(data, self.len, |row| {
+                row.chunks(block)
+                    .map(crate::lanes::abs_max)
+                    .collect::<Vec<_>>()
+            });
+            return rows.into_iter().flatten().collect();
+        }
         self.fold(data, 0.0f32, |a, v| nan_max(a, v.abs()))
     }
 

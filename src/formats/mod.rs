@@ -160,14 +160,23 @@ impl ElementFormat {
 
     /// Round `x` to the nearest representable value, ties to even, saturating to `±max`
     /// (±inf saturates too); NaN is returned unchanged and zero keeps its sign.
-    #[inline]
+    ///
+    /// Branch-free for every element format (see [`round_to_float_format`]), so that loops
+    /// over it vectorise.
+    #[inline(always)]
     pub fn quantize(self, x: f32) -> f32 {
-        round_to_float_format(
-            x,
-            self.mantissa_bits(),
-            self.min_normal_exponent(),
-            self.max(),
-        )
+        self.rounding().quantize(x)
+    }
+
+    /// The format's rounding constants, looked up once: a loop over many values calls
+    /// [`FloatRounding::quantize`] on them so that no `match` on the format runs per value.
+    #[inline]
+    pub fn rounding(self) -> FloatRounding {
+        FloatRounding {
+            mbits: self.mantissa_bits(),
+            emin: self.min_normal_exponent(),
+            max: self.max(),
+        }
     }
 
     /// The code of `quantize(x)`; NaN gives the format's canonical NaN code (`0x7F`/`0xFF`
@@ -287,22 +296,63 @@ pub fn floor_log2(a: f32) -> i32 {
 /// exponent `emin` (unbounded above), ties to even, then saturate to `±max`. NaN passes, ±inf
 /// saturates, zero keeps its sign. Exact: every step is a power-of-two scaling or an integer
 /// rounding.
+///
+/// For the element formats (`mbits ≥ 1`, `emin − mbits ≥ −126`) it is computed without a
+/// branch, so that loops over it vectorise: the quantum is `2^q` with
+/// `q = max(e, emin) − mbits`, `e` the input's exponent field less the bias (a zero or
+/// subnormal input has field 0, so `e = −127 < emin`: its quantum is the format's subnormal
+/// step, as [`floor_log2`] gives it). For finite input `q` then lies in `[−126, 126]`, so both
+/// scalings are plain exponent patterns; `q` is clamped there so that ±inf (field 255) scales
+/// to ±inf and saturates, and NaN is selected back at the end. The same value as the general
+/// path for every input: `cargo test --release float_format_rounding_is_branch_free_everywhere
+/// -- --ignored` checks every float32 bit pattern in every element format.
 #[inline]
 pub fn round_to_float_format(x: f32, mbits: u32, emin: i32, max: f32) -> f32 {
-    let a = x.abs();
-    let exp_field = (a.to_bits() >> 23) as i32;
-    if exp_field != 0 && exp_field != 255 {
-        // Normal input: the quantum is 2^(max(e, emin) − mbits); both scalings are plain
-        // exponent patterns when that exponent is within ±126.
-        let quantum_exp = (exp_field - 127).max(emin) - mbits as i32;
-        if (-126..=126).contains(&quantum_exp) {
-            let down = f32::from_bits(((127 - quantum_exp) as u32) << 23);
-            let up = f32::from_bits(((127 + quantum_exp) as u32) << 23);
-            let r = round_half_even(a * down) * up;
-            return crate::quant::copysign(r.min(max), x);
-        }
+    if branch_free_applies(mbits, emin) {
+        return round_branch_free(x, mbits, emin, max);
     }
     round_to_float_format_slow(x, mbits, emin, max)
+}
+
+/// An element format's rounding, its constants resolved ([`ElementFormat::rounding`]).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct FloatRounding {
+    mbits: u32,
+    emin: i32,
+    max: f32,
+}
+
+impl FloatRounding {
+    /// [`ElementFormat::quantize`]: round to the nearest representable value, ties to even,
+    /// saturating to `±max`; NaN unchanged, zero keeps its sign.
+    #[inline(always)]
+    pub fn quantize(self, x: f32) -> f32 {
+        round_branch_free(x, self.mbits, self.emin, self.max)
+    }
+}
+
+/// Whether [`round_branch_free`] is exact for a format: at least one mantissa bit, and every
+/// quantum exponent of a finite input within `[−126, 126]`.
+const fn branch_free_applies(mbits: u32, emin: i32) -> bool {
+    mbits >= 1 && mbits <= 23 && emin - mbits as i32 >= -126 && emin <= 126
+}
+
+/// The branch-free path of [`round_to_float_format`], for formats where
+/// [`branch_free_applies`].
+#[inline(always)]
+fn round_branch_free(x: f32, mbits: u32, emin: i32, max: f32) -> f32 {
+    let a = x.abs();
+    let e = (((a.to_bits() >> 23) as i32) - 127).max(emin);
+    let q = (e - mbits as i32).clamp(-126, 126);
+    let down = f32::from_bits(((127 - q) as u32) << 23);
+    let up = f32::from_bits(((127 + q) as u32) << 23);
+    let r = round_half_even(a * down) * up;
+    let r = crate::quant::copysign(if r > max { max } else { r }, x);
+    if x.is_nan() {
+        x
+    } else {
+        r
+    }
 }
 
 /// The general path of [`round_to_float_format`] (zero, subnormal, non-finite or extreme
@@ -338,6 +388,65 @@ impl crate::params::Choice for ElementFormat {
 
 #[cfg(test)]
 mod tests {
+
+    const ELEMENT_FORMATS: [ElementFormat; 5] = [
+        ElementFormat::Fp8E4m3,
+        ElementFormat::Fp8E5m2,
+        ElementFormat::Fp6E2m3,
+        ElementFormat::Fp6E3m2,
+        ElementFormat::Fp4E2m1,
+    ];
+
+    /// Every element format: the branch-free rounding against the general path on `x`.
+    fn check_rounding_at(x: f32) {
+        for f in ELEMENT_FORMATS {
+            let (m, e, max) = (f.mantissa_bits(), f.min_normal_exponent(), f.max());
+            let fast = round_to_float_format(x, m, e, max);
+            let slow = round_to_float_format_slow(x, m, e, max);
+            assert_eq!(
+                fast.to_bits(),
+                slow.to_bits(),
+                "{f:?} at {x:e} ({:#x})",
+                x.to_bits()
+            );
+        }
+    }
+
+    #[test]
+    fn every_element_format_rounds_without_branches() {
+        for f in ELEMENT_FORMATS {
+            assert!(
+                branch_free_applies(f.mantissa_bits(), f.min_normal_exponent()),
+                "{f:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn float_format_rounding_is_the_general_path_on_samples() {
+        // Every exponent with a spread of mantissas and both signs, plus the special values.
+        for bits in (0..=u32::MAX).step_by(65_521) {
+            check_rounding_at(f32::from_bits(bits));
+        }
+        for x in [
+            0.0,
+            -0.0,
+            f32::INFINITY,
+            f32::NEG_INFINITY,
+            f32::NAN,
+            f32::MAX,
+            f32::MIN,
+        ] {
+            check_rounding_at(x);
+        }
+    }
+
+    #[test]
+    #[ignore = "every float32 bit pattern in five formats: about a minute in release"]
+    fn float_format_rounding_is_branch_free_everywhere() {
+        (0..=u32::MAX).for_each(|bits| check_rounding_at(f32::from_bits(bits)));
+    }
+
     use super::*;
 
     /// The nearest code point by brute force, ties to the even code (even mantissa).

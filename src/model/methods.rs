@@ -13,6 +13,8 @@ use crate::codec;
 use crate::engine::{self, NonFinitePolicy};
 use crate::error::{Error, Result};
 use crate::params::Params;
+use crate::qdq::{BlockMetrics, QdqKernel};
+use crate::quant::QdqMetrics;
 use crate::registry::{self, Granularity};
 use crate::tensor::Tensor;
 use serde::{Deserialize, Serialize};
@@ -277,29 +279,61 @@ impl Method {
         !per_channel || shape.len() >= 2
     }
 
-    /// Run this method on `tensor` (non-finite values handled as `observe` and `formats` do).
+    /// Run this method on `tensor` (non-finite values handled as `observe` and `formats` do):
+    /// through the driver ([`engine::run`]) or [`codec::evaluate`], each measuring on its own.
     pub fn run(&self, tensor: &Tensor) -> MethodResult {
-        let (kind, outcome) = match &self.kind {
-            MethodKind::Observer { params, .. } => (
-                ResultKind::Observer,
-                engine::run(
-                    &self.id,
-                    params,
-                    std::slice::from_ref(tensor),
-                    NonFinitePolicy::Exclude,
-                )
-                .and_then(|report| match (report.error, report.metrics) {
-                    (Some(e), _) => Err(Error::input(e.message)),
-                    (None, Some(m)) => Ok(m),
-                    (None, None) => Err(Error::input(
-                        "a pass-through observer: it does not quantize",
-                    )),
-                }),
-            ),
-            MethodKind::Format { family, params, .. } => (
-                ResultKind::Format,
-                codec::evaluate(family, params, tensor).map(|r| r.metrics),
-            ),
+        let outcome = match &self.kind {
+            MethodKind::Observer { params, .. } => {
+                engine::run(&self.id, params, std::slice::from_ref(tensor), EXCLUDE)
+                    .and_then(observer_metrics)
+            }
+            MethodKind::Format { family, params, .. } => {
+                codec::evaluate(family, params, tensor).map(|r| r.metrics)
+            }
+        };
+        self.result(outcome)
+    }
+
+    /// [`Method::run`] up to the metrics pass: the kernel that measures `tensor`, when the
+    /// method has one, for a caller that measures several methods in one pass over the data
+    /// ([`crate::qdq::measure_kernels`]); [`Prepared::finish`] then gives the result
+    /// [`Method::run`] gives, bit for bit.
+    pub fn prepare(&self, tensor: &Tensor) -> Prepared<'_> {
+        let stage = match &self.kind {
+            MethodKind::Observer { params, .. } => {
+                let batches = std::slice::from_ref(tensor);
+                match engine::Run::new(&self.id, params.clone(), batches) {
+                    Ok(run) => match run.with_policy(EXCLUDE).report_deferred() {
+                        (report, Some(kernel)) => Stage::Measure {
+                            kernel,
+                            report: Some(Box::new(report)),
+                        },
+                        (report, None) => Stage::Done(observer_metrics(report)),
+                    },
+                    Err(e) => Stage::Done(Err(e)),
+                }
+            }
+            MethodKind::Format { family, params, .. } => {
+                match codec::evaluation_kernel(family, params, tensor) {
+                    Ok(kernel) => Stage::Measure {
+                        kernel,
+                        report: None,
+                    },
+                    Err(outcome) => Stage::Done(outcome),
+                }
+            }
+        };
+        Prepared {
+            method: self,
+            stage,
+        }
+    }
+
+    /// The result of `outcome` (metrics, or why there are none).
+    fn result(&self, outcome: Result<QdqMetrics>) -> MethodResult {
+        let kind = match self.kind {
+            MethodKind::Observer { .. } => ResultKind::Observer,
+            MethodKind::Format { .. } => ResultKind::Format,
         };
         match outcome {
             Ok(m) => MethodResult {
@@ -321,6 +355,63 @@ impl Method {
                 error: Some(e.to_string()),
             },
         }
+    }
+}
+
+/// Methods treat non-finite values as `observe` does by default.
+const EXCLUDE: NonFinitePolicy = NonFinitePolicy::Exclude;
+
+/// An observer report's metrics, or why it has none.
+fn observer_metrics(report: engine::Report) -> Result<QdqMetrics> {
+    match (report.error, report.metrics) {
+        (Some(e), _) => Err(Error::input(e.message)),
+        (None, Some(m)) => Ok(m),
+        (None, None) => Err(Error::input(
+            "a pass-through observer: it does not quantize",
+        )),
+    }
+}
+
+/// A method run on a tensor up to its metrics pass ([`Method::prepare`]).
+pub struct Prepared<'a> {
+    method: &'a Method,
+    stage: Stage,
+}
+
+enum Stage {
+    /// The outcome is known (no kernel, or the method failed before measuring).
+    Done(Result<QdqMetrics>),
+    /// The metrics are what `kernel` measures; an observer's report is completed with them.
+    Measure {
+        kernel: Box<dyn QdqKernel>,
+        report: Option<Box<engine::Report>>,
+    },
+}
+
+impl Prepared<'_> {
+    /// The kernel to measure the tensor with, if the method is waiting for it.
+    pub fn kernel(&self) -> Option<&dyn QdqKernel> {
+        match &self.stage {
+            Stage::Measure { kernel, .. } => Some(kernel.as_ref()),
+            Stage::Done(_) => None,
+        }
+    }
+
+    /// The result, given what [`Prepared::kernel`] measured over the tensor (ignored when
+    /// there is no kernel).
+    pub fn finish(self, measured: Option<&BlockMetrics>) -> MethodResult {
+        let outcome = match (self.stage, measured) {
+            (Stage::Done(outcome), _) => outcome,
+            (Stage::Measure { report, .. }, Some(m)) => match report {
+                Some(mut report) => {
+                    engine::complete(&mut report, m);
+                    observer_metrics(*report)
+                }
+                None => Ok(m.finish()),
+            },
+            (Stage::Measure { .. }, None) => Err(Error::input("the tensor was not measured")),
+        };
+        self.method.result(outcome)
     }
 }
 

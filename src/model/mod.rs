@@ -75,7 +75,7 @@ pub fn rank_tensor(
     entry: &Entry,
     position: usize,
     file: &str,
-    tensor: Result<Tensor>,
+    tensor: Result<&Tensor>,
     methods: &[Method],
 ) -> TensorRow {
     let mut row = TensorRow {
@@ -101,7 +101,10 @@ pub fn rank_tensor(
             return row;
         }
     };
-    row.nonfinite = tensor.nonfinite();
+    // The statistics and every method read the same tensor: its non-finite counts, finite
+    // range, `Σx²` and histograms are computed once for all of them.
+    let _shared = crate::shared_stats::SharedStats::share(&[tensor]);
+    row.nonfinite = crate::shared_stats::nonfinite(&tensor.data);
     let stats = Stats::of(&tensor.data);
     row.stats = Some(stats);
     if stats.finite == 0 {
@@ -112,10 +115,20 @@ pub fn rank_tensor(
         ));
         return row;
     }
-    row.results = methods
+    // Every method's search first, then one pass over the tensor measures all their kernels.
+    let prepared: Vec<_> = methods
         .iter()
         .filter(|m| m.applies_to(&tensor.shape))
-        .map(|m| m.run(&tensor))
+        .map(|m| m.prepare(tensor))
+        .collect();
+    let kernels: Vec<_> = prepared.iter().filter_map(|p| p.kernel()).collect();
+    let mut measured = crate::qdq::measure_kernels(&tensor.data, &kernels).into_iter();
+    row.results = prepared
+        .into_iter()
+        .map(|p| {
+            let m = p.kernel().and_then(|_| measured.next());
+            p.finish(m.as_ref())
+        })
         .collect();
     row
 }

@@ -210,7 +210,7 @@ impl CheckpointRanking {
             entry,
             index,
             catalog.file_name(entry),
-            tensor,
+            tensor.as_ref().map_err(Clone::clone),
             &self.methods,
         );
         let slot = self

@@ -27,38 +27,78 @@ pub enum ByteOrder {
 /// Decode `bytes` (a whole number of `dtype` elements, in `order`) to f32 values in the same
 /// order. A trailing partial element, which callers rule out beforehand, is ignored.
 pub(crate) fn decode(dtype: DType, order: ByteOrder, bytes: &[u8]) -> Vec<f32> {
-    macro_rules! conv {
-        ($n:literal, |$a:ident| $body:expr) => {
-            bytes
-                .chunks_exact($n)
-                .map(|c| {
+    let mut out = Vec::with_capacity(bytes.len() / item_size(dtype));
+    decode_into(dtype, order, bytes, &mut out);
+    out
+}
+
+/// `$body` with `$it` bound to an iterator over the f32 values of `$bytes` (whole `$dtype`
+/// elements in `$order`): one expansion per dtype, so that each loop is monomorphic.
+macro_rules! with_values {
+    ($dtype:expr, $order:expr, $bytes:expr, |$it:ident| $body:expr) => {{
+        let (order, bytes) = ($order, $bytes);
+        macro_rules! conv {
+            ($n:literal, |$a:ident| $conv:expr) => {{
+                let $it = bytes.chunks_exact($n).map(|c| {
                     let mut $a = [0u8; $n];
                     $a.copy_from_slice(c);
                     if order == ByteOrder::Big {
                         $a.reverse();
                     }
-                    $body
-                })
-                .collect()
-        };
-    }
-    match dtype {
-        DType::Bool => bytes.iter().map(|&b| f32::from(u8::from(b != 0))).collect(),
-        DType::U8 => bytes.iter().map(|&b| f32::from(b)).collect(),
-        DType::I8 => bytes.iter().map(|&b| f32::from(b as i8)).collect(),
-        DType::F8E4M3 => bytes.iter().map(|&b| f8_e4m3_to_f32(b)).collect(),
-        DType::F8E5M2 => bytes.iter().map(|&b| f8_e5m2_to_f32(b)).collect(),
-        DType::I16 => conv!(2, |a| f32::from(i16::from_le_bytes(a))),
-        DType::U16 => conv!(2, |a| f32::from(u16::from_le_bytes(a))),
-        DType::F16 => conv!(2, |a| half::f16::from_le_bytes(a).to_f32()),
-        DType::BF16 => conv!(2, |a| half::bf16::from_le_bytes(a).to_f32()),
-        DType::I32 => conv!(4, |a| i32::from_le_bytes(a) as f32),
-        DType::U32 => conv!(4, |a| u32::from_le_bytes(a) as f32),
-        DType::F32 => conv!(4, |a| f32::from_le_bytes(a)),
-        DType::I64 => conv!(8, |a| i64::from_le_bytes(a) as f32),
-        DType::U64 => conv!(8, |a| u64::from_le_bytes(a) as f32),
-        DType::F64 => conv!(8, |a| f64::from_le_bytes(a) as f32),
-    }
+                    $conv
+                });
+                $body
+            }};
+        }
+        match $dtype {
+            DType::Bool => {
+                let $it = bytes.iter().map(|&b| f32::from(u8::from(b != 0)));
+                $body
+            }
+            DType::U8 => {
+                let $it = bytes.iter().map(|&b| f32::from(b));
+                $body
+            }
+            DType::I8 => {
+                let $it = bytes.iter().map(|&b| f32::from(b as i8));
+                $body
+            }
+            DType::F8E4M3 => {
+                let $it = bytes.iter().map(|&b| f8_e4m3_to_f32(b));
+                $body
+            }
+            DType::F8E5M2 => {
+                let $it = bytes.iter().map(|&b| f8_e5m2_to_f32(b));
+                $body
+            }
+            DType::I16 => conv!(2, |a| f32::from(i16::from_le_bytes(a))),
+            DType::U16 => conv!(2, |a| f32::from(u16::from_le_bytes(a))),
+            DType::F16 => conv!(2, |a| half::f16::from_le_bytes(a).to_f32()),
+            DType::BF16 => conv!(2, |a| half::bf16::from_le_bytes(a).to_f32()),
+            DType::I32 => conv!(4, |a| i32::from_le_bytes(a) as f32),
+            DType::U32 => conv!(4, |a| u32::from_le_bytes(a) as f32),
+            DType::F32 => conv!(4, |a| f32::from_le_bytes(a)),
+            DType::I64 => conv!(8, |a| i64::from_le_bytes(a) as f32),
+            DType::U64 => conv!(8, |a| u64::from_le_bytes(a) as f32),
+            DType::F64 => conv!(8, |a| f64::from_le_bytes(a) as f32),
+        }
+    }};
+}
+
+/// [`decode`], appending to `out`.
+pub(crate) fn decode_into(dtype: DType, order: ByteOrder, bytes: &[u8], out: &mut Vec<f32>) {
+    with_values!(dtype, order, bytes, |values| out.extend(values))
+}
+
+/// [`decode`] into `out`, which holds one place per whole element of `bytes` (extra places are
+/// left as they are): a reader that decodes pieces of a range side by side.
+#[cfg(not(target_arch = "wasm32"))]
+pub(crate) fn decode_to(dtype: DType, order: ByteOrder, bytes: &[u8], out: &mut [f32]) {
+    with_values!(dtype, order, bytes, |values| {
+        for (o, v) in out.iter_mut().zip(values) {
+            *o = v;
+        }
+    })
 }
 
 /// OCP FP8 E4M3 ("E4M3FN"): 1 sign, 4 exponent (bias 7), 3 mantissa bits. No infinities;

@@ -111,6 +111,15 @@ pub fn channel_min_max(t: &Tensor, axis: usize) -> (Vec<f32>, Vec<f32>) {
     if inner == 0 || channels == 0 {
         return (lo, hi);
     }
+    if t.data.len() == channels * inner {
+        // One run per channel: channels side by side, each scanned in lanes (the same bits as
+        // the loop below, see `lanes::min_max`).
+        let finite_or_zero = |v: f32| if v.is_finite() { v } else { 0.0 };
+        let ranges = crate::parallel::map_chunks_of(&t.data, inner, |run| {
+            crate::lanes::min_max_of(run, finite_or_zero)
+        });
+        return ranges.into_iter().unzip();
+    }
     for (row, chunk) in t.data.chunks_exact(inner).enumerate() {
         let c = row % channels;
         let (mut l, mut h) = (lo[c], hi[c]);
