@@ -59,4 +59,9 @@ if ! "$gvenv/bin/python" -c 'import gguf, numpy' 2>/dev/null; then
   python3 -m venv "$gvenv"
   "$gvenv/bin/pip" install --quiet 'gguf==0.19.0' 'numpy==2.4.6'
 fi
+# A generated 2 GiB bf16 checkpoint of LLM shapes ranked by `quantscope model` (made once under
+# target/bench-model; writes target/bench-model.json). QUANTSCOPE_BENCH_MODEL=0 skips it.
+if [ "${QUANTSCOPE_BENCH_MODEL:-1}" != 0 ]; then
+  "$gvenv/bin/python" scripts/bench/model_checkpoint.py
+fi
 exec "$gvenv/bin/python" scripts/bench/checkpoints.py
