@@ -1,6 +1,11 @@
 // The wasm package in Node, timed on one tensor file: prints JSON for scripts/bench.sh.
 //
 //   node scripts/bench/wasm-node.mjs FILE.npy REPEAT [ID...]
+//   node scripts/bench/wasm-node.mjs FILE.npy 1 --cold [ID...]
+//
+// With --cold it times what a fresh process (a script, a CI job, a notebook cell) pays: `init()`,
+// then reading the file, loading it and observing the list once (the first tensor the process
+// sees), and prints the phases; the caller times the whole process.
 //
 // Without IDs it times the observers of scripts/bench/observers-per-tensor.txt, the list the CLI
 // and library timings read.
@@ -19,7 +24,9 @@ import os from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { Worker, isMainThread, parentPort, workerData } from 'node:worker_threads';
 
-const [file, repeatText, ...given] = process.argv.slice(2);
+const [file, repeatText, ...args] = process.argv.slice(2);
+const cold = args.includes('--cold');
+const given = args.filter((a) => a !== '--cold');
 const listed = () =>
   readFileSync(new URL('./observers-per-tensor.txt', import.meta.url), 'utf8')
     .split('\n')
@@ -135,6 +142,23 @@ async function main() {
   }));
 }
 
+/** The phases of a fresh process: init, then the first tensor (file read, load, observe). */
+async function coldStart() {
+  const t0 = performance.now();
+  const { qs, flavour } = await engine();
+  const t1 = performance.now();
+  const [, observe, results] = observeOnce(qs, new Uint8Array(readFileSync(file)), ids);
+  const t2 = performance.now();
+  console.log(JSON.stringify({
+    node: process.version,
+    flavour,
+    init_s: (t1 - t0) / 1e3,
+    first_tensor_s: (t2 - t1) / 1e3,
+    first_observe_s: observe,
+    failed: results.filter((r) => !r.ok).map((r) => `${r.observer}: ${r.error?.message ?? '?'}`),
+  }));
+}
+
 if (!isMainThread) {
   // A worker of `WorkerPool`: for each message, its share of the observers on its own copy of
   // the file.
@@ -146,6 +170,8 @@ if (!isMainThread) {
     tensor.free();
     parentPort.postMessage(answers);
   });
+} else if (cold) {
+  await coldStart();
 } else {
   await main();
 }
