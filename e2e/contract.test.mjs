@@ -207,6 +207,8 @@ const ramp = (n, scale = 1) => Array.from({ length: n }, (_, i) => Math.sin(i * 
 async function exercise(page) {
   // Observers: the demo's per-tensor and per-channel panels, and a panel that fails.
   await page.evaluate(() => window.quantscope.observe('torch.MinMaxObserver', { quant_min: 0, quant_max: 0 }));
+  await page.click('[role=region][aria-label="torch.HistogramObserver"] .why summary');
+  await page.waitForSelector('[role=region][aria-label="torch.HistogramObserver"][data-derivation-steps]');
   // Formats: the demo compared, a format added, one that does not apply.
   await page.waitForSelector('#formats[data-state=done]');
   await page.evaluate(() => window.quantscope.addFormat('int', { bits: 3 }));

@@ -3,7 +3,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { start, sharedDir, RESULTS, inkRatio, npyBytes, panelData } from './helpers.mjs';
+import { start, sharedDir, RESULTS, inkRatio, npyBytes, panelData, cli, WWW } from './helpers.mjs';
 
 let env;
 before(async () => {
@@ -84,7 +84,50 @@ test('opens on the demo with every default panel drawn', async () => {
   const hi = await panelData(page, 'torch.HistogramObserver');
   closeTo(Number(mm.mse), 1.985e-4, 5e-3, 0, 'MinMax mse');
   closeTo(Number(hi.mse), 1.770e-4, 5e-3, 0, 'Histogram mse');
+  // The diagnosis: the facts about the values word for word as the CLI writes them, then what
+  // did best among the panels shown.
+  await page.waitForFunction(() => document.querySelector('#diagnosis')?.textContent.includes('Best here'));
+  const diagnosis = await page.textContent('#diagnosis');
+  const cliDiagnosis = cli(['observe', path.join(WWW, 'demo', 'l0_layer_out.npy')]).split('diagnosis: ')[1].trim();
+  assert.match(diagnosis, /of the 255 steps/);
+  assert.equal(diagnosis.split(' Best here')[0], cliDiagnosis.split(' Best here')[0]);
   await page.screenshot({ path: path.join(RESULTS, 'explorer-demo.png'), fullPage: true });
+  assert.deepEqual(page.errors, []);
+  await page.context().close();
+});
+
+test('"Why this range?" shows the derivation the CLI prints, ending in the panel\'s scale', async () => {
+  const page = await env.page();
+  const id = 'torch.HistogramObserver';
+  const panel = `[role=region][aria-label="${id}"]`;
+  await page.click(`${panel} .why summary`);
+  await page.waitForSelector(`${panel}[data-derivation-steps]`);
+  const shown = await page.$$eval(`${panel} .why .step`, (steps) =>
+    steps.map((s) => ({
+      title: s.querySelector('h4').textContent,
+      values: Object.fromEntries([...s.querySelectorAll('.values .row')].map((r) => [r.querySelector('dt').textContent, r.querySelector('dd').textContent])),
+      picked: s.querySelector('tr.picked td')?.textContent ?? null,
+    })),
+  );
+  const want = JSON.parse(cli(['observe', path.join(WWW, 'demo', 'l0_layer_out.npy'), '--observer', id, '--explain', '--json']));
+  assert.deepEqual(shown.map((s) => s.title), want.derivation.map((s) => s.title));
+  const search = want.derivation.find((s) => s.candidates);
+  assert.equal(shown.find((s) => s.picked !== null).picked, String(search.candidates.picked));
+  // The last step holds the scale and zero point the panel shows, written as the CLI writes them.
+  const d = await panelData(page, id);
+  const wantLast = want.derivation[want.derivation.length - 1].values;
+  assert.equal(Number(d.scale), wantLast.scale[0]);
+  assert.equal(Number(d.zeroPoint), wantLast.zero_point[0]);
+  const text = cli(['observe', path.join(WWW, 'demo', 'l0_layer_out.npy'), '--observer', id, '--explain']);
+  const written = (name) => text.split('\n').filter((l) => l.trim().startsWith(`${name} = `)).pop().trim().slice(name.length + 3);
+  const last = shown[shown.length - 1].values;
+  assert.equal(last.scale, written('scale'));
+  assert.equal(last.zero_point, written('zero_point'));
+  // A search-only change refreshes the open derivation.
+  await page.selectOption(`${panel} .control[data-param=dtype] select`, 'qint8');
+  await page.evaluate(() => window.quantscope.idle());
+  await page.waitForFunction((p) => document.querySelector(`${p} .why .step:last-child dd`) && [...document.querySelectorAll(`${p} .why .step:last-child .row`)].some((r) => r.querySelector('dt').textContent === 'quant_min' && r.querySelector('dd').textContent === '−128'), panel);
+  await page.locator(panel).screenshot({ path: path.join(RESULTS, 'explorer-why-this-range.png') });
   assert.deepEqual(page.errors, []);
   await page.context().close();
 });

@@ -413,8 +413,27 @@ impl MomentHistogram {
     /// The whole curve under `spec`.
     pub fn curve(&self, spec: CurveRequest) -> Curve {
         let (qmin, qmax) = spec.quant_range();
+        let (points, best) = self.points_on(qmin, qmax, spec.scheme, spec.points);
+        Curve {
+            spec,
+            quant_min: qmin,
+            quant_max: qmax,
+            points,
+            best,
+        }
+    }
+
+    /// `points` thresholds (see [`CurveRequest::points`]) on the grid `qmin..=qmax` fitted by
+    /// `scheme`, and the index of the lowest MSE.
+    pub fn points_on(
+        &self,
+        qmin: i64,
+        qmax: i64,
+        scheme: CurveScheme,
+        points: usize,
+    ) -> (Vec<CurvePoint>, Option<usize>) {
         let absmax = self.lo.abs().max(self.hi.abs());
-        let n = spec.points.clamp(2, 4096);
+        let n = points.clamp(2, 4096);
         let rms = (self.sum_squares() / self.n.max(1.0)).sqrt();
         let t0 = (absmax / 1000.0).max(rms / 4.0).min(absmax / 2.0);
         let ratio = (absmax / t0).ln();
@@ -423,7 +442,7 @@ impl MomentHistogram {
                 .filter_map(|i| {
                     let t = t0 * (ratio * i as f64 / (n - 1) as f64).exp();
                     let t = if i == n - 1 { absmax } else { t };
-                    self.point(t, qmin, qmax, spec.scheme)
+                    self.point(t, qmin, qmax, scheme)
                 })
                 .collect()
         } else {
@@ -435,13 +454,7 @@ impl MomentHistogram {
             .filter(|(_, p)| p.mse.is_finite())
             .min_by(|a, b| a.1.mse.total_cmp(&b.1.mse))
             .map(|(i, _)| i);
-        Curve {
-            spec,
-            quant_min: qmin,
-            quant_max: qmax,
-            points,
-            best,
-        }
+        (points, best)
     }
 }
 

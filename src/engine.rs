@@ -10,6 +10,7 @@
 //! which leaves any range that contains zero unchanged. Error metrics always cover finite
 //! elements only. [`NonFinitePolicy::Strict`] refuses such tensors instead.
 
+use crate::derivation::{self, Step};
 use crate::error::{Error, Result};
 use crate::observer::{
     Collected, Family, Granularity, Grid, Instance, ObserverSpec, PlotSnapshot, QParams, Resolved,
@@ -115,6 +116,12 @@ pub struct Report {
     /// Number of batches and elements observed.
     pub batches: usize,
     pub elements: usize,
+    /// The steps by which the observer reached its qparams, recorded by its search
+    /// ([`crate::derivation`]); only when asked for (`observe --explain`, [`Run::explained`]).
+    /// The last step's values hold the report's `scale` and `zero_point`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[cfg_attr(target_arch = "wasm32", tsify(optional))]
+    pub derivation: Vec<Step>,
     /// A snapshot of the observer's state for plots and the golden tests (not serialised).
     #[serde(skip)]
     pub snapshot: PlotSnapshot,
@@ -138,6 +145,7 @@ impl Report {
             }),
             batches: batches.len(),
             elements: batches.iter().map(|b| b.len()).sum(),
+            derivation: Vec::new(),
             snapshot: PlotSnapshot::default(),
         }
     }
@@ -168,6 +176,15 @@ pub struct Run<'a> {
     pub attributes: Option<Params>,
     pub batches: Vec<&'a Tensor>,
     pub policy: NonFinitePolicy,
+    /// Whether the report carries the search's derivation.
+    pub explain: bool,
+}
+
+/// What a search found: the qparams and, when asked for, the derivation that led to them.
+#[derive(Debug, Clone)]
+pub struct Searched {
+    pub qparams: QParams,
+    pub derivation: Vec<Step>,
 }
 
 impl<'a> Run<'a> {
@@ -179,7 +196,14 @@ impl<'a> Run<'a> {
             attributes: None,
             batches: batches.iter().collect(),
             policy: NonFinitePolicy::Exclude,
+            explain: false,
         })
+    }
+
+    /// With `explain`, the report carries the derivation of its qparams.
+    pub fn explained(mut self, explain: bool) -> Self {
+        self.explain = explain;
+        self
     }
 
     /// Assign `attributes` after construction (e.g. `{"upsample_rate": 128}` for PyTorch's
@@ -226,8 +250,18 @@ impl<'a> Run<'a> {
         Ok((resolved, state))
     }
 
-    /// Run it: resolve, collect, search and measure. Refusals are reported in the report.
+    /// Run it: resolve, collect, search and measure. Refusals are reported in the report. An
+    /// explained report's derivation also compares its range with the best clipping on the data
+    /// ([`derivation::best_clipping_step`]).
     pub fn report(&self) -> Report {
+        let mut report = self.report_alone();
+        if self.explain {
+            explain_against_the_best(&mut report, &self.batches);
+        }
+        report
+    }
+
+    fn report_alone(&self) -> Report {
         let _shared = SharedStats::share(&self.batches);
         let params = self.all_params();
         match self.collected() {
@@ -237,7 +271,10 @@ impl<'a> Run<'a> {
                 resolved.as_ref(),
                 state.as_ref(),
                 &self.batches,
-                true,
+                Conclusion {
+                    with_metrics: true,
+                    explain: self.explain,
+                },
             ),
             Err(e) => Report::failed(self.spec, &params, &self.batches, &e),
         }
@@ -262,13 +299,20 @@ impl Run<'_> {
             Err(e) => return (Report::failed(self.spec, &params, &self.batches, &e), None),
         };
         let (resolved, state) = (resolved.as_ref(), state.as_ref());
-        let q = match search(self.spec, &params, resolved, state, &self.batches) {
-            Ok(q) => q,
+        let searched = match search(
+            self.spec,
+            &params,
+            resolved,
+            state,
+            &self.batches,
+            self.explain,
+        ) {
+            Ok(searched) => searched,
             Err(failed) => return (*failed, None),
         };
-        let kernel = match q.grid {
+        let kernel = match searched.qparams.grid {
             Grid::None => None,
-            _ => resolved.qdq_kernel(&batch.shape, &q),
+            _ => resolved.qdq_kernel(&batch.shape, &searched.qparams),
         };
         let with_metrics = kernel.is_none();
         let report = report_with(
@@ -277,10 +321,22 @@ impl Run<'_> {
             resolved,
             state,
             &self.batches,
-            q,
+            searched,
             with_metrics,
         );
         (report, kernel)
+    }
+}
+
+/// Add to `report`'s derivation the comparison with the best clipping on `batches`, before its
+/// last step, when there is one ([`derivation::best_clipping_step`]).
+pub fn explain_against_the_best(report: &mut Report, batches: &[&Tensor]) {
+    let Some(q) = &report.qparams else {
+        return;
+    };
+    let data: Vec<&[f32]> = batches.iter().map(|b| &b.data[..]).collect();
+    if let Some(step) = derivation::best_clipping_step(q, report.metrics.as_ref(), &data) {
+        derivation::insert_before_last(&mut report.derivation, step);
     }
 }
 
@@ -391,41 +447,66 @@ pub fn measure(
     Ok(total.finish())
 }
 
+/// What [`conclude`] adds to the qparams.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Conclusion {
+    /// Measure the error metrics (a pass over the data); otherwise they are left pending.
+    pub with_metrics: bool,
+    /// Record the search's derivation.
+    pub explain: bool,
+}
+
 /// The report of an observer that collected `state` from `batches`: its qparams (a pure search)
-/// and, with `with_metrics`, their error metrics (a pass over the data); otherwise the metrics
-/// are left pending.
+/// and what `conclusion` asks for.
 pub fn conclude(
     spec: &ObserverSpec,
     params: &Params,
     resolved: &dyn Resolved,
     state: &dyn Collected,
     batches: &[&Tensor],
-    with_metrics: bool,
+    conclusion: Conclusion,
 ) -> Report {
-    match search(spec, params, resolved, state, batches) {
-        Ok(q) => report_with(spec, params, resolved, state, batches, q, with_metrics),
+    match search(spec, params, resolved, state, batches, conclusion.explain) {
+        Ok(searched) => report_with(
+            spec,
+            params,
+            resolved,
+            state,
+            batches,
+            searched,
+            conclusion.with_metrics,
+        ),
         Err(failed) => *failed,
     }
 }
 
-/// The first half of [`conclude`]: the qparams of `state` (the observer's pure search), or the
-/// failed report that says why there are none. A caller can look at them before paying for
-/// the metrics.
+/// The first half of [`conclude`]: the qparams of `state` (the observer's pure search), with
+/// `explain` the steps it recorded, or the failed report that says why there are none. A caller
+/// can look at them before paying for the metrics.
 pub fn search(
     spec: &ObserverSpec,
     params: &Params,
     resolved: &dyn Resolved,
     state: &dyn Collected,
     batches: &[&Tensor],
-) -> std::result::Result<QParams, Box<Report>> {
-    resolved.qparams(state).map_err(|e| {
-        let mut r = Report::failed(spec, params, batches, &e);
-        r.snapshot = state.plot();
-        Box::new(r)
-    })
+    explain: bool,
+) -> std::result::Result<Searched, Box<Report>> {
+    let (qparams, derivation) = derivation::capture(explain, || resolved.qparams(state));
+    match qparams {
+        Ok(qparams) => Ok(Searched {
+            qparams,
+            derivation,
+        }),
+        Err(e) => {
+            let mut r = Report::failed(spec, params, batches, &e);
+            r.snapshot = state.plot();
+            r.derivation = derivation;
+            Err(Box::new(r))
+        }
+    }
 }
 
-/// The second half of [`conclude`]: the report with qparams `q` found by [`search`], and with
+/// The second half of [`conclude`]: the report with the qparams [`search`] found, and with
 /// `with_metrics` their error metrics.
 pub fn report_with(
     spec: &ObserverSpec,
@@ -433,9 +514,13 @@ pub fn report_with(
     resolved: &dyn Resolved,
     state: &dyn Collected,
     batches: &[&Tensor],
-    q: QParams,
+    searched: Searched,
     with_metrics: bool,
 ) -> Report {
+    let Searched {
+        qparams: q,
+        derivation,
+    } = searched;
     let quantizes = !matches!(q.grid, Grid::None);
     let metrics = match (quantizes, with_metrics) {
         (true, true) => match measure(resolved, state, &q, batches) {
@@ -449,6 +534,7 @@ pub fn report_with(
         qparams: Some(q),
         metrics,
         metrics_pending: quantizes && !with_metrics,
+        derivation,
         snapshot: state.plot(),
         ..Report::base(spec, params, batches)
     }

@@ -21,6 +21,8 @@ pub mod codec;
 #[cfg(not(target_arch = "wasm32"))]
 pub mod commands;
 pub mod curve;
+pub mod derivation;
+pub mod diagnosis;
 pub mod diff;
 pub mod display;
 pub mod engine;

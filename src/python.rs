@@ -481,9 +481,10 @@ fn quantizers(py: Python<'_>) -> PyResult<Bound<'_, PyAny>> {
     )
 }
 
-/// Run `observer` over the calibration batches of `data` (`observe --json`).
+/// Run `observer` over the calibration batches of `data` (`observe --json`; with `explain`,
+/// `observe --explain --json`).
 #[pyfunction]
-#[pyo3(signature = (data, observer, params=None, *, attributes=None, nonfinite="exclude", split_axis=None, **kwargs))]
+#[pyo3(signature = (data, observer, params=None, *, attributes=None, nonfinite="exclude", split_axis=None, explain=false, **kwargs))]
 #[allow(clippy::too_many_arguments)]
 fn observe<'py>(
     py: Python<'py>,
@@ -493,6 +494,7 @@ fn observe<'py>(
     attributes: Option<&Bound<'py, PyDict>>,
     nonfinite: &str,
     split_axis: Option<usize>,
+    explain: bool,
     kwargs: Option<&Bound<'py, PyDict>>,
 ) -> PyResult<Bound<'py, PyAny>> {
     let params = params_of(py, params, kwargs)?;
@@ -526,7 +528,7 @@ fn observe<'py>(
                 }
                 None => tensors,
             };
-            commands::observe(&runs, tensors, attributes.as_ref(), policy)
+            commands::observe(&runs, tensors, attributes.as_ref(), policy, explain)
         })?
         .pop()
         .ok_or_else(|| Error::input("no report"))
@@ -580,7 +582,7 @@ fn notebook_results<'py>(
         .collect::<PyResult<Vec<_>>>()?;
     let reports = detached(py, move || {
         with_lent(parts, |tensors| {
-            commands::observe(&runs, tensors, None, NonFinitePolicy::Exclude)
+            commands::observe(&runs, tensors, None, NonFinitePolicy::Exclude, false)
         })
     })?;
     let out = PyDict::new(py);

@@ -12,6 +12,11 @@ use serde_json::{Map, Value};
 pub mod exact_f32 {
     use serde::ser::{SerializeSeq, Serializer};
 
+    /// One float32 value.
+    pub fn one<S: Serializer>(value: &f32, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_f64(f64::from(*value))
+    }
+
     /// A list of float32 values.
     pub fn serialize<S: Serializer>(values: &[f32], s: S) -> Result<S::Ok, S::Error> {
         let mut seq = s.serialize_seq(Some(values.len()))?;

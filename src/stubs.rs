@@ -28,6 +28,7 @@ const OWN: &[&str] = &[
     "attributes",
     "nonfinite",
     "split_axis",
+    "explain",
     "w",
     "x",
 ];
@@ -261,7 +262,7 @@ pub fn python_stub() -> String {
     for spec in crate::registry::observers() {
         let _ = writeln!(
             out,
-            "\n@overload\ndef observe(\n    data: Batches,\n    observer: Literal[{:?}],\n    params: Optional[Mapping[str, Any]] = None,\n    *,\n    attributes: Optional[Mapping[str, Any]] = None,\n    nonfinite: Literal[\"exclude\", \"strict\"] = \"exclude\",\n    split_axis: Optional[int] = None,",
+            "\n@overload\ndef observe(\n    data: Batches,\n    observer: Literal[{:?}],\n    params: Optional[Mapping[str, Any]] = None,\n    *,\n    attributes: Optional[Mapping[str, Any]] = None,\n    nonfinite: Literal[\"exclude\", \"strict\"] = \"exclude\",\n    split_axis: Optional[int] = None,\n    explain: bool = False,",
             spec.id
         );
         keyword_lines(&spec.params, &mut out);
@@ -290,13 +291,16 @@ def observe(
     attributes: Optional[Mapping[str, Any]] = None,
     nonfinite: Literal["exclude", "strict"] = "exclude",
     split_axis: Optional[int] = None,
+    explain: bool = False,
     **kwargs: Any,
 ) -> Document:
     """Run an observer over calibration batches (``quantscope observe --json``): ``scale``,
     ``zero_point``, ``min_val``, ``max_val``, ``metrics``, ``nonfinite``, … Parameters are
     keywords or ``params``, with the framework's own names and spellings (nested forms such as
     ONNX Runtime's ``extra_options`` included); ``attributes`` are assigned after construction;
-    ``nonfinite="strict"`` refuses NaN/±Inf; ``split_axis`` splits each tensor into batches.
+    ``nonfinite="strict"`` refuses NaN/±Inf; ``split_axis`` splits each tensor into batches;
+    ``explain=True`` adds ``derivation``, the steps and numbers by which the observer reached its
+    range and scale (``observe --explain --json``).
     """
 "#,
     );

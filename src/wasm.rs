@@ -530,6 +530,36 @@ impl SessionHandle {
         }
     }
 
+    /// The derivation of observer `id`'s last report (`Report.derivation`, the steps and numbers
+    /// by which its search reached its range and scale), or null before it ran; its search runs
+    /// again on the collected state, without a pass over the data.
+    /// With `view`, the steps as the page shows them (`StepView[]`: numbers written, long
+    /// tables shortened).
+    #[wasm_bindgen(unchecked_return_type = "Step[] | StepView[] | null")]
+    pub fn explain(&self, id: &str, view: Option<bool>) -> Result<JsValue, JsError> {
+        match self.inner.explain(id) {
+            Some(steps) if view.unwrap_or(false) => to_js(&crate::derivation::view(&steps)),
+            Some(steps) => to_js(&steps),
+            None => Ok(JsValue::NULL),
+        }
+    }
+
+    /// What makes the selected tensor hard to quantize and what helped (`Diagnosis`: facts and a
+    /// paragraph, with this tensor's numbers), given the `outcomes` (`Outcome[]`: label, format,
+    /// per_tensor, sqnr_db) of the methods that ran on it; null before a selection.
+    #[wasm_bindgen(unchecked_return_type = "Diagnosis | null")]
+    pub fn diagnose(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "Outcome[]")] outcomes: JsValue,
+    ) -> Result<JsValue, JsError> {
+        let outcomes: Vec<crate::diagnosis::Outcome> = serde_wasm_bindgen::from_value(outcomes)
+            .map_err(|e| JsError::new(&format!("outcomes: {e}")))?;
+        match self.inner.diagnose(&outcomes) {
+            Some(d) => to_js(&d),
+            None => Ok(JsValue::NULL),
+        }
+    }
+
     /// Forget observer `id`'s run.
     pub fn remove(&mut self, id: &str) {
         self.inner.remove(id);

@@ -287,3 +287,52 @@ fn a_closed_pipe_ends_the_output_without_a_panic() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(!stderr.contains("panicked"), "{stderr}");
 }
+
+/// `observe --explain --json` adds the derivation, whose last step holds the scale and zero
+/// point the report prints; `observe --explain` prints it as text, candidate table included.
+#[test]
+fn observe_explain_prints_the_derivation_ending_in_the_reports_numbers() {
+    let case = common::load_cases("torch")
+        .into_iter()
+        .find(|c| c.observer == "torch.HistogramObserver" && c.expected.get("error").is_none())
+        .expect("a HistogramObserver case");
+    let input = case.batches[0].to_string_lossy().into_owned();
+    let args = ["observe", &input, "--observer", "torch.HistogramObserver"];
+    let (code, stdout, stderr) = quantscope(&[&args[..], &["--explain", "--json"]].concat());
+    assert_eq!(code, 0, "{stderr}");
+    let got: Value = serde_json::from_str(&stdout).unwrap();
+    let steps = got["derivation"].as_array().expect("a derivation");
+    let last = steps.last().unwrap();
+    assert_eq!(last["values"]["scale"], got["scale"]);
+    assert_eq!(last["values"]["zero_point"], got["zero_point"]);
+    for step in steps {
+        for key in ["title", "formula", "values", "source"] {
+            assert!(step.get(key).is_some(), "{key} missing from {step}");
+        }
+    }
+    let search = steps
+        .iter()
+        .find(|s| s.get("candidates").is_some())
+        .expect("the search's candidates");
+    let table = &search["candidates"];
+    let picked = table["picked"].as_u64().unwrap() as usize;
+    let row = &table["rows"][picked];
+    assert_eq!(row[2], got["clip_range"][0][0]);
+    assert_eq!(row[3], got["clip_range"][1][0]);
+    // Without --explain, no derivation.
+    let (_, plain, _) = quantscope(&[&args[..], &["--json"]].concat());
+    assert!(serde_json::from_str::<Value>(&plain)
+        .unwrap()
+        .get("derivation")
+        .is_none());
+    // As text.
+    let (code, text, stderr) = quantscope(&[&args[..], &["--explain"]].concat());
+    assert_eq!(code, 0, "{stderr}");
+    assert!(text.contains("why this range"), "{text}");
+    assert!(text.contains("Greedy search"), "{text}");
+    assert!(text.contains("→"), "the pick is marked: {text}");
+    assert!(
+        text.contains("torch/ao/quantization/observer.py:349"),
+        "{text}"
+    );
+}

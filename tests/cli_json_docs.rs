@@ -229,7 +229,14 @@ fn the_readme_names_every_key_of_the_cli_json_and_no_other() {
             "observe",
             vec![
                 json(&["observe", &w, "--observer", "torch.MinMaxObserver"]),
-                json(&["observe", &w, "--observer", "torch.HistogramObserver"]),
+                // With its derivation.
+                json(&[
+                    "observe",
+                    &w,
+                    "--observer",
+                    "torch.HistogramObserver",
+                    "--explain",
+                ]),
                 // amax and a note (the axis is outside the tensor: one amax, per tensor).
                 json(&[
                     "observe",

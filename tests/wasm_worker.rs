@@ -299,3 +299,64 @@ fn curves_and_svg_render_without_a_dom() {
         .unwrap();
     assert!(svg2.contains("SQNR"));
 }
+
+/// In WebAssembly too, every observer of the registry explains its qparams: `explain(id)` ends
+/// in the report's own scale and zero point (bit for bit through JS numbers), and its view
+/// (`explain(id, true)`) has a step for every step.
+#[wasm_bindgen_test]
+fn every_observer_explains_its_qparams_with_the_reports_numbers() {
+    let reg = to_json(&registry().map_err(JsValue::from).unwrap());
+    let mut s = SessionHandle::new();
+    let values: Vec<f32> = (0..64 * 96)
+        .map(|i| {
+            let u = ((i as f32 * 0.618).fract() - 0.5) * 2.0;
+            if i % 997 == 0 {
+                u * 20.0
+            } else {
+                u * u * u
+            }
+        })
+        .collect();
+    s.load_file("w.npy", &npy(&values, &[64, 96]))
+        .map_err(JsValue::from)
+        .unwrap();
+    select_first(&mut s);
+    assert!(to_json(
+        &s.explain("torch.MinMaxObserver", None)
+            .map_err(JsValue::from)
+            .unwrap()
+    )
+    .is_null());
+    let mut failures = Vec::new();
+    for o in reg["observers"].as_array().unwrap() {
+        let id = o["id"].as_str().unwrap();
+        let r = to_json(
+            &s.observe(id, js(json!({})), None)
+                .map_err(JsValue::from)
+                .unwrap(),
+        );
+        if r["ok"] != true {
+            continue;
+        }
+        let steps = to_json(&s.explain(id, None).map_err(JsValue::from).unwrap());
+        let view = to_json(&s.explain(id, Some(true)).map_err(JsValue::from).unwrap());
+        let Some(last) = steps.as_array().and_then(|a| a.last()) else {
+            failures.push(format!("{id}: no derivation"));
+            continue;
+        };
+        if view.as_array().map(Vec::len) != steps.as_array().map(Vec::len) {
+            failures.push(format!("{id}: the view has another number of steps"));
+        }
+        if r["grid"]["kind"] == "none" {
+            continue;
+        }
+        if last["values"]["scale"] != r["scale"] || last["values"]["zero_point"] != r["zero_point"]
+        {
+            failures.push(format!(
+                "{id}: last step {} {}, report {} {}",
+                last["values"]["scale"], last["values"]["zero_point"], r["scale"], r["zero_point"]
+            ));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}

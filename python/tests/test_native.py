@@ -41,6 +41,17 @@ def test_observe_is_the_clis_report():
     assert plain(quantscope.observe([str(p) for p in DRIFT], "torch.HistogramObserver", params={"bins": 256})) == want
 
 
+def test_observe_explain_is_the_clis_derivation():
+    """``explain=True`` adds ``derivation`` as ``observe --explain --json`` prints it; its last
+    step holds the report's scale and zero point."""
+    want = cli_json("observe", *DRIFT, "--observer", "torch.HistogramObserver", "--explain", "--json")
+    got = plain(quantscope.observe([np.load(p) for p in DRIFT], "torch.HistogramObserver", explain=True))
+    assert got == want
+    last = got["derivation"][-1]
+    assert last["values"]["scale"] == got["scale"] and last["values"]["zero_point"] == got["zero_point"]
+    assert "derivation" not in quantscope.observe(np.load(DRIFT[0]), "torch.HistogramObserver")
+
+
 def test_every_per_tensor_observer_of_the_clis_comparison():
     """`observe FILE --json` without --observer runs every per-tensor observer: each report is
     the module's for that observer."""

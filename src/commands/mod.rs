@@ -80,12 +80,15 @@ pub fn observe(
     batches: &[Tensor],
     attributes: Option<&Params>,
     policy: NonFinitePolicy,
+    explain: bool,
 ) -> Result<Vec<Report>> {
     let batch_refs: Vec<&Tensor> = batches.iter().collect();
     let _shared = SharedStats::share(&batch_refs);
     parallel::map_items(runs, |(id, params)| {
         let params = inputs::read_vector_params(id, params.clone())?;
-        let run = Run::new(id, params, batches)?.with_policy(policy);
+        let run = Run::new(id, params, batches)?
+            .with_policy(policy)
+            .explained(explain);
         Ok(match attributes {
             Some(a) => run.with_attributes(a.clone()),
             None => run,

@@ -574,24 +574,26 @@ impl Session {
                     let report = match state {
                         Some(state) => {
                             let resolved = resolved.as_ref();
-                            match engine::search(spec, &params, resolved, state, &batches) {
+                            match engine::search(spec, &params, resolved, state, &batches, false) {
                                 Err(failed) => *failed,
-                                Ok(q) => match beyond_panel_limits(spec, resolved, &q) {
-                                    Some(e) => Report::failed(spec, &params, &batches, &e),
-                                    None => {
-                                        let mut r = engine::report_with(
-                                            spec,
-                                            &params,
-                                            resolved,
-                                            state,
-                                            &batches,
-                                            q,
-                                            with_metrics || !reusable,
-                                        );
-                                        r.state_reused = reusable;
-                                        r
+                                Ok(searched) => {
+                                    match beyond_panel_limits(spec, resolved, &searched.qparams) {
+                                        Some(e) => Report::failed(spec, &params, &batches, &e),
+                                        None => {
+                                            let mut r = engine::report_with(
+                                                spec,
+                                                &params,
+                                                resolved,
+                                                state,
+                                                &batches,
+                                                searched,
+                                                with_metrics || !reusable,
+                                            );
+                                            r.state_reused = reusable;
+                                            r
+                                        }
                                     }
-                                },
+                                }
                             }
                         }
                         None => Report::failed(
@@ -638,13 +640,58 @@ impl Session {
             resolved.as_ref(),
             collected.state.as_ref(),
             &batches,
-            true,
+            engine::Conclusion {
+                with_metrics: true,
+                explain: false,
+            },
         );
         report.state_reused = run.report.state_reused;
         if let Some(run) = self.runs.get_mut(spec.id) {
             run.report = report.clone();
         }
         Some(report)
+    }
+
+    /// The derivation of observer `id`'s last report (see [`crate::derivation`]): its search run
+    /// again on the state it collected, recording its steps; no pass over the data. `None`
+    /// before it ran or when its run failed before collecting anything.
+    pub fn explain(&self, id: &str) -> Option<Vec<crate::derivation::Step>> {
+        let spec = registry::find(id).ok()?;
+        let run = self.runs.get(spec.id)?;
+        let (resolved, collected) = (run.resolved.as_ref()?, run.collected.as_ref()?);
+        let batches = self.batches();
+        let mut report = run.report.clone();
+        report.derivation = match engine::search(
+            spec,
+            &run.params,
+            resolved.as_ref(),
+            collected.state.as_ref(),
+            &batches,
+            true,
+        ) {
+            Ok(searched) => searched.derivation,
+            Err(failed) => failed.derivation,
+        };
+        engine::explain_against_the_best(&mut report, &batches);
+        Some(report.derivation)
+    }
+
+    /// The diagnosis of the selected batches (one tensor, or every batch as one vector) given
+    /// the `outcomes` of the methods that ran on them (see [`crate::diagnosis`]); `None` before
+    /// a selection.
+    pub fn diagnose(
+        &self,
+        outcomes: &[crate::diagnosis::Outcome],
+    ) -> Option<crate::diagnosis::Diagnosis> {
+        use crate::diagnosis::diagnose;
+        Some(match &self.batches()[..] {
+            [] => return None,
+            [one] => diagnose(&one.data, &one.shape, outcomes),
+            all => {
+                let values: Vec<f32> = all.iter().flat_map(|b| b.data.iter().copied()).collect();
+                diagnose(&values, &[values.len()], outcomes)
+            }
+        })
     }
 
     /// Forget the run of observer `id`.

@@ -577,6 +577,25 @@ export class Engine {
     return this.withView(id, this.session.complete(id, packed), view);
   }
 
+  /**
+   * The derivation of observer `id`'s last report: the steps and numbers by which its search
+   * reached its range and scale (`Report.derivation`, `observe --explain`), or null before it ran.
+   * The search runs again on the collected state; the data is not read again. With `view`, the
+   * steps as the page shows them (numbers written, long tables shortened).
+   */
+  explain({ id, view = false }) {
+    return this.session.explain(id, view);
+  }
+
+  /**
+   * What makes the selected tensor hard to quantize and what helped, with its numbers
+   * (`{facts, text}`), given the `outcomes` ({label, format, per_tensor, sqnr_db}) of the methods
+   * that ran on it; null before a selection.
+   */
+  diagnose({ outcomes = [] }) {
+    return this.session.diagnose(outcomes);
+  }
+
   /** Forget observer `id`'s run. */
   remove({ id }) {
     this.session.remove(id);

@@ -26,12 +26,22 @@ import type {
   Report,
   Selection,
   Session,
+  Diagnosis,
+  Outcome,
+  Step,
+  StepView,
   Style,
   TensorRow,
   TensorSummary,
 } from '../pkg/quantscope.js';
 
 export type {
+  Candidates,
+  CandidatesView,
+  Diagnosis,
+  Outcome,
+  Step,
+  StepView,
   AdaRoundConfig,
   AdaRoundOutcome,
   AdaRoundStart,
@@ -168,9 +178,10 @@ export function loadTensor(data: Bytes | Array<Bytes>, options?: LoadOptions): T
 /**
  * Run an observer over every batch of `tensor`. Observer errors are in the report, not thrown.
  * A vector parameter (llm-compressor's `importance`, torchao's fixed `scale`) may be a Tensor,
- * a typed array or an array of numbers.
+ * a typed array or an array of numbers. With `{ explain: true }` the report carries `derivation`
+ * (the steps and numbers by which the observer reached its range and scale).
  */
-export function observe(tensor: Tensor, observerId: string, params?: ParamValues): Report;
+export function observe(tensor: Tensor, observerId: string, params?: ParamValues, options?: { explain?: boolean }): Report;
 
 /** A quantized tensor: cost, error metrics and the dequantized values (row-major). */
 export type QuantizeResult = Quantized & { values: Float32Array };
@@ -309,6 +320,11 @@ export declare class Engine {
   /** The clipping range first (onProgress gets the report with `metrics_pending`), then the metrics. */
   updateDeferred(args: ReportArgs, run?: RunOptions<Report>): Promise<Report>;
   complete(args: { id: string; view?: boolean; packed?: boolean }): Report | null;
+  /** The derivation of `id`'s last report (its search run again on the collected state). */
+  explain(args: { id: string; view?: false }): Step[] | null;
+  explain(args: { id: string; view: true }): StepView[] | null;
+  /** What makes the selected tensor hard and what helped, given the methods' outcomes. */
+  diagnose(args: { outcomes: Outcome[] }): Diagnosis | null;
   remove(args: { id: string }): null;
   results(): Report[];
   curve(args: { spec: CurveRequest; ids?: string[]; colors?: number[] }): CurveView | null;

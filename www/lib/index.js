@@ -179,11 +179,15 @@ function tensorOf(tensor, what) {
  * `clip_range`, …), `metrics`. Observer errors (e.g. invalid parameter combinations) are
  * reported in the report, not thrown; `null` parameters take their defaults (except where a
  * framework's call gives `None` a meaning of its own, e.g. torchao's `zero_point_domain`).
+ * With `{ explain: true }` the report also carries `derivation`: the steps and numbers by which
+ * the observer reached its range and scale (as `quantscope observe --explain --json`).
  */
-export function observe(tensor, observerId, params = {}) {
+export function observe(tensor, observerId, params = {}, { explain = false } = {}) {
   ready();
   const engine = tensorOf(tensor, 'observe');
-  return decorate(engine.update({ id: observerId, params: plainParams(params) }), tensor);
+  const report = engine.update({ id: observerId, params: plainParams(params) });
+  if (explain && report.ok) report.derivation = engine.explain({ id: observerId }) || [];
+  return decorate(report, tensor);
 }
 
 /**

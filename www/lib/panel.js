@@ -178,6 +178,7 @@ export function createPanel(spec, color, { slot = null, actions = [] } = {}) {
     h('p', { class: 'panel-error', role: 'alert', hidden: true }),
     h('dl', { class: 'stats' }),
     h('ul', { class: 'quirks' }),
+    h('details', { class: 'why' }, h('summary', { text: 'Why this range?' }), h('div', { class: 'derivation', 'aria-live': 'polite' })),
   );
   el.style.setProperty('--c', seriesColor(color));
   el.dataset.color = String(color);
@@ -219,6 +220,51 @@ export function fillPanel(el, report, view = viewOf(report)) {
   const status = failed ? 'error' : report.metrics_pending ? 'busy' : 'ready';
   setContract(el, report.observer, report, view, status);
   return view;
+}
+
+/**
+ * Show a derivation (the engine's `StepView[]`, from `Engine.explain({id, view: true})`) in a
+ * panel's "Why this range?" disclosure: each step's title, formula, values, candidate table (the
+ * pick marked) and the framework source it reproduces. Text only; the numbers are the engine's.
+ */
+export function renderDerivation(el, steps) {
+  const box = el.querySelector('.why .derivation');
+  if (!box) return;
+  if (!steps || steps.length === 0) {
+    box.replaceChildren(h('p', { class: 'why-empty', text: 'No derivation: the observer has no result yet.' }));
+    el.dataset.derivationSteps = '0';
+    return;
+  }
+  box.replaceChildren(
+    h(
+      'ol',
+      { class: 'steps' },
+      ...steps.map((step) =>
+        h(
+          'li',
+          { class: 'step' },
+          h('h4', { text: step.title }),
+          h('p', { class: 'formula', text: step.formula }),
+          step.values.length ? h('dl', { class: 'values' }, ...step.values.map(([name, value]) => h('div', { class: 'row' }, h('dt', { text: name }), h('dd', { text: value })))) : null,
+          step.candidates ? candidateTable(step.candidates) : null,
+          h('p', { class: 'source', text: `source: ${step.source}` }),
+        ),
+      ),
+    ),
+  );
+  el.dataset.derivationSteps = String(steps.length);
+}
+
+/** A search's candidate table (the engine's CandidatesView): the rows shown, the pick marked. */
+function candidateTable(table) {
+  const caption = `${table.total} candidates; picked #${table.picked} by ${table.rule}`;
+  const head = h('tr', {}, h('th', { scope: 'col', text: '#' }), ...table.columns.map((c) => h('th', { scope: 'col', text: c })));
+  const rows = table.rows.map((row) => {
+    if (!row) return h('tr', { class: 'gap' }, h('td', { colspan: table.columns.length + 1, text: '…' }));
+    const [index, cells, picked] = row;
+    return h('tr', { class: picked ? 'picked' : null, 'aria-current': picked ? 'true' : null }, h('td', { text: String(index) }), ...cells.map((c) => h('td', { text: c })));
+  });
+  return h('table', { class: 'candidates' }, h('caption', { text: caption }), h('thead', {}, head), h('tbody', {}, ...rows));
 }
 
 /**

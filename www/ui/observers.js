@@ -12,7 +12,7 @@
 // answer to the last request it sent; a panel that is (re)created always asks again.
 import { drawCurve, renderPanelSvg, flatParams } from '../pkg/quantscope.js';
 import { buildControls, tensorChoices } from './controls.js';
-import { createPanel, fillPanel, drawPanel, measurePanel, viewOf, plainReport, h, fitCanvas, seriesColor, granularityLabel } from '../lib/panel.js';
+import { createPanel, fillPanel, drawPanel, measurePanel, viewOf, plainReport, h, fitCanvas, seriesColor, granularityLabel, renderDerivation } from '../lib/panel.js';
 import { fmtNum, fmtShape } from '../lib/format.js';
 import { View } from './view.js';
 import { download, resultsJson, resultsCsv, svgToPng, safeName } from './exports.js';
@@ -116,7 +116,9 @@ export class ObserversView extends View {
           h('label', {}, 'show ', h('select', { id: id('curve-metric') }, h('option', { value: 'mse', text: 'MSE' }), h('option', { value: 'sqnr', text: 'SQNR' })))),
         h('p', { class: 'muted curve-note', text: 'For each threshold t the grid is fitted to [max(min, −t), min(max, t)] (affine) or [−t, t] (symmetric); dots mark each per-tensor observer\'s own choice at t = max(|clip min|, |clip max|) with its measured error, dashed lines the error of per-channel observers.' }),
         h('canvas', { id: id('curve'), class: 'curve-canvas', role: 'img', 'aria-label': 'Quantization error versus clipping threshold' }),
-        h('table', { id: id('curve-table'), class: 'curve-table' })),
+        h('table', { id: id('curve-table'), class: 'curve-table' }),
+        h('h3', { text: 'Diagnosis: what makes this tensor hard, what helped' }),
+        h('p', { id: id('diagnosis'), class: 'diagnosis', 'aria-live': 'polite' })),
     );
     this.$('picker-details').open = Boolean(this.context.pickerOpen);
   }
@@ -355,6 +357,7 @@ export class ObserversView extends View {
     const extra = this.context.exports ? [h('button', { type: 'button', title: 'Export this panel as PNG', text: 'PNG', onclick: () => this.exportPanelPng(id) })] : [];
     const el = createPanel(spec, this.colorOf(id), { slot: controls, actions: [...extra, close] });
     const p = { id, el, gen: 0, inflight: null, completing: null, pending: null, sentKey: null, busyTimer: 0, report: null, view: null };
+    el.querySelector('.why').addEventListener('toggle', () => this.explain(p));
     if (!this.specs.has(id)) {
       const message = this.context.unknown ? this.context.unknown(id) : `unknown observer ${JSON.stringify(id)}`;
       this.show(p, failure(id, message, 'unknown'), now(), 'full');
@@ -478,6 +481,22 @@ export class ObserversView extends View {
       );
   }
 
+  /**
+   * Fill panel `p`'s "Why this range?" with the derivation of its current report, when the
+   * disclosure is open (the engine runs the search again on the state it collected).
+   */
+  async explain(p) {
+    const why = p.el.querySelector('.why');
+    if (!why.open || !p.report || p.report.metrics_pending) return;
+    const shown = p.report;
+    try {
+      const steps = await this.engine.call('explain', { id: p.id, view: true });
+      if (p.report === shown) renderDerivation(p.el, steps);
+    } catch (e) {
+      if (p.report === shown) renderDerivation(p.el, null);
+    }
+  }
+
   /** Fill and draw panel `p` with `report` at once (before the next frame is painted). */
   show(p, report, t0, kind, received = now()) {
     clearTimeout(p.busyTimer);
@@ -505,7 +524,10 @@ export class ObserversView extends View {
       kind,
     });
     if (this.latencies.length > 200) this.latencies.shift();
-    if (kind !== 'partial') this.scheduleCurve();
+    if (kind !== 'partial') {
+      this.scheduleCurve();
+      this.explain(p);
+    }
     this.changed('results');
   }
 
@@ -577,9 +599,20 @@ export class ObserversView extends View {
     try {
       this.curveView = await this.engine.call('curve', { spec, ids, colors });
       requestAnimationFrame(() => this.drawCurveCanvas());
+      await this.updateDiagnosis(ids);
     } catch (err) {
       if (!err.restarted) console.error(err);
     }
+  }
+
+  /** The tensor's diagnosis from the engine, given the reports of observers `ids`. */
+  async updateDiagnosis(ids) {
+    const outcomes = ids.map((id) => {
+      const r = this.panels.get(id).report;
+      return { label: id, format: false, per_tensor: r.granularity === 'per_tensor', sqnr_db: r.metrics?.sqnr_db ?? null };
+    });
+    const d = await this.engine.call('diagnose', { outcomes });
+    this.$('diagnosis').textContent = d ? d.text : '';
   }
 
   drawCurveCanvas() {

@@ -5,7 +5,7 @@
 //! quantscope inspect PATH... [--json]
 //! quantscope dequantize PATH... [--tensor NAME]... --out DIR|FILE.safetensors [--dtype f32|f16|bf16]
 //! quantscope diff ORIGINAL QUANTIZED [--imatrix FILE] [--json | --csv] [--svg OUT.svg] [--shard I/N --json]
-//! quantscope observe FILE... [--observer ID | --preset NAME] [--params JSON] [--set JSON] [--split-axis N] [--strict] [--json]
+//! quantscope observe FILE... [--observer ID | --preset NAME] [--params JSON] [--set JSON] [--split-axis N] [--strict] [--explain] [--json]
 //! quantscope adaround W X [--bits 4|8] [--scheme per_channel_symmetric|…] [--iters N] [--json]
 //! quantscope formats FILE [--json]
 //! quantscope quantize FILE --quantizer ID [--params JSON] [--out OUT.npy] [--json]
@@ -133,6 +133,10 @@ enum Command {
         /// Refuse tensors containing NaN or ±Inf instead of excluding those values.
         #[arg(long)]
         strict: bool,
+        /// Explain the choice: the steps and numbers by which each observer reached its range
+        /// and scale (with --json, a `derivation` list in each report).
+        #[arg(long)]
+        explain: bool,
         /// Print JSON instead of a table.
         #[arg(long)]
         json: bool,
@@ -316,6 +320,7 @@ fn run(command: Command) -> Result<()> {
             set,
             split_axis,
             strict,
+            explain,
             json,
         } => {
             let user_params = Params::from_json(&params)?;
@@ -327,7 +332,7 @@ fn run(command: Command) -> Result<()> {
                 NonFinitePolicy::Exclude
             };
             let runs = commands::observer_runs(&observer, preset.as_deref(), &user_params)?;
-            let reports = commands::observe(&runs, &batches, Some(&attributes), policy)?;
+            let reports = commands::observe(&runs, &batches, Some(&attributes), policy, explain)?;
             if let [report] = reports.as_slice() {
                 if let Some(e) = &report.error {
                     return Err(quantscope::Error::input(e.message.clone()));
@@ -341,6 +346,10 @@ fn run(command: Command) -> Result<()> {
                 output::print_json(&output::comparison_json(&reports));
             } else {
                 print!("{}", output::comparison_table(&reports, &batches));
+                print!("{}", output::diagnosis_text(&reports, &batches));
+                if explain {
+                    print!("{}", output::derivations_text(&reports));
+                }
             }
             Ok(())
         }

@@ -1,6 +1,7 @@
 //! Text tables and JSON documents printed by the CLI.
 
 use quantscope::codec::FormatResult;
+use quantscope::derivation;
 use quantscope::engine::Report;
 use quantscope::observer::ZeroPoint;
 use quantscope::params::ParamKind;
@@ -204,6 +205,56 @@ pub fn report_text(r: &Report) -> String {
     }
     for note in &q.notes {
         let _ = writeln!(out, "note          {note}");
+    }
+    if !r.derivation.is_empty() {
+        let _ = writeln!(
+            out,
+            "\nwhy this range\n{}",
+            derivation::to_text(&r.derivation)
+        );
+    }
+    out
+}
+
+/// The diagnosis of the batches (one tensor, or all batches as one vector) given the observers'
+/// reports, as a paragraph.
+pub fn diagnosis_text(reports: &[Report], batches: &[Tensor]) -> String {
+    use quantscope::diagnosis::{diagnose, Outcome};
+    use quantscope::observer::Granularity;
+    let outcomes: Vec<Outcome> = reports
+        .iter()
+        .filter_map(|r| {
+            Some(Outcome {
+                label: r.observer.clone(),
+                format: false,
+                per_tensor: r.granularity == Granularity::PerTensor,
+                sqnr_db: r.metrics.as_ref()?.sqnr_db,
+            })
+        })
+        .collect();
+    let d = match batches {
+        [one] => diagnose(&one.data, &one.shape, &outcomes),
+        _ => {
+            let all: Vec<f32> = batches
+                .iter()
+                .flat_map(|b| b.data.iter().copied())
+                .collect();
+            diagnose(&all, &[all.len()], &outcomes)
+        }
+    };
+    format!("\ndiagnosis: {}\n", d.text)
+}
+
+/// The derivation of each of several reports (`observe --explain` with several observers).
+pub fn derivations_text(reports: &[Report]) -> String {
+    let mut out = String::new();
+    for r in reports.iter().filter(|r| !r.derivation.is_empty()) {
+        let _ = writeln!(
+            out,
+            "\nwhy this range: {}\n{}",
+            r.observer,
+            derivation::to_text(&r.derivation)
+        );
     }
     out
 }

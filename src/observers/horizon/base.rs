@@ -12,6 +12,7 @@
 //!   before any statistics.
 
 use super::config::{QDtype, RoundMode};
+use crate::derivation::{self, Step};
 use crate::error::{Error, Result, Stage};
 use crate::observer::{HistogramState, PlotSnapshot, QParams, ZeroPoint};
 
@@ -55,6 +56,11 @@ impl QuantConfig {
         }
     }
 }
+
+/// Horizon's `observer_v2` source: not published on PyPI, so no line numbers; the golden data
+/// records the file's sha256.
+pub const OBSERVER_V2: &str = "horizon_plugin_pytorch/quantization/observer_v2.py \
+                               (sha256 c9bc1fae…, the file the golden data ran; calculate_qparams)";
 
 /// `torch.maximum` (NaN propagating).
 #[inline]
@@ -120,6 +126,19 @@ impl MinMaxState {
                  when update_interval exceeds the number of steps)."
                     .to_string(),
             );
+            derivation::record_qparams(
+                || {
+                    Step::new(
+                        "No statistics yet: Horizon's default scale and zero point",
+                        "calculate_qparams warns and returns s = 1.0, zp = 0",
+                        OBSERVER_V2,
+                    )
+                },
+                &[],
+                &[],
+                &q.scale,
+                &q.zero_point,
+            );
             return q;
         }
         q.scale = self
@@ -130,6 +149,26 @@ impl MinMaxState {
             .collect();
         q.zero_point = ZeroPoint::Int(vec![0; q.scale.len()]);
         q.axis = axis;
+        derivation::record_qparams(
+            || {
+                let formula = if quant.pow {
+                    "amax = max(−min, max); s = max(max(amax, 0) / ((qmax − qmin) / 2), eps); \
+                     then a power of two: s = 2^−clamp(floor(−log2 s), 1, 14); zp = 0"
+                } else {
+                    "amax = max(−min, max); s = max(max(amax, 0) / ((qmax − qmin) / 2), eps); zp = 0"
+                };
+                let mut step = Step::new("Symmetric scale", formula, OBSERVER_V2);
+                if let ([lo], [hi]) = (&self.min_val[..], &self.max_val[..]) {
+                    step = step.value("min", *lo).value("max", *hi);
+                }
+                step.value("qmin", quant.quant_min)
+                    .value("qmax", quant.quant_max)
+            },
+            &self.min_val,
+            &self.max_val,
+            &q.scale,
+            &q.zero_point,
+        );
         q
     }
 }

@@ -52,14 +52,28 @@ impl ObserverKind for FixedScale {
 
     fn qparams(_: &(), cfg: &FixedScaleConfig) -> Result<QParams> {
         let quant = &cfg.base.quant;
-        Ok(QParams::int(
+        let q = QParams::int(
             vec![cfg.scale],
             ZeroPoint::Int(vec![cfg.zero_point]),
             quant.quant_min,
             quant.quant_max,
             Vec::new(),
             Vec::new(),
-        ))
+        );
+        crate::derivation::record_qparams(
+            || {
+                crate::derivation::Step::new(
+                    "Fixed scale",
+                    "the scale and zero point given; the data is not looked at",
+                    super::base::OBSERVER_V2,
+                )
+            },
+            &[],
+            &[],
+            &q.scale,
+            &q.zero_point,
+        );
+        Ok(q)
     }
 
     scale_quanti_qdq!(base.quant);

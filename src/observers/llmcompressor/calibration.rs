@@ -13,6 +13,7 @@ use super::qparams::{
     calculate_qparams, calculate_range, global_absmax, global_scale, integer_zero_point,
 };
 use super::stats::Combine;
+use crate::derivation::{self, Step};
 use crate::error::{Error, Result, Stage};
 use crate::formats::ElementFormat;
 use crate::observer::{Granularity, Grid, PlotSnapshot, QParams, ZeroPoint};
@@ -103,6 +104,36 @@ fn grid(args: &QuantArgs, qmin: f32, qmax: f32) -> Grid {
     }
 }
 
+/// compressed-tensors' `calculate_qparams`, 0.19.0.
+const CALCULATE_QPARAMS: &str =
+    "compressed_tensors/quantization/utils/helpers.py:51 (compressed-tensors 0.19.0); \
+     global scale: generate_gparam at :320";
+
+/// The derivation's step of an MSE search: which shrink factor `p = 1 − i/grid` won.
+fn search_step(search: &SearchReport) -> Step {
+    let mut picked = search.selected_step.clone();
+    picked.sort_unstable();
+    let mut step = Step::new(
+        "Shrink-factor grid search",
+        "for i = 0, 1, …: candidate range p·(min, max) with p = 1 − i/grid, error Σ|Q(x) − x|^norm per slice; \
+         stop after `patience` candidates without improvement; keep the first minimum",
+        "llmcompressor/observers/mse_quant.py:21 (llmcompressor 0.14.0.1, _grid_search_mse); \
+         imatrix: llmcompressor/observers/imatrix.py:252",
+    )
+    .value("candidates evaluated", search.steps_evaluated)
+    .value("grid size", search.total_steps);
+    if let (Some(&lo), Some(&hi)) = (picked.first(), picked.last()) {
+        step = step
+            .value("smallest winning i", lo)
+            .value("median winning i", picked[picked.len() / 2])
+            .value("largest winning i", hi);
+    }
+    if let Some(used) = search.importance_used {
+        step = step.value("importance used", used);
+    }
+    step
+}
+
 /// `get_qparams()` on the collected statistics.
 pub fn qparams(cal: &Calibration, target: &Target) -> Result<QParams> {
     let stats = cal.stats.as_ref().ok_or_else(|| {
@@ -162,6 +193,30 @@ pub fn qparams(cal: &Calibration, target: &Target) -> Result<QParams> {
     } else {
         ZeroPoint::Float(computed.zero_point)
     };
+    if let Some(search) = &cal.search {
+        derivation::record(|| search_step(search));
+    }
+    derivation::record_qparams(
+        || {
+            let mut step = Step::new(
+                "Scale and zero point (calculate_qparams)",
+                "min⁻ = min(min_vals, 0), max⁺ = max(max_vals, 0); symmetric: s = max(|min⁻|, max⁺) / ((qmax − qmin) / 2), zp = 0; \
+                 asymmetric: s = (max⁺ − min⁻) / (qmax − qmin), zp = round(qmin − min⁻ / s); s rounded to the scale dtype; \
+                 with a global scale (NVFP4): s = global · amax / 6 stored in fp8 e4m3",
+                CALCULATE_QPARAMS,
+            )
+            .value("qmin", qmin)
+            .value("qmax", qmax);
+            if let Some(g) = global {
+                step = step.value("global_scale", g);
+            }
+            step
+        },
+        &stats.min,
+        &stats.max,
+        &computed.scale,
+        &zero_point,
+    );
     Ok(QParams {
         scale: computed.scale,
         zero_point,

@@ -9,6 +9,7 @@
 //! normalised, `Σ rel_entr`, numpy pairwise sums in float64). The **last** minimum wins:
 //! `amax = edges[last_argmin·stride + start_bin]`.
 
+use crate::derivation::{self, Candidates, Step};
 use crate::error::{Error, Result, Stage};
 use crate::kernels::numpy;
 
@@ -202,6 +203,29 @@ pub fn entropy_amax(
             ),
         )
     })? as f32;
+    derivation::record(|| {
+        let rows = candidates
+            .iter()
+            .zip(&divergence)
+            .map(|(&i, &d)| vec![i as f64, edges.get(i).copied().unwrap_or(f64::NAN), d])
+            .collect();
+        Step::new(
+            "Entropy search: the amax with the smallest KL divergence",
+            "for each candidate bin i (from start_bin, by stride): p = bins[:i] with the tail Σ bins[i:] \
+             added to its last bin, q = p merged into 2^(bits − 1) levels and expanded back; \
+             divergence = KL(p ‖ q); amax = edges[i] of the LAST minimum; bin 0 is first replaced by bin 1",
+            "modelopt/torch/quantization/calib/histogram.py:210 (nvidia-modelopt 0.47.0, _compute_amax_entropy)",
+        )
+        .value("start_bin", start_bin)
+        .value("stride", stride)
+        .value("amax", amax)
+        .candidates(Candidates::new(
+            &["bin", "amax", "KL divergence"],
+            rows,
+            best,
+            "the last minimum (argmin of the reversed divergences)",
+        ))
+    });
     Ok(EntropySearch {
         amax,
         candidates,

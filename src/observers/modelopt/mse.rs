@@ -16,6 +16,7 @@
 //! p/100)]`.
 
 use super::quant::{bounds, e4m3_value, tensor_quant_value};
+use crate::derivation::{self, Candidates, Step};
 use crate::error::{Error, Result, Stage};
 use crate::kernels::numpy;
 use crate::params::Bits;
@@ -138,6 +139,40 @@ pub fn mse_amax(
     }
     let best = numpy::argmin(&mses)
         .ok_or_else(|| err("ValueError", "attempt to get argmin of an empty sequence"))?;
+    derivation::record(|| {
+        let rows = candidates
+            .iter()
+            .zip(&mses)
+            .enumerate()
+            .map(|(k, (&a, &m))| vec![(start_bin + k * stride.max(1)) as f64, f64::from(a), m])
+            .collect();
+        let formula = match call {
+            MseCall::Faithful => {
+                "for each bin centre c_i from start_bin (by stride) as amax: quantize every centre and \
+                 weigh its squared error by the bin count; mean; amax = the first minimum. ModelOpt 0.47 \
+                 passes num_bits as fake_tensor_quant's bias, so every candidate quantizes to the same \
+                 value and the first centre wins"
+            }
+            MseCall::Fixed => {
+                "for each bin centre c_i from start_bin (by stride) as amax: quantize every centre with \
+                 num_bits and weigh its squared error by the bin count; mean; amax = the first minimum"
+            }
+        };
+        Step::new(
+            "MSE search over the histogram's bin centres",
+            formula,
+            "modelopt/torch/quantization/calib/histogram.py:285 (nvidia-modelopt 0.47.0, _compute_amax_mse)",
+        )
+        .value("start_bin", start_bin)
+        .value("stride", stride)
+        .value("amax", candidates[best])
+        .candidates(Candidates::new(
+            &["bin", "amax", "mse"],
+            rows,
+            best,
+            "the first minimum (numpy argmin)",
+        ))
+    });
     Ok(MseSearch {
         amax: candidates[best],
         candidates,
@@ -167,6 +202,16 @@ pub fn percentile_amax(hist: &[i64], edges: &[f64], percentile: f64) -> Result<(
             ),
         )
     })?;
+    derivation::record(|| {
+        Step::new(
+            "Percentile of the histogram",
+            "cdf = cumsum(hist) / total; i = searchsorted(cdf, percentile / 100) (left); amax = edges[i]",
+            "modelopt/torch/quantization/calib/histogram.py:328 (nvidia-modelopt 0.47.0, _compute_amax_percentile)",
+        )
+        .value("percentile", percentile)
+        .value("bin index", idx)
+        .value("amax", amax as f32)
+    });
     Ok((amax as f32, idx))
 }
 

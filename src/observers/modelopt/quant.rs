@@ -8,6 +8,7 @@
 //!   `y = e4m3fn(clamp(x·scale, ±448))·(1/scale)`, rounding to nearest even.
 //! * The scale quantscope reports is `amax/max_bound` (`amax/448` for FP8), zero point 0.
 
+use crate::derivation::{self, Step};
 use crate::error::{Error, Result, Stage};
 use crate::observer::{Grid, QParams, ZeroPoint};
 use crate::params::Bits;
@@ -93,6 +94,11 @@ pub fn e4m3_value(x: f32, amax: f32) -> f32 {
     round_e4m3fn((x * scale).clamp(-448.0, 448.0)) * inv
 }
 
+/// `_tensor_quant` (`scale = max_bound / amax`), nvidia-modelopt 0.47.0.
+const TENSOR_QUANT: &str =
+    "modelopt/torch/quantization/tensor_quant.py:607 (nvidia-modelopt 0.47.0); \
+                            fp8: _fp8_eager at :46";
+
 /// The [`QParams`] of amax values (one per tensor or per channel along `axis`).
 pub fn qparams_from_amax(
     amax: Vec<f32>,
@@ -133,8 +139,27 @@ pub fn qparams_from_amax(
         .iter()
         .map(|&a| if cfg.unsigned { 0.0 } else { -a })
         .collect();
+    let zero_point = ZeroPoint::Int(vec![0; scale.len()]);
+    derivation::record_qparams(
+        || {
+            let mut step = Step::new(
+                "Scale from amax",
+                "ModelOpt quantizes x·(maxbound / amax); the equivalent scale is s = amax / maxbound \
+                 (maxbound = 2^(bits − 1 + unsigned) − 1, or 448 for fp8 e4m3); zp = 0",
+                TENSOR_QUANT,
+            );
+            if let [a] = amax[..] {
+                step = step.value("amax", a);
+            }
+            step.value("maxbound", maxbound)
+        },
+        &lo,
+        &amax,
+        &scale,
+        &zero_point,
+    );
     Ok(QParams {
-        zero_point: ZeroPoint::Int(vec![0; scale.len()]),
+        zero_point,
         scale,
         grid,
         axis,

@@ -13,6 +13,7 @@
 //! With the defaults (128 bins, 128 quantized bins) there is exactly one candidate: the full
 //! range.
 
+use crate::derivation::{self, Candidates, Step};
 use crate::error::{Error, Result, Stage};
 use crate::kernels::numpy;
 
@@ -170,6 +171,29 @@ pub fn entropy_threshold(
     if hi > max {
         hi = max;
     }
+    derivation::record(|| {
+        let rows = candidates
+            .iter()
+            .zip(&divergence)
+            .map(|(&(l, h), &d)| vec![f64::from(l), f64::from(h), d])
+            .collect();
+        Step::new(
+            "Entropy search: the symmetric bin range with the smallest KL divergence",
+            "for i = num_quantized_bins/2 … num_bins/2: p = the bins zero ± i with the outer tails added to \
+             its ends, q = p merged into num_quantized_bins levels and expanded back (integer division), \
+             both smoothed; divergence = KL(p ‖ q); the FIRST minimum wins, then clamped to [min, max]",
+            "onnxruntime/quantization/calibrate.py:1184 (onnxruntime 1.31.1, \
+             HistogramCollector.get_entropy_threshold)",
+        )
+        .value("num_quantized_bins", num_quantized_bins)
+        .value("threshold", vec![lo, hi])
+        .candidates(Candidates::new(
+            &["low", "high", "KL divergence"],
+            rows,
+            best,
+            "the first minimum (numpy argmin)",
+        ))
+    });
     Ok(EntropySearch {
         range: (lo, hi),
         candidates,

@@ -12,6 +12,7 @@
 //! as float32; `p3`: the same on `sign(v)·|v|^(1/3)`. The range reported is the histogram's
 //! `(edges.min(), edges.max())` = `±threshold`.
 
+use crate::derivation::{self, Step};
 use crate::error::{Error, Result, Stage};
 use crate::kernels::numpy;
 
@@ -67,12 +68,33 @@ pub fn percentile_range(
         let left = numpy::searchsorted_left(&cdf, cut);
         (vec![left, right], (edge(left)?, edge(right)?))
     };
+    let (unclamped_lo, unclamped_hi) = (lo, hi);
     if lo < min {
         lo = min;
     }
     if hi > max {
         hi = max;
     }
+    derivation::record(|| {
+        let formula = if symmetric {
+            "cdf = cumsum(hist of |x|) / total; i = searchsorted(cdf, percentile / 100) (left); \
+             threshold ±edges[i], then clamped to the observed [min, max]"
+        } else {
+            "cdf = cumsum(hist) / total; cut = (100 − percentile) / 200; low = edges[searchsorted(cdf, cut)], \
+             high = edges[searchsorted(cdf, 1 − cut)], then clamped to the observed [min, max]"
+        };
+        Step::new(
+            "Percentile of the histogram",
+            formula,
+            "onnxruntime/quantization/calibrate.py:1055 (onnxruntime 1.31.1, HistogramCollector.compute_percentile)",
+        )
+        .value("percentile", percentile)
+        .value("bins", hist.len())
+        .value("bin index", indices.iter().map(|&i| i as i64).collect::<Vec<_>>())
+        .value("range before clamping", vec![unclamped_lo, unclamped_hi])
+        .value("observed min, max", vec![min, max])
+        .value("range", vec![lo, hi])
+    });
     let (h0, h1) = match hist {
         [a, b, ..] => (*a, *b),
         _ => {

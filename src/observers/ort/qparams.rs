@@ -12,6 +12,7 @@
 //!   **full** type range (−128..127 even when the scale used −127..127); dequantized as
 //!   `(q − zp)·scale`.
 
+use crate::derivation::{self, Step};
 use crate::observer::{QParams, ZeroPoint};
 use crate::quant::round_half_even;
 use serde_json::json;
@@ -136,8 +137,36 @@ pub fn qparams_from_range(lo: f32, hi: f32, opts: &QuantOptions) -> QParams {
         vec![hi],
     );
     q.extra.insert("qmin_qmax".into(), json!([qmin, qmax]));
+    derivation::record_qparams(
+        || {
+            let formula = if opts.symmetric {
+                "absmax = max(|rmin|, |rmax|); s = float32(2·absmax / (qmax − qmin)) in float64; \
+                 zp = round_half_even((qmin + qmax) / 2)"
+            } else {
+                "rmin = min(rmin, 0), rmax = max(rmax, 0); s = float32((rmax − rmin) / (qmax − qmin)) in float64; \
+                 zp = round_half_even(qmin − rmin / s)"
+            };
+            Step::new(
+                "Scale and zero point (compute_scale_zp)",
+                formula,
+                COMPUTE_SCALE_ZP,
+            )
+            .value("rmin", lo)
+            .value("rmax", hi)
+            .value("qmin", qmin)
+            .value("qmax", qmax)
+            .value("symmetric", opts.symmetric)
+        },
+        &[lo],
+        &[hi],
+        &q.scale,
+        &q.zero_point,
+    );
     q
 }
+
+/// `compute_scale_zp`, onnxruntime 1.31.1.
+const COMPUTE_SCALE_ZP: &str = "onnxruntime/quantization/quant_utils.py:243 (onnxruntime 1.31.1)";
 
 /// `quantize_nparray` followed by ORT's dequantization `(q − zp)·scale` of one value, all
 /// float32 (a true division by the scale).

@@ -16,6 +16,7 @@ use super::dtype::BfpDtype;
 use super::kernels::{forward_block_layout, require_block_size, scaled_fake_quantize};
 use super::qparams::nan_max;
 use super::spec::{PerGroupScheme, QuarkConfig};
+use crate::derivation::Step;
 use crate::error::{Error, Result, Stage};
 use crate::formats::bfp::BFP16;
 use crate::observer::{ObserverKind, PlotSnapshot, QParams, ZeroPoint};
@@ -123,6 +124,14 @@ impl ObserverKind for PerBlockBfp {
             (scale, ZeroPoint::Int(vec![0; n])),
             Vec::new(),
             Vec::new(),
+            || {
+                Step::new(
+                    "One power-of-two scale per block",
+                    "amax = max |x| over the block; s = 2^(floor(log2(amax)) − 6)",
+                    "quark/torch/quantization/observer/observer.py:1035 (amd-quark 0.13)",
+                )
+                .value("blocks", amax.len())
+            },
         );
         q.amax = Some(amax);
         if let Some((axis, block)) = state.layout {

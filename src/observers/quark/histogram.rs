@@ -375,7 +375,9 @@ impl<C: HistogramClass> ObserverKind for HistogramObserver<C> {
         let (lo, hi) = range.unwrap_or((f32::INFINITY, f32::NEG_INFINITY));
         let sz = cfg.scale_zp(lo, hi)?;
         let (mins, maxs) = range.map_or((Vec::new(), Vec::new()), |(l, h)| (vec![l], vec![h]));
-        let mut q = build_qparams(cfg.spec(), sz, mins, maxs);
+        let mut q = build_qparams(cfg.spec(), sz, mins, maxs, || {
+            qparams::step(cfg.spec(), "the range the histogram search chose")
+        });
         q.clip_range = range.map(|(l, h)| (vec![l], vec![h]));
         q.extra
             .insert("num_bins_final".into(), state.num_bins.into());

@@ -146,7 +146,9 @@ impl ObserverKind for PerTensorMinMax {
     fn qparams(state: &RunningMinMax, spec: &QuarkConfig) -> Result<QParams> {
         let sz = qparams::calculate_qparams(spec, &[state.min], &[state.max], true)?;
         let (min_val, max_val) = state.buffers();
-        let mut q = build_qparams(spec, sz, min_val, max_val);
+        let mut q = build_qparams(spec, sz, min_val, max_val, || {
+            qparams::step(spec, "the running min/max of every batch")
+        });
         if !state.observed() {
             q.notes
                 .push("no data observed: Quark returns its default qparams".to_string());
@@ -250,7 +252,9 @@ impl ObserverKind for PerChannelMinMax {
         } else {
             qparams::calculate_qparams(spec, &[f32::INFINITY], &[f32::NEG_INFINITY], true)?
         };
-        let mut q = build_qparams(spec, sz, state.min.clone(), state.max.clone());
+        let mut q = build_qparams(spec, sz, state.min.clone(), state.max.clone(), || {
+            qparams::step(spec, "the running min/max of each channel")
+        });
         q.axis = if observed { state.axis } else { None };
         q.notes.extend(state.notes.iter().cloned());
         Ok(q)
@@ -347,14 +351,18 @@ impl ObserverKind for PerGroupMinMax {
     fn qparams(state: &PerGroupState, spec: &QuarkConfig) -> Result<QParams> {
         let Some((axis, block)) = state.layout else {
             let sz = qparams::int_qparams(spec, &[f32::INFINITY], &[f32::NEG_INFINITY], true)?;
-            return Ok(build_qparams(spec, sz, Vec::new(), Vec::new()));
+            return Ok(build_qparams(spec, sz, Vec::new(), Vec::new(), || {
+                qparams::step(spec, "no data observed: Quark's defaults s = 1, zp = 0")
+            }));
         };
         let sz = if spec.dtype.is_fp8() {
             qparams::fp8_qparams(spec, &state.min, &state.max, qparams::EPS)
         } else {
             qparams::int_qparams(spec, &state.min, &state.max, false)?
         };
-        let mut q = build_qparams(spec, sz, state.min.clone(), state.max.clone());
+        let mut q = build_qparams(spec, sz, state.min.clone(), state.max.clone(), || {
+            qparams::step(spec, "the min/max of each group of the last batch")
+        });
         q.extra.insert("block_axis".into(), axis.into());
         q.extra.insert("block_size".into(), block.into());
         Ok(q)

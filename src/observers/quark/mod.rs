@@ -24,6 +24,7 @@ pub mod qdq_kernel;
 pub mod qparams;
 pub mod spec;
 
+use crate::derivation::{self, Step};
 use crate::observer::{Family, Granularity, ObserverKind, ObserverSpec, Preset, QParams};
 use crate::params::Params;
 use qparams::ScaleZp;
@@ -61,13 +62,16 @@ pub fn aminmax(data: &[f32]) -> (f32, f32) {
     (lo, hi)
 }
 
-/// QParams of a Quark spec from scales/zero points and the min/max buffers.
+/// QParams of a Quark spec from scales/zero points and the min/max buffers; `step` is the
+/// derivation's step that formed them (its values get the scales and zero points).
 pub fn build_qparams(
     spec: &QuarkConfig,
     (scale, zero_point): ScaleZp,
     min_val: Vec<f32>,
     max_val: Vec<f32>,
+    step: impl FnOnce() -> Step,
 ) -> QParams {
+    derivation::record_qparams(step, &min_val, &max_val, &scale, &zero_point);
     QParams {
         scale,
         zero_point,

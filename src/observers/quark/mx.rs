@@ -14,6 +14,7 @@ use super::dtype::MxDtype;
 use super::kernels::{forward_block_layout, require_block_size, scaled_fake_quantize};
 use super::qparams::{nan_max, EPS};
 use super::spec::{PerGroupScheme, QuarkConfig, ScaleFormat};
+use crate::derivation::Step;
 use crate::error::Result;
 use crate::formats::e8m0;
 use crate::formats::ElementFormat;
@@ -129,6 +130,16 @@ impl ObserverKind for PerBlockMx {
             (scale, ZeroPoint::Float(vec![0.0; n])),
             Vec::new(),
             Vec::new(),
+            || {
+                Step::new(
+                    "One shared e8m0 scale per block",
+                    "amax = max |x| over the block; s = 2^(floor(log2(amax)) − emax of the element), \
+                     by the scale calculation mode (even: amax's mantissa first rounded to the element's)",
+                    "quark/torch/quantization/observer/observer.py:775 (amd-quark 0.13), \
+                     ObserverBase.get_scale at :102",
+                )
+                .value("blocks", amax.len())
+            },
         );
         q.amax = Some(amax);
         q.grid = crate::observer::Grid::Float {

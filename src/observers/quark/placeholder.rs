@@ -61,6 +61,20 @@ impl ObserverKind for Placeholder {
             "PlaceholderObserver has no qparams: the tensor is only cast to the dtype and back"
                 .to_string(),
         );
+        crate::derivation::record_qparams(
+            || {
+                crate::derivation::Step::new(
+                    "No scale: a cast to the dtype and back",
+                    "x → dtype → float32; no scale and no zero point",
+                    "quark/torch/quantization/observer/observer.py:189 (amd-quark 0.13)",
+                )
+                .value("dtype", spec.dtype.name())
+            },
+            &[],
+            &[],
+            &q.scale,
+            &q.zero_point,
+        );
         Ok(q)
     }
 

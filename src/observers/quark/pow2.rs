@@ -26,6 +26,7 @@ use super::dtype::PowOf2Dtype;
 use super::kernels::scaled_fake_quantize;
 use super::minmax::RunningMinMax;
 use super::spec::{PerTensorScheme, QuarkConfig};
+use crate::derivation::Step;
 use crate::error::{Error, Result, Stage};
 use crate::formats::e8m0::{exp2_f32, log2_f32};
 use crate::observer::{ObserverKind, PlotSnapshot, QParams, ZeroPoint};
@@ -245,6 +246,14 @@ fn pow2_qparams(
         (vec![scale], ZeroPoint::Int(vec![zp])),
         min_val,
         max_val,
+        || {
+            Step::new(
+                "Power-of-two scale",
+                "s = 2^−pos, pos the position chosen above; zp as Quark's ONNX power-of-two scheme sets it",
+                "quark/torch/quantization/observer/observer.py:369 (amd-quark 0.13)",
+            )
+            .value("pos", scale_to_pos(scale) as i64)
+        },
     );
     q.extra
         .insert("pos".into(), (scale_to_pos(scale) as i64).into());

@@ -16,6 +16,7 @@
 
 use super::dtype::QuarkDtype;
 use super::spec::{QuarkConfig, ScaleFormat};
+use crate::derivation::Step;
 use crate::error::{Error, Result, Stage};
 use crate::formats::e8m0;
 use crate::observer::ZeroPoint;
@@ -44,6 +45,37 @@ pub fn nan_min(a: f32, b: f32) -> f32 {
     } else {
         a.min(b)
     }
+}
+
+/// `UniformScalingObserver.calculate_qparams`, amd-quark 0.13.
+pub const CALCULATE_QPARAMS: &str =
+    "quark/torch/quantization/observer/observer.py:250 (amd-quark 0.13); \
+     calculate_int_quant_params at :259, calculate_fp8_quant_parameters at :295, \
+     calculate_fp4_quant_parameters at :314";
+
+/// The derivation's step of [`calculate_qparams`] for `spec`, from a range that is `range`.
+pub fn step(spec: &QuarkConfig, range: &str) -> Step {
+    let formula = if spec.dtype.is_fp8() {
+        "amax = max(|min(min, 0)|, |max(max, 0)|); s = amax / fmax (ε = 2⁻²³ where 0); zp = 0"
+    } else if spec.dtype == QuarkDtype::Fp4 {
+        "amax = max(|min(min, 0)|, |max(max, 0)|); s by the scale format: e8m0 (a power of two) or amax / 6"
+    } else if spec.symmetric == Some(true) {
+        "amax = max(−min(min, 0), max(max, 0)); s = max(amax / ((qmax − qmin) / 2), ε); zp = 0 \
+         (int8: amax / 127.5)"
+    } else if spec.float_zero_point {
+        "s = (max − min) / (qmax − qmin), 1.0 where ≤ ε; zp = −min / s (float)"
+    } else {
+        "s = max((max(max, 0) − min(min, 0)) / (qmax − qmin), ε); \
+         zp = clamp(qmin − round_half_even(min(min, 0) / s), qmin, qmax)"
+    };
+    let (qmin, qmax) = spec.qrange();
+    Step::new(
+        format!("Scale and zero point from {range}"),
+        formula,
+        CALCULATE_QPARAMS,
+    )
+    .value("qmin", qmin)
+    .value("qmax", qmax)
 }
 
 /// Quark's default qparams of an observer without data.

@@ -102,6 +102,19 @@ impl ObserverKind for FixedQParams {
         extra.insert("dtype".into(), Value::from(cfg.dtype.name()));
         extra.insert("qscheme".into(), Value::from(cfg.qscheme.name()));
         extra.insert("zero_point_dtype".into(), Value::from("int32"));
+        crate::derivation::record_qparams(
+            || {
+                crate::derivation::Step::new(
+                    "Fixed scale and zero point",
+                    "the scale and zero point given; the data is not looked at",
+                    "torch/ao/quantization/observer.py:1464 (torch 2.15.0)",
+                )
+            },
+            &[],
+            &[],
+            &[cfg.scale],
+            &ZeroPoint::Int(vec![cfg.zero_point as i64]),
+        );
         Ok(QParams {
             extra,
             notes: vec!["fixed qparams: the observed data is ignored".into()],

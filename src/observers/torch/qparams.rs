@@ -11,6 +11,7 @@
 //! `min == max` is not special-cased. An observer that saw nothing returns `([1.0], [0])`.
 
 use super::config::{QDtype, QScheme, UniformConfig};
+use crate::derivation::{self, Step};
 use crate::error::{Error, Result, Stage};
 use crate::kernels::torch::{f32_to_i32, maximum, minimum};
 use crate::observer::{Grid, QParams, ZeroPoint};
@@ -43,13 +44,69 @@ pub fn calculate(
     shape: Buffers,
 ) -> Result<Computed> {
     if !check_min_max_valid(min_val, max_val, shape)? {
-        return Ok(Computed {
+        let computed = Computed {
             scale: vec![1.0],
             zero_point: ZeroPoint::Int(vec![0]),
             zero_point_dtype: "int64",
             observed: false,
-        });
+        };
+        derivation::record_qparams(
+            || {
+                Step::new(
+                    "No data observed: PyTorch's default scale and zero point",
+                    "min_val = +inf and max_val = −inf, so check_min_max_valid is false and \
+                     _calculate_qparams returns s = 1.0, zp = 0",
+                    CHECK_MIN_MAX_VALID,
+                )
+            },
+            min_val,
+            max_val,
+            &computed.scale,
+            &computed.zero_point,
+        );
+        return Ok(computed);
     }
+    let computed = scale_and_zero_point(cfg, min_val, max_val);
+    derivation::record_qparams(
+        || {
+            let formula = match cfg.qscheme {
+                QScheme::PerTensorSymmetric | QScheme::PerChannelSymmetric => {
+                    "s = max(max(−min(min_val, 0), max(max_val, 0)) / ((quant_max − quant_min) / 2), eps); \
+                     zp = 0 (128 for quint8/uint8, (quant_min + quant_max) // 2 with a custom range, 2¹⁵ for uint16)"
+                }
+                QScheme::PerChannelAffineFloatQparams => {
+                    "s = (max_val − min_val) / (quant_max − quant_min), 1.0 where s ≤ eps; zp = −min_val / s (float)"
+                }
+                QScheme::PerTensorAffine | QScheme::PerChannelAffine => {
+                    "s = max((max(max_val, 0) − min(min_val, 0)) / (quant_max − quant_min), eps); \
+                     zp = clamp(quant_min − round_half_even(min(min_val, 0) / s), quant_min, quant_max)"
+                }
+            };
+            let mut step = Step::new("Scale and zero point", formula, CALCULATE_QPARAMS);
+            if min_val.len() == 1 {
+                step = step
+                    .value("min_val", min_val[0])
+                    .value("max_val", max_val[0]);
+            }
+            step.value("quant_min", cfg.quant_min)
+                .value("quant_max", cfg.quant_max)
+                .value("eps", cfg.eps)
+        },
+        min_val,
+        max_val,
+        &computed.scale,
+        &computed.zero_point,
+    );
+    Ok(computed)
+}
+
+/// `UniformQuantizationObserverBase._calculate_qparams`, torch 2.15.0.
+pub const CALCULATE_QPARAMS: &str = "torch/ao/quantization/observer.py:349 (torch 2.15.0)";
+/// `torch.ao.quantization.utils.check_min_max_valid`, torch 2.15.0.
+const CHECK_MIN_MAX_VALID: &str = "torch/ao/quantization/utils.py:414 (torch 2.15.0)";
+
+/// The scales and zero points of valid ranges `min_val`..`max_val`.
+fn scale_and_zero_point(cfg: &UniformConfig, min_val: &[f32], max_val: &[f32]) -> Computed {
     let (qmin, qmax) = (cfg.quant_min, cfg.quant_max);
     let span = (qmax - qmin) as f64;
     let eps = cfg.eps;
@@ -72,12 +129,12 @@ pub fn calculate(
                 QDtype::UInt16 => 1 << 15,
                 _ => 0,
             };
-            Ok(Computed {
+            Computed {
                 zero_point: ZeroPoint::Int(vec![zp; scale.len()]),
                 scale,
                 zero_point_dtype: "int64",
                 observed: true,
-            })
+            }
         }
         QScheme::PerChannelAffineFloatQparams => {
             let divisor = span as f32;
@@ -88,12 +145,12 @@ pub fn calculate(
                     (s, -lo / s)
                 })
                 .unzip();
-            Ok(Computed {
+            Computed {
                 scale,
                 zero_point: ZeroPoint::Float(zp),
                 zero_point_dtype: "float32",
                 observed: true,
-            })
+            }
         }
         QScheme::PerTensorAffine | QScheme::PerChannelAffine => {
             let divisor = span as f32;
@@ -108,12 +165,12 @@ pub fn calculate(
                     (s, zp.clamp(qmin, qmax))
                 })
                 .unzip();
-            Ok(Computed {
+            Computed {
                 scale,
                 zero_point: ZeroPoint::Int(zp),
                 zero_point_dtype: "int32",
                 observed: true,
-            })
+            }
         }
     }
 }

@@ -99,6 +99,7 @@ impl ObserverKind for AffineFixedQParam {
             zero_point_dtype: cfg.zero_point_dtype,
         };
         let mut q = report::build(&cfg.args, chosen, false, &[1], &[1])?;
+        report::record(&q, &cfg.args);
         q.notes
             .push("fixed qparams: the observed data is ignored".into());
         Ok(q)

@@ -7,6 +7,7 @@ use super::args::{AffineArgs, Granularity, ZeroPointDomain, ZeroPointDtype};
 use super::fake_quant::Kernel;
 use super::granularity::{block_size, size_repr, slice_map, ReductionView};
 use super::qparams::{choose_qparams, qmin_qmax, Chosen};
+use crate::derivation::{self, Step};
 use crate::error::{Error, Result, Stage};
 use crate::observer::{PlotSnapshot, QParams, ZeroPoint};
 use crate::params::Choice;
@@ -79,8 +80,55 @@ pub fn qparams(state: &Observed, args: &AffineArgs) -> Result<QParams> {
     if let Some(steps) = &state.selected_step {
         q.extra
             .insert("selected_step".into(), Value::from(steps.clone()));
+        derivation::record(|| {
+            let mut picked = steps.clone();
+            picked.sort_unstable();
+            Step::new(
+                "Line search over symmetric clipping thresholds",
+                "for each of `steps` thresholds t_i = amax·i/steps, quantize with the range ±t_i and \
+                 measure the squared error; keep each block's threshold with the smallest error (first minimum)",
+                "torchao/quantization/observer.py:320 (torchao 0.18.0, AffineQuantizedMSEObserver.line_search)",
+            )
+            .value("blocks", picked.len())
+            .value("smallest winning step", picked.first().copied().unwrap_or_default())
+            .value("median winning step", picked.get(picked.len() / 2).copied().unwrap_or_default())
+            .value("largest winning step", picked.last().copied().unwrap_or_default())
+        });
     }
+    record(&q, args);
     Ok(q)
+}
+
+/// `choose_qparams_affine_with_min_max`, torchao 0.18.0.
+const CHOOSE_QPARAMS: &str = "torchao/quantization/quant_primitives.py:1417 (torchao 0.18.0, \
+                              choose_qparams_affine_with_min_max; _choose_qparams_affine at :1498)";
+
+/// The derivation's last step: the scale and zero point of `q` from its ranges.
+pub fn record(q: &QParams, args: &AffineArgs) {
+    derivation::record_qparams(
+        || {
+            Step::new(
+                "Scale and zero point (choose_qparams_affine_with_min_max)",
+                match args.zero_point_domain {
+                    ZeroPointDomain::Float => {
+                        "s = max((max − min) / (qmax − qmin), eps); zp = min + s·(qmax + qmin + 1)/2 (float domain)"
+                    }
+                    ZeroPointDomain::NoZeroPoint => {
+                        "s = max(max(−min, max) / ((qmax − qmin) / 2), eps); no zero point"
+                    }
+                    _ => {
+                        "symmetric: s = max(max(−min⁻, max⁺) / ((qmax − qmin) / 2), eps), zp = (qmax + qmin + 1)/2 rounded down; \
+                         asymmetric: s = max((max⁺ − min⁻) / (qmax − qmin), eps), zp = clamp(qmin − round(min⁻ / s), qmin, qmax)"
+                    }
+                },
+                CHOOSE_QPARAMS,
+            )
+        },
+        &q.min_val,
+        &q.max_val,
+        &q.scale,
+        &q.zero_point,
+    );
 }
 
 /// The report of chosen (or fixed) qparams: grid, zero point as the library returns it, and

@@ -18,6 +18,7 @@
 //! bins are skipped where that provably leaves every float32 value unchanged, and the floor
 //! divisions use an exact float64 shortcut when the quotients are small (`dst_nbins ≤ 2²⁰`).
 
+use crate::derivation::{self, Candidates, Step};
 use crate::kernels::torch::{cumsum_f32, div_floor, sum_f32};
 
 /// What the search found.
@@ -68,6 +69,14 @@ pub fn non_linear_param_search(
     // only move one way, so these cursors only move one way.
     let mut first_ge = 0usize;
     let mut last_le = bins as isize - 1;
+    // The candidates evaluated, for the derivation: start and end bin, their range, the error.
+    let mut tried = derivation::recording().then(Vec::new);
+    let range_of = |start: usize, end: usize| {
+        (
+            min_val + bin_width * start as f32,
+            min_val + bin_width * (end + 1) as f32,
+        )
+    };
     while alpha < beta {
         let next_alpha = alpha + STEP;
         let next_beta = beta - STEP;
@@ -109,6 +118,16 @@ pub fn non_linear_param_search(
         }
         evaluations += 1;
         let norm = error.evaluate(next_start, next_end);
+        if let Some(tried) = tried.as_mut() {
+            let (lo, hi) = range_of(next_start, next_end);
+            tried.push(vec![
+                next_start as f64,
+                next_end as f64,
+                f64::from(lo),
+                f64::from(hi),
+                norm,
+            ]);
+        }
         if norm > norm_min {
             break;
         }
@@ -116,7 +135,48 @@ pub fn non_linear_param_search(
         start = next_start;
         end = next_end;
     }
-    finish(start, end, evaluations, norm_min)
+    let outcome = finish(start, end, evaluations, norm_min);
+    if let Some(tried) = tried {
+        record_search(tried, &outcome, hist.len(), dst_nbins);
+    }
+    outcome
+}
+
+/// `HistogramObserver._non_linear_param_search`, torch 2.15.0.
+const SOURCE: &str = "torch/ao/quantization/observer.py:1130 (torch 2.15.0); the error estimate \
+                      _compute_quantization_error at :1076";
+
+/// The search's step of the derivation: every candidate it evaluated, in order.
+fn record_search(tried: Vec<Vec<f64>>, outcome: &SearchOutcome, bins: usize, dst_nbins: f64) {
+    // The pick is the last candidate the search moved to (none when the first was worse).
+    let picked = tried
+        .iter()
+        .rposition(|row| row[0] == outcome.start_bin as f64 && row[1] == outcome.end_bin as f64);
+    let mut step = Step::new(
+        "Greedy search for the range with the smallest estimated L2 error",
+        "from [0, bins − 1], move the bin range's end whose quantile (α or β, steps of 1e-5) moved \
+         further; estimate the error of quantizing the histogram into dst_nbins bins over each new \
+         range (each source bin's mass spread uniformly); stop at the first estimate larger than \
+         the best so far",
+        SOURCE,
+    )
+    .value("bins", bins)
+    .value("dst_nbins", dst_nbins)
+    .value("candidates evaluated", outcome.evaluations)
+    .value("start_bin", outcome.start_bin)
+    .value("end_bin", outcome.end_bin)
+    .value("search_min", outcome.new_min)
+    .value("search_max", outcome.new_max)
+    .value("estimated L2 error", outcome.norm);
+    if let Some(picked) = picked {
+        step = step.candidates(Candidates::new(
+            &["start_bin", "end_bin", "min", "max", "estimated L2 error"],
+            tried,
+            picked,
+            "greedy: the last candidate before the first estimate that is larger than the best so far",
+        ));
+    }
+    derivation::record(|| step);
 }
 
 /// `_compute_quantization_error` with everything that does not depend on the candidate
