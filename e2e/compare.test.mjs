@@ -8,15 +8,8 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { createRequire } from 'node:module';
-import { start, sharedDir, ROOT, RESULTS, inkRatio } from './helpers.mjs';
+import { start, sharedDir, ROOT, RESULTS, inkRatio, ggufGolden, compareCheckpoints, axeViolations, describeViolation } from './helpers.mjs';
 import { cli } from './helpers.mjs';
-
-const GOLDEN = path.join(sharedDir(), 'golden', 'gguf_quant');
-const ORIGINAL = path.join(GOLDEN, 'original', 'model.safetensors');
-const QUANTIZED = path.join(GOLDEN, 'model-Q4_K_M.gguf');
-const IMATRIX = path.join(GOLDEN, 'imatrix.gguf');
-
 
 /**
  * The golden files side by side in one folder (links), so that the CLI names them as the page
@@ -25,7 +18,7 @@ const IMATRIX = path.join(GOLDEN, 'imatrix.gguf');
 function workDir() {
   const dir = path.join(RESULTS, 'compare-golden');
   fs.mkdirSync(dir, { recursive: true });
-  for (const f of [ORIGINAL, QUANTIZED, IMATRIX]) {
+  for (const f of Object.values(ggufGolden())) {
     const link = path.join(dir, path.basename(f));
     if (!fs.existsSync(link)) fs.symlinkSync(f, link);
   }
@@ -48,15 +41,8 @@ after(async () => {
   await env.close();
 });
 
-/** Choose the golden pair (importance matrix first) and wait until the comparison is over. */
-async function compare(page) {
-  await page.setInputFiles('#compare-imatrix', path.join(dir, 'imatrix.gguf'));
-  await page.setInputFiles('#compare-original-files', path.join(dir, 'model.safetensors'));
-  await page.setInputFiles('#compare-quantized-files', path.join(dir, 'model-Q4_K_M.gguf'));
-  await page.waitForSelector('#compare[data-state=done], #compare[data-state=error]', { timeout: 120000 });
-  await page.evaluate(() => window.quantscope.idle());
-  return page.getAttribute('#compare', 'data-state');
-}
+/** The golden files as linked in the work folder (`{original, quantized, imatrix}`). */
+const linked = () => Object.fromEntries(Object.entries(ggufGolden()).map(([side, f]) => [side, path.join(dir, path.basename(f))]));
 
 let shared;
 
@@ -64,7 +50,7 @@ test('the golden GGUF against its original gives exactly `quantscope diff --json
   assert.equal(expected.pairs.length, 36, 'the golden model has 36 weights');
   assert.ok(expected.pairs.some((p) => p.metrics && p.metrics.imatrix_weighted_mse !== undefined), 'the importance matrix applies');
   const page = await env.page();
-  const state = await compare(page);
+  const state = await compareCheckpoints(page, linked());
   assert.equal(state, 'done', await page.textContent('#compare-error'));
   t.diagnostic(`36 pairs compared in the page in ${await page.getAttribute('#compare', 'data-seconds')} s`);
   // Every number of every row, and the order (worst first).
@@ -160,22 +146,10 @@ test('opening a row draws the pair up close and sends the original to the observ
   assert.deepEqual(page.errors, []);
 });
 
-test('axe-core finds no accessibility violation in the compare view', async (t) => {
+test('axe-core finds no accessibility violation in the compare view', async () => {
   assert.ok(shared, 'the first test ran');
-  let axe;
-  try {
-    axe = createRequire(import.meta.url).resolve('axe-core/axe.min.js');
-  } catch {
-    t.skip('axe-core is not installed (npm ci)');
-    return;
-  }
   const page = shared;
-  await page.addScriptTag({ path: axe });
-  const violations = await page.evaluate(async () => {
-    const result = await window.axe.run('#compare-view', { resultTypes: ['violations'] });
-    return result.violations.map((v) => `${v.id}: ${v.help} (${v.nodes.map((n) => n.target.join(' ')).slice(0, 3).join(', ')})`);
-  });
-  assert.deepEqual(violations, []);
+  assert.deepEqual((await axeViolations(page, '#compare-view')).map(describeViolation), []);
   await page.context().close();
 });
 
@@ -197,9 +171,10 @@ test('cancel keeps the pairs compared so far, each equal to the CLI\'s', async (
     };
     tick();
   }));
-  await page.setInputFiles('#compare-imatrix', path.join(dir, 'imatrix.gguf'));
-  await page.setInputFiles('#compare-original-files', path.join(dir, 'model.safetensors'));
-  await page.setInputFiles('#compare-quantized-files', path.join(dir, 'model-Q4_K_M.gguf'));
+  const files = linked();
+  await page.setInputFiles('#compare-imatrix', files.imatrix);
+  await page.setInputFiles('#compare-original-files', files.original);
+  await page.setInputFiles('#compare-quantized-files', files.quantized);
   await pressed;
   await cdp.send('Emulation.setCPUThrottlingRate', { rate: 1 });
   await page.evaluate(() => window.quantscope.idle());

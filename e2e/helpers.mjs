@@ -6,6 +6,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { serve } from './serve.mjs';
 import { execFileSync } from 'node:child_process';
+import { createRequire } from 'node:module';
 
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 export const WWW = path.join(ROOT, 'www');
@@ -47,6 +48,64 @@ export async function start({ root = WWW } = {}) {
       await server.close();
     },
   };
+}
+
+/**
+ * The golden GGUF quantization (llama.cpp's Q4_K_M, ../shared/golden/gguf_quant) with its
+ * original safetensors and importance matrix: paths `{original, quantized, imatrix}`.
+ */
+export function ggufGolden() {
+  const dir = path.join(sharedDir(), 'golden', 'gguf_quant');
+  return {
+    original: path.join(dir, 'original', 'model.safetensors'),
+    quantized: path.join(dir, 'model-Q4_K_M.gguf'),
+    imatrix: path.join(dir, 'imatrix.gguf'),
+  };
+}
+
+/**
+ * Give the compare view `{original, quantized, imatrix}` (paths; the importance matrix first) and
+ * wait until the comparison is over; its `data-state` (done or error).
+ */
+export async function compareCheckpoints(page, { original, quantized, imatrix }) {
+  await page.setInputFiles('#compare-imatrix', imatrix);
+  await page.setInputFiles('#compare-original-files', original);
+  await page.setInputFiles('#compare-quantized-files', quantized);
+  await page.waitForSelector('#compare[data-state=done], #compare[data-state=error]', { timeout: 120000 });
+  await page.evaluate(() => window.quantscope.idle());
+  return page.getAttribute('#compare', 'data-state');
+}
+
+/**
+ * Give `files` to the model view's input `input` (model-files, model-folder) and wait until the
+ * ranking is over: its state and the seconds it took (the view's and the wall clock's).
+ */
+export async function rank(page, input, files) {
+  const t0 = Date.now();
+  await page.setInputFiles(`#${input}`, files);
+  await page.evaluate(() => window.quantscope.idle());
+  const state = await page.getAttribute('#model', 'data-state');
+  return { state, wallSeconds: (Date.now() - t0) / 1000, seconds: Number(await page.getAttribute('#model', 'data-seconds')) };
+}
+
+/**
+ * axe-core's violations in `context` of the page (a selector or an axe context; the whole page by
+ * default), axe injected first: [{id, impact, help, targets}], every target of each.
+ */
+export async function axeViolations(page, context = null) {
+  if (!(await page.evaluate(() => Boolean(window.axe)))) {
+    await page.addScriptTag({ path: createRequire(import.meta.url).resolve('axe-core/axe.min.js') });
+  }
+  return page.evaluate(async (context) => {
+    const result = await window.axe.run(context ?? document, { resultTypes: ['violations'] });
+    return result.violations.map((v) => ({ id: v.id, impact: v.impact, help: v.help, targets: v.nodes.map((n) => n.target.join(' ')) }));
+  }, context);
+}
+
+/** An axe violation in one line: its id, help and first targets. */
+export function describeViolation(v) {
+  const more = v.targets.length > 3 ? ` and ${v.targets.length - 3} more` : '';
+  return `${v.id}: ${v.help} (${v.targets.slice(0, 3).join(', ')}${more})`;
 }
 
 /** Share of non-white pixels of a canvas (0 = blank). */

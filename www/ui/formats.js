@@ -285,7 +285,8 @@ export class FormatsView extends View {
     if (!this.rows.length) return;
     const head = h('thead', {}, h('tr', {},
       h('th', { text: 'format' }), h('th', { class: 'num', text: 'bits / value' }), h('th', { class: 'num', text: 'SQNR' }),
-      h('th', { class: 'num', text: 'MSE' }), h('th', { class: 'num', text: 'max |error|' }), h('th', { class: 'num', text: 'clipped' }), h('th', {})));
+      h('th', { class: 'num', text: 'MSE' }), h('th', { class: 'num', text: 'max |error|' }), h('th', { class: 'num', text: 'clipped' }),
+      h('th', {}, h('span', { class: 'visually-hidden', text: 'remove' }))));
     table.append(head);
     // One body per library, in registry order; cheapest first within it, as in `quantscope
     // formats`; formats that failed go last.
