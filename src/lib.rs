@@ -46,6 +46,7 @@ pub mod qparams;
 pub mod quant;
 pub mod quantizers;
 pub mod registry;
+pub mod rotation;
 pub mod shared_stats;
 pub mod simd;
 pub mod slice_map;

@@ -336,3 +336,45 @@ fn observe_explain_prints_the_derivation_ending_in_the_reports_numbers() {
         "{text}"
     );
 }
+
+/// `--rotate hadamard:SEED` runs on the rows rotated by the engine's randomized Hadamard rotation
+/// as well: the `after` report is the report of the rotated tensor written to a file, and the
+/// rotation leaves every row's length unchanged.
+#[test]
+fn observe_rotate_reports_before_and_after_a_hadamard_rotation() {
+    use quantscope::rotation::Rotation;
+    use quantscope::tensor::{encode_npy, npy_header, Tensor};
+    let dir = tempfile::tempdir().unwrap();
+    let values: Vec<f32> = (0..8 * 96)
+        .map(|i| ((i * 37 % 101) as f32 - 50.0) / 50.0 * if i % 96 == 7 { 40.0 } else { 1.0 })
+        .collect();
+    let write = |name: &str, t: &Tensor| {
+        let path = dir.path().join(name);
+        let body: Vec<u8> = t.data.iter().flat_map(|v| v.to_le_bytes()).collect();
+        std::fs::write(&path, encode_npy(&npy_header("<f4", false, &t.shape), &body)).unwrap();
+        path.to_string_lossy().into_owned()
+    };
+    let w = Tensor::new(vec![8, 96], values).unwrap();
+    let rotated = Rotation::new(96, 5).unwrap().rotate_rows(&w).unwrap();
+    let (plain, turned) = (write("w.npy", &w), write("r.npy", &rotated));
+    let observer = ["--observer", "torch.MinMaxObserver", "--json"];
+    let run = |args: &[&str]| -> Value {
+        let (code, stdout, stderr) = quantscope(args);
+        assert_eq!(code, 0, "{stderr}");
+        serde_json::from_str(&stdout).unwrap()
+    };
+    let both = run(&[&["observe", &plain, "--rotate", "hadamard:5"][..], &observer].concat());
+    assert_eq!(both["before"], run(&[&["observe", &plain][..], &observer].concat()));
+    assert_eq!(both["after"], run(&[&["observe", &turned][..], &observer].concat()));
+    assert!(
+        both["rotation"].as_str().unwrap().contains("H_12"),
+        "96 = 12·8: {}",
+        both["rotation"]
+    );
+    // The outlier column is spread: per-tensor int8 gains.
+    let sqnr = |r: &Value| r["metrics"]["sqnr_db"].as_f64().unwrap();
+    assert!(sqnr(&both["after"]) > sqnr(&both["before"]) + 6.0);
+    let (code, _, stderr) = quantscope(&["observe", &plain, "--rotate", "givens"]);
+    assert_ne!(code, 0);
+    assert!(stderr.contains("hadamard"), "{stderr}");
+}

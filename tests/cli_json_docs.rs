@@ -237,6 +237,15 @@ fn the_readme_names_every_key_of_the_cli_json_and_no_other() {
                     "torch.HistogramObserver",
                     "--explain",
                 ]),
+                // Before and after a rotation.
+                json(&[
+                    "observe",
+                    &w,
+                    "--observer",
+                    "torch.MinMaxObserver",
+                    "--rotate",
+                    "hadamard:1",
+                ]),
                 // amax and a note (the axis is outside the tensor: one amax, per tensor).
                 json(&[
                     "observe",
@@ -257,7 +266,13 @@ fn the_readme_names_every_key_of_the_cli_json_and_no_other() {
                 ]),
             ],
         ),
-        ("formats", vec![json(&["formats", &w])]),
+        (
+            "formats",
+            vec![
+                json(&["formats", &w]),
+                json(&["formats", &w, "--rotate", "hadamard"]),
+            ],
+        ),
         (
             "quantize",
             vec![json(&[

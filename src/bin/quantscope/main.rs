@@ -5,9 +5,9 @@
 //! quantscope inspect PATH... [--json]
 //! quantscope dequantize PATH... [--tensor NAME]... --out DIR|FILE.safetensors [--dtype f32|f16|bf16]
 //! quantscope diff ORIGINAL QUANTIZED [--imatrix FILE] [--json | --csv] [--svg OUT.svg] [--shard I/N --json]
-//! quantscope observe FILE... [--observer ID | --preset NAME] [--params JSON] [--set JSON] [--split-axis N] [--strict] [--explain] [--json]
+//! quantscope observe FILE... [--observer ID | --preset NAME] [--params JSON] [--set JSON] [--split-axis N] [--strict] [--explain] [--rotate hadamard[:SEED]] [--json]
 //! quantscope adaround W X [--bits 4|8] [--scheme per_channel_symmetric|…] [--iters N] [--json]
-//! quantscope formats FILE [--json]
+//! quantscope formats FILE [--rotate hadamard[:SEED]] [--json]
 //! quantscope quantize FILE --quantizer ID [--params JSON] [--out OUT.npy] [--json]
 //! quantscope model PATH... [--observers ID,...] [--formats ID[:JSON],...] [--json | --csv] [--jobs N] [--svg OUT.svg] [--shard I/N --json]
 //! quantscope merge PORTION.json... [--json | --csv] [--svg OUT.svg]
@@ -23,11 +23,12 @@ mod output;
 use clap::{Parser, Subcommand};
 use quantscope::codec;
 use quantscope::commands::{self, inputs};
-use quantscope::engine::NonFinitePolicy;
+use quantscope::engine::{NonFinitePolicy, Report};
 use quantscope::params::Params;
 use quantscope::portion::Portion;
 use quantscope::quantizers::adaround::{self, AdaRoundConfig, WeightScheme};
 use quantscope::quantizers::apply as quantize;
+use quantscope::tensor::Tensor;
 use quantscope::Result;
 use std::process::ExitCode;
 
@@ -137,6 +138,10 @@ enum Command {
         /// and scale (with --json, a `derivation` list in each report).
         #[arg(long)]
         explain: bool,
+        /// Also run on the batches rotated along their last axis by a randomized Hadamard
+        /// rotation (`hadamard` or `hadamard:SEED`), and show before and after.
+        #[arg(long, value_name = "hadamard[:SEED]")]
+        rotate: Option<String>,
         /// Print JSON instead of a table.
         #[arg(long)]
         json: bool,
@@ -145,6 +150,10 @@ enum Command {
     Formats {
         /// A tensor (`file.npz:member` picks one tensor of a container).
         file: String,
+        /// Also compare on the tensor rotated along its last axis by a randomized Hadamard
+        /// rotation (`hadamard` or `hadamard:SEED`), and show before and after.
+        #[arg(long, value_name = "hadamard[:SEED]")]
+        rotate: Option<String>,
         /// Print JSON instead of a table.
         #[arg(long)]
         json: bool,
@@ -321,6 +330,7 @@ fn run(command: Command) -> Result<()> {
             split_axis,
             strict,
             explain,
+            rotate,
             json,
         } => {
             let user_params = Params::from_json(&params)?;
@@ -332,34 +342,72 @@ fn run(command: Command) -> Result<()> {
                 NonFinitePolicy::Exclude
             };
             let runs = commands::observer_runs(&observer, preset.as_deref(), &user_params)?;
-            let reports = commands::observe(&runs, &batches, Some(&attributes), policy, explain)?;
-            if let [report] = reports.as_slice() {
-                if let Some(e) = &report.error {
-                    return Err(quantscope::Error::input(e.message.clone()));
+            let observe = |batches: &[Tensor]| -> Result<Vec<Report>> {
+                let reports =
+                    commands::observe(&runs, batches, Some(&attributes), policy, explain)?;
+                if let [report] = reports.as_slice() {
+                    if let Some(e) = &report.error {
+                        return Err(quantscope::Error::input(e.message.clone()));
+                    }
                 }
-                if json {
-                    output::print_json(&commands::report_json(report));
-                } else {
-                    print!("{}", output::report_text(report));
+                Ok(reports)
+            };
+            let shown = |reports: &[Report], batches: &[Tensor]| -> (serde_json::Value, String) {
+                if let [report] = reports {
+                    return (commands::report_json(report), output::report_text(report));
                 }
-            } else if json {
-                output::print_json(&output::comparison_json(&reports));
-            } else {
-                print!("{}", output::comparison_table(&reports, &batches));
-                print!("{}", output::diagnosis_text(&reports, &batches));
+                let mut text = output::comparison_table(reports, batches);
+                text.push_str(&output::diagnosis_text(reports, batches));
                 if explain {
-                    print!("{}", output::derivations_text(&reports));
+                    text.push_str(&output::derivations_text(reports));
+                }
+                (output::comparison_json(reports), text)
+            };
+            let (json_before, text_before) = shown(&observe(&batches)?, &batches);
+            match rotate {
+                None if json => output::print_json(&json_before),
+                None => print!("{text_before}"),
+                Some(spec) => {
+                    let (rotated, rotation) = commands::rotated(&batches, &spec)?;
+                    let (json_after, text_after) = shown(&observe(&rotated)?, &rotated);
+                    if json {
+                        output::print_json(&serde_json::json!({
+                            "rotation": rotation,
+                            "before": json_before,
+                            "after": json_after,
+                        }));
+                    } else {
+                        print!("before rotation\n\n{text_before}\nafter rotation: {rotation}\n\n{text_after}");
+                    }
                 }
             }
             Ok(())
         }
-        Command::Formats { file, json } => {
+        Command::Formats { file, rotate, json } => {
             let tensor = inputs::read_tensor(&file)?;
             let results = codec::compare(&tensor);
-            if json {
-                output::print_json(&commands::formats_json(&results));
-            } else {
-                print!("{}", output::formats_table(&file, &tensor, &results));
+            match rotate {
+                None if json => output::print_json(&commands::formats_json(&results)),
+                None => print!("{}", output::formats_table(&file, &tensor, &results)),
+                Some(spec) => {
+                    let (rotated, rotation) =
+                        commands::rotated(std::slice::from_ref(&tensor), &spec)?;
+                    let after = codec::compare(&rotated[0]);
+                    if json {
+                        output::print_json(&serde_json::json!({
+                            "rotation": rotation,
+                            "before": commands::formats_json(&results),
+                            "after": commands::formats_json(&after),
+                        }));
+                    } else {
+                        print!(
+                            "before rotation\n\n{}\nafter rotation: {rotation}\n\n{}\n{}\n",
+                            output::formats_table(&file, &tensor, &results),
+                            output::formats_table(&file, &rotated[0], &after),
+                            output::rotation_verdict(&results, &after)
+                        );
+                    }
+                }
             }
             Ok(())
         }

@@ -245,6 +245,17 @@ pub fn diagnosis_text(reports: &[Report], batches: &[Tensor]) -> String {
     format!("\ndiagnosis: {}\n", d.text)
 }
 
+/// What the rotation did to each format (see [`quantscope::rotation::verdict`]).
+pub fn rotation_verdict(before: &[Result<FormatResult>], after: &[Result<FormatResult>]) -> String {
+    let sqnr = |r: &Result<FormatResult>| r.as_ref().ok().and_then(|r| r.metrics.sqnr_db);
+    let rows: Vec<(String, Option<f64>, Option<f64>)> = before
+        .iter()
+        .zip(after)
+        .filter_map(|(b, a)| Some((b.as_ref().ok()?.format.clone(), sqnr(b), sqnr(a))))
+        .collect();
+    quantscope::rotation::verdict(&rows)
+}
+
 /// The derivation of each of several reports (`observe --explain` with several observers).
 pub fn derivations_text(reports: &[Report]) -> String {
     let mut out = String::new();
