@@ -91,6 +91,7 @@ test('opens on the demo with every default panel drawn', async () => {
   const cliDiagnosis = cli(['observe', path.join(WWW, 'demo', 'l0_layer_out.npy')]).split('diagnosis: ')[1].trim();
   assert.match(diagnosis, /of the 255 steps/);
   assert.equal(diagnosis.split(' Best here')[0], cliDiagnosis.split(' Best here')[0]);
+  await page.locator('section.curve').screenshot({ path: path.join(RESULTS, 'explorer-diagnosis.png') });
   await page.screenshot({ path: path.join(RESULTS, 'explorer-demo.png'), fullPage: true });
   assert.deepEqual(page.errors, []);
   await page.context().close();
@@ -128,6 +129,7 @@ test('"Why this range?" shows the derivation the CLI prints, ending in the panel
   await page.evaluate(() => window.quantscope.idle());
   await page.waitForFunction((p) => document.querySelector(`${p} .why .step:last-child dd`) && [...document.querySelectorAll(`${p} .why .step:last-child .row`)].some((r) => r.querySelector('dt').textContent === 'quant_min' && r.querySelector('dd').textContent === '−128'), panel);
   await page.locator(panel).screenshot({ path: path.join(RESULTS, 'explorer-why-this-range.png') });
+  await page.locator(`${panel} .why`).screenshot({ path: path.join(RESULTS, 'explorer-derivation.png') });
   assert.deepEqual(page.errors, []);
   await page.context().close();
 });

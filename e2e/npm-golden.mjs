@@ -4,7 +4,8 @@
 // Rust harness compares them (tests/common/mod.rs, tests/golden_<family>.rs).
 //
 // Observer cases (torch, quark, horizon, ort, modelopt, llmcompressor, torchao): the case's
-// batches are loaded with loadTensor (in order) and observed with observe() under the case's
+// batches are loaded with loadTensor (in order) and observed with observe() (with its derivation,
+// whose last step must hold the report's scale and zero point) under the case's
 // parameters as recorded (caseParams below); compared are min_val, max_val, scale, zero_point, amax, the
 // searched range, the quantize–dequantize metrics, the fields a family reports in `extra`
 // (num_bins_final, qmin_qmax, avg/std, observed_min/max, dst_nbins, upsample_rate,
@@ -355,6 +356,24 @@ export async function goldenJobs(qs, goldenDir) {
   return { jobs: out, tallies };
 }
 
+/**
+ * A report's derivation against the report (in WebAssembly, as `tests/derivations.rs` checks
+ * natively): a successful run has one, and its last step holds the report's scale and zero point
+ * exactly.
+ */
+function derivationMismatches(report) {
+  if (!report.ok) return [];
+  const steps = report.derivation || [];
+  if (steps.length === 0) return ['no derivation'];
+  if (report.grid && report.grid.kind === 'none') return [];
+  const last = steps[steps.length - 1].values;
+  const same = (a, b) => JSON.stringify(a) === JSON.stringify(b);
+  const out = [];
+  if (!same(last.scale, report.scale)) out.push(`derivation's last scale ${JSON.stringify(last.scale)}, the report's ${JSON.stringify(report.scale)}`);
+  if (!same(last.zero_point, report.zero_point)) out.push(`derivation's last zero point ${JSON.stringify(last.zero_point)}, the report's ${JSON.stringify(report.zero_point)}`);
+  return out;
+}
+
 /** Run every family's cases through the package `qs`; returns the summary. */
 export async function checkGolden(qs, goldenDir) {
   const { jobs, tallies } = await goldenJobs(qs, goldenDir);
@@ -376,7 +395,11 @@ export async function checkGolden(qs, goldenDir) {
         const bytes = job.inputs.map((b) => read(family, b));
         tensor = qs.loadTensor(bytes.length === 1 ? bytes[0] : bytes, { name: path.basename(job.inputs[0]) });
       }
-      problems = job.check(job.kind === 'quantize' ? qs.quantize(tensor, job.id, job.params) : qs.observe(tensor, job.id, job.params));
+      if (job.kind === 'quantize') problems = job.check(qs.quantize(tensor, job.id, job.params));
+      else {
+        const report = qs.observe(tensor, job.id, job.params, { explain: true });
+        problems = [...job.check(report), ...derivationMismatches(report)];
+      }
     } catch (err) {
       problems = [`threw: ${err.message}`];
     } finally {

@@ -317,7 +317,7 @@ pub fn best_clipping_step(
             "quantscope's error-versus-clipping curve (src/curve.rs), not a framework's",
         )
         .value("scheme", if symmetric { "symmetric" } else { "affine" })
-        .value("this range", vec![lo, hi])
+        .value("this grid's range", vec![lo, hi])
         .value("this range's MSE", metrics.mse)
         .value("best threshold", best.threshold)
         .value("best range", vec![best.grid_min, best.grid_max])

@@ -351,7 +351,11 @@ fn observe_rotate_reports_before_and_after_a_hadamard_rotation() {
     let write = |name: &str, t: &Tensor| {
         let path = dir.path().join(name);
         let body: Vec<u8> = t.data.iter().flat_map(|v| v.to_le_bytes()).collect();
-        std::fs::write(&path, encode_npy(&npy_header("<f4", false, &t.shape), &body)).unwrap();
+        std::fs::write(
+            &path,
+            encode_npy(&npy_header("<f4", false, &t.shape), &body),
+        )
+        .unwrap();
         path.to_string_lossy().into_owned()
     };
     let w = Tensor::new(vec![8, 96], values).unwrap();
@@ -363,9 +367,19 @@ fn observe_rotate_reports_before_and_after_a_hadamard_rotation() {
         assert_eq!(code, 0, "{stderr}");
         serde_json::from_str(&stdout).unwrap()
     };
-    let both = run(&[&["observe", &plain, "--rotate", "hadamard:5"][..], &observer].concat());
-    assert_eq!(both["before"], run(&[&["observe", &plain][..], &observer].concat()));
-    assert_eq!(both["after"], run(&[&["observe", &turned][..], &observer].concat()));
+    let both = run(&[
+        &["observe", &plain, "--rotate", "hadamard:5"][..],
+        &observer,
+    ]
+    .concat());
+    assert_eq!(
+        both["before"],
+        run(&[&["observe", &plain][..], &observer].concat())
+    );
+    assert_eq!(
+        both["after"],
+        run(&[&["observe", &turned][..], &observer].concat())
+    );
     assert!(
         both["rotation"].as_str().unwrap().contains("H_12"),
         "96 = 12·8: {}",
