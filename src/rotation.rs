@@ -101,34 +101,29 @@ impl Rotation {
         for (x, d) in x.iter_mut().zip(&self.signs) {
             *x *= d;
         }
-        let mut work = vec![0f64; self.block];
-        for chunk in x.chunks_exact_mut(self.block) {
-            for (w, &v) in work.iter_mut().zip(chunk.iter()) {
-                *w = f64::from(v);
-            }
-            self.hadamard(&mut work, false);
-            let norm = (self.block as f64).sqrt();
-            for (v, &w) in chunk.iter_mut().zip(&work) {
-                *v = (w / norm) as f32;
-            }
-        }
+        self.blockwise(x, false);
     }
 
     /// Undo [`Rotation::apply`]: `x ← D·Hᵀ·x / √block`.
     pub fn invert(&self, x: &mut [f32]) {
+        self.blockwise(x, true);
+        for (x, d) in x.iter_mut().zip(&self.signs) {
+            *x *= d;
+        }
+    }
+
+    /// `x ← H·x / √block` (or `Hᵀ`) on each block of `x`, in float64.
+    fn blockwise(&self, x: &mut [f32], transpose: bool) {
+        let norm = (self.block as f64).sqrt();
         let mut work = vec![0f64; self.block];
         for chunk in x.chunks_exact_mut(self.block) {
             for (w, &v) in work.iter_mut().zip(chunk.iter()) {
                 *w = f64::from(v);
             }
-            self.hadamard(&mut work, true);
-            let norm = (self.block as f64).sqrt();
+            self.hadamard(&mut work, transpose);
             for (v, &w) in chunk.iter_mut().zip(&work) {
                 *v = (w / norm) as f32;
             }
-        }
-        for (x, d) in x.iter_mut().zip(&self.signs) {
-            *x *= d;
         }
     }
 

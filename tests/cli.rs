@@ -81,15 +81,7 @@ fn run_case_via_cli(case: &common::Case) -> Result<(), String> {
 
 #[test]
 fn observe_json_matches_the_golden_cases_of_every_family() {
-    for family in [
-        "torch",
-        "quark",
-        "horizon",
-        "ort",
-        "modelopt",
-        "llmcompressor",
-        "torchao",
-    ] {
+    for family in common::OBSERVER_FAMILIES {
         // Cases of framework functions that are not observers (Quark's ONNX quantizers and
         // kernels) are checked by their family's own test.
         let cases = common::load_cases(family)

@@ -13,16 +13,6 @@ use quantscope::registry;
 use quantscope::tensor::Tensor;
 use serde_json::Value as Json;
 
-const FAMILIES: &[&str] = &[
-    "torch",
-    "quark",
-    "horizon",
-    "ort",
-    "modelopt",
-    "llmcompressor",
-    "torchao",
-];
-
 /// The report's scale and zero point are the last step's, bit for bit.
 fn check_ends_in_the_report(report: &Report) -> Result<(), String> {
     let Some(q) = &report.qparams else {
@@ -99,7 +89,7 @@ fn check_run(run: Run) -> Result<(), String> {
 
 #[test]
 fn every_golden_case_explains_its_qparams_with_the_reports_numbers() {
-    for family in FAMILIES {
+    for family in common::OBSERVER_FAMILIES {
         let cases = common::load_cases(family);
         common::run_cases(
             &format!("derivations of {family}"),
@@ -109,17 +99,7 @@ fn every_golden_case_explains_its_qparams_with_the_reports_numbers() {
                     return Ok(());
                 }
                 let batches = case.load_batches()?;
-                let attributes = Params::from_value(
-                    case.raw
-                        .get("set_attributes_after_init")
-                        .cloned()
-                        .unwrap_or(Json::Null),
-                )
-                .map_err(|e| e.to_string())?;
-                let run = Run::new(&case.observer, case.params.clone(), &batches)
-                    .map_err(|e| e.to_string())?
-                    .with_attributes(attributes);
-                check_run(run)
+                check_run(common::case_run(case, &batches)?)
             },
             false,
         );

@@ -339,10 +339,27 @@ pub fn f64s(v: &[f32]) -> Vec<f64> {
     v.iter().map(|&x| x as f64).collect()
 }
 
+/// The observer families whose golden cases are observer runs (folders under golden/).
+pub const OBSERVER_FAMILIES: &[&str] = &[
+    "torch",
+    "quark",
+    "horizon",
+    "ort",
+    "modelopt",
+    "llmcompressor",
+    "torchao",
+];
+
 /// The one driver's report on `case`: its observer, parameters, batches and the attributes it
 /// sets after construction (`set_attributes_after_init`).
 pub fn run_report(case: &Case) -> Result<Report, String> {
     let batches = case.load_batches()?;
+    Ok(case_run(case, &batches)?.report())
+}
+
+/// The one driver's run of `case` over `batches` (its own, loaded): its observer, parameters and
+/// the attributes it sets after construction.
+pub fn case_run<'a>(case: &Case, batches: &'a [Tensor]) -> Result<Run<'a>, String> {
     let attributes = Params::from_value(
         case.raw
             .get("set_attributes_after_init")
@@ -350,10 +367,9 @@ pub fn run_report(case: &Case) -> Result<Report, String> {
             .unwrap_or(Value::Null),
     )
     .map_err(|e| e.to_string())?;
-    Ok(Run::new(&case.observer, case.params.clone(), &batches)
+    Ok(Run::new(&case.observer, case.params.clone(), batches)
         .map_err(|e| e.to_string())?
-        .with_attributes(attributes)
-        .report())
+        .with_attributes(attributes))
 }
 
 /// The stage at which `case`'s run raises (`"none"` when it does not).

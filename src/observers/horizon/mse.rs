@@ -175,6 +175,59 @@ impl MseConfig {
         ))
     }
 
+    /// The last batch's search as the derivation's step: per tensor its whole candidate table,
+    /// per channel the spread of the winning candidates.
+    fn record(&self, search: &MseSearch) {
+        crate::derivation::record(|| {
+            let rule = if self.corrected {
+                "the last minimum, its own factor applied (quantscope's correction)"
+            } else {
+                "the last minimum; its index k is applied as factor 1 − k·0.01 (Horizon's stride \
+                 mapping: the factor evaluated only when stride = 1)"
+            };
+            let mut step = crate::derivation::Step::new(
+                "Shrink-factor search on the last batch",
+                format!(
+                    "for candidates i = 0, {stride}, 2·{stride}, … < 95: range f_i·(min, max) with \
+                     f_i = 1 − i·0.01, loss = ‖Q(x) − x‖₂; {rule}. The observer's range is the \
+                     running average of each batch's shrunk range",
+                    stride = self.stride
+                ),
+                super::base::OBSERVER_V2,
+            )
+            .value("stride", self.stride);
+            if let ([k], [applied]) = (&search.selected[..], &search.applied[..]) {
+                let rows = search
+                    .factors
+                    .iter()
+                    .zip(&search.losses)
+                    .enumerate()
+                    .map(|(i, (&f, row))| vec![i as f64, f64::from(f), f64::from(row[0])])
+                    .collect();
+                step = step
+                    .value("evaluated factor", search.factors[*k])
+                    .value("applied factor", *applied)
+                    .candidates(crate::derivation::Candidates::new(
+                        &["k", "factor", "loss"],
+                        rows,
+                        *k,
+                        rule,
+                    ));
+            } else {
+                let mut picked = search.selected.clone();
+                picked.sort_unstable();
+                if let (Some(&lo), Some(&hi)) = (picked.first(), picked.last()) {
+                    step = step
+                        .value("channels", picked.len())
+                        .value("smallest winning k", lo)
+                        .value("median winning k", picked[picked.len() / 2])
+                        .value("largest winning k", hi);
+                }
+            }
+            step
+        });
+    }
+
     /// The last search as report extras (one value per tensor, or a list per channel).
     fn extra(&self, search: &MseSearch, q: &mut QParams) {
         let per_tensor = self.base.scheme == Scheme::PerTensor;
@@ -256,6 +309,9 @@ impl<const CORRECTED: bool> ObserverKind for Mse<CORRECTED> {
     }
 
     fn qparams(state: &MseState, cfg: &MseConfig) -> Result<QParams> {
+        if let Some(search) = &state.last {
+            cfg.record(search);
+        }
         let mut q = state.stats.qparams(&cfg.base.quant, cfg.base.axis());
         if let Some(search) = &state.last {
             cfg.extra(search, &mut q);

@@ -136,16 +136,53 @@ pub fn percentile_min_max(
         if fixed {
             let lo = first_index(&cdf, last_idx, |c| c >= t32);
             let hi = first_index(&cdf, last_idx, |c| c >= upper32);
-            return Ok((edge(&h.edges, lo)?, edge(&h.edges, hi)?));
+            let range = (edge(&h.edges, lo)?, edge(&h.edges, hi)?);
+            record(
+                p,
+                "asymmetric, tails in order (quantscope's correction): min = edges[first i with \
+                 cdf[i] ≥ (100 − p)/200], max = edges[first i with cdf[i] ≥ 1 − (100 − p)/200]",
+                &[lo, hi],
+                range,
+            );
+            return Ok(range);
         }
         let upper_idx = first_index(&cdf, last_idx, |c| c >= t32);
         let lower_idx = first_index(&cdf, 0, |c| c <= upper32);
-        Ok((edge(&h.edges, lower_idx)?, edge(&h.edges, upper_idx)?))
+        let range = (edge(&h.edges, lower_idx)?, edge(&h.edges, upper_idx)?);
+        record(p, "asymmetric, as Quark 0.13 swaps the tails: max = edges[first i with cdf[i] ≥ (100 − p)/200], \
+                   min = edges[first i with cdf[i] ≤ 1 − (100 − p)/200]", &[lower_idx, upper_idx], range);
+        Ok(range)
     } else {
         let target = (p / 100.0).min(cdf[last_idx] as f64) as f32;
         let idx = first_index(&cdf, last_idx, |c| c >= target);
-        Ok((0.0, edge(&h.edges, idx)?))
+        let range = (0.0, edge(&h.edges, idx)?);
+        record(
+            p,
+            "symmetric: max = edges[first i with cdf[i] ≥ min(p/100, cdf[last])], min = 0",
+            &[idx],
+            range,
+        );
+        Ok(range)
     }
+}
+
+/// The percentile search's step of the derivation.
+fn record(p: f64, rule: &str, indices: &[usize], (lo, hi): (f32, f32)) {
+    crate::derivation::record(|| {
+        crate::derivation::Step::new(
+            "Percentile of the |x| or x histogram (cdf in float32)",
+            format!(
+                "cdf = cumsum(hist / Σ hist); {rule}. PerTensorPercentileObserver's \
+                 constructor sets percentile = 99.99999999 (only assigning the attribute afterwards \
+                 changes it)"
+            ),
+            "quark/torch/quantization/observer/observer.py:1309 (amd-quark 0.13, get_min_max_by_percentile; \
+             the hard-coded percentile at :1297)",
+        )
+        .value("percentile", p)
+        .value("bin index", indices.iter().map(|&i| i as i64).collect::<Vec<_>>())
+        .value("range", vec![lo, hi])
+    });
 }
 
 #[cfg(test)]
