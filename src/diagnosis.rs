@@ -38,6 +38,18 @@ pub struct Outcome {
     pub sqnr_db: Option<f64>,
 }
 
+impl Outcome {
+    /// An observer's report as an outcome (`None` without metrics).
+    pub fn of_report(report: &crate::engine::Report) -> Option<Outcome> {
+        Some(Outcome {
+            label: report.observer.clone(),
+            format: false,
+            per_tensor: report.granularity == crate::observer::Granularity::PerTensor,
+            sqnr_db: report.metrics.as_ref()?.sqnr_db,
+        })
+    }
+}
+
 /// The diagnosis: its facts, name and value as written, and the paragraph that says them.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
@@ -134,6 +146,22 @@ pub fn diagnose(values: &[f32], shape: &[usize], outcomes: &[Outcome]) -> Diagno
         facts,
         text: sentences.join(" "),
     }
+}
+
+/// The diagnosis of calibration `batches`: one tensor with its shape, several as one vector
+/// (`None` for no batch).
+pub fn diagnose_batches(
+    batches: &[&crate::tensor::Tensor],
+    outcomes: &[Outcome],
+) -> Option<Diagnosis> {
+    Some(match batches {
+        [] => return None,
+        [one] => diagnose(&one.data, &one.shape, outcomes),
+        all => {
+            let values: Vec<f32> = all.iter().flat_map(|b| b.data.iter().copied()).collect();
+            diagnose(&values, &[values.len()], outcomes)
+        }
+    })
 }
 
 /// The share of finite values beyond [`OUTLIER_SIGMAS`] from `mean`, and their share of `Σx²`.

@@ -256,7 +256,9 @@ impl<'a> Run<'a> {
     pub fn report(&self) -> Report {
         let mut report = self.report_alone();
         if self.explain {
-            explain_against_the_best(&mut report, &self.batches);
+            let mut derivation = std::mem::take(&mut report.derivation);
+            explain_against_the_best(&mut derivation, &report, &self.batches);
+            report.derivation = derivation;
         }
         report
     }
@@ -328,15 +330,15 @@ impl Run<'_> {
     }
 }
 
-/// Add to `report`'s derivation the comparison with the best clipping on `batches`, before its
-/// last step, when there is one ([`derivation::best_clipping_step`]).
-pub fn explain_against_the_best(report: &mut Report, batches: &[&Tensor]) {
+/// Add to `steps` (the derivation of `report`) the comparison with the best clipping on
+/// `batches`, before its last step, when there is one ([`derivation::best_clipping_step`]).
+pub fn explain_against_the_best(steps: &mut Vec<Step>, report: &Report, batches: &[&Tensor]) {
     let Some(q) = &report.qparams else {
         return;
     };
     let data: Vec<&[f32]> = batches.iter().map(|b| &b.data[..]).collect();
     if let Some(step) = derivation::best_clipping_step(q, report.metrics.as_ref(), &data) {
-        derivation::insert_before_last(&mut report.derivation, step);
+        derivation::insert_before_last(steps, step);
     }
 }
 

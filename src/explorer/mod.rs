@@ -660,8 +660,7 @@ impl Session {
         let run = self.runs.get(spec.id)?;
         let (resolved, collected) = (run.resolved.as_ref()?, run.collected.as_ref()?);
         let batches = self.batches();
-        let mut report = run.report.clone();
-        report.derivation = match engine::search(
+        let mut derivation = match engine::search(
             spec,
             &run.params,
             resolved.as_ref(),
@@ -672,8 +671,8 @@ impl Session {
             Ok(searched) => searched.derivation,
             Err(failed) => failed.derivation,
         };
-        engine::explain_against_the_best(&mut report, &batches);
-        Some(report.derivation)
+        engine::explain_against_the_best(&mut derivation, &run.report, &batches);
+        Some(derivation)
     }
 
     /// The diagnosis of the selected batches (one tensor, or every batch as one vector) given
@@ -683,15 +682,7 @@ impl Session {
         &self,
         outcomes: &[crate::diagnosis::Outcome],
     ) -> Option<crate::diagnosis::Diagnosis> {
-        use crate::diagnosis::diagnose;
-        Some(match &self.batches()[..] {
-            [] => return None,
-            [one] => diagnose(&one.data, &one.shape, outcomes),
-            all => {
-                let values: Vec<f32> = all.iter().flat_map(|b| b.data.iter().copied()).collect();
-                diagnose(&values, &[values.len()], outcomes)
-            }
-        })
+        crate::diagnosis::diagnose_batches(&self.batches(), outcomes)
     }
 
     /// Forget the run of observer `id`.

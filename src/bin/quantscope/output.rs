@@ -219,30 +219,13 @@ pub fn report_text(r: &Report) -> String {
 /// The diagnosis of the batches (one tensor, or all batches as one vector) given the observers'
 /// reports, as a paragraph.
 pub fn diagnosis_text(reports: &[Report], batches: &[Tensor]) -> String {
-    use quantscope::diagnosis::{diagnose, Outcome};
-    use quantscope::observer::Granularity;
-    let outcomes: Vec<Outcome> = reports
-        .iter()
-        .filter_map(|r| {
-            Some(Outcome {
-                label: r.observer.clone(),
-                format: false,
-                per_tensor: r.granularity == Granularity::PerTensor,
-                sqnr_db: r.metrics.as_ref()?.sqnr_db,
-            })
-        })
-        .collect();
-    let d = match batches {
-        [one] => diagnose(&one.data, &one.shape, &outcomes),
-        _ => {
-            let all: Vec<f32> = batches
-                .iter()
-                .flat_map(|b| b.data.iter().copied())
-                .collect();
-            diagnose(&all, &[all.len()], &outcomes)
-        }
-    };
-    format!("\ndiagnosis: {}\n", d.text)
+    use quantscope::diagnosis::{diagnose_batches, Outcome};
+    let outcomes: Vec<Outcome> = reports.iter().filter_map(Outcome::of_report).collect();
+    let batches: Vec<&Tensor> = batches.iter().collect();
+    match diagnose_batches(&batches, &outcomes) {
+        Some(d) => format!("\ndiagnosis: {}\n", d.text),
+        None => String::new(),
+    }
 }
 
 /// What the rotation did to each format (see [`quantscope::rotation::verdict`]).
