@@ -248,6 +248,20 @@ async function exercise(page) {
   await page.click('#compare-table tbody tr[data-status=compared]');
   await page.waitForSelector('#compare-tensor[data-state=ready]', { timeout: 60000 });
   await page.evaluate(() => window.quantscope.idle());
+  // Learn: the index, then a lesson with a control moved and an answer checked.
+  await page.evaluate(() => {
+    location.hash = '#learn';
+  });
+  await page.waitForSelector('.learn-index[data-lesson=index]');
+  await page.evaluate(() => {
+    location.hash = '#learn/scale-and-zero-point';
+  });
+  await page.waitForSelector('article.lesson[data-state=ready] .why[data-derivation-steps]');
+  await page.selectOption('[data-control=bits]', '3');
+  await page.fill('form.try-it input[name=answer]', '1');
+  await page.click('form.try-it button[type=submit]');
+  await page.waitForSelector('form.try-it[data-verdict]');
+  await page.evaluate(() => window.quantscope.idle());
 }
 
 /**

@@ -14,6 +14,7 @@ import { FormatsView } from './ui/formats.js';
 import { AdaRoundView } from './ui/adaround.js';
 import { ModelView } from './ui/model.js';
 import { CompareView } from './ui/compare.js';
+import { LearnView, isLessonHash } from './ui/learn.js';
 import { encodeState, decodeState } from './ui/state.js';
 import { h } from './lib/panel.js';
 import { fmtShape } from './lib/format.js';
@@ -54,6 +55,7 @@ const VIEWS = new Views([
   { view: new AdaRoundView(), root: slot('adaround-view'), context: ({ registry }) => ({ registry, demo: DEMO_LAYER }) },
   { view: new ModelView(), root: slot('model-view'), context: () => ({ openTensor: openModelTensor }) },
   { view: new CompareView(), root: slot('compare-view'), context: () => ({ openTensor: openModelTensor }) },
+  { view: new LearnView(), root: slot('learn-view'), context: ({ registry }) => ({ registry, makeEngine: lessonEngine }) },
 ]);
 
 const app = {
@@ -241,6 +243,8 @@ function updateUrl() {
 function writeUrl() {
   clearTimeout(urlTimer);
   urlTimer = null;
+  // A lesson's fragment is the learn view's; the explorer's state is written when it is left.
+  if (isLessonHash(location.hash)) return;
   const hash = encodeState(currentState(), app.specs);
   if (hash !== location.hash) history.replaceState(null, '', hash);
 }
@@ -265,9 +269,17 @@ function onHashChange() {
   // The fragment typed by hand wins over a write still waiting for the page to settle.
   clearTimeout(urlTimer);
   urlTimer = null;
+  if (isLessonHash(location.hash)) return;
   const st = decodeState(location.hash, app.specs);
+  // Back from a lesson to the explorer as it was: its state goes back into the URL.
+  if (!st) updateUrl();
   if (!st || encodeState(currentState(), app.specs) === location.hash) return;
+  const shown = app.demo;
   applyState(st);
+  // A link (a lesson's "open in the explorer") may name another demo tensor, or add formats to
+  // compare on the tensor shown.
+  if (st.demo && st.demo in DEMOS && st.demo !== shown) loadDemo(st.demo).catch((err) => showMessage(err.message));
+  else if (st.formats.length) VIEWS.list.find((v) => v instanceof FormatsView).refresh();
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -406,6 +418,14 @@ function exposeApi(ready) {
 }
 
 /**
+ * The learn view's engine: one Web Worker of its own, so that lessons never replace the
+ * explorer's tensor; `onRestart` is called after it crashed and was restarted.
+ */
+function lessonEngine(onRestart) {
+  return new RemoteEngine(new URL('./worker.js', import.meta.url), { onCrash: onRestart });
+}
+
+/**
  * The engines the explorer computes with: a pool of Web Workers, one per logical core
  * (`?workers=N` in the URL sets the number, for tests and measurements).
  */
@@ -425,7 +445,7 @@ async function main() {
   $('#version').textContent = registry.version;
   for (const o of registry.observers) app.specs.set(o.id, o);
   VIEWS.mount(app.engine, { registry });
-  const st = decodeState(location.hash, app.specs);
+  const st = isLessonHash(location.hash) ? null : decodeState(location.hash, app.specs);
   if (st) applyState(st);
   bindInputs();
   bindShare();
