@@ -78,8 +78,8 @@ const CASES = {
     answer: async (shows) => {
       const e = await engineOn(demoBytes('activation'));
       const c = e.curve({ spec: { bits: shows.bits, scheme: 'symmetric', points: 200 } });
-      const t = c.points[c.best][0];
-      return { right: t.toPrecision(3), wrong: (t * 2).toPrecision(3) };
+      const db = c.points[c.best][2];
+      return { right: db.toFixed(2), wrong: (db + 1).toFixed(2) };
     },
     explorer: { observers: ['torch.MinMaxObserver', 'torch.HistogramObserver'], demo: 'activation', formats: [] },
   },

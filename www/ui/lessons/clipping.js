@@ -83,10 +83,10 @@ export const lesson = {
       controls,
       figure,
       task: ctx.tryIt({
-        question: ['At the bits chosen above, which threshold t gives the smallest MSE? (Two significant digits are enough.)'],
-        placeholder: 't',
-        check: () => curve && curve.best !== null && numberCheck(curve.points[curve.best][0], { digits: 2 }),
-        hint: () => 'Slide t until the marker sits at the bottom of the curve, and read t under the slider.',
+        question: ['At the bits chosen above, what SQNR (dB, one decimal) does the best clipping threshold reach?'],
+        placeholder: 'dB',
+        check: () => curve && curve.best !== null && numberCheck(curve.points[curve.best][2], { tolerance: 0.051, unit: ' dB' }),
+        hint: () => 'Slide t until your marker sits on the best point of the curve, and read the SQNR above the curve.',
       }),
       link,
     });
