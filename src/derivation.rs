@@ -59,6 +59,32 @@ pub struct Candidates {
     pub picked: usize,
     /// The rule that picked it (first minimum, last minimum, patience, early stop…).
     pub rule: String,
+    /// Which columns hold each candidate's clipping range, when the candidates are ranges.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(target_arch = "wasm32", tsify(optional))]
+    pub range: Option<RangeColumns>,
+}
+
+/// The columns of a candidate table that hold each candidate's clipping range `[lo, hi]`:
+/// `lo` and `hi`, or `[−hi, hi]` for symmetric candidates (`lo` absent).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
+pub struct RangeColumns {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(target_arch = "wasm32", tsify(optional))]
+    pub lo: Option<usize>,
+    pub hi: usize,
+}
+
+impl RangeColumns {
+    /// Row `row`'s range.
+    pub fn of(&self, row: &[f64]) -> [f64; 2] {
+        let hi = row.get(self.hi).copied().unwrap_or(f64::NAN);
+        match self.lo {
+            Some(lo) => [row.get(lo).copied().unwrap_or(f64::NAN), hi],
+            None => [-hi, hi],
+        }
+    }
 }
 
 /// One value of a step.
@@ -401,7 +427,20 @@ impl Candidates {
             rows,
             picked,
             rule: rule.to_string(),
+            range: None,
         }
+    }
+
+    /// Each candidate is the clipping range `[row[lo], row[hi]]`.
+    pub fn ranges_in(mut self, lo: usize, hi: usize) -> Candidates {
+        self.range = Some(RangeColumns { lo: Some(lo), hi });
+        self
+    }
+
+    /// Each candidate is the symmetric clipping range `[−row[amax], row[amax]]`.
+    pub fn symmetric_ranges_in(mut self, amax: usize) -> Candidates {
+        self.range = Some(RangeColumns { lo: None, hi: amax });
+        self
     }
 }
 
@@ -492,10 +531,90 @@ pub struct CandidatesView {
     pub total: usize,
     pub picked: usize,
     pub rule: String,
+    /// Every candidate's loss, for the chart.
+    pub chart: CandidateChart,
+}
+
+/// What the chart of a search draws: every candidate's loss (the table's last column) against
+/// the candidate (its range's upper end when the candidates are ranges, else its number), the
+/// pick, and the best single clipping threshold on this tensor where it is comparable.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
+pub struct CandidateChart {
+    pub x_label: String,
+    pub loss_label: String,
+    /// `[x, loss]` per candidate, in the order tried (a non-finite loss is `null`).
+    #[serde(with = "finite_or_null")]
+    pub points: Vec<Vec<f64>>,
+    pub picked: usize,
+    /// Each candidate's clipping range `[lo, hi]`, when the candidates are ranges (the page
+    /// previews it on the histogram).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(target_arch = "wasm32", tsify(optional))]
+    pub ranges: Option<Vec<[f64; 2]>>,
+    /// The best single clipping threshold on this tensor (the error-versus-clipping curve's
+    /// optimum), when the candidates are ranges.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(target_arch = "wasm32", tsify(optional))]
+    pub optimum: Option<f64>,
+}
+
+impl CandidateChart {
+    /// The chart of `table`; `optimum` is the best threshold of the derivation's comparison
+    /// step, if it has one.
+    pub fn of(table: &Candidates, optimum: Option<f64>) -> CandidateChart {
+        let loss = |row: &Vec<f64>| row.last().copied().unwrap_or(f64::NAN);
+        // Candidates that are thresholds (symmetric ranges `[−t, t]`) are drawn against `t`, on
+        // the axis of the best single threshold; two-ended ranges (a search moving both ends)
+        // by their number, in the order tried.
+        let symmetric = table.range.filter(|r| {
+            table.rows.iter().all(|row| {
+                let [lo, hi] = r.of(row);
+                // (ORT's bin edges are symmetric up to float32 rounding.)
+                (lo + hi).abs() <= 1e-4 * (hi - lo) || !(lo.is_finite() && hi.is_finite())
+            })
+        });
+        let (x_label, points) = match &symmetric {
+            Some(r) => (
+                table.columns.get(r.hi).cloned().unwrap_or_default(),
+                table
+                    .rows
+                    .iter()
+                    .map(|row| vec![r.of(row)[1], loss(row)])
+                    .collect(),
+            ),
+            None => (
+                "candidate #".to_string(),
+                table
+                    .rows
+                    .iter()
+                    .enumerate()
+                    .map(|(i, row)| vec![i as f64, loss(row)])
+                    .collect(),
+            ),
+        };
+        CandidateChart {
+            x_label,
+            loss_label: table.columns.last().cloned().unwrap_or_default(),
+            points,
+            picked: table.picked,
+            ranges: table
+                .range
+                .map(|r| table.rows.iter().map(|row| r.of(row)).collect()),
+            optimum: optimum.filter(|_| symmetric.is_some()),
+        }
+    }
 }
 
 /// The view of `steps` (see [`StepView`]).
 pub fn view(steps: &[Step]) -> Vec<StepView> {
+    let optimum = steps
+        .iter()
+        .find_map(|s| match s.values.get("best threshold") {
+            Some(Value::F64(t)) => Some(*t),
+            Some(Value::F32(t)) => Some(*t as f64),
+            _ => None,
+        });
     steps
         .iter()
         .map(|step| StepView {
@@ -527,6 +646,7 @@ pub fn view(steps: &[Step]) -> Vec<StepView> {
                     total: table.rows.len(),
                     picked: table.picked,
                     rule: table.rule.clone(),
+                    chart: CandidateChart::of(table, optimum),
                 }
             }),
             source: step.source.clone(),
@@ -582,6 +702,45 @@ pub fn to_text(steps: &[Step]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_search_chart_draws_thresholds_against_the_best_one_and_other_candidates_by_number() {
+        let rows = vec![
+            vec![0.0, 1.0, 5.0],
+            vec![1.0, 2.0, 3.0],
+            vec![2.0, 3.0, f64::INFINITY],
+        ];
+        // Symmetric candidates: x is the threshold, the optimum is drawn, ranges are [−t, t].
+        let table = Candidates::new(&["bin", "amax", "mse"], rows.clone(), 1, "first minimum")
+            .symmetric_ranges_in(1);
+        let chart = CandidateChart::of(&table, Some(2.5));
+        assert_eq!(chart.x_label, "amax");
+        assert_eq!(chart.loss_label, "mse");
+        assert_eq!(chart.points[1], vec![2.0, 3.0]);
+        assert!(chart.points[2][1].is_infinite());
+        assert_eq!(
+            chart.ranges.as_deref(),
+            Some(&[[-1.0, 1.0], [-2.0, 2.0], [-3.0, 3.0]][..])
+        );
+        assert_eq!(chart.optimum, Some(2.5));
+        // Two-ended ranges: by number, no optimum, the ranges kept for the preview.
+        let table =
+            Candidates::new(&["min", "max", "loss"], rows.clone(), 0, "greedy").ranges_in(0, 1);
+        let chart = CandidateChart::of(&table, Some(2.5));
+        assert_eq!(chart.x_label, "candidate #");
+        assert_eq!(chart.points[2][0], 2.0);
+        assert_eq!(
+            chart.ranges.as_deref(),
+            Some(&[[0.0, 1.0], [1.0, 2.0], [2.0, 3.0]][..])
+        );
+        assert_eq!(chart.optimum, None);
+        // No ranges: by number, nothing to preview.
+        let chart = CandidateChart::of(&Candidates::new(&["k", "loss"], rows, 0, ""), Some(2.5));
+        assert_eq!((chart.ranges, chart.optimum), (None, None));
+        // A JSON round trip keeps the infinite loss as null → NaN.
+        let json = serde_json::to_string(&table).unwrap();
+        assert!(json.contains("\"range\":{\"lo\":0,\"hi\":1}"), "{json}");
+    }
 
     #[test]
     fn only_a_capturing_caller_receives_steps_and_nesting_keeps_them_apart() {

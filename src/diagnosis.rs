@@ -148,6 +148,34 @@ pub fn diagnose(values: &[f32], shape: &[usize], outcomes: &[Outcome]) -> Diagno
     }
 }
 
+/// The diagnosis of a checkpoint tensor from what ranking it computed anyway (no pass over its
+/// values): its statistics (how many standard deviations its largest magnitude lies from zero,
+/// its kurtosis) and its methods' results. The full diagnosis ([`diagnose`]: outlier share,
+/// extreme channels, grid steps of the bulk) is the one shown when the tensor is opened.
+pub fn diagnose_stats(stats: &Stats, outcomes: &[Outcome]) -> Diagnosis {
+    let mut facts = Vec::new();
+    let mut sentences = Vec::new();
+    if let (Some(r), Some(k)) = (stats.absmax_over_std, stats.kurtosis) {
+        facts.push(("max |x| / σ".into(), fmt_num(r)));
+        facts.push(("kurtosis".into(), fmt_num(k)));
+        sentences.push(format!(
+            "Its largest magnitude is {}σ{} (kurtosis {}).",
+            fmt_num(r),
+            if r > OUTLIER_SIGMAS {
+                ", so a per-tensor range is stretched by a few values"
+            } else {
+                ""
+            },
+            fmt_num(k)
+        ));
+    }
+    sentences.extend(best_of(outcomes, &mut facts));
+    Diagnosis {
+        facts,
+        text: sentences.join(" "),
+    }
+}
+
 /// The diagnosis of calibration `batches`: one tensor with its shape, several as one vector
 /// (`None` for no batch).
 pub fn diagnose_batches(
@@ -411,5 +439,47 @@ mod tests {
         assert!(d.text.contains("4 of 64 slices along axis 0"), "{}", d.text);
         let empty = diagnose(&[f32::NAN], &[1], &[]);
         assert_eq!(empty.text, "No finite values: nothing to quantize.");
+    }
+
+    #[test]
+    fn a_checkpoint_row_is_diagnosed_from_its_statistics_and_results() {
+        let values = tensor();
+        let stats = Stats::of(&values);
+        let outcomes = [
+            Outcome {
+                label: "minmax".into(),
+                format: false,
+                per_tensor: true,
+                sqnr_db: Some(18.0),
+            },
+            Outcome {
+                label: "per-channel".into(),
+                format: false,
+                per_tensor: false,
+                sqnr_db: Some(30.0),
+            },
+        ];
+        let d = diagnose_stats(&stats, &outcomes);
+        let sigmas = stats.absmax_over_std.unwrap();
+        assert!(sigmas > OUTLIER_SIGMAS, "{sigmas}");
+        assert!(
+            d.text.starts_with(&format!(
+                "Its largest magnitude is {}σ, so a per-tensor range is stretched by a few values (kurtosis {}).",
+                fmt_num(sigmas),
+                fmt_num(stats.kurtosis.unwrap())
+            )),
+            "{}",
+            d.text
+        );
+        assert!(
+            d.text
+                .contains("per-channel beats the best per-tensor observer, minmax, by 12 dB"),
+            "{}",
+            d.text
+        );
+        // Without outliers the sentence does not say the range is stretched.
+        let calm: Vec<f32> = (0..1000).map(|i| ((i % 17) as f32 - 8.0) / 8.0).collect();
+        let d = diagnose_stats(&Stats::of(&calm), &[]);
+        assert!(!d.text.contains("stretched"), "{}", d.text);
     }
 }

@@ -610,25 +610,35 @@ fn formats<'py>(py: Python<'py>, data: &Bound<'py, PyAny>) -> PyResult<Bound<'py
 }
 
 /// Quantize–dequantize one tensor with a format or quantizer (`quantize --json`, without
-/// `out`) and its dequantized `values` (float32, the input's shape).
+/// `out`) and its dequantized `values` (float32, the input's shape); with `explain`, how block
+/// `block` (default: the one holding the largest magnitude) was stored (`quantize --explain
+/// --json`'s `derivation`).
 #[pyfunction]
-#[pyo3(signature = (data, codec, params=None, **kwargs))]
+#[pyo3(signature = (data, codec, params=None, *, explain=false, block=None, **kwargs))]
 fn quantize<'py>(
     py: Python<'py>,
     data: &Bound<'py, PyAny>,
     codec: &str,
     params: Option<&Bound<'py, PyDict>>,
+    explain: bool,
+    block: Option<usize>,
     kwargs: Option<&Bound<'py, PyDict>>,
 ) -> PyResult<Bound<'py, PyAny>> {
     let params = params_of(py, params, kwargs)?;
     let mut batch = one_batch(py, data)?;
     let part = batch.lent()?;
     let id = codec.to_string();
-    let q = detached(py, move || {
+    let (q, derivation) = detached(py, move || {
         let params = inputs::resolve_vector_files(params)?;
-        with_lent(vec![part], |t| quantize_tensor(&id, &params, &t[0]))
+        with_lent(vec![part], |t| {
+            let q = quantize_tensor(&id, &params, &t[0])?;
+            let derivation = explain
+                .then(|| crate::codec::explain::explain(&id, &params, &t[0], block))
+                .transpose()?;
+            Ok((q, derivation))
+        })
     })?;
-    let mut doc = commands::quantize_json(&q, None);
+    let mut doc = commands::quantize_json(&q, None, derivation.as_ref());
     if let Some(map) = doc.as_object_mut() {
         map.remove("out");
     }

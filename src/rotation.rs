@@ -174,6 +174,32 @@ impl Rotation {
     }
 }
 
+/// `batches` with every row (along the last axis) rotated by the randomized Hadamard rotation
+/// `spec` names (`hadamard` or `hadamard:SEED`, see the module docs), and the rotation's
+/// description. Every batch must have rows of the same length.
+pub fn rotate_batches(batches: &[Tensor], spec: &str) -> Result<(Vec<Tensor>, String)> {
+    let seed = parse(spec)?;
+    let row = |t: &Tensor| t.shape.last().copied().unwrap_or(t.data.len());
+    let n = batches.first().map(row).unwrap_or(0);
+    if let Some(other) = batches.iter().map(row).find(|&m| m != n) {
+        return Err(Error::input(format!(
+            "--rotate needs batches with rows of one length, not {n} and {other}"
+        )));
+    }
+    let rotation = Rotation::new(n, seed)?;
+    let rotated = batches
+        .iter()
+        .map(|t| rotation.rotate_rows(t))
+        .collect::<Result<Vec<_>>>()?;
+    Ok((
+        rotated,
+        format!(
+            "{} along the last axis (n = {n}, seed {seed})",
+            rotation.describe()
+        ),
+    ))
+}
+
 /// Parse `hadamard` or `hadamard:SEED` (the CLI's `--rotate`) into the seed (default 0).
 pub fn parse(spec: &str) -> Result<u64> {
     match spec.split_once(':') {

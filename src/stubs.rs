@@ -29,6 +29,7 @@ const OWN: &[&str] = &[
     "nonfinite",
     "split_axis",
     "explain",
+    "block",
     "w",
     "x",
 ];
@@ -307,7 +308,7 @@ def observe(
     for entry in crate::codec::codecs() {
         let _ = writeln!(
             out,
-            "\n@overload\ndef quantize(\n    data: Data,\n    codec: Literal[{:?}],\n    params: Optional[Mapping[str, Any]] = None,\n    *,",
+            "\n@overload\ndef quantize(\n    data: Data,\n    codec: Literal[{:?}],\n    params: Optional[Mapping[str, Any]] = None,\n    *,\n    explain: bool = False,\n    block: Optional[int] = None,",
             entry.id
         );
         keyword_lines(&entry.params, &mut out);
@@ -331,11 +332,18 @@ def quantize(
     data: Data,
     codec: str,
     params: Optional[Mapping[str, Any]] = None,
+    *,
+    explain: bool = False,
+    block: Optional[int] = None,
     **kwargs: Any,
 ) -> Document:
     """Quantize–dequantize one tensor with a format or quantizer (``quantscope quantize
     --json``): ``values`` (the dequantized float32 array, the input's shape), ``format``,
     ``bits_per_value``, ``mse``, ``max_abs_err``, ``sqnr_db``, ``clipped_fraction``.
+
+    ``explain=True`` adds ``derivation``: how block ``block`` (default: the one holding the
+    largest magnitude) was stored, step by step with the quantizer's own search tables
+    (``quantscope quantize --explain --json``; ggml's types and MX).
     """
 "#,
     );

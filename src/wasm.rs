@@ -599,11 +599,63 @@ impl SessionHandle {
 
     /// Quantize–dequantize the formats view's tensor with format family `id` (see
     /// `quantizers()`) and `params`: `{format, bits_per_value, mse, sqnr_db, max_abs_err,
-    /// clipped_fraction, ...}`.
-    #[wasm_bindgen(js_name = evaluateFormat, unchecked_return_type = "FormatResult")]
-    pub fn evaluate_format(&self, id: &str, params: JsValue) -> Result<JsValue, JsError> {
+    /// clipped_fraction, ...}`. With `rotate` (`hadamard[:SEED]`, as the CLI's `--rotate`), on
+    /// the tensor with every row rotated along its last axis, and `rotation` says how.
+    #[wasm_bindgen(
+        js_name = evaluateFormat,
+        unchecked_return_type = "FormatResult & { rotation?: string }"
+    )]
+    pub fn evaluate_format(
+        &self,
+        id: &str,
+        params: JsValue,
+        rotate: Option<String>,
+    ) -> Result<JsValue, JsError> {
         let params = params_from_js(&params)?;
-        to_js(&self.inner.evaluate_format(id, &params).map_err(js_err)?)
+        let Some(spec) = rotate else {
+            return to_js(&self.inner.evaluate_format(id, &params).map_err(js_err)?);
+        };
+        let (row, rotation) = self
+            .inner
+            .evaluate_format_rotated(id, &params, &spec)
+            .map_err(js_err)?;
+        let mut doc = serde_json::to_value(&row).map_err(|e| JsError::new(&e.to_string()))?;
+        if let Some(map) = doc.as_object_mut() {
+            map.insert("rotation".into(), rotation.into());
+        }
+        to_js(&doc)
+    }
+
+    /// How format `id` with `params` stored one block of the formats view's tensor (`block`, by
+    /// default the one holding its largest magnitude), recorded by the codec's own encoder:
+    /// `{format, block, blocks, steps}`, the last step holding what the block stores and its
+    /// decoded values (`quantize --explain --json`'s `derivation`). With `view`, the steps as
+    /// the page shows them (`StepView[]`). Formats without a derivation throw, saying so.
+    #[wasm_bindgen(
+        js_name = explainFormat,
+        unchecked_return_type = "{ format: string; block: number; blocks: number; steps: Step[] | StepView[] }"
+    )]
+    pub fn explain_format(
+        &self,
+        id: &str,
+        params: JsValue,
+        block: Option<usize>,
+        view: Option<bool>,
+    ) -> Result<JsValue, JsError> {
+        let params = params_from_js(&params)?;
+        let d = self
+            .inner
+            .explain_format(id, &params, block)
+            .map_err(js_err)?;
+        if view.unwrap_or(false) {
+            return to_js(&serde_json::json!({
+                "format": d.format,
+                "block": d.block,
+                "blocks": d.blocks,
+                "steps": crate::derivation::view(&d.steps),
+            }));
+        }
+        to_js(&d)
     }
 
     /// Quantize–dequantize the formats view's tensor with quantizer `id` (a format family of
@@ -820,6 +872,26 @@ pub fn draw_histogram(
     with_canvas(canvas, |area| {
         plot::draw_histogram(area, &hist, &view, &style)
     })
+}
+
+/// Draw a search's candidates (`CandidateChart`, from a derivation's view) on `canvas`, with
+/// candidate `hovered` emphasised. Returns where the x axis lies, `[left, right, x at left, x
+/// at right]` in canvas pixels, so that the page maps the pointer to a candidate.
+#[wasm_bindgen(js_name = drawCandidates)]
+pub fn draw_candidates(
+    canvas: HtmlCanvasElement,
+    #[wasm_bindgen(unchecked_param_type = "CandidateChart")] chart: JsValue,
+    hovered: Option<usize>,
+    style: JsValue,
+) -> Result<Vec<f64>, JsError> {
+    let chart: crate::derivation::CandidateChart = from_js(&chart, "candidate chart")?;
+    let style = style_from_js(&style)?;
+    let mut mapping = [0.0; 4];
+    with_canvas(canvas, |area| {
+        mapping = plot::draw_candidates(area, &chart, hovered, &style)?;
+        Ok(())
+    })?;
+    Ok(mapping.to_vec())
 }
 
 /// Draw a per-channel range chart on `canvas`.

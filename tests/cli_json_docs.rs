@@ -275,16 +275,19 @@ fn the_readme_names_every_key_of_the_cli_json_and_no_other() {
         ),
         (
             "quantize",
-            vec![json(&[
-                "quantize",
-                &w,
-                "--quantizer",
-                "int",
-                "--params",
-                r#"{"bits": 4}"#,
-                "--out",
-                &path("w_int4.npy"),
-            ])],
+            vec![
+                json(&[
+                    "quantize",
+                    &w,
+                    "--quantizer",
+                    "int",
+                    "--params",
+                    r#"{"bits": 4}"#,
+                    "--out",
+                    &path("w_int4.npy"),
+                ]),
+                json(&["quantize", &w, "--quantizer", "ggml.Q4_K", "--explain"]),
+            ],
         ),
         (
             "model",

@@ -32,17 +32,28 @@ fn f64s(v: &[f32]) -> Vec<f64> {
 fn run(family: &str, case: &Case, params: Value) -> Result<(), String> {
     let input = case.batches.first().ok_or("no input")?;
     let out = scratch(&format!("{}.npy", case.id));
-    let (code, stdout, stderr) = quantscope(&[
+    let (input, params, out_path) = (
+        input.to_string_lossy(),
+        params.to_string(),
+        out.to_string_lossy(),
+    );
+    let mut args = vec![
         "quantize",
-        &input.to_string_lossy(),
+        &input,
         "--quantizer",
         &case.observer,
         "--params",
-        &params.to_string(),
+        &params,
         "--out",
-        &out.to_string_lossy(),
+        &out_path,
         "--json",
-    ]);
+    ];
+    // ggml's types also explain a block: the one holding the largest magnitude.
+    let explains = family == "ggml";
+    if explains {
+        args.push("--explain");
+    }
+    let (code, stdout, stderr) = quantscope(&args);
     if code != 0 {
         return Err(format!("exit {code}: {stderr}"));
     }
@@ -75,7 +86,50 @@ fn run(family: &str, case: &Case, params: Value) -> Result<(), String> {
             check_close(field, &[g], &[w], case.field_tolerance("metrics"))?;
         }
     }
+    if explains {
+        check_explained_block(case, &json)?;
+    }
     Ok(())
+}
+
+/// `quantize --explain --json`'s derivation ends in the bytes ggml stored for its block (the
+/// golden blocks), and its decoded values are the golden dequantized values of that block.
+fn check_explained_block(case: &Case, json: &Value) -> Result<(), String> {
+    let d = &json["derivation"];
+    let block = d["block"].as_u64().ok_or("derivation.block missing")? as usize;
+    let last = d["steps"]
+        .as_array()
+        .and_then(|s| s.last())
+        .ok_or("no steps")?;
+    let blocks = load_npy("ggml", case.expected["blocks"].as_str().unwrap_or_default())?;
+    let size = case.expected["block_bytes"].as_u64().ok_or("block_bytes")? as usize;
+    let want: String = blocks.data[block * size..(block + 1) * size]
+        .iter()
+        .map(|&b| format!("{:02x}", b as u8))
+        .collect();
+    if last["values"]["bytes"] != want {
+        return Err(format!(
+            "block {block}: derived {}, ggml stored {want}",
+            last["values"]["bytes"]
+        ));
+    }
+    let n = case.expected["block_elems"].as_u64().ok_or("block_elems")? as usize;
+    let values = load_npy(
+        "ggml",
+        case.expected["dequantized"].as_str().unwrap_or_default(),
+    )?;
+    let decoded: Vec<f64> = last["values"]["decoded"]
+        .as_array()
+        .ok_or("decoded missing")?
+        .iter()
+        .map(|v| v.as_f64().unwrap_or(f64::NAN))
+        .collect();
+    check_close(
+        "decoded",
+        &decoded,
+        &f64s(&values.data[block * n..(block + 1) * n]),
+        (0.0, 0.0),
+    )
 }
 
 #[test]

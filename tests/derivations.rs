@@ -171,3 +171,271 @@ fn the_histogram_search_lists_every_candidate_it_evaluated_and_marks_its_pick() 
     assert!((table.picked + 1..table.rows.len()).all(|i| loss(i) > loss(table.picked)));
     assert!((1..=table.picked).all(|i| loss(i) <= loss(i - 1)));
 }
+
+// ---------------------------------------------------------------------------------------------
+// Codecs: a derivation follows one block through the codec's own encoder; its last step holds
+// what that block stores, which must be, bit for bit, the same block of the whole tensor's
+// encoding (what `quantize` and the formats table report).
+
+use quantscope::codec::{self, explain, Encoded};
+
+/// An 8×768 weight-like tensor (whole ggml super-blocks per row) with outliers.
+fn rows_of_768() -> Tensor {
+    let w = weight();
+    Tensor::new(vec![8, 768], w.data[..8 * 768].to_vec()).expect("shape matches")
+}
+
+/// The hex of `bytes`, as the derivation writes them.
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+fn text(step: &quantscope::derivation::Step, name: &str) -> String {
+    match step.values.get(name) {
+        Some(Value::Text(t)) => t.clone(),
+        other => format!("{other:?}"),
+    }
+}
+
+fn floats(step: &quantscope::derivation::Step, name: &str) -> Vec<u32> {
+    match step.values.get(name) {
+        Some(Value::F32s(v)) => v.iter().map(|x| x.to_bits()).collect(),
+        _ => Vec::new(),
+    }
+}
+
+/// Where block `index` of a codec lies in the flat tensor, and what the whole encoding stores
+/// for it: `(elements, stored bytes)` for ggml (`blocks`) and MX (`scales` + `elements`).
+fn stored_block(id: &str, encoded: &Encoded, t: &Tensor, index: usize) -> (Vec<usize>, String) {
+    if let Some(ty) = quantscope::formats::ggml::GgmlType::from_id(id) {
+        let (n, bytes) = (ty.block_elems(), ty.block_bytes());
+        let blocks = encoded.u8s("blocks").expect("ggml stores blocks");
+        return (
+            (index * n..(index + 1) * n).collect(),
+            hex(&blocks[index * bytes..(index + 1) * bytes]),
+        );
+    }
+    // MX: blocks of 32 along the last axis.
+    let cols = t.shape[1];
+    let per_row = cols.div_ceil(32);
+    let (row, start) = (index / per_row, index % per_row * 32);
+    let members: Vec<usize> = (start..(start + 32).min(cols))
+        .map(|c| row * cols + c)
+        .collect();
+    let scale = encoded.u8s("scales").expect("MX stores scales")[index];
+    let elements = encoded.u8s("elements").expect("MX stores elements");
+    let codes: Vec<u8> = members.iter().map(|&i| elements[i]).collect();
+    (members, format!("{scale:02x}{}", hex(&codes)))
+}
+
+/// What the derivation's last step says the block stores, in [`stored_block`]'s notation.
+fn derived_block(id: &str, last: &quantscope::derivation::Step) -> String {
+    if id.starts_with("ggml.") {
+        return text(last, "bytes");
+    }
+    let code = match last.values.get("scale code") {
+        Some(Value::Int(c)) => *c as u8,
+        other => panic!("{id}: scale code {other:?}"),
+    };
+    let codes: Vec<u8> = match last.values.get("codes") {
+        Some(Value::Ints(c)) => c.iter().map(|&v| v as u8).collect(),
+        other => panic!("{id}: codes {other:?}"),
+    };
+    format!("{code:02x}{}", hex(&codes))
+}
+
+/// Block `block` of `t` under `id`/`params`: the derivation's last step equals the whole
+/// encoding's block, bytes and decoded values bit for bit.
+fn check_codec_block(
+    id: &str,
+    params: &Params,
+    t: &Tensor,
+    block: Option<usize>,
+) -> Result<(), String> {
+    let derivation = explain::explain(id, params, t, block).map_err(|e| format!("{id}: {e}"))?;
+    let spec = codec::find(id).map_err(|e| e.to_string())?;
+    let codec = spec.build(params, &t.shape).map_err(|e| e.to_string())?;
+    let qdq = codec::quantize_dequantize(codec.as_ref(), t).map_err(|e| e.to_string())?;
+    let (members, want) = stored_block(id, &qdq.encoded, t, derivation.block);
+    let last = derivation.steps.last().ok_or(format!("{id}: no steps"))?;
+    if last.title != "Stored block" {
+        return Err(format!("{id}: the last step is `{}`", last.title));
+    }
+    let got = derived_block(id, last);
+    if got != want {
+        return Err(format!(
+            "{id} block {}: derived {got}, the whole encoding {want}",
+            derivation.block
+        ));
+    }
+    let want_values: Vec<u32> = members.iter().map(|&i| qdq.values[i].to_bits()).collect();
+    if floats(last, "decoded") != want_values {
+        return Err(format!(
+            "{id} block {}: decoded values differ from the report's",
+            derivation.block
+        ));
+    }
+    if let Some(b) = block {
+        if derivation.block != b {
+            return Err(format!(
+                "{id}: asked for block {b}, derived {}",
+                derivation.block
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// The codecs that explain a block: every ggml type that encodes, and MX.
+fn explaining_codecs() -> Vec<&'static str> {
+    codec::codecs()
+        .into_iter()
+        .filter(|c| c.encodes && (c.id.starts_with("ggml.") || c.id == "mx"))
+        .map(|c| c.id)
+        .collect()
+}
+
+#[test]
+fn every_codec_derivation_ends_in_the_block_the_whole_encoding_stores() {
+    let t = rows_of_768();
+    let imatrix: Vec<f32> = (0..768).map(|i| 0.5 + (i % 7) as f32).collect();
+    let mut failures = Vec::new();
+    let ids = explaining_codecs();
+    assert!(ids.len() >= 17, "{ids:?}");
+    for id in ids {
+        let mut settings = vec![Params::new()];
+        if id.starts_with("ggml.") {
+            settings.push(Params::new().with("imatrix", imatrix.clone()));
+        } else {
+            for element in ["fp8_e4m3", "fp6_e2m3", "int8"] {
+                settings
+                    .push(Params::from_json(&format!(r#"{{"element": "{element}"}}"#)).unwrap());
+            }
+        }
+        for params in &settings {
+            for block in [None, Some(0), Some(5), Some(23)] {
+                if let Err(why) = check_codec_block(id, params, &t, block) {
+                    failures.push(why);
+                }
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+#[test]
+fn codecs_without_a_derivation_say_so_and_a_missing_block_is_named() {
+    let t = rows_of_768();
+    let e = explain::explain("int", &Params::new(), &t, None)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("no derivation yet"), "{e}");
+    let e = explain::explain("ggml.Q4_K", &Params::new(), &t, Some(24))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("block 24 does not exist: the tensor has 24 blocks (0…23)"),
+        "{e}"
+    );
+}
+
+#[test]
+fn a_k_quant_derivation_shows_its_sub_block_search_and_the_pick_is_the_first_minimum() {
+    let t = rows_of_768();
+    let d = explain::explain("ggml.Q4_K", &Params::new(), &t, None).unwrap();
+    // The default block holds the tensor's largest magnitude.
+    let largest =
+        t.data.iter().enumerate().fold(
+            (0, 0.0f32),
+            |m, (i, v)| if v.abs() > m.1 { (i, v.abs()) } else { m },
+        );
+    assert_eq!(d.block, largest.0 / 256);
+    let titles: Vec<&str> = d.steps.iter().map(|s| s.title.as_str()).collect();
+    let search = d
+        .steps
+        .iter()
+        .find(|s| s.title.starts_with("Sub-block scale and min search") && s.candidates.is_some())
+        .unwrap_or_else(|| panic!("{titles:?}"));
+    let c = search.candidates.as_ref().unwrap();
+    // 1 start + 21 candidates (is = 0…20); the error column is last.
+    assert_eq!(c.rows.len(), 22, "{titles:?}");
+    let errors: Vec<f64> = c.rows.iter().map(|r| *r.last().unwrap()).collect();
+    let min = errors
+        .iter()
+        .copied()
+        .filter(|e| e.is_finite())
+        .fold(f64::INFINITY, f64::min);
+    assert_eq!(errors[c.picked], min);
+    assert!(
+        errors[..c.picked].iter().all(|&e| e > min || e.is_nan()),
+        "{errors:?} picked {}",
+        c.picked
+    );
+    // The picked row's scale is the step's.
+    match search.values.get("scale") {
+        Some(Value::F32(s)) => assert_eq!(*s as f64, c.rows[c.picked][2]),
+        other => panic!("{other:?}"),
+    }
+    // Every sub-block's result follows, one row per sub-block of 32.
+    let every = d
+        .steps
+        .iter()
+        .find(|s| s.title.ends_with("every sub-block"))
+        .expect("a summary");
+    assert_eq!(every.candidates.as_ref().unwrap().rows.len(), 8);
+    // The search in full is the sub-block holding the block's largest |x|.
+    let x = &t.data[d.block * 256..(d.block + 1) * 256];
+    let focus = x
+        .iter()
+        .enumerate()
+        .fold(
+            (0, 0.0f32),
+            |m, (i, v)| if v.abs() > m.1 { (i, v.abs()) } else { m },
+        )
+        .0
+        / 32;
+    assert!(
+        search.title.ends_with(&format!("sub-block {focus} of 8")),
+        "{}",
+        search.title
+    );
+    assert_eq!(every.candidates.as_ref().unwrap().picked, focus);
+}
+
+#[test]
+fn every_golden_ggml_case_derives_the_reference_block() {
+    let cases = common::load_cases("ggml");
+    let mut checked = 0;
+    for case in &cases {
+        let Ok(spec) = codec::find(&case.observer) else {
+            continue;
+        };
+        if !spec.encodes {
+            continue;
+        }
+        let x = case.load_batches().unwrap().remove(0);
+        let mut params = Params::new();
+        if let Some(Json::String(path)) = case.params.get("imatrix") {
+            let im = common::load_npy("ggml", path).unwrap();
+            params = params.with("imatrix", im.data);
+        }
+        let blocks = common::load_npy("ggml", case.expected["blocks"].as_str().unwrap()).unwrap();
+        let bytes: Vec<u8> = blocks.data.iter().map(|&v| v as u8).collect();
+        let ty = quantscope::formats::ggml::GgmlType::from_id(&case.observer).unwrap();
+        let count = bytes.len() / ty.block_bytes();
+        for block in [None, Some(count - 1)] {
+            let d = explain::explain(&case.observer, &params, &x, block)
+                .unwrap_or_else(|e| panic!("{}: {e}", case.id));
+            let want = hex(&bytes[d.block * ty.block_bytes()..(d.block + 1) * ty.block_bytes()]);
+            assert_eq!(
+                text(d.steps.last().unwrap(), "bytes"),
+                want,
+                "{} block {}",
+                case.id,
+                d.block
+            );
+        }
+        checked += 1;
+    }
+    assert!(checked >= 30, "{checked} golden ggml cases checked");
+}

@@ -52,6 +52,24 @@ def test_observe_explain_is_the_clis_derivation():
     assert "derivation" not in quantscope.observe(np.load(DRIFT[0]), "torch.HistogramObserver")
 
 
+def test_quantize_explain_is_the_clis_block_derivation():
+    """``quantize(..., explain=True, block=N)`` adds ``derivation`` as ``quantize --explain
+    --block N --json`` prints it: its last step holds the block's stored bytes, whose decoded
+    values are the returned array's at that block."""
+    want = cli_json("quantize", FFN_WEIGHT, "--quantizer", "ggml.Q4_K", "--explain", "--block", "7", "--json")
+    got = quantscope.quantize(np.load(FFN_WEIGHT), "ggml.Q4_K", explain=True, block=7)
+    values = got.pop("values")
+    want.pop("out")
+    assert plain(got) == want
+    d = got["derivation"]
+    assert d["block"] == 7 and d["steps"][-1]["title"] == "Stored block"
+    decoded = np.array(d["steps"][-1]["values"]["decoded"], dtype=np.float32)
+    np.testing.assert_array_equal(decoded, values.reshape(-1)[7 * 256 : 8 * 256])
+    with pytest.raises(ValueError, match="no derivation yet"):
+        quantscope.quantize(np.load(FFN_WEIGHT), "bnb.nf4", explain=True)
+    assert "derivation" not in quantscope.quantize(np.load(FFN_WEIGHT), "ggml.Q4_K")
+
+
 def test_every_per_tensor_observer_of_the_clis_comparison():
     """`observe FILE --json` without --observer runs every per-tensor observer: each report is
     the module's for that observer."""

@@ -77,7 +77,7 @@ pub struct FormatResult {
 }
 
 /// `t` with its non-finite values replaced by 0, as codecs see it.
-fn clean(t: &Tensor) -> Result<Cow<'_, Tensor>> {
+pub(super) fn clean(t: &Tensor) -> Result<Cow<'_, Tensor>> {
     prepare_batch(t, Granularity::PerChannel, NonFinitePolicy::Exclude)
 }
 

@@ -17,7 +17,8 @@
 //! ([`CodecEntry::decode_only`]): they decode a GGUF file's blocks exactly, and `encode` returns
 //! an error, since llama.cpp's grid-search quantizers are not reproduced.
 
-use super::{decoded, Codec, CodecEntry, CodecFamily, Encoded, Stored};
+use super::{decoded, explain, Codec, CodecEntry, CodecFamily, Encoded, Stored};
+use crate::derivation::{self, Step};
 use crate::error::{Error, Result};
 use crate::formats::ggml::{self, facts, GgmlType};
 use crate::qdq::{SliceRanges, Slicing};
@@ -130,6 +131,54 @@ impl Codec for Ggml {
         decoded(&e.shape, ggml::dequantize(self.ty, self.blocks(e)?)?)
     }
 
+    /// One block through `quantize_<type>` while its searches record; the last step holds the
+    /// block's bytes, its scales as [`ggml::block_scales`] reads them and its decoded values.
+    fn explain_block(&self, t: &Tensor, block: Option<usize>) -> Result<(usize, usize, Vec<Step>)> {
+        let ty = self.ty;
+        let n = ty.block_elems();
+        let count = t.data.len() / n;
+        let index = explain::pick_block(block, explain::largest_magnitude(&t.data) / n, count)?;
+        let (stored, recorded) = derivation::capture(true, || {
+            ggml::quantize_one_block(ty, &t.data, self.imatrix.as_deref(), index)
+        });
+        let stored = stored?;
+        let x = &t.data[index * n..(index + 1) * n];
+        let sub_block = explain::largest_magnitude(x) / ty.range_group();
+        let source = format!(
+            "ggml/src/ggml-quants.c quantize_{} (ggml d99724f2)",
+            ty.name().to_lowercase()
+        );
+        let place = format!(
+            "values {}…{} of the flattened tensor, {n} per block{}",
+            index * n,
+            (index + 1) * n - 1,
+            match &self.imatrix {
+                Some(im) if ty.uses_imatrix() => format!(
+                    ", row {} (the imatrix weighs its columns {}…{})",
+                    index * n / im.len(),
+                    index * n % im.len(),
+                    index * n % im.len() + n - 1
+                ),
+                _ => String::new(),
+            }
+        );
+        let mut steps = vec![explain::block_step(
+            index,
+            count,
+            block.is_some(),
+            x,
+            &place,
+            &source,
+        )];
+        let searched = !recorded.is_empty();
+        steps.extend(explain::condense(recorded, sub_block));
+        if !searched {
+            steps.extend(reference_rule(ty, x, &source));
+        }
+        steps.push(stored_step(ty, &stored, x)?);
+        Ok((index, count, steps))
+    }
+
     fn ranges(&self, e: &Encoded) -> Result<SliceRanges> {
         let ranges = ggml::ranges(self.ty, self.blocks(e)?)?;
         Ok(SliceRanges::new(
@@ -139,6 +188,118 @@ impl Codec for Ggml {
                 .map(|(lo, hi)| Some((lo as f64, hi as f64))),
         ))
     }
+}
+
+/// How a block of `ty` decodes, in ggml's notation (`q` a stored code).
+fn value_formula(ty: GgmlType) -> &'static str {
+    use GgmlType as T;
+    match ty {
+        T::Q4_0 => "x = (q − 8)·d, q ∈ 0…15",
+        T::Q5_0 => "x = (q − 16)·d, q ∈ 0…31",
+        T::Q4_1 => "x = q·d + m, q ∈ 0…15",
+        T::Q5_1 => "x = q·d + m, q ∈ 0…31",
+        T::Q8_0 => "x = q·d, q ∈ −128…127",
+        T::Q2_K => "x = (d·sc)·q − dmin·mn per sub-block of 16, sc, mn ∈ 0…15, q ∈ 0…3",
+        T::Q3_K => "x = (d·sc)·q per sub-block of 16, sc ∈ −32…31, q ∈ −4…3",
+        T::Q4_K => "x = (d·sc)·q − dmin·mn per sub-block of 32, sc, mn ∈ 0…63, q ∈ 0…15",
+        T::Q5_K => "x = (d·sc)·q − dmin·mn per sub-block of 32, sc, mn ∈ 0…63, q ∈ 0…31",
+        T::Q6_K => "x = (d·sc)·q per sub-block of 16, sc ∈ −128…127, q ∈ −32…31",
+        T::IQ4_NL => "x = d·kvalues_iq4nl[q], q ∈ 0…15",
+        T::IQ4_XS => "x = (d·(ls − 32))·kvalues_iq4nl[q] per sub-block of 32, ls ∈ 0…63",
+        T::MXFP4 => {
+            "x = kvalues_mxfp4[q]·2^(e − 128) (E2M1 doubled, the E8M0 byte e halved), q ∈ 0…15"
+        }
+        T::NVFP4 => {
+            "x = kvalues_mxfp4[q]·ue4m3(s_j)/2 per sub-block of 16 (the four UE4M3 bytes s_j)"
+        }
+        T::TQ1_0 | T::TQ2_0 => "x = d·t, t ∈ {−1, 0, 1}",
+        T::Q1_0 => "x = ±d",
+        _ => "x = d·grid[q]",
+    }
+}
+
+/// The rule of a legacy type's reference quantizer (no search: the scale comes from the block's
+/// extremes, found by ggml's own helpers).
+fn reference_rule(ty: GgmlType, x: &[f32], source: &str) -> Option<Step> {
+    use crate::formats::ggml::search::signed_max;
+    use GgmlType as T;
+    let (min, max) = x
+        .iter()
+        .fold((x[0], x[0]), |(lo, hi), &v| (lo.min(v), hi.max(v)));
+    let step = |formula: &str| Step::new("Scale from the block's extremes", formula, source);
+    Some(match ty {
+        T::Q4_0 | T::Q5_0 => {
+            let (half, top) = if ty == T::Q4_0 { (8, 15) } else { (16, 31) };
+            step(&format!(
+                "d = max/−{half} with max the first value of largest |x|, with its sign; codes min({top}, trunc(x·(1/d) + {half}.5)) from the float32 d, while fp16(d) is stored"
+            ))
+            .value("max", signed_max(x).0)
+        }
+        T::Q4_1 | T::Q5_1 => {
+            let top = if ty == T::Q4_1 { 15 } else { 31 };
+            step(&format!(
+                "d = (max − min)/{top}, m = min; codes trunc((x − min)·(1/d) + 0.5){}",
+                if ty == T::Q4_1 { " clamped to 15" } else { "" }
+            ))
+            .value("min", min)
+            .value("max", max)
+        }
+        T::Q8_0 => step("d = amax/127; codes roundf(x·(1/d)), half away from zero")
+            .value("amax", signed_max(x).1),
+        _ => return None,
+    })
+}
+
+/// The last step of a ggml derivation: what the block stores and what it decodes to.
+fn stored_step(ty: GgmlType, bytes: &[u8], x: &[f32]) -> Result<Step> {
+    let scales = ggml::block_scales(ty, bytes)?;
+    let values = ggml::dequantize(ty, bytes)?;
+    let largest_error = x
+        .iter()
+        .zip(&values)
+        .fold(0.0f32, |m, (a, b)| m.max((a - b).abs()));
+    let hex: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
+    let mut step = Step::new(
+        "Stored block",
+        value_formula(ty),
+        &format!(
+            "ggml/src/ggml-quants.c dequantize_row_{} (ggml d99724f2)",
+            ty.name().to_lowercase()
+        ),
+    )
+    .value("bytes", hex)
+    .value(if ty == GgmlType::MXFP4 { "e" } else { "d" }, scales.d);
+    if let Some(min) = scales.min {
+        let name = if scales.sub_mins.is_empty() {
+            "m"
+        } else {
+            "dmin"
+        };
+        step = step.value(name, min);
+    }
+    if !scales.sub_scales.is_empty() {
+        step = step.value(
+            "sub_scales",
+            scales
+                .sub_scales
+                .iter()
+                .map(|&v| v as i64)
+                .collect::<Vec<_>>(),
+        );
+    }
+    if !scales.sub_mins.is_empty() {
+        step = step.value(
+            "sub_mins",
+            scales
+                .sub_mins
+                .iter()
+                .map(|&v| v as i64)
+                .collect::<Vec<_>>(),
+        );
+    }
+    Ok(step
+        .value("decoded", values)
+        .value("largest |error|", largest_error))
 }
 
 #[cfg(test)]

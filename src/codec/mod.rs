@@ -28,6 +28,7 @@ pub mod bfp;
 pub mod bnb;
 mod compare;
 pub mod compressed_tensors;
+pub mod explain;
 pub mod fp8_block;
 pub mod ggml;
 pub mod gptoss;
@@ -82,6 +83,21 @@ pub trait Codec: Send + Sync + std::fmt::Debug {
     /// kernels in one pass ([`crate::qdq::measure_kernels`]).
     fn qdq_kernel(&self, _clean: &Tensor) -> Option<Result<Box<dyn QdqKernel>>> {
         None
+    }
+
+    /// How one block of `clean` (finite values) is stored, recorded by this codec's encoder
+    /// ([`explain::explain`]): `(block, blocks, steps)`, the block followed (`block`, or by default the
+    /// one holding the value of largest magnitude), how many there are, and the steps, the last
+    /// of which holds what the block stores. Codecs without one say so.
+    fn explain_block(
+        &self,
+        _clean: &Tensor,
+        _block: Option<usize>,
+    ) -> Result<(usize, usize, Vec<crate::derivation::Step>)> {
+        Err(Error::input(format!(
+            "{} has no derivation yet: ggml's types and the MX formats show how a block is stored",
+            self.label()
+        )))
     }
 
     /// Quantize–dequantize `clean` (finite values) and measure the error against `original` (the

@@ -11,7 +11,8 @@
 //! its block; the quantize–dequantize itself keeps it, as Quark does.
 
 use super::sharing::symmetric_ranges;
-use super::{decoded, Codec, CodecEntry, CodecFamily, Encoded, Stored};
+use super::{decoded, explain, Codec, CodecEntry, CodecFamily, Encoded, Stored};
+use crate::derivation::{self, Step};
 use crate::error::{Error, Result};
 use crate::formats::blocks::BlockLayout;
 use crate::formats::e8m0::{self, ScaleRounding};
@@ -142,6 +143,64 @@ impl Codec for Mx {
             }
         });
         decoded(&e.shape, values)
+    }
+
+    /// One block encoded on its own (its scale depends on its amax alone) while the shared
+    /// scale's rule records; the last step holds the E8M0 byte, the element codes and the
+    /// decoded values.
+    fn explain_block(&self, t: &Tensor, block: Option<usize>) -> Result<(usize, usize, Vec<Step>)> {
+        let layout = self.layout(&t.shape)?;
+        let count = layout.num_blocks();
+        let largest = layout.block_of(explain::largest_magnitude(&t.data));
+        let index = explain::pick_block(block, largest, count)?;
+        let members: Vec<usize> = (0..t.data.len())
+            .filter(|&i| layout.block_of(i) == index)
+            .collect();
+        let x: Vec<f32> = members.iter().map(|&i| t.data[i]).collect();
+        let alone = Mx { axis: 0, ..*self };
+        let block_tensor = Tensor::new(vec![x.len()], x.clone())?;
+        let (encoded, recorded) = derivation::capture(true, || alone.encode(&block_tensor));
+        let encoded = encoded?;
+        let decoded = alone.decode(&encoded)?.data;
+        let source = "quark/torch/kernel/hw_emulation (amd-quark 0.13), OCP MX v1.0";
+        let place = format!(
+            "{} elements along axis {} (flat indices {}, {}, …)",
+            x.len(),
+            self.axis,
+            members.first().copied().unwrap_or(0),
+            members.get(1).copied().unwrap_or(0)
+        );
+        let mut steps = vec![explain::block_step(
+            index,
+            count,
+            block.is_some(),
+            &x,
+            &place,
+            source,
+        )];
+        steps.extend(recorded);
+        let code = encoded.u8s("scales")?[0];
+        let elements = encoded.u8s("elements")?;
+        let largest_error = x
+            .iter()
+            .zip(&decoded)
+            .fold(0.0f32, |m, (a, b)| m.max((a - b).abs()));
+        let formula = match self.element {
+            MxElement::Float(f) => format!("x = {}(code)·s, s = 2^(E8M0 byte − 127)", f.name()),
+            MxElement::Int8 => "x = code·(s/64), s = 2^(E8M0 byte − 127)".to_string(),
+        };
+        steps.push(
+            Step::new("Stored block", formula, source)
+                .value("scale code", code as i64)
+                .value("scale", e8m0::decode(code))
+                .value(
+                    "codes",
+                    elements.iter().map(|&c| c as i64).collect::<Vec<i64>>(),
+                )
+                .value("decoded", decoded)
+                .value("largest |error|", largest_error),
+        );
+        Ok((index, count, steps))
     }
 
     fn ranges(&self, e: &Encoded) -> Result<SliceRanges> {

@@ -99,32 +99,6 @@ pub fn observe(
     .collect()
 }
 
-/// `batches` with every row (along the last axis) rotated by the randomized Hadamard rotation
-/// `spec` names (`hadamard` or `hadamard:SEED`, see [`crate::rotation`]), and the rotation's
-/// description. Every batch must have rows of the same length.
-pub fn rotated(batches: &[Tensor], spec: &str) -> Result<(Vec<Tensor>, String)> {
-    let seed = crate::rotation::parse(spec)?;
-    let row = |t: &Tensor| t.shape.last().copied().unwrap_or(t.data.len());
-    let n = batches.first().map(row).unwrap_or(0);
-    if let Some(other) = batches.iter().map(row).find(|&m| m != n) {
-        return Err(Error::input(format!(
-            "--rotate needs batches with rows of one length, not {n} and {other}"
-        )));
-    }
-    let rotation = crate::rotation::Rotation::new(n, seed)?;
-    let rotated = batches
-        .iter()
-        .map(|t| rotation.rotate_rows(t))
-        .collect::<Result<Vec<_>>>()?;
-    Ok((
-        rotated,
-        format!(
-            "{} along the last axis (n = {n}, seed {seed})",
-            rotation.describe()
-        ),
-    ))
-}
-
 fn nonfinite_json(n: &NonFiniteCounts) -> Value {
     json!({"nan": n.nan, "pos_inf": n.pos_inf, "neg_inf": n.neg_inf})
 }
@@ -156,10 +130,17 @@ pub fn formats_json(results: &[Result<FormatResult>]) -> Value {
 
 /// `quantize --json`: the quantizer, its storage cost and error, and where the values were
 /// written (`out`, null when they were not).
-pub fn quantize_json(q: &Quantized, out: Option<&str>) -> Value {
+pub fn quantize_json(
+    q: &Quantized,
+    out: Option<&str>,
+    derivation: Option<&crate::codec::explain::BlockDerivation>,
+) -> Value {
     let mut doc = serde_json::to_value(q).unwrap_or_default();
     if let Some(map) = doc.as_object_mut() {
         map.insert("out".into(), json!(out));
+        if let Some(d) = derivation {
+            map.insert("derivation".into(), json!(d));
+        }
     }
     doc
 }

@@ -85,6 +85,25 @@ impl Session {
         Ok(row)
     }
 
+    /// [`Session::evaluate_format`] on the formats view's tensor with every row rotated along its
+    /// last axis by the randomized Hadamard rotation `rotate` (`hadamard[:SEED]`, as the CLI's
+    /// `--rotate`, [`crate::rotation`]): the row and what rotation was applied.
+    pub fn evaluate_format_rotated(
+        &self,
+        id: &str,
+        params: &Params,
+        rotate: &str,
+    ) -> Result<(FormatResult, String)> {
+        let (_, tensor) = self.formats_tensor()?;
+        let spec = formats::find(id)?;
+        let resolved = self.resolve_vectors(&spec.params, params)?;
+        let (rotated, rotation) =
+            crate::rotation::rotate_batches(std::slice::from_ref(tensor), rotate)?;
+        let mut row = formats::evaluate(spec.id, &resolved, &rotated[0])?;
+        row.params = params.clone();
+        Ok((row, rotation))
+    }
+
     /// Quantize–dequantize the formats view's tensor with quantizer `id` (a format family or
     /// one of Quark's quantizers, see [`apply::quantize`]): the dequantized values with their
     /// cost and error. A vector parameter (ggml's `imatrix`) may name a loaded tensor.
@@ -95,6 +114,21 @@ impl Session {
             .unwrap_or_default();
         let resolved = self.resolve_vectors(&declared, params)?;
         apply::quantize(id, &resolved, tensor)
+    }
+
+    /// How format `id` with `params` stored block `block` of the formats view's tensor (default:
+    /// the block holding its largest magnitude), recorded by the codec's own encoder
+    /// ([`crate::codec::explain`]).
+    pub fn explain_format(
+        &self,
+        id: &str,
+        params: &Params,
+        block: Option<usize>,
+    ) -> Result<crate::codec::explain::BlockDerivation> {
+        let (_, tensor) = self.formats_tensor()?;
+        let spec = formats::find(id)?;
+        let resolved = self.resolve_vectors(&spec.params, params)?;
+        crate::codec::explain::explain(spec.id, &resolved, tensor, block)
     }
 
     /// Start AdaRound for weight `w` (`[out, in]`) and inputs `x` (`[…, in]`, leading axes

@@ -14,6 +14,7 @@
 use super::blocks::BlockLayout;
 use super::e8m0::{shared_scale, ScaleRounding};
 use super::ElementFormat;
+use crate::derivation::{self, Step};
 use crate::error::{Error, Result};
 use crate::quant::round_half_even;
 use serde::Serialize;
@@ -114,11 +115,30 @@ impl MxElement {
     #[inline]
     pub fn block_scale(self, amax: f32, mode: ScaleRounding) -> f32 {
         let s = shared_scale(amax, self.mantissa_bits(), self.emax(), mode);
-        if s == 0.0 {
-            f32::EPSILON
-        } else {
-            s
-        }
+        let scale = if s == 0.0 { f32::EPSILON } else { s };
+        derivation::record(|| self.scale_step(amax, mode, scale));
+        scale
+    }
+
+    /// The derivation step of [`MxElement::block_scale`].
+    fn scale_step(self, amax: f32, mode: ScaleRounding, scale: f32) -> Step {
+        let rule = match mode {
+            ScaleRounding::Even => format!(
+                "even: amax rounded to {} mantissa bits (add 2^(22 − m) to its bits, keep sign and exponent), then s = 2^(exponent − emax)",
+                self.mantissa_bits()
+            ),
+            ScaleRounding::Floor => "floor: s = 2^(⌊log2 amax⌋ − emax)".to_string(),
+            ScaleRounding::Ceil => "ceil: s = 2^(⌈log2 amax⌉ − emax)".to_string(),
+        };
+        Step::new(
+            "Shared scale",
+            format!("{rule}, the exponent clamped to −127…127; a scale of 0 becomes the float32 epsilon"),
+            "quark/torch/kernel/hw_emulation/hw_emulation_interface.py (amd-quark 0.13)",
+        )
+        .value("amax", amax)
+        .value("m", self.mantissa_bits() as i64)
+        .value("emax", self.emax() as i64)
+        .value("scale", scale)
     }
 }
 

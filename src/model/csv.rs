@@ -140,6 +140,7 @@ mod tests {
             }],
             error: None,
             position: 0,
+            diagnosis: None,
         };
         let report = ModelReport {
             tensors: vec![row],

@@ -47,6 +47,22 @@ pub struct Method {
     pub kind: MethodKind,
 }
 
+impl Method {
+    /// Its result `r` on a tensor as the diagnosis weighs it.
+    pub fn outcome(&self, r: &MethodResult) -> crate::diagnosis::Outcome {
+        let (format, per_channel) = match &self.kind {
+            MethodKind::Observer { per_channel, .. } => (false, *per_channel),
+            MethodKind::Format { per_channel, .. } => (true, *per_channel),
+        };
+        crate::diagnosis::Outcome {
+            label: self.id.clone(),
+            format,
+            per_tensor: !per_channel,
+            sqnr_db: r.sqnr_db,
+        }
+    }
+}
+
 /// Whether a result comes from an observer or a number format.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]

@@ -57,6 +57,11 @@ pub struct TensorRow {
     pub error: Option<String>,
     /// Position in checkpoint order (files in the order given, tensors in file order), from 0.
     pub position: usize,
+    /// What makes the tensor hard and what did best here, in words, from its statistics and
+    /// results ([`crate::diagnosis::diagnose_stats`]); `None` for a skipped tensor.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(target_arch = "wasm32", tsify(optional))]
+    pub diagnosis: Option<String>,
 }
 
 /// The ranking of a checkpoint.
@@ -90,6 +95,7 @@ pub fn rank_tensor(
         results: Vec::new(),
         error: None,
         position,
+        diagnosis: None,
     };
     let tensor = match tensor {
         Ok(t) => t,
@@ -116,11 +122,11 @@ pub fn rank_tensor(
         return row;
     }
     // Every method's search first, then one pass over the tensor measures all their kernels.
-    let prepared: Vec<_> = methods
+    let applying: Vec<&Method> = methods
         .iter()
         .filter(|m| m.applies_to(&tensor.shape))
-        .map(|m| m.prepare(tensor))
         .collect();
+    let prepared: Vec<_> = applying.iter().map(|m| m.prepare(tensor)).collect();
     let kernels: Vec<_> = prepared.iter().filter_map(|p| p.kernel()).collect();
     let mut measured = crate::qdq::measure_kernels(&tensor.data, &kernels).into_iter();
     row.results = prepared
@@ -130,6 +136,12 @@ pub fn rank_tensor(
             p.finish(m.as_ref())
         })
         .collect();
+    let outcomes: Vec<_> = applying
+        .iter()
+        .zip(&row.results)
+        .map(|(m, r)| m.outcome(r))
+        .collect();
+    row.diagnosis = Some(crate::diagnosis::diagnose_stats(&stats, &outcomes).text);
     row
 }
 

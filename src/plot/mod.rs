@@ -8,6 +8,7 @@
 
 mod adaround_chart;
 pub mod axis;
+mod candidates_chart;
 mod channels;
 mod curve_chart;
 mod diff_chart;
@@ -20,6 +21,7 @@ pub mod text;
 pub mod theme;
 
 pub use adaround_chart::draw_adaround;
+pub use candidates_chart::{draw_candidates, XMapping};
 pub use channels::draw_channels;
 pub use curve_chart::draw_curve;
 pub use diff_chart::{draw_diff_blocks, draw_diff_error, draw_diff_values};

@@ -2181,6 +2181,8 @@ def quantize(
     codec: Literal["int"],
     params: Optional[Mapping[str, Any]] = None,
     *,
+    explain: bool = False,
+    block: Optional[int] = None,
     bits: int = ...,
     signed: bool = ...,
     granularity: Literal["per_tensor", "per_channel", "per_group"] = ...,
@@ -2206,6 +2208,8 @@ def quantize(
     codec: Literal["half"],
     params: Optional[Mapping[str, Any]] = None,
     *,
+    explain: bool = False,
+    block: Optional[int] = None,
     dtype: Literal["float16", "bfloat16"] = ...,
 ) -> Document:
     """quantscope min–max scales with Quark's formulas: float16 / bfloat16 cast, round to nearest even
@@ -2221,6 +2225,8 @@ def quantize(
     codec: Literal["minifloat"],
     params: Optional[Mapping[str, Any]] = None,
     *,
+    explain: bool = False,
+    block: Optional[int] = None,
     element: Literal["fp8_e4m3", "fp8_e5m2", "fp6_e2m3", "fp6_e3m2", "fp4_e2m1"] = ...,
     granularity: Literal["per_tensor", "per_channel"] = ...,
     axis: int = ...,
@@ -2240,6 +2246,8 @@ def quantize(
     codec: Literal["mx"],
     params: Optional[Mapping[str, Any]] = None,
     *,
+    explain: bool = False,
+    block: Optional[int] = None,
     element: Literal["fp8_e4m3", "fp8_e5m2", "fp6_e2m3", "fp6_e3m2", "fp4_e2m1", "int8"] = ...,
     block_size: int = ...,
     axis: int = ...,
@@ -2261,6 +2269,8 @@ def quantize(
     codec: Literal["bfp"],
     params: Optional[Mapping[str, Any]] = None,
     *,
+    explain: bool = False,
+    block: Optional[int] = None,
     mantissa_bits: int = ...,
     block_size: int = ...,
     axis: int = ...,
@@ -2280,6 +2290,8 @@ def quantize(
     codec: Literal["bnb.nf4"],
     params: Optional[Mapping[str, Any]] = None,
     *,
+    explain: bool = False,
+    block: Optional[int] = None,
     quant_type: Literal["nf4"] = ...,
     blocksize: int = ...,
     compress_statistics: bool = ...,
@@ -2303,6 +2315,8 @@ def quantize(
     codec: Literal["bnb.fp4"],
     params: Optional[Mapping[str, Any]] = None,
     *,
+    explain: bool = False,
+    block: Optional[int] = None,
     quant_type: Literal["fp4"] = ...,
     blocksize: int = ...,
     compress_statistics: bool = ...,
@@ -2326,6 +2340,8 @@ def quantize(
     codec: Literal["bnb.blockwise8"],
     params: Optional[Mapping[str, Any]] = None,
     *,
+    explain: bool = False,
+    block: Optional[int] = None,
     blocksize: int = ...,
     nested: bool = ...,
     code: Literal["dynamic"] = ...,
@@ -2345,6 +2361,8 @@ def quantize(
     codec: Literal["bnb.int8"],
     params: Optional[Mapping[str, Any]] = None,
     *,
+    explain: bool = False,
+    block: Optional[int] = None,
     weight_format: Literal["row"] = ...,
 ) -> Document:
     """bitsandbytes 0.50.2 (CPU): bitsandbytes LLM.int8 weights: int8 codes per row with a float32 absmax (SCB) per row
@@ -2360,6 +2378,8 @@ def quantize(
     codec: Literal["gptq.int"],
     params: Optional[Mapping[str, Any]] = None,
     *,
+    explain: bool = False,
+    block: Optional[int] = None,
     bits: int = ...,
     group_size: int = ...,
     desc_act: bool = ...,
@@ -2385,6 +2405,8 @@ def quantize(
     codec: Literal["awq.gemm"],
     params: Optional[Mapping[str, Any]] = None,
     *,
+    explain: bool = False,
+    block: Optional[int] = None,
     bits: int = ...,
     group_size: int = ...,
     zero_point: bool = ...,
@@ -2406,6 +2428,8 @@ def quantize(
     codec: Literal["ggml.Q4_0"],
     params: Optional[Mapping[str, Any]] = None,
     *,
+    explain: bool = False,
+    block: Optional[int] = None,
     imatrix: Optional[Vector] = ...,
 ) -> Document:
     """ggml d99724f2 = llama.cpp d3cf1f14: llama.cpp Q4_0: blocks of 32, fp16 scale, 4-bit codes (4.5 bits)
@@ -2421,6 +2445,8 @@ def quantize(
     codec: Literal["ggml.Q4_1"],
     params: Optional[Mapping[str, Any]] = None,
     *,
+    explain: bool = False,
+    block: Optional[int] = None,
     imatrix: Optional[Vector] = ...,
 ) -> Document:
     """ggml d99724f2 = llama.cpp d3cf1f14: llama.cpp Q4_1: blocks of 32, fp16 scale and min, 4-bit codes (5 bits)
@@ -2436,6 +2462,8 @@ def quantize(
     codec: Literal["ggml.Q5_0"],
     params: Optional[Mapping[str, Any]] = None,
     *,
+    explain: bool = False,
+    block: Optional[int] = None,
     imatrix: Optional[Vector] = ...,
 ) -> Document:
     """ggml d99724f2 = llama.cpp d3cf1f14: llama.cpp Q5_0: blocks of 32, fp16 scale, 5-bit codes (5.5 bits)
@@ -2451,6 +2479,8 @@ def quantize(
     codec: Literal["ggml.Q5_1"],
     params: Optional[Mapping[str, Any]] = None,
     *,
+    explain: bool = False,
+    block: Optional[int] = None,
     imatrix: Optional[Vector] = ...,
 ) -> Document:
     """ggml d99724f2 = llama.cpp d3cf1f14: llama.cpp Q5_1: blocks of 32, fp16 scale and min, 5-bit codes (6 bits)
@@ -2466,6 +2496,8 @@ def quantize(
     codec: Literal["ggml.Q8_0"],
     params: Optional[Mapping[str, Any]] = None,
     *,
+    explain: bool = False,
+    block: Optional[int] = None,
     imatrix: Optional[Vector] = ...,
 ) -> Document:
     """ggml d99724f2 = llama.cpp d3cf1f14: llama.cpp Q8_0: blocks of 32, fp16 scale, int8 codes (8.5 bits)
@@ -2481,6 +2513,8 @@ def quantize(
     codec: Literal["ggml.Q2_K"],
     params: Optional[Mapping[str, Any]] = None,
     *,
+    explain: bool = False,
+    block: Optional[int] = None,
     imatrix: Optional[Vector] = ...,
 ) -> Document:
     """ggml d99724f2 = llama.cpp d3cf1f14: llama.cpp Q2_K: super-blocks of 256, 4-bit sub-scales and mins, 2-bit codes (2.625 bits)
@@ -2496,6 +2530,8 @@ def quantize(
     codec: Literal["ggml.Q3_K"],
     params: Optional[Mapping[str, Any]] = None,
     *,
+    explain: bool = False,
+    block: Optional[int] = None,
     imatrix: Optional[Vector] = ...,
 ) -> Document:
     """ggml d99724f2 = llama.cpp d3cf1f14: llama.cpp Q3_K: super-blocks of 256, 6-bit sub-scales, 3-bit codes (3.4375 bits)
@@ -2511,6 +2547,8 @@ def quantize(
     codec: Literal["ggml.Q4_K"],
     params: Optional[Mapping[str, Any]] = None,
     *,
+    explain: bool = False,
+    block: Optional[int] = None,
     imatrix: Optional[Vector] = ...,
 ) -> Document:
     """ggml d99724f2 = llama.cpp d3cf1f14: llama.cpp Q4_K: super-blocks of 256, 6-bit sub-scales and mins, 4-bit codes (4.5 bits)
@@ -2526,6 +2564,8 @@ def quantize(
     codec: Literal["ggml.Q5_K"],
     params: Optional[Mapping[str, Any]] = None,
     *,
+    explain: bool = False,
+    block: Optional[int] = None,
     imatrix: Optional[Vector] = ...,
 ) -> Document:
     """ggml d99724f2 = llama.cpp d3cf1f14: llama.cpp Q5_K: super-blocks of 256, 6-bit sub-scales and mins, 5-bit codes (5.5 bits)
@@ -2541,6 +2581,8 @@ def quantize(
     codec: Literal["ggml.Q6_K"],
     params: Optional[Mapping[str, Any]] = None,
     *,
+    explain: bool = False,
+    block: Optional[int] = None,
     imatrix: Optional[Vector] = ...,
 ) -> Document:
     """ggml d99724f2 = llama.cpp d3cf1f14: llama.cpp Q6_K: super-blocks of 256, int8 sub-scales, 6-bit codes (6.5625 bits)
@@ -2556,6 +2598,8 @@ def quantize(
     codec: Literal["ggml.MXFP4"],
     params: Optional[Mapping[str, Any]] = None,
     *,
+    explain: bool = False,
+    block: Optional[int] = None,
     imatrix: Optional[Vector] = ...,
 ) -> Document:
     """ggml d99724f2 = llama.cpp d3cf1f14: ggml MXFP4: blocks of 32, E8M0 scale, E2M1 codes (4.25 bits)
@@ -2571,6 +2615,8 @@ def quantize(
     codec: Literal["ggml.IQ4_NL"],
     params: Optional[Mapping[str, Any]] = None,
     *,
+    explain: bool = False,
+    block: Optional[int] = None,
     imatrix: Optional[Vector] = ...,
 ) -> Document:
     """ggml d99724f2 = llama.cpp d3cf1f14: llama.cpp IQ4_NL: blocks of 32, fp16 scale, non-linear 4-bit table (4.5 bits)
@@ -2586,6 +2632,8 @@ def quantize(
     codec: Literal["ggml.IQ4_XS"],
     params: Optional[Mapping[str, Any]] = None,
     *,
+    explain: bool = False,
+    block: Optional[int] = None,
     imatrix: Optional[Vector] = ...,
 ) -> Document:
     """ggml d99724f2 = llama.cpp d3cf1f14: llama.cpp IQ4_XS: super-blocks of 256, 6-bit sub-scales, non-linear 4-bit table (4.25 bits)
@@ -2601,6 +2649,8 @@ def quantize(
     codec: Literal["ggml.IQ2_XXS"],
     params: Optional[Mapping[str, Any]] = None,
     *,
+    explain: bool = False,
+    block: Optional[int] = None,
     imatrix: Optional[Vector] = ...,
 ) -> Document:
     """ggml d99724f2 = llama.cpp d3cf1f14: llama.cpp IQ2_XXS: super-blocks of 256, 8 values per 8-bit grid index, 4-bit scales per 32 (2.0625 bits; decode only)
@@ -2618,6 +2668,8 @@ def quantize(
     codec: Literal["ggml.IQ2_XS"],
     params: Optional[Mapping[str, Any]] = None,
     *,
+    explain: bool = False,
+    block: Optional[int] = None,
     imatrix: Optional[Vector] = ...,
 ) -> Document:
     """ggml d99724f2 = llama.cpp d3cf1f14: llama.cpp IQ2_XS: super-blocks of 256, 8 values per 9-bit grid index, 4-bit scales per 16 (2.3125 bits; decode only)
@@ -2635,6 +2687,8 @@ def quantize(
     codec: Literal["ggml.IQ2_S"],
     params: Optional[Mapping[str, Any]] = None,
     *,
+    explain: bool = False,
+    block: Optional[int] = None,
     imatrix: Optional[Vector] = ...,
 ) -> Document:
     """ggml d99724f2 = llama.cpp d3cf1f14: llama.cpp IQ2_S: super-blocks of 256, 8 values per 10-bit grid index, 4-bit scales per 16 (2.5625 bits; decode only)
@@ -2652,6 +2706,8 @@ def quantize(
     codec: Literal["ggml.IQ3_XXS"],
     params: Optional[Mapping[str, Any]] = None,
     *,
+    explain: bool = False,
+    block: Optional[int] = None,
     imatrix: Optional[Vector] = ...,
 ) -> Document:
     """ggml d99724f2 = llama.cpp d3cf1f14: llama.cpp IQ3_XXS: super-blocks of 256, 4 values per 8-bit grid index, 4-bit scales per 32 (3.0625 bits; decode only)
@@ -2669,6 +2725,8 @@ def quantize(
     codec: Literal["ggml.IQ3_S"],
     params: Optional[Mapping[str, Any]] = None,
     *,
+    explain: bool = False,
+    block: Optional[int] = None,
     imatrix: Optional[Vector] = ...,
 ) -> Document:
     """ggml d99724f2 = llama.cpp d3cf1f14: llama.cpp IQ3_S: super-blocks of 256, 4 values per 9-bit grid index, 4-bit scales per 32 (3.4375 bits; decode only)
@@ -2686,6 +2744,8 @@ def quantize(
     codec: Literal["ggml.IQ1_S"],
     params: Optional[Mapping[str, Any]] = None,
     *,
+    explain: bool = False,
+    block: Optional[int] = None,
     imatrix: Optional[Vector] = ...,
 ) -> Document:
     """ggml d99724f2 = llama.cpp d3cf1f14: llama.cpp IQ1_S: super-blocks of 256, 8 ternary values per 11-bit grid index, 3-bit scales per 32 (1.5625 bits; decode only)
@@ -2703,6 +2763,8 @@ def quantize(
     codec: Literal["ggml.IQ1_M"],
     params: Optional[Mapping[str, Any]] = None,
     *,
+    explain: bool = False,
+    block: Optional[int] = None,
     imatrix: Optional[Vector] = ...,
 ) -> Document:
     """ggml d99724f2 = llama.cpp d3cf1f14: llama.cpp IQ1_M: super-blocks of 256, 8 ternary values per 11-bit grid index, 3-bit scales per 16 (1.75 bits; decode only)
@@ -2720,6 +2782,8 @@ def quantize(
     codec: Literal["ggml.TQ1_0"],
     params: Optional[Mapping[str, Any]] = None,
     *,
+    explain: bool = False,
+    block: Optional[int] = None,
     imatrix: Optional[Vector] = ...,
 ) -> Document:
     """ggml d99724f2 = llama.cpp d3cf1f14: llama.cpp TQ1_0: super-blocks of 256, fp16 scale, ternary codes five per byte (1.6875 bits)
@@ -2735,6 +2799,8 @@ def quantize(
     codec: Literal["ggml.TQ2_0"],
     params: Optional[Mapping[str, Any]] = None,
     *,
+    explain: bool = False,
+    block: Optional[int] = None,
     imatrix: Optional[Vector] = ...,
 ) -> Document:
     """ggml d99724f2 = llama.cpp d3cf1f14: llama.cpp TQ2_0: super-blocks of 256, fp16 scale, ternary 2-bit codes (2.0625 bits)
@@ -2750,6 +2816,8 @@ def quantize(
     codec: Literal["ggml.NVFP4"],
     params: Optional[Mapping[str, Any]] = None,
     *,
+    explain: bool = False,
+    block: Optional[int] = None,
     imatrix: Optional[Vector] = ...,
 ) -> Document:
     """ggml d99724f2 = llama.cpp d3cf1f14: ggml NVFP4: blocks of 64, UE4M3 scales per 16, E2M1 codes (4.5 bits)
@@ -2765,6 +2833,8 @@ def quantize(
     codec: Literal["ggml.Q1_0"],
     params: Optional[Mapping[str, Any]] = None,
     *,
+    explain: bool = False,
+    block: Optional[int] = None,
     imatrix: Optional[Vector] = ...,
 ) -> Document:
     """ggml d99724f2 = llama.cpp d3cf1f14: ggml Q1_0: blocks of 128, fp16 scale, sign bits (1.125 bits)
@@ -2780,6 +2850,8 @@ def quantize(
     codec: Literal["ct.pack_quantized"],
     params: Optional[Mapping[str, Any]] = None,
     *,
+    explain: bool = False,
+    block: Optional[int] = None,
     num_bits: int = ...,
     strategy: Literal["tensor", "channel", "group", "block"] = ...,
     group_size: int = ...,
@@ -2803,6 +2875,8 @@ def quantize(
     codec: Literal["ct.int_quantized"],
     params: Optional[Mapping[str, Any]] = None,
     *,
+    explain: bool = False,
+    block: Optional[int] = None,
     num_bits: int = ...,
     strategy: Literal["tensor", "channel", "group", "block"] = ...,
     group_size: int = ...,
@@ -2830,6 +2904,8 @@ def quantize(
     codec: Literal["ct.float_quantized"],
     params: Optional[Mapping[str, Any]] = None,
     *,
+    explain: bool = False,
+    block: Optional[int] = None,
     strategy: Literal["tensor", "channel", "group", "block"] = ...,
     group_size: int = ...,
     block_rows: int = ...,
@@ -2853,6 +2929,8 @@ def quantize(
     codec: Literal["ct.nvfp4"],
     params: Optional[Mapping[str, Any]] = None,
     *,
+    explain: bool = False,
+    block: Optional[int] = None,
     group_size: int = ...,
 ) -> Document:
     """compressed-tensors 0.19.0: compressed-tensors nvfp4-pack-quantized: E2M1 pairs per byte, FP8 scale per 16, divided by a float32 global scale
@@ -2870,6 +2948,8 @@ def quantize(
     codec: Literal["ct.mxfp4"],
     params: Optional[Mapping[str, Any]] = None,
     *,
+    explain: bool = False,
+    block: Optional[int] = None,
     group_size: int = ...,
 ) -> Document:
     """compressed-tensors 0.19.0: compressed-tensors mxfp4-pack-quantized: E2M1 pairs per byte, E8M0 scale per 32
@@ -2887,6 +2967,8 @@ def quantize(
     codec: Literal["deepseek.fp8_block"],
     params: Optional[Mapping[str, Any]] = None,
     *,
+    explain: bool = False,
+    block: Optional[int] = None,
     block_rows: int = ...,
     block_cols: int = ...,
     dtype: Literal["bfloat16", "float16", "float32"] = ...,
@@ -2906,6 +2988,8 @@ def quantize(
     codec: Literal["gptoss.mxfp4"],
     params: Optional[Mapping[str, Any]] = None,
     *,
+    explain: bool = False,
+    block: Optional[int] = None,
     dtype: Literal["bfloat16", "float16", "float32"] = ...,
 ) -> Document:
     """transformers / triton_kernels transformers 5.17.0 integrations/mxfp4.py; triton_kernels mxfp.py @ 018a674f: gpt-oss MXFP4: *_blocks (E2M1 pairs, 16 bytes per 32 values) and *_scales (E8M0)
@@ -2921,6 +3005,8 @@ def quantize(
     codec: Literal["modelopt.nvfp4"],
     params: Optional[Mapping[str, Any]] = None,
     *,
+    explain: bool = False,
+    block: Optional[int] = None,
     block_size: int = ...,
     dtype: Literal["bfloat16", "float16", "float32"] = ...,
 ) -> Document:
@@ -2940,6 +3026,8 @@ def quantize(
     codec: Literal["onnx.dequantize_linear"],
     params: Optional[Mapping[str, Any]] = None,
     *,
+    explain: bool = False,
+    block: Optional[int] = None,
     dtype: Literal["int8", "uint8", "int16", "uint16", "int32", "int4", "uint4"] = ...,
     granularity: Literal["per_tensor", "per_axis", "blocked"] = ...,
     axis: int = ...,
@@ -2963,6 +3051,8 @@ def quantize(
     codec: Literal["onnx.matmul_nbits"],
     params: Optional[Mapping[str, Any]] = None,
     *,
+    explain: bool = False,
+    block: Optional[int] = None,
     bits: int = ...,
     block_size: int = ...,
 ) -> Document:
@@ -2981,11 +3071,18 @@ def quantize(
     data: Data,
     codec: str,
     params: Optional[Mapping[str, Any]] = None,
+    *,
+    explain: bool = False,
+    block: Optional[int] = None,
     **kwargs: Any,
 ) -> Document:
     """Quantize–dequantize one tensor with a format or quantizer (``quantscope quantize
     --json``): ``values`` (the dequantized float32 array, the input's shape), ``format``,
     ``bits_per_value``, ``mse``, ``max_abs_err``, ``sqnr_db``, ``clipped_fraction``.
+
+    ``explain=True`` adds ``derivation``: how block ``block`` (default: the one holding the
+    largest magnitude) was stored, step by step with the quantizer's own search tables
+    (``quantscope quantize --explain --json``; ggml's types and MX).
     """
 
 def adaround(

@@ -174,6 +174,13 @@ enum Command {
         /// Write the dequantized tensor here (float32 .npy, the input's shape).
         #[arg(long)]
         out: Option<String>,
+        /// Show how one block was stored, step by step, with the quantizer's own search tables
+        /// (ggml's types and MX); with --json, as `derivation`.
+        #[arg(long)]
+        explain: bool,
+        /// The block --explain follows (default: the one holding the largest magnitude).
+        #[arg(long, requires = "explain")]
+        block: Option<usize>,
         /// Print JSON instead of text.
         #[arg(long)]
         json: bool,
@@ -368,7 +375,8 @@ fn run(command: Command) -> Result<()> {
                 None if json => output::print_json(&json_before),
                 None => print!("{text_before}"),
                 Some(spec) => {
-                    let (rotated, rotation) = commands::rotated(&batches, &spec)?;
+                    let (rotated, rotation) =
+                        quantscope::rotation::rotate_batches(&batches, &spec)?;
                     let (json_after, text_after) = shown(&observe(&rotated)?, &rotated);
                     if json {
                         output::print_json(&serde_json::json!({
@@ -391,7 +399,7 @@ fn run(command: Command) -> Result<()> {
                 None => print!("{}", output::formats_table(&file, &tensor, &results)),
                 Some(spec) => {
                     let (rotated, rotation) =
-                        commands::rotated(std::slice::from_ref(&tensor), &spec)?;
+                        quantscope::rotation::rotate_batches(std::slice::from_ref(&tensor), &spec)?;
                     let after = codec::compare(&rotated[0]);
                     if json {
                         output::print_json(&serde_json::json!({
@@ -416,18 +424,35 @@ fn run(command: Command) -> Result<()> {
             quantizer,
             params,
             out,
+            explain,
+            block,
             json,
         } => {
             let tensor = inputs::read_tensor(&file)?;
             let params = inputs::resolve_vector_files(Params::from_json(&params)?)?;
             let result = quantize::quantize(&quantizer, &params, &tensor)?;
+            let derivation = explain
+                .then(|| quantscope::codec::explain::explain(&quantizer, &params, &tensor, block))
+                .transpose()?;
             if let Some(path) = &out {
                 inputs::write_npy_f32(path, &result.shape, &result.values)?;
             }
             if json {
-                output::print_json(&commands::quantize_json(&result, out.as_deref()));
+                output::print_json(&commands::quantize_json(
+                    &result,
+                    out.as_deref(),
+                    derivation.as_ref(),
+                ));
             } else {
                 print!("{}", output::quantize_text(&file, &result, out.as_deref()));
+                if let Some(d) = &derivation {
+                    print!(
+                        "\nHow block {} of {} was stored:\n{}",
+                        d.block,
+                        d.blocks,
+                        quantscope::derivation::to_text(&d.steps)
+                    );
+                }
             }
             Ok(())
         }

@@ -241,5 +241,21 @@ pub fn table(report: &ModelReport, methods: &[Method]) -> String {
     for e in &report.load_errors {
         let _ = writeln!(out, "cannot read {}: {}", e.file, e.error);
     }
+    // The worst tensors in words (every row's diagnosis is in --json).
+    let worst: Vec<_> = report
+        .tensors
+        .iter()
+        .filter_map(|t| Some((t, t.diagnosis.as_deref()?)))
+        .take(WORST_DIAGNOSED)
+        .collect();
+    if !worst.is_empty() {
+        let _ = writeln!(out, "\nThe worst {}:", worst.len());
+        for (t, text) in worst {
+            let _ = writeln!(out, "  {}: {text}", t.name);
+        }
+    }
     out
 }
+
+/// How many of the worst tensors the table follows with their diagnosis.
+const WORST_DIAGNOSED: usize = 3;

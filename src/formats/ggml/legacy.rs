@@ -165,37 +165,49 @@ impl Legacy {
             }
             return;
         }
-        let sigma2 = sum_squares(row) / row.len() as f32;
+        let sigma2 = self.row_sigma2(row);
         let blocks = row
             .chunks(QK)
             .zip(imatrix.chunks(QK))
             .zip(out.chunks_mut(self.block_bytes()));
         for ((xb, qw), b) in blocks {
-            let weight = imatrix_weights(xb, qw, sigma2);
-            match self {
-                Legacy::Q4_0 | Legacy::Q5_0 => {
-                    let nmax = if self == Legacy::Q4_0 { 8 } else { 16 };
-                    let mut codes = [0i8; QK];
-                    let d = make_qx_quants(nmax, xb, &mut codes, Weights::Given(&weight));
-                    write_fp16(b, 0, d);
-                    let codes: Vec<u8> = codes.iter().map(|&c| c as u8).collect();
-                    self.pack(&codes, b);
-                }
-                _ => {
-                    let nmax = if self == Legacy::Q4_1 { 15 } else { 31 };
-                    let mut codes = [0u8; QK];
-                    let (d, min) = make_qkx_quants(
-                        Asymmetric::Qkx3,
-                        nmax,
-                        xb,
-                        &weight,
-                        &mut codes,
-                        GRID_IMATRIX,
-                    );
-                    write_fp16(b, 0, d);
-                    write_fp16(b, 2, -min);
-                    self.pack(&codes, b);
-                }
+            self.quantize_block_imatrix(xb, qw, sigma2, b);
+        }
+    }
+
+    /// `σ² = Σx²/n_per_row` of the imatrix path, over the whole row.
+    pub fn row_sigma2(self, row: &[f32]) -> f32 {
+        sum_squares(row) / row.len() as f32
+    }
+
+    /// One block of the imatrix path (Q4_0…Q5_1), given its row's `σ²` ([`Legacy::row_sigma2`]);
+    /// Q8_0 ignores the imatrix.
+    pub fn quantize_block_imatrix(self, xb: &[f32], qw: &[f32], sigma2: f32, b: &mut [u8]) {
+        let weight = imatrix_weights(xb, qw, sigma2);
+        match self {
+            Legacy::Q8_0 => self.quantize_block_ref(xb, b),
+            Legacy::Q4_0 | Legacy::Q5_0 => {
+                let nmax = if self == Legacy::Q4_0 { 8 } else { 16 };
+                let mut codes = [0i8; QK];
+                let d = make_qx_quants(nmax, xb, &mut codes, Weights::Given(&weight));
+                write_fp16(b, 0, d);
+                let codes: Vec<u8> = codes.iter().map(|&c| c as u8).collect();
+                self.pack(&codes, b);
+            }
+            _ => {
+                let nmax = if self == Legacy::Q4_1 { 15 } else { 31 };
+                let mut codes = [0u8; QK];
+                let (d, min) = make_qkx_quants(
+                    Asymmetric::Qkx3,
+                    nmax,
+                    xb,
+                    &weight,
+                    &mut codes,
+                    GRID_IMATRIX,
+                );
+                write_fp16(b, 0, d);
+                write_fp16(b, 2, -min);
+                self.pack(&codes, b);
             }
         }
     }

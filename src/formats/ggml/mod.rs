@@ -478,6 +478,46 @@ pub fn quantize(ty: GgmlType, data: &[f32], imatrix: Option<&[f32]>) -> Result<V
     Ok(out)
 }
 
+/// The ggml block `index` of `data` quantized on its own, exactly as [`quantize`] stores it in
+/// the whole tensor: the block's values alone, except that the legacy types' imatrix path takes
+/// its `σ²` from the whole row (their only dependence on other blocks). What a codec derivation
+/// runs while recording.
+pub fn quantize_one_block(
+    ty: GgmlType,
+    data: &[f32],
+    imatrix: Option<&[f32]>,
+    index: usize,
+) -> Result<Vec<u8>> {
+    validate(ty, data, imatrix)?;
+    let n = ty.block_elems();
+    let count = data.len() / n;
+    if index >= count {
+        return Err(Error::param(
+            "block",
+            format!(
+                "the tensor has {count} blocks of {n} values (0…{})",
+                count - 1
+            ),
+        ));
+    }
+    let x = &data[index * n..(index + 1) * n];
+    match (imatrix, ty.legacy()) {
+        (Some(im), Some(l)) => {
+            let start = index * n / im.len() * im.len();
+            let sigma2 = l.row_sigma2(&data[start..start + im.len()]);
+            let column = index * n - start;
+            let mut out = vec![0u8; ty.block_bytes()];
+            l.quantize_block_imatrix(x, &im[column..column + n], sigma2, &mut out);
+            Ok(out)
+        }
+        (Some(im), None) => {
+            let column = index * n % im.len();
+            quantize(ty, x, Some(&im[column..column + n]))
+        }
+        (None, _) => quantize(ty, x, None),
+    }
+}
+
 fn check_blocks(ty: GgmlType, blocks: &[u8]) -> Result<()> {
     if blocks.len() % ty.block_bytes() != 0 {
         return Err(Error::input(format!(

@@ -44,6 +44,7 @@ use super::fp16::{read_fp16, write_fp16};
 use super::search::{nearest_int, GROUP_MAX_EPS};
 use super::sub_blocks::{imatrix_weights, sum_squares};
 use super::QK_K;
+use crate::derivation::{self, Candidates, Step};
 
 /// Elements per block.
 pub const QK: usize = 32;
@@ -130,6 +131,16 @@ pub fn quantize_mxfp4_block(x: &[f32], out: &mut [u8]) {
         0
     };
     let d = e8m0_to_fp32_half(e);
+    derivation::record(|| {
+        Step::new(
+            "Shared exponent",
+            "e = (uint8)(floor(log2 amax) − 2 + 127) (0 for an all-zero block); d = 2^(e − 128); each code is the first index of kvalues_mxfp4 (E2M1 doubled) with the smallest |k·d − x|",
+            "ggml/src/ggml-quants.c quantize_row_mxfp4_ref (ggml d99724f2)",
+        )
+        .value("amax", amax)
+        .value("e", e as i64)
+        .value("d", d)
+    });
     out[0] = e;
     let codes: Vec<u8> = x.iter().map(|&v| best_index_mxfp4(v, d)).collect();
     pack_nibbles(&codes, &mut out[1..]);
@@ -202,6 +213,7 @@ pub fn fp32_to_ue4m3(x: f32) -> u8 {
 
 /// `quantize_row_nvfp4_ref` on one block of 64.
 pub fn quantize_nvfp4_block(x: &[f32], out: &mut [u8]) {
+    let mut chosen = derivation::recording().then(Vec::new);
     for (s, xb) in x.chunks(QK_NVFP4_SUB).enumerate() {
         let mut amax = 0.0f32;
         for &v in xb {
@@ -212,6 +224,9 @@ pub fn quantize_nvfp4_block(x: &[f32], out: &mut [u8]) {
         let ue = fp32_to_ue4m3(amax / 6.0);
         out[s] = ue;
         let d = ue4m3_to_fp32(ue);
+        if let Some(rows) = chosen.as_mut() {
+            rows.push(vec![s as f64, amax as f64, ue as f64, d as f64]);
+        }
         let half = QK_NVFP4_SUB / 2;
         for j in 0..half {
             let (x0, x1) = (
@@ -220,6 +235,21 @@ pub fn quantize_nvfp4_block(x: &[f32], out: &mut [u8]) {
             );
             out[4 + s * half + j] = x0 | (x1 << 4);
         }
+    }
+    if let Some(rows) = chosen {
+        derivation::record(|| {
+            Step::new(
+                "Sub-block scales",
+                "s_j = fp32_to_ue4m3(amax_j/6) per sub-block of 16; d_j = ue4m3_to_fp32(s_j); each code is the first index of kvalues_mxfp4 (E2M1 doubled) with the smallest |k·d_j − x|",
+                "ggml/src/ggml-quants.c quantize_row_nvfp4_ref (ggml d99724f2)",
+            )
+            .candidates(Candidates::new(
+                &["sub-block", "amax", "s (UE4M3 byte)", "d"],
+                rows,
+                0,
+                "no search: one scale per sub-block of 16 (every row is used)",
+            ))
+        });
     }
 }
 
@@ -308,16 +338,49 @@ fn block_scale(x: &[f32], weight: &[f32]) -> f32 {
         }
         (sumqx, sumq2)
     };
-    let mut d = -max / v0;
-    let (sumqx, sumq2) = sums(1.0 / d);
-    d = if sumq2 > 0.0 { sumqx / sumq2 } else { 0.0 };
+    let id0 = 1.0 / (-max / v0);
+    let (sumqx, sumq2) = sums(id0);
+    let mut d = if sumq2 > 0.0 { sumqx / sumq2 } else { 0.0 };
     let mut best = d * sumqx;
+    let mut table = derivation::recording()
+        .then(|| (vec![vec![f64::NAN, id0 as f64, d as f64, best as f64]], 0));
     for itry in -NTRY..=NTRY {
-        let (sumqx, sumq2) = sums((itry + values[0] as i32) as f32 / max);
-        if sumq2 > 0.0 && sumqx * sumqx > best * sumq2 {
+        let id = (itry + values[0] as i32) as f32 / max;
+        let (sumqx, sumq2) = sums(id);
+        let better = sumq2 > 0.0 && sumqx * sumqx > best * sumq2;
+        if better {
             d = sumqx / sumq2;
             best = d * sumqx;
         }
+        if let Some((rows, picked)) = table.as_mut() {
+            let (scale, objective) = if sumq2 > 0.0 {
+                let s = sumqx / sumq2;
+                (s as f64, (s * sumqx) as f64)
+            } else {
+                (f64::NAN, f64::NAN)
+            };
+            rows.push(vec![itry as f64, id as f64, scale, objective]);
+            if better {
+                *picked = rows.len() - 1;
+            }
+        }
+    }
+    if let Some((rows, picked)) = table {
+        derivation::record(|| {
+            Step::new(
+                "Block scale search (quantize_row_iq4_nl_impl)",
+                "first guess d = −max/kvalues[0] (first row), then inverse scales id = (itry + kvalues[0])/max for itry = −7…7; codes: the nearest table entry to id·x; d = Σw·q·x / Σw·q²; keep the largest (Σw·q·x)²/Σw·q²",
+                "ggml/src/ggml-quants.c:4937 quantize_row_iq4_nl_impl (ggml d99724f2)",
+            )
+            .value("max", max)
+            .value("scale", d)
+            .candidates(Candidates::new(
+                &["itry", "id", "scale", "(Σw·q·x)²/Σw·q²"],
+                rows,
+                picked,
+                "a later candidate only when strictly larger (the first maximum)",
+            ))
+        });
     }
     d
 }

@@ -27,6 +27,8 @@
 //!   `(0.1·is + nmax)/max`, `is = −4…4`, chosen by weighted squared error (strict `<`), then
 //!   5 passes of coordinate descent; returns `Σw·x·l / Σw·l²`.
 
+use crate::derivation::{self, Candidates, Step};
+
 /// Values of magnitude below this are "all zero" (`GROUP_MAX_EPS`, l. 20).
 pub const GROUP_MAX_EPS: f32 = 1e-15;
 
@@ -149,6 +151,7 @@ pub fn qx_search(nmax: i32, x: &[f32], weights: Weights) -> QxSearch {
             chosen = k;
         }
     }
+    derivation::record(|| qx_step(nmax, max, &sums, &scales, &bests, chosen));
     QxSearch {
         scale,
         iscale: Some(sums.iscale[chosen]),
@@ -160,6 +163,58 @@ pub fn qx_search(nmax: i32, x: &[f32], weights: Weights) -> QxSearch {
 const QX_CANDIDATES: usize = 18;
 const FIRST_GUESS: usize = QX_CANDIDATES;
 const QX_LANES: usize = 24;
+
+/// `is` of each candidate lane of [`make_qx_quants`] (the first guess's is 0).
+const QX_IS: [f32; QX_LANES] = [
+    -9.0, -8.0, -7.0, -6.0, -5.0, -4.0, -3.0, -2.0, -1.0, 1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0,
+    9.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0,
+];
+
+/// The step of a [`make_qx_quants`] search: its candidates in ggml's order (the first guess,
+/// then `is = −9…9`), the least-squares scale of each and the objective it maximises.
+fn qx_step(
+    nmax: i32,
+    max: f32,
+    sums: &CandidateSums,
+    scales: &[f32; QX_LANES],
+    bests: &[f32; QX_LANES],
+    chosen: usize,
+) -> Step {
+    let order = std::iter::once(FIRST_GUESS).chain(0..QX_CANDIDATES);
+    let rows = order
+        .clone()
+        .map(|k| {
+            let valid = k == FIRST_GUESS || sums.suml2[k] > 0.0;
+            vec![
+                QX_IS[k] as f64,
+                sums.iscale[k] as f64,
+                if valid { scales[k] as f64 } else { f64::NAN },
+                if valid { bests[k] as f64 } else { f64::NAN },
+            ]
+        })
+        .collect();
+    let picked = order.clone().position(|k| k == chosen).unwrap_or(0);
+    Step::new(
+        "Sub-block scale search (make_qx_quants)",
+        "iscale = −(nmax + 0.1·is)/max for the first guess (is = 0) and is = −9…9; codes l = clamp(round(iscale·x), −nmax, nmax − 1); scale = Σw·x·l / Σw·l²; keep the candidate with the largest (Σw·x·l)²/Σw·l²",
+        QX_SOURCE,
+    )
+    .value("nmax", nmax)
+    .value("max", max)
+    .value("scale", scales[chosen])
+    .candidates(Candidates::new(
+        &["is", "iscale", "scale", "(Σw·x·l)²/Σw·l²"],
+        rows,
+        picked,
+        "largest (Σw·x·l)²/Σw·l², a later candidate only when strictly larger (the first maximum)",
+    ))
+}
+
+const QX_SOURCE: &str = "ggml/src/ggml-quants.c:628 make_qx_quants (ggml d99724f2)";
+const QKX2_SOURCE: &str = "ggml/src/ggml-quants.c:799 make_qkx2_quants (ggml d99724f2)";
+const QKX3_SOURCE: &str = "ggml/src/ggml-quants.c:993 make_qkx3_quants (ggml d99724f2)";
+const QP_SOURCE: &str = "ggml/src/ggml-quants.c:1076 make_qp_quants (ggml d99724f2)";
+const Q3_SOURCE: &str = "ggml/src/ggml-quants.c:697 make_q3_quants (ggml d99724f2)";
 
 /// Each candidate's `iscale`, `Σw·x·l` and `Σw·l²`.
 struct CandidateSums {
@@ -174,13 +229,9 @@ impl CandidateSums {
     fn of(nmax: i32, max: f32, x: &[f32], weights: Weights) -> Self {
         let nmax_f = nmax as f32;
         // `is` per lane: −9…−1, 1…9, then 0 (the first guess −nmax/max, and the padding).
-        const IS: [f32; QX_LANES] = [
-            -9.0, -8.0, -7.0, -6.0, -5.0, -4.0, -3.0, -2.0, -1.0, 1.0, 2.0, 3.0, 4.0, 5.0, 6.0,
-            7.0, 8.0, 9.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0,
-        ];
         let mut iscale = [0.0f32; QX_LANES];
         for k in 0..QX_LANES {
-            iscale[k] = -(nmax_f + 0.1f32 * IS[k]) / max;
+            iscale[k] = -(nmax_f + 0.1f32 * QX_IS[k]) / max;
         }
         // `nearest_int(v).clamp(−nmax, nmax − 1)` as a float, without leaving float lanes:
         // |v| ≤ nmax + 1 here, so `v + 1.5·2²³` rounds `v` half to even onto an integer (its
@@ -262,11 +313,19 @@ pub fn make_q3_quants(nmax: i32, x: &[f32], codes: &mut [i8]) -> f32 {
     for c in codes[..n].iter_mut() {
         *c += nmax as i8;
     }
-    if suml2 > 0.0 {
-        sumlx / suml2
-    } else {
-        0.0
-    }
+    let scale = if suml2 > 0.0 { sumlx / suml2 } else { 0.0 };
+    derivation::record(|| {
+        Step::new(
+            "Sub-block scale by coordinate descent (make_q3_quants)",
+            "start iscale = −nmax/max (max: the signed value of largest |x|), codes l = clamp(round(iscale·x), −nmax, nmax − 1); up to 5 passes: each code moves to round(x·Σw·l²/Σw·x·l) (its own term removed) when that raises (Σw·x·l)²/Σw·l², w = x²; scale = Σw·x·l / Σw·l²",
+            Q3_SOURCE,
+        )
+        .value("nmax", nmax)
+        .value("max", max)
+        .value("start iscale", iscale)
+        .value("scale", scale)
+    });
+    scale
 }
 
 /// Which of the two asymmetric searches runs.
@@ -322,8 +381,23 @@ pub fn make_qkx_quants(
         Asymmetric::Qkx2 => max == min,
         Asymmetric::Qkx3 => max <= min,
     };
+    let source = match kind {
+        Asymmetric::Qkx2 => QKX2_SOURCE,
+        Asymmetric::Qkx3 => QKX3_SOURCE,
+    };
     if degenerate {
         codes[..n].fill(0);
+        derivation::record(|| {
+            Step::new(
+                "Sub-block scale and min search (make_qkx_quants)",
+                "every value equal: scale = 0, codes 0, the min stored as −min",
+                source,
+            )
+            .value("min", min)
+            .value("max", max)
+            .value("scale", 0.0f32)
+            .value("the_min", -min)
+        });
         return (0.0, -min);
     }
     let nmax_f = nmax as f32;
@@ -337,7 +411,22 @@ pub fn make_qkx_quants(
         let diff = scale * codes[i] as f32 + min - x[i];
         best_error += weights[i] * err(diff);
     }
+    // The candidate table, kept only while a derivation records: the start, then each `is`.
+    let mut table = derivation::recording().then(|| QkxTable {
+        start: (min, max),
+        rows: vec![vec![
+            f64::NAN,
+            iscale as f64,
+            scale as f64,
+            min as f64,
+            best_error as f64,
+        ]],
+        picked: 0,
+    });
     if grid.nstep < 1 {
+        if let Some(t) = table {
+            derivation::record(|| t.step(kind, nmax, grid, scale, -min));
+        }
         return (scale, -min);
     }
     let mut aux = [0u8; 256];
@@ -366,15 +455,73 @@ pub fn make_qkx_quants(
                 let diff = this_scale * aux[i] as f32 + this_min - x[i];
                 cur_error += weights[i] * err(diff);
             }
+            if let Some(t) = table.as_mut() {
+                t.rows.push(vec![
+                    is as f64,
+                    iscale as f64,
+                    this_scale as f64,
+                    this_min as f64,
+                    cur_error as f64,
+                ]);
+            }
             if cur_error < best_error {
                 codes[..n].copy_from_slice(&aux[..n]);
                 best_error = cur_error;
                 scale = this_scale;
                 min = this_min;
+                if let Some(t) = table.as_mut() {
+                    t.picked = t.rows.len() - 1;
+                }
             }
+        } else if let Some(t) = table.as_mut() {
+            t.rows
+                .push(vec![is as f64, iscale as f64, f64::NAN, f64::NAN, f64::NAN]);
         }
     }
+    if let Some(t) = table {
+        derivation::record(|| t.step(kind, nmax, grid, scale, -min));
+    }
     (scale, -min)
+}
+
+/// The candidates of one [`make_qkx_quants`] search, while a derivation records.
+struct QkxTable {
+    /// The sub-block's `(min, max)`, min clamped to ≤ 0.
+    start: (f32, f32),
+    /// `[is, iscale, scale, min, error]`; the start's `is` is NaN.
+    rows: Vec<Vec<f64>>,
+    picked: usize,
+}
+
+impl QkxTable {
+    fn step(self, kind: Asymmetric, nmax: i32, grid: Grid, scale: f32, the_min: f32) -> Step {
+        let (source, refuses) = match kind {
+            Asymmetric::Qkx2 => (QKX2_SOURCE, "max = min"),
+            Asymmetric::Qkx3 => (QKX3_SOURCE, "max ≤ min"),
+        };
+        let error = if grid.use_mad { "Σw·|e|" } else { "Σw·e²" };
+        Step::new(
+            "Sub-block scale and min search (make_qkx_quants)",
+            format!(
+                "start iscale = nmax/(max − min) (first row); then iscale = (rmin + rdelta·is + nmax)/(max − min) for is = 0…nstep; codes l = clamp(round(iscale·(x − min)), 0, nmax); weighted least squares for (scale, min), min ≤ 0; error {error} with e = scale·l + min − x (refuses {refuses})"
+            ),
+            source,
+        )
+        .value("nmax", nmax)
+        .value("min", self.start.0)
+        .value("max", self.start.1)
+        .value("rmin", grid.rmin)
+        .value("rdelta", grid.rdelta)
+        .value("nstep", grid.nstep)
+        .value("scale", scale)
+        .value("the_min", the_min)
+        .candidates(Candidates::new(
+            &["is", "iscale", "scale", "min", "error"],
+            self.rows,
+            self.picked,
+            "a candidate replaces the best only when its error is strictly smaller (the first minimum); a candidate whose least-squares determinant is ≤ 0 is skipped",
+        ))
+    }
 }
 
 /// `make_qp_quants(n, nmax, x, L, quant_weights)` for non-negative `x` (sub-block scales or
@@ -400,6 +547,8 @@ pub fn make_qp_quants(nmax: i32, x: &[f32], codes: &mut [u8], weights: &[f32]) -
         let diff = x[i] - scale * codes[i] as f32;
         best_mse += weights[i] * diff * diff;
     }
+    let mut table =
+        derivation::recording().then(|| (vec![vec![0.0, iscale as f64, best_mse as f64]], 0usize));
     for is in -4..=4 {
         if is == 0 {
             continue;
@@ -412,9 +561,15 @@ pub fn make_qp_quants(nmax: i32, x: &[f32], codes: &mut [u8], weights: &[f32]) -
             let diff = x[i] - scale_is * l as f32;
             mse += weights[i] * diff * diff;
         }
+        if let Some((rows, _)) = table.as_mut() {
+            rows.push(vec![is as f64, iscale_is as f64, mse as f64]);
+        }
         if mse < best_mse {
             best_mse = mse;
             iscale = iscale_is;
+            if let Some((rows, picked)) = table.as_mut() {
+                *picked = rows.len() - 1;
+            }
         }
     }
     let mut sumlx = 0.0f32;
@@ -453,11 +608,27 @@ pub fn make_qp_quants(nmax: i32, x: &[f32], codes: &mut [u8], weights: &[f32]) -
             break;
         }
     }
-    if suml2 > 0.0 {
-        sumlx / suml2
-    } else {
-        0.0
+    let scale = if suml2 > 0.0 { sumlx / suml2 } else { 0.0 };
+    if let Some((rows, picked)) = table {
+        derivation::record(|| {
+            Step::new(
+                "Scales of the sub-block scales (make_qp_quants)",
+                "iscale = (nmax + 0.1·is)/max for is = 0 (first row) and ±1…±4; codes l = min(nmax, round(iscale·x)), weighted squared error; then up to 5 passes of coordinate descent on the codes; scale = Σw·x·l / Σw·l²",
+                QP_SOURCE,
+            )
+            .value("nmax", nmax)
+            .value("max", max)
+            .value("codes", codes[..n].iter().map(|&c| c as i64).collect::<Vec<i64>>())
+            .value("scale", scale)
+            .candidates(Candidates::new(
+                &["is", "iscale", "Σw·e²"],
+                rows,
+                picked,
+                "a candidate replaces the best only when its error is strictly smaller (the first minimum)",
+            ))
+        });
     }
+    scale
 }
 
 #[cfg(test)]

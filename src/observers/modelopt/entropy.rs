@@ -224,7 +224,8 @@ pub fn entropy_amax(
             rows,
             best,
             "the last minimum (argmin of the reversed divergences)",
-        ))
+        )
+        .symmetric_ranges_in(1))
     });
     Ok(EntropySearch {
         amax,

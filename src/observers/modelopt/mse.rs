@@ -171,7 +171,8 @@ pub fn mse_amax(
             rows,
             best,
             "the first minimum (numpy argmin)",
-        ))
+        )
+        .symmetric_ranges_in(1))
     });
     Ok(MseSearch {
         amax: candidates[best],

@@ -192,7 +192,8 @@ pub fn entropy_threshold(
             rows,
             best,
             "the first minimum (numpy argmin)",
-        ))
+        )
+        .ranges_in(0, 1))
     });
     Ok(EntropySearch {
         range: (lo, hi),

@@ -174,7 +174,8 @@ fn record_search(tried: Vec<Vec<f64>>, outcome: &SearchOutcome, bins: usize, dst
             tried,
             picked,
             "greedy: the last candidate before the first estimate that is larger than the best so far",
-        ));
+        )
+        .ranges_in(2, 3));
     }
     derivation::record(|| step);
 }
