@@ -209,8 +209,15 @@ async function exercise(page) {
   await page.evaluate(() => window.quantscope.observe('torch.MinMaxObserver', { quant_min: 0, quant_max: 0 }));
   await page.click('[role=region][aria-label="torch.HistogramObserver"] .why summary');
   await page.waitForSelector('[role=region][aria-label="torch.HistogramObserver"][data-derivation-steps]');
-  // Formats: the demo compared, a format added, one that does not apply.
+  // A candidate of its search previewed on the histogram (keyboard).
+  await page.focus('[role=region][aria-label="torch.HistogramObserver"] canvas.candidates-chart');
+  await page.keyboard.press('ArrowLeft');
+  await page.waitForSelector('[role=region][aria-label="torch.HistogramObserver"][data-preview]');
+  // Formats: the demo compared, how a block of one is stored, a format added, one that does
+  // not apply.
   await page.waitForSelector('#formats[data-state=done]');
+  await page.click('#formats-table tr[data-format="ggml.Q4_K"] .why-link');
+  await page.waitForSelector('#formats-why[data-block]');
   await page.evaluate(() => window.quantscope.addFormat('int', { bits: 3 }));
   // AdaRound: a short run on the demo layer.
   await page.click('#ada-demo');

@@ -124,6 +124,23 @@ test('"Why this range?" shows the derivation the CLI prints, ending in the panel
   const last = shown[shown.length - 1].values;
   assert.equal(last.scale, written('scale'));
   assert.equal(last.zero_point, written('zero_point'));
+  // The search's chart: pointing at a candidate previews its clipping range on the histogram;
+  // the arrow keys walk the candidates from the pick.
+  const chart = `${panel} canvas.candidates-chart`;
+  await page.waitForSelector(`${chart}[data-drawn]`);
+  const rows = search.candidates.rows;
+  await page.focus(chart);
+  await page.keyboard.press('ArrowRight');
+  const previewed = await page.getAttribute(panel, 'data-preview');
+  const next = rows[search.candidates.picked + 1];
+  assert.deepEqual(previewed.split(',').map(Number), [next[2], next[3]], 'the candidate after the pick: its min and max');
+  const box = await page.locator(chart).boundingBox();
+  await page.mouse.move(box.x + box.width * 0.2, box.y + box.height / 2);
+  const hovered = Number(await page.getAttribute(chart, 'data-hovered'));
+  assert.deepEqual((await page.getAttribute(panel, 'data-preview')).split(',').map(Number), [rows[hovered][2], rows[hovered][3]]);
+  await page.locator(`${panel}`).screenshot({ path: path.join(RESULTS, 'explorer-candidate-preview.png') });
+  await page.mouse.move(0, 0);
+  assert.equal(await page.getAttribute(panel, 'data-preview'), '');
   // A search-only change refreshes the open derivation.
   await page.selectOption(`${panel} .control[data-param=dtype] select`, 'qint8');
   await page.evaluate(() => window.quantscope.idle());

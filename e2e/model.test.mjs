@@ -181,6 +181,14 @@ test('the MiniLM checkpoint is ranked in the page exactly as `quantscope model -
   // The layer profile is drawn.
   assert.ok((await inkRatio(page, '#model-chart')) > 0.02, 'layer profile drawn');
 
+  // Under the table, the worst tensor's diagnosis, then that of the row pointed at: the CLI's.
+  const worst = expected.tensors[0];
+  assert.ok(worst.diagnosis.includes('Best here:'), worst.diagnosis);
+  assert.equal(await page.textContent('#model-diagnosis'), `${worst.name}: ${worst.diagnosis}`);
+  const third = expected.tensors[2];
+  await page.hover(`#model-table tbody tr[data-tensor="${third.name}"]`);
+  assert.equal(await page.textContent('#model-diagnosis'), `${third.name}: ${third.diagnosis}`);
+
   // Sorting by a column and filtering by name.
   await page.click('#model-table button[data-sort="elements"]');
   const elements = await page.$$eval('#model-table tbody tr', (trs) => trs.map((tr) => Number(tr.children[4].textContent.replace(/\D/g, ''))));

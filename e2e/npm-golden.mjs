@@ -255,6 +255,18 @@ export function formatMismatches(result, c, family, want) {
   return out;
 }
 
+/**
+ * Mismatches of a ggml block derivation (`quantize(…, {explain: true}).derivation`) against the
+ * case's golden blocks (`blocks`, one byte per element): its last step's bytes are the block's.
+ */
+function blockDerivationMismatches(d, c, blocks) {
+  if (!d) return ['no derivation'];
+  const last = d.steps[d.steps.length - 1];
+  const size = c.expected.block_bytes;
+  const want = Array.from(blocks.subarray(d.block * size, (d.block + 1) * size), (b) => b.toString(16).padStart(2, '0')).join('');
+  return last.values.bytes === want ? [] : [`block ${d.block}: derived ${last.values.bytes}, llama.cpp stored ${want}`];
+}
+
 /** A family's tally: cases, checked, passed, skipped by reason, failures, and [passed, checked] per observer or format. */
 export function tally(cases) {
   const summary = { cases, checked: 0, passed: 0, skipped: {}, failures: [], targets: {} };
@@ -294,7 +306,13 @@ export function caseJob(c, family, { specs, formatIds, readVector }) {
       id: c.quantizer,
       params: formatParams(c, family, readVector),
       inputs: [c.input],
-      check: (result) => formatMismatches(result, c, family, readVector(c.expected.dequantized)),
+      // ggml's cases also explain a block (the one holding the largest magnitude): its stored
+      // bytes must be llama.cpp's.
+      explain: family === 'ggml',
+      check: (result) => [
+        ...formatMismatches(result, c, family, readVector(c.expected.dequantized)),
+        ...(family === 'ggml' ? blockDerivationMismatches(result.derivation, c, readVector(c.expected.blocks)) : []),
+      ],
     };
   }
   if (QUARK_QUANTIZERS.has(c.observer)) {
@@ -395,7 +413,7 @@ export async function checkGolden(qs, goldenDir) {
         const bytes = job.inputs.map((b) => read(family, b));
         tensor = qs.loadTensor(bytes.length === 1 ? bytes[0] : bytes, { name: path.basename(job.inputs[0]) });
       }
-      if (job.kind === 'quantize') problems = job.check(qs.quantize(tensor, job.id, job.params));
+      if (job.kind === 'quantize') problems = job.check(qs.quantize(tensor, job.id, job.params, { explain: Boolean(job.explain) }));
       else {
         const report = qs.observe(tensor, job.id, job.params, { explain: true });
         problems = [...job.check(report), ...derivationMismatches(report)];

@@ -5,7 +5,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { sharedDir, RESULTS, WWW, inkRatio, npyBytes, readNpyF32 } from './helpers.mjs';
+import { sharedDir, RESULTS, WWW, inkRatio, npyBytes, readNpyF32, cli } from './helpers.mjs';
 import * as qs from '../www/lib/index.js';
 import { browserForTests } from './suite.mjs';
 
@@ -111,6 +111,47 @@ test('the formats view on the demo: the line-up, its chart, a format added from 
   assert.equal(Object.keys(await formatRows(page)).length, 26);
   await page.hover('#formats-table tr[data-format="mxfp4_e2m1"]');
   await page.locator('#formats').screenshot({ path: path.join(RESULTS, 'formats-view.png') });
+  assert.deepEqual(page.errors, []);
+  await page.context().close();
+});
+
+test('"why?" on a format shows how its block is stored, as `quantize --explain` derives it', async () => {
+  const page = await env.page();
+  await page.waitForSelector('#formats[data-state=done]');
+  const demo = path.join(WWW, 'demo', 'l0_layer_out.npy');
+  for (const [format, block] of [['ggml.Q4_K', null], ['mxfp4_e2m1', 7]]) {
+    const row = `#formats-table tr[data-format="${format}"]`;
+    await page.click(`${row} .why-link`);
+    if (block !== null) {
+      await page.fill('#formats-why-block', String(block));
+      await page.dispatchEvent('#formats-why-block', 'change');
+    }
+    await page.waitForFunction(([f, b]) => {
+      const why = document.querySelector('#formats-why');
+      return why.open && why.dataset.format === f && why.dataset.block !== undefined && (b === null || why.dataset.block === String(b));
+    }, [format, block]);
+    const shown = await page.$$eval('#formats-why .step', (steps) =>
+      steps.map((s) => ({
+        title: s.querySelector('h4').textContent,
+        values: Object.fromEntries([...s.querySelectorAll('.values .row')].map((r) => [r.querySelector('dt').textContent, r.querySelector('dd').textContent])),
+      })),
+    );
+    const kind = await page.getAttribute(row, 'data-kind');
+    const params = kind === 'mx' ? '{"element": "fp4_e2m1"}' : '{}';
+    const args = ['quantize', demo, '--quantizer', kind, '--params', params, '--explain', '--json'];
+    if (block !== null) args.push('--block', String(block));
+    const want = JSON.parse(cli(args)).derivation;
+    assert.equal(Number(await page.getAttribute('#formats-why', 'data-block')), want.block, format);
+    assert.deepEqual(shown.map((s) => s.title), want.steps.map((s) => s.title), format);
+    const last = shown[shown.length - 1].values;
+    const wantLast = want.steps[want.steps.length - 1].values;
+    if (wantLast.bytes) assert.equal(last.bytes, wantLast.bytes, `${format}: the stored bytes`);
+    else assert.equal(last['scale code'], String(wantLast['scale code']), `${format}: the E8M0 scale code`);
+  }
+  await page.locator('#formats-why').screenshot({ path: path.join(RESULTS, 'formats-why.png') });
+  // A format without a derivation says so.
+  await page.click('#formats-table tr[data-format="bnb.nf4"] .why-link');
+  await page.waitForFunction(() => document.querySelector('#formats-why .why-empty')?.textContent.includes('no derivation yet'));
   assert.deepEqual(page.errors, []);
   await page.context().close();
 });

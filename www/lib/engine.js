@@ -660,9 +660,23 @@ export class Engine {
     return runAsync(this.formatSteps(args), run);
   }
 
-  /** One format on the formats view's tensor (throws when it does not apply). */
-  evaluateFormat({ id, params = {} }) {
-    return this.session.evaluateFormat(id, params);
+  /**
+   * One format on the formats view's tensor (throws when it does not apply); with `rotate`
+   * (`'hadamard[:SEED]'`, as the CLI's `--rotate`), on the tensor with every row rotated along
+   * its last axis (the row's `rotation` says how).
+   */
+  evaluateFormat({ id, params = {}, rotate = null }) {
+    return this.session.evaluateFormat(id, params, rotate ?? undefined);
+  }
+
+  /**
+   * How format `id` with `params` stored one block of the formats view's tensor (`block`, by
+   * default the one holding its largest magnitude), recorded by the codec's own encoder:
+   * `{format, block, blocks, steps}` (`quantize --explain --json`'s `derivation`); with `view`,
+   * the steps as the page shows them. Formats without a derivation throw, saying so.
+   */
+  explainFormat({ id, params = {}, block = null, view = false }) {
+    return this.session.explainFormat(id, params, block ?? undefined, view);
   }
 
   /**

@@ -191,7 +191,10 @@ export type QuantizeResult = Quantized & { values: Float32Array };
  * Quark's quantizers, with the library's own keys (as `quantscope quantize`); ggml's `imatrix`
  * may be a Tensor, a typed array or an array. Throws when the quantizer refuses.
  */
-export function quantize(tensor: Tensor, id: string, params?: ParamValues): QuantizeResult;
+export function quantize(tensor: Tensor, id: string, params?: ParamValues, options?: { explain?: boolean; block?: number | null }): QuantizeResult & { derivation?: BlockDerivation };
+
+/** How a format stored one block (`quantscope quantize --explain --json`'s `derivation`). */
+export type BlockDerivation = { format: string; block: number; blocks: number; steps: Step[] };
 
 export function errorCurve(tensor: Tensor, options?: { bits?: number; scheme?: CurveRequest['scheme']; points?: number; results?: Report[] }): CurveView | null;
 
@@ -334,7 +337,10 @@ export declare class Engine {
   /** A comparison (as `comparison` returns it) as SVG. */
   renderComparisonSvg(args: { comparison: ComparisonData; style?: Style; width?: number }): string;
   formats(args?: { extra?: Array<{ id: string; params?: ParamValues }> }, run?: RunOptions): Promise<{ name: FormatsTarget['name']; shape: FormatsTarget['shape']; rows: FormatRow[] }>;
-  evaluateFormat(args: { id: string; params?: ParamValues }): FormatResult;
+  evaluateFormat(args: { id: string; params?: ParamValues; rotate?: string | null }): FormatResult & { rotation?: string };
+  /** How a format stored one block of the selected tensor (the last step: what it stores). */
+  explainFormat(args: { id: string; params?: ParamValues; block?: number | null; view?: false }): BlockDerivation;
+  explainFormat(args: { id: string; params?: ParamValues; block?: number | null; view: true }): { format: string; block: number; blocks: number; steps: StepView[] };
   /** The selected tensor quantize–dequantized (a vector parameter inline or as a loaded tensor). */
   quantize(args: { id: string; params?: ParamValues }): QuantizeResult;
   /** The values of a loaded tensor. */

@@ -294,11 +294,17 @@ export function compareFormats(tensor, { extra = [] } = {}) {
  * array of one importance per column), exactly as `quantscope quantize` applies it. Returns
  * `{quantizer, format, bits_per_value, mse, max_abs_err, sqnr_db, clipped_fraction, count,
  * shape, values}`, `values` the dequantized tensor (Float32Array, row-major). Throws on
- * parameters or shapes the quantizer refuses.
+ * parameters or shapes the quantizer refuses. With `{ explain: true }` the result also carries
+ * `derivation`: how block `block` (default: the one holding the largest magnitude) was stored,
+ * step by step with the quantizer's own search tables (as `quantscope quantize --explain
+ * --json`; ggml's types and MX, others throw saying so).
  */
-export function quantize(tensor, id, params = {}) {
+export function quantize(tensor, id, params = {}, { explain = false, block = null } = {}) {
   ready();
-  return tensorOf(tensor, 'quantize').quantize({ id, params: plainParams(params) });
+  const engine = tensorOf(tensor, 'quantize');
+  const result = engine.quantize({ id, params: plainParams(params) });
+  if (explain) result.derivation = engine.explainFormat({ id, params: plainParams(params), block });
+  return result;
 }
 
 /** One side of `adaround`: file bytes, `{bytes, member}`, or `{data: Float32Array, shape}`. */

@@ -4,7 +4,7 @@
 // panel shows of a report is the engine's one display function, panelView(report); nothing here
 // computes a number. Shared by the page, the notebook widget and the npm package's
 // renderPanel(). Every user-controlled string is set as text, never as HTML.
-import { drawHistogram, drawChannels, panelView, notebookResult as engineNotebookResult, granularityLabel, seriesColor as engineSeriesColor } from '../pkg/quantscope.js';
+import { drawHistogram, drawChannels, drawCandidates, panelView, notebookResult as engineNotebookResult, granularityLabel, seriesColor as engineSeriesColor } from '../pkg/quantscope.js';
 
 /** The colour of series `i`: the engine's palette, the one its charts draw with. */
 export function seriesColor(i) {
@@ -223,15 +223,16 @@ export function fillPanel(el, report, view = viewOf(report)) {
 }
 
 /**
- * Show a derivation (the engine's `StepView[]`, from `Engine.explain({id, view: true})`) in a
- * panel's "Why this range?" disclosure: each step's title, formula, values, candidate table (the
- * pick marked) and the framework source it reproduces. Text only; the numbers are the engine's.
+ * Show a derivation (the engine's `StepView[]`, from `Engine.explain({id, view: true})` or
+ * `Engine.explainFormat`) in the `.why` disclosure inside `el`: each step's title, formula,
+ * values, candidate table (the pick marked) and the framework source it reproduces; `empty` says
+ * why there is none. Text only; the numbers are the engine's.
  */
-export function renderDerivation(el, steps) {
+export function renderDerivation(el, steps, empty = 'No derivation: the observer has no result yet.', { onPreview = null } = {}) {
   const box = el.querySelector('.why .derivation');
   if (!box) return;
   if (!steps || steps.length === 0) {
-    box.replaceChildren(h('p', { class: 'why-empty', text: 'No derivation: the observer has no result yet.' }));
+    box.replaceChildren(h('p', { class: 'why-empty', text: empty }));
     el.dataset.derivationSteps = '0';
     return;
   }
@@ -246,6 +247,7 @@ export function renderDerivation(el, steps) {
           h('h4', { text: step.title }),
           h('p', { class: 'formula', text: step.formula }),
           step.values.length ? h('dl', { class: 'values' }, ...step.values.map(([name, value]) => h('div', { class: 'row' }, h('dt', { text: name }), h('dd', { text: value })))) : null,
+          step.candidates ? candidateChart(step.candidates.chart, onPreview) : null,
           step.candidates ? candidateTable(step.candidates) : null,
           h('p', { class: 'source', text: `source: ${step.source}` }),
         ),
@@ -253,6 +255,66 @@ export function renderDerivation(el, steps) {
     ),
   );
   el.dataset.derivationSteps = String(steps.length);
+  // Drawn once in the document (the canvases' sizes come from the layout).
+  for (const canvas of box.querySelectorAll('canvas.candidates-chart')) canvas.redraw();
+}
+
+/**
+ * A search's candidates as a chart (the engine draws it): every candidate's loss, the pick, and
+ * the best single threshold on this tensor. Pointing at a candidate (or moving with the arrow
+ * keys) emphasises it and calls `onPreview([lo, hi])` with its clipping range when the candidates
+ * are ranges (the panel previews it on its histogram), `onPreview(null)` on leaving.
+ */
+function candidateChart(chart, onPreview) {
+  const ranged = Boolean(chart.ranges);
+  const canvas = h('canvas', {
+    class: 'candidates-chart',
+    role: 'img',
+    tabindex: 0,
+    'aria-label': `${chart.loss_label} of each of ${chart.points.length} candidates against ${chart.x_label}; the pick is #${chart.picked}${ranged ? '; arrow keys preview a candidate\'s clipping on the histogram' : ''}`,
+  });
+  let hovered = null;
+  let mapping = null;
+  canvas.redraw = () => {
+    const ratio = fitCanvas(canvas);
+    try {
+      mapping = drawCandidates(canvas, chart, hovered ?? undefined, { pixelRatio: ratio });
+      canvas.dataset.drawn = String(Number(canvas.dataset.drawn || 0) + 1);
+    } catch (err) {
+      console.error(err);
+    }
+  };
+  const show = (i) => {
+    if (i === hovered) return;
+    hovered = i;
+    canvas.dataset.hovered = i === null ? '' : String(i);
+    canvas.redraw();
+    if (onPreview) onPreview(i !== null && ranged ? chart.ranges[i] : null);
+  };
+  /** The candidate nearest the pointer's x (finite points only). */
+  const nearest = (event) => {
+    if (!mapping) return null;
+    const [left, right, lo, hi] = mapping;
+    const px = event.offsetX * (canvas.width / (canvas.clientWidth || canvas.width));
+    const x = lo + ((px - left) / (right - left || 1)) * (hi - lo);
+    let best = null;
+    chart.points.forEach(([cx, loss], i) => {
+      if (cx === null || loss === null || !Number.isFinite(cx) || !Number.isFinite(loss)) return;
+      if (best === null || Math.abs(cx - x) < Math.abs(chart.points[best][0] - x)) best = i;
+    });
+    return best;
+  };
+  canvas.addEventListener('pointermove', (e) => show(nearest(e)));
+  canvas.addEventListener('pointerleave', () => show(null));
+  canvas.addEventListener('blur', () => show(null));
+  canvas.addEventListener('keydown', (e) => {
+    const step = { ArrowRight: 1, ArrowLeft: -1 }[e.key];
+    if (!step) return;
+    e.preventDefault();
+    const from = hovered ?? chart.picked;
+    show(Math.min(chart.points.length - 1, Math.max(0, from + step)));
+  });
+  return canvas;
 }
 
 /** A search's candidate table (the engine's CandidatesView): the rows shown, the pick marked. */

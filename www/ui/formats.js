@@ -5,7 +5,7 @@
 // (llama.cpp's importance matrix) takes a loaded tensor or a file opened for it.
 import { drawFormats } from '../pkg/quantscope.js';
 import { buildControls, tensorChoices } from './controls.js';
-import { h, fitCanvas, seriesColor } from '../lib/panel.js';
+import { h, fitCanvas, seriesColor, renderDerivation } from '../lib/panel.js';
 import { fmtNum, fmtShape, groupDigits } from '../lib/format.js';
 import { View } from './view.js';
 
@@ -52,6 +52,9 @@ export class FormatsView extends View {
     this.section = this.$('formats');
     this.buildAdder();
     this.$('formats-run').addEventListener('click', () => this.compute());
+    this.$('formats-why').addEventListener('toggle', () => this.explain());
+    this.$('formats-why-format').addEventListener('change', () => this.explain());
+    this.$('formats-why-block').addEventListener('change', () => this.explain());
     this.$('formats-cancel').addEventListener('click', () => this.controller && this.controller.abort());
     return this;
   }
@@ -74,6 +77,14 @@ export class FormatsView extends View {
         h('div', { class: 'formats-body' },
           h('canvas', { id: id('formats-chart'), class: 'formats-chart', role: 'img', 'aria-label': 'SQNR against bits per value for every format', hidden: true }),
           h('table', { id: id('formats-table'), class: 'data-table formats-table' })),
+        h('details', { id: id('formats-why'), class: 'why format-why' },
+          h('summary', { text: 'How a block is stored' }),
+          h('p', { class: 'muted', text: 'One block followed through the format\'s own quantizer: the searches it ran with every candidate, and the bytes it stored. By default the block holding the tensor\'s largest magnitude.' }),
+          h('div', { class: 'adder-row' },
+            h('label', {}, 'format ', h('select', { id: id('formats-why-format') })),
+            h('label', {}, 'block ', h('input', { type: 'number', id: id('formats-why-block'), min: 0, step: 1, placeholder: 'largest |x|', inputmode: 'numeric' })),
+            h('span', { id: id('formats-why-block-of'), class: 'muted' })),
+          h('div', { class: 'derivation', 'aria-live': 'polite' })),
         h('details', { class: 'adder' },
           h('summary', { text: 'Add a format' }),
           h('div', { class: 'adder-row' },
@@ -282,6 +293,8 @@ export class FormatsView extends View {
   renderTable() {
     const table = this.$('formats-table');
     table.replaceChildren();
+    this.renderWhyChoices();
+    this.$('formats-why').hidden = !this.rows.length;
     if (!this.rows.length) return;
     const head = h('thead', {}, h('tr', {},
       h('th', { text: 'format' }), h('th', { class: 'num', text: 'bits / value' }), h('th', { class: 'num', text: 'SQNR' }),
@@ -322,7 +335,8 @@ export class FormatsView extends View {
         'data-sqnr': r.sqnr_db === null || r.sqnr_db === undefined ? 'null' : r.sqnr_db,
         'data-mse': r.mse,
       },
-      h('td', {}, swatch, r.format),
+      h('td', {}, swatch, r.format, ' ',
+        h('button', { type: 'button', class: 'link why-link', 'aria-label': `How ${r.format} stores a block`, text: 'why?', onclick: () => this.showWhy(r) })),
       h('td', { class: 'num', text: bitsText(r.bits_per_value) }),
       h('td', { class: 'num', text: sqnrText(r) }),
       h('td', { class: 'num', text: fmtNum(r.mse) }),
@@ -333,6 +347,63 @@ export class FormatsView extends View {
       tr.addEventListener('mouseleave', () => this.hover(null));
       body.append(tr);
     });
+  }
+
+  /** The measured rows the "How a block is stored" disclosure offers, in table order. */
+  explainable() {
+    return this.rows.filter((r) => !r.error);
+  }
+
+  /** Refill the format choice of "How a block is stored", keeping the one chosen. */
+  renderWhyChoices() {
+    const select = this.$('formats-why-format');
+    const kept = select.value;
+    select.replaceChildren(...this.explainable().map((r, i) => h('option', { value: String(i), text: r.format })));
+    const again = this.explainable().findIndex((r) => r.format === kept);
+    if (kept && again >= 0) select.value = String(again);
+  }
+
+  /** Open "How a block is stored" on row `r`. */
+  showWhy(r) {
+    const i = this.explainable().indexOf(r);
+    if (i < 0) return;
+    this.$('formats-why-format').value = String(i);
+    const why = this.$('formats-why');
+    if (why.open) this.explain();
+    else why.open = true; // the toggle event explains
+    why.scrollIntoView({ block: 'nearest' });
+  }
+
+  /**
+   * Fill "How a block is stored" with the engine's derivation of the chosen format and block,
+   * when the disclosure is open (formats without one say so).
+   */
+  async explain() {
+    const why = this.$('formats-why');
+    if (!why.open) return;
+    const row = this.explainable()[Number(this.$('formats-why-format').value)];
+    const blockOf = this.$('formats-why-block-of');
+    if (!row) {
+      renderDerivation(why.parentElement, null, 'No derivation: compare the formats first.');
+      return;
+    }
+    const text = this.$('formats-why-block').value;
+    const block = text === '' ? null : Number(text);
+    const asked = (this.asked = {});
+    why.dataset.format = row.format;
+    try {
+      const d = await this.engine.call('explainFormat', { id: row.id, params: row.params || {}, block, view: true });
+      if (this.asked !== asked) return;
+      renderDerivation(why.parentElement, d.steps);
+      why.dataset.block = String(d.block);
+      blockOf.textContent = `block ${d.block} of ${d.blocks} (0…${d.blocks - 1})`;
+      this.$('formats-why-block').max = String(d.blocks - 1);
+    } catch (e) {
+      if (this.asked !== asked) return;
+      delete why.dataset.block;
+      blockOf.textContent = '';
+      renderDerivation(why.parentElement, null, `No derivation: ${e.message || e}`);
+    }
   }
 
   hover(row) {

@@ -176,7 +176,8 @@ export class ModelView extends View {
           h('label', {}, 'filter ', h('input', { type: 'search', id: id('model-filter'), placeholder: 'tensor name', 'aria-label': 'Filter tensors by name' })),
           h('span', { id: id('model-count'), class: 'muted' })),
         h('div', { class: 'model-table-wrap' },
-          h('table', { id: id('model-table'), class: 'data-table model-table' }))),
+          h('table', { id: id('model-table'), class: 'data-table model-table' })),
+        h('p', { id: id('model-diagnosis'), class: 'diagnosis', 'aria-live': 'polite' })),
     );
   }
 
@@ -412,6 +413,7 @@ export class ModelView extends View {
     for (const b of ['model-export-json', 'model-export-csv', 'model-export-svg']) this.$(b).disabled = !this.report;
     this.renderTable();
     this.draw();
+    this.showDiagnosis();
   }
 
   /** Columns: `{key, label, title, num, value(row)}`; `value` gives what sorting compares. */
@@ -542,6 +544,7 @@ export class ModelView extends View {
     }
     tr.addEventListener('mouseenter', () => this.hover(row.position));
     tr.addEventListener('mouseleave', () => this.hover(null));
+    tr.addEventListener('focus', () => this.hover(row.position));
     return tr;
   }
 
@@ -584,6 +587,19 @@ export class ModelView extends View {
     if (this.hovered === position) return;
     this.hovered = position;
     this.draw();
+    this.showDiagnosis();
+  }
+
+  /**
+   * The diagnosis (the engine's, in each row) of the row pointed at or focused, else of the
+   * worst ranked tensor.
+   */
+  showDiagnosis() {
+    const el = this.$('model-diagnosis');
+    const row = this.rowsByPosition.get(this.hovered) || this.rows().find((r) => r.diagnosis);
+    el.textContent = row && row.diagnosis ? `${row.name}: ${row.diagnosis}` : '';
+    if (row && row.diagnosis) el.dataset.position = String(row.position);
+    else delete el.dataset.position;
   }
 
   /** Open `row`'s tensor in the observers view. */

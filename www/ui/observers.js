@@ -488,10 +488,15 @@ export class ObserversView extends View {
   async explain(p) {
     const why = p.el.querySelector('.why');
     if (!why.open || !p.report || p.report.metrics_pending) return;
+    if (p.report.ok === false) {
+      const message = p.report.error?.message || 'see the error above';
+      renderDerivation(p.el, null, `No derivation: the run failed (${message}).`);
+      return;
+    }
     const shown = p.report;
     try {
       const steps = await this.engine.call('explain', { id: p.id, view: true });
-      if (p.report === shown) renderDerivation(p.el, steps);
+      if (p.report === shown) renderDerivation(p.el, steps, undefined, { onPreview: (range) => this.preview(p, range) });
     } catch (e) {
       if (p.report === shown) renderDerivation(p.el, null);
     }
@@ -529,6 +534,20 @@ export class ObserversView extends View {
       this.explain(p);
     }
     this.changed('results');
+  }
+
+  /**
+   * Draw panel `p`'s histogram with a search candidate's clipping range `range` ([lo, hi]) in
+   * place of the chosen one, or as chosen again (`null`).
+   */
+  preview(p, range) {
+    if (!p.view || !this.root.isConnected) return;
+    p.el.dataset.preview = range ? range.join(',') : '';
+    try {
+      drawPanel(p.el, range ? { ...p.view, clip: range } : p.view, this.hist, { logCounts: this.logCounts });
+    } catch (err) {
+      console.error(err);
+    }
   }
 
   draw(p, sizes = null) {

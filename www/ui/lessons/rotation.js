@@ -1,17 +1,24 @@
-// Lesson 7: rotation spreads outliers. The page's engine has no rotate call (src/rotation.rs is
-// reached from the CLI only), so the rotated numbers are the CLI's own document, shipped with the
-// demo: `quantscope formats demo/l0_layer_out.npy --rotate hadamard --json` (ROTATION_FILE;
-// e2e/learn.test.mjs checks it against a fresh run). The numbers before rotation are computed
-// live by the page's engine (`evaluateFormat`) and must equal the document's; the activation's
-// per-dimension ranges are PyTorch's per-channel MinMax along the hidden axis, drawn by the engine.
+// Lesson 7: rotation spreads outliers. Both numbers are the page's engine's: a format on the
+// activation as it is (`evaluateFormat`) and on the activation with every row rotated by the
+// randomized Hadamard rotation (`evaluateFormat` with `rotate`, src/rotation.rs, the CLI's
+// `--rotate`); the activation's per-dimension ranges are PyTorch's per-channel MinMax along the
+// hidden axis, drawn by the engine.
 import { drawChannels } from '../../pkg/quantscope.js';
 import { fitCanvas } from '../../lib/panel.js';
 import { h, fmtNum, prose, select, canvas, numberCheck } from './kit.js';
 
-/** The CLI's before/after document for the activation demo. */
-export const ROTATION_FILE = 'demo/l0_layer_out.rotation.json';
-/** The formats the lesson offers (labels of the document's rows). */
-const FORMATS = ['int8', 'int4', 'int4 per channel', 'fp4_e2m1', 'mxfp4_e2m1', 'bnb.nf4', 'ggml.Q4_K'];
+/** The rotation applied (as the CLI's `--rotate` spells it). */
+export const ROTATION = 'hadamard';
+/** The formats the lesson offers: label, format family and its parameters. */
+export const FORMATS = [
+  ['int8', 'int', { bits: 8 }],
+  ['int4', 'int', { bits: 4 }],
+  ['int4 per channel', 'int', { axis: 0, bits: 4, granularity: 'per_channel' }],
+  ['fp4_e2m1', 'minifloat', { element: 'fp4_e2m1' }],
+  ['mxfp4_e2m1', 'mx', { element: 'fp4_e2m1' }],
+  ['bnb.nf4', 'bnb.nf4', {}],
+  ['ggml.Q4_K', 'ggml.Q4_K', {}],
+];
 /** The format the "try it" task asks about. */
 export const TASK_FORMAT = 'int4';
 
@@ -30,40 +37,41 @@ export const lesson = {
   summary: 'a Hadamard rotation before quantizing, as QuaRot and SpinQuant do',
   build(ctx) {
     const setting = { format: 'int4' };
-    let doc = null;
+    let drawn = false;
+    /** The task's answer: the rotated SQNR of TASK_FORMAT, once computed. */
+    let taskAfter = null;
     const bars = h('div', { class: 'db-bars', 'aria-label': 'SQNR before and after rotation' });
     const dims = canvas('Range of every hidden dimension of the activation; the widest are labelled', 'lesson-canvas channels');
     const note = h('p', { class: 'muted lesson-note' });
     const diagnosis = h('p', { class: 'lesson-diagnosis' });
     const figure = ctx.figure('Top: SQNR of the chosen format on the activation as it is and after the rotation. Bottom: the range of each of the 384 hidden dimensions before rotation.', bars, note, dims);
     const link = ctx.explorerLink({});
-    const controls = [select('format', 'format', FORMATS.map((f) => [f, f]), setting.format, (v) => {
+    const controls = [select('format', 'format', FORMATS.map(([label]) => [label, label]), setting.format, (v) => {
       setting.format = v;
       update();
     })];
 
     const update = ctx.updater(async () => {
       await ctx.useDemo('activation');
-      if (!doc) {
-        const res = await fetch(ROTATION_FILE);
-        if (!res.ok) throw new Error(`${ROTATION_FILE}: HTTP ${res.status}`);
-        doc = await res.json();
+      if (!drawn) {
         const perDim = await ctx.call('observe', { id: 'torch.PerChannelMinMaxObserver', params: { ch_axis: 1 }, view: true });
         const found = await ctx.call('diagnose', { outcomes: [] });
+        const [, taskId, taskParams] = FORMATS.find(([label]) => label === TASK_FORMAT);
+        taskAfter = (await ctx.call('evaluateFormat', { id: taskId, params: taskParams, rotate: ROTATION })).sqnr_db;
         if (!ctx.live) return;
         drawChannels(dims, perDim.view.channels, 1, { logCounts: false, sqnr: false, pixelRatio: fitCanvas(dims) });
         diagnosis.textContent = found ? `The engine’s diagnosis of this activation: ${found.text}` : '';
-        note.textContent = `After: ${doc.rotation} (the command-line engine’s numbers; the page’s engine has no rotation yet).`;
+        drawn = true;
       }
-      const before = doc.before.find((r) => r.format === setting.format);
-      const after = doc.after.find((r) => r.format === setting.format);
-      const live = await ctx.call('evaluateFormat', { id: before.id, params: before.params });
+      const [, id, params] = FORMATS.find(([label]) => label === setting.format);
+      const before = await ctx.call('evaluateFormat', { id, params });
+      const after = await ctx.call('evaluateFormat', { id, params, rotate: ROTATION });
       if (!ctx.live) return;
-      if (live.sqnr_db !== before.sqnr_db) throw new Error(`${ROTATION_FILE} is stale: ${setting.format} gives ${fmtNum(live.sqnr_db)} dB here, ${fmtNum(before.sqnr_db)} dB there`);
-      const top = Math.max(live.sqnr_db, after.sqnr_db, 1);
-      bars.replaceChildren(bar('as it is', live.sqnr_db, top, 'tensor'), bar('rotated', after.sqnr_db, top, 'channel'));
-      ctx.drew(figure, { format: setting.format, sqnr_before: live.sqnr_db, sqnr_after: after.sqnr_db });
-      ctx.setExplorerState(link, { observers: ['torch.MinMaxObserver', 'torch.PerChannelMinMaxObserver'], params: { 'torch.PerChannelMinMaxObserver': { ch_axis: 1 } }, demo: 'activation', formats: [{ id: before.id, params: before.params }] });
+      note.textContent = `After: ${after.rotation}.`;
+      const top = Math.max(before.sqnr_db, after.sqnr_db, 1);
+      bars.replaceChildren(bar('as it is', before.sqnr_db, top, 'tensor'), bar('rotated', after.sqnr_db, top, 'channel'));
+      ctx.drew(figure, { format: setting.format, sqnr_before: before.sqnr_db, sqnr_after: after.sqnr_db });
+      ctx.setExplorerState(link, { observers: ['torch.MinMaxObserver', 'torch.PerChannelMinMaxObserver'], params: { 'torch.PerChannelMinMaxObserver': { ch_axis: 1 } }, demo: 'activation', formats: [{ id, params }] });
     });
 
     ctx.layout({
@@ -80,7 +88,7 @@ export const lesson = {
       task: ctx.tryIt({
         question: ['After the rotation, what SQNR (dB, one decimal) does int4 with one scale for the whole tensor reach on this activation?'],
         placeholder: 'dB',
-        check: () => doc && numberCheck(doc.after.find((r) => r.format === TASK_FORMAT).sqnr_db, { tolerance: 0.051, unit: ' dB' }),
+        check: () => taskAfter !== null && numberCheck(taskAfter, { tolerance: 0.051, unit: ' dB' }),
         hint: () => 'Choose int4 and read the “rotated” bar.',
       }),
       link,
