@@ -57,6 +57,13 @@ test('the golden GGUF against its original gives exactly `quantscope diff --json
   const rows = await page.evaluate(() => window.quantscope.diff());
   assert.deepEqual(rows, expected.pairs);
   assert.equal(await page.getAttribute('#compare', 'data-pairs'), '36');
+  // Under the table, the worst pair's diagnosis, then the one pointed at: the CLI's.
+  const [worst, , third] = expected.pairs;
+  assert.match(worst.diagnosis, /^Stored as /);
+  assert.equal(await page.textContent('#compare-diagnosis'), `${worst.original}: ${worst.diagnosis}`);
+  await page.hover(`#compare-table tbody tr[data-original="${third.original}"]`);
+  assert.equal(await page.textContent('#compare-diagnosis'), `${third.original}: ${third.diagnosis}`);
+  await page.mouse.move(0, 0);
 
   // The table: one row per pair, in the report's order, SQNR cells with the exact numbers.
   const table = await page.$$eval('#compare-table tbody tr', (trs) => trs.map((tr) => ({

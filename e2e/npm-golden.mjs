@@ -430,7 +430,8 @@ export async function checkGolden(qs, goldenDir) {
 
 /**
  * The cases as another runner (the Python module, python/tests/test_golden.py) takes them:
- * `[{key, kind, id, params, inputs}]` with absolute input paths, the skipped ones left out.
+ * `[{key, kind, id, params, explain, inputs}]` with absolute input paths, the skipped ones left
+ * out; `explain`: a quantize job also returns its block derivation.
  */
 export async function jobList(qs, goldenDir) {
   const { jobs } = await goldenJobs(qs, goldenDir);
@@ -441,6 +442,7 @@ export async function jobList(qs, goldenDir) {
       kind: job.kind,
       id: job.id,
       params: job.params,
+      explain: Boolean(job.explain),
       inputs: job.inputs.map((rel) => path.join(goldenDir, family, rel)),
     }));
 }

@@ -125,6 +125,11 @@ impl From<i32> for Value {
         Value::Int(v.into())
     }
 }
+impl From<&[i32]> for Value {
+    fn from(v: &[i32]) -> Self {
+        Value::Ints(v.iter().map(|&x| x.into()).collect())
+    }
+}
 impl From<f32> for Value {
     fn from(v: f32) -> Self {
         Value::F32(v)

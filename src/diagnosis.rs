@@ -176,6 +176,49 @@ pub fn diagnose_stats(stats: &Stats, outcomes: &[Outcome]) -> Diagnosis {
     }
 }
 
+/// What quantization did to one weight of a quantized checkpoint, in words: its stored format
+/// and cost, its SQNR and cosine against the original, and what the quantizer's own algorithm
+/// (GPTQ, AWQ, an importance matrix) gained or lost against round-to-nearest in the same format.
+pub fn diagnose_pair(
+    format: &str,
+    bits_per_weight: f64,
+    metrics: &crate::diff::DiffMetrics,
+    rtn: Option<&crate::diff::RtnResult>,
+) -> String {
+    let db = |m: &crate::diff::DiffMetrics| {
+        m.sqnr_db
+            .map_or("∞ (exact)".into(), |d| format!("{} dB", fmt_num(d)))
+    };
+    let mut text = format!(
+        "Stored as {format} ({} bits per weight): SQNR {} against the original, cosine {}.",
+        fmt_num(bits_per_weight),
+        db(metrics),
+        fmt_num(metrics.cosine)
+    );
+    match rtn {
+        Some(r) if r.identical => text.push_str(&format!(
+            " Its bits are round-to-nearest's in {}: no algorithm changed this weight.",
+            r.format
+        )),
+        Some(r) => match (metrics.sqnr_db, r.metrics.sqnr_db) {
+            (Some(q), Some(n)) => text.push_str(&format!(
+                " Round-to-nearest in {} gives {} dB: the quantizer's algorithm {} {} dB.",
+                r.format,
+                fmt_num(n),
+                if q >= n { "gained" } else { "lost" },
+                fmt_num((q - n).abs())
+            )),
+            _ => text.push_str(&format!(
+                " Round-to-nearest in {} gives {}.",
+                r.format,
+                db(&r.metrics)
+            )),
+        },
+        None => {}
+    }
+    text
+}
+
 /// The diagnosis of calibration `batches`: one tensor with its shape, several as one vector
 /// (`None` for no batch).
 pub fn diagnose_batches(
@@ -481,5 +524,58 @@ mod tests {
         let calm: Vec<f32> = (0..1000).map(|i| ((i % 17) as f32 - 8.0) / 8.0).collect();
         let d = diagnose_stats(&Stats::of(&calm), &[]);
         assert!(!d.text.contains("stretched"), "{}", d.text);
+    }
+
+    #[test]
+    fn a_quantized_pair_says_what_its_algorithm_gained_over_round_to_nearest() {
+        use crate::diff::{DiffMetrics, RtnResult};
+        let metrics = |sqnr_db: Option<f64>| DiffMetrics {
+            mse: 1e-4,
+            nmse: 1e-3,
+            sqnr_db,
+            max_abs_err: 0.1,
+            cosine: 0.9995,
+            imatrix_weighted_mse: None,
+        };
+        let rtn = |sqnr_db, identical| RtnResult {
+            format: "ggml.Q4_K".into(),
+            metrics: metrics(sqnr_db),
+            identical,
+        };
+        let text = diagnose_pair(
+            "Q4_K",
+            4.5,
+            &metrics(Some(24.5)),
+            Some(&rtn(Some(23.0), false)),
+        );
+        assert_eq!(
+            text,
+            "Stored as Q4_K (4.5 bits per weight): SQNR 24.5 dB against the original, cosine 0.9995. \
+             Round-to-nearest in ggml.Q4_K gives 23 dB: the quantizer's algorithm gained 1.5 dB."
+        );
+        let text = diagnose_pair(
+            "Q4_K",
+            4.5,
+            &metrics(Some(22.0)),
+            Some(&rtn(Some(23.0), false)),
+        );
+        assert!(
+            text.ends_with("the quantizer's algorithm lost 1 dB."),
+            "{text}"
+        );
+        let text = diagnose_pair(
+            "Q4_K",
+            4.5,
+            &metrics(Some(23.0)),
+            Some(&rtn(Some(23.0), true)),
+        );
+        assert!(
+            text.ends_with(
+                "Its bits are round-to-nearest's in ggml.Q4_K: no algorithm changed this weight."
+            ),
+            "{text}"
+        );
+        let text = diagnose_pair("F16", 16.0, &metrics(None), None);
+        assert_eq!(text, "Stored as F16 (16 bits per weight): SQNR ∞ (exact) against the original, cosine 0.9995.");
     }
 }

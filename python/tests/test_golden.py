@@ -51,7 +51,7 @@ def run_case(job):
     arrays = [np.load(p) for p in job["inputs"]]
     try:
         if job["kind"] == "quantize":
-            result = quantscope.quantize(arrays[0], job["id"], job["params"])
+            result = quantscope.quantize(arrays[0], job["id"], job["params"], explain=job["explain"])
             values = np.ascontiguousarray(result.pop("values"), dtype="<f4")
             result["values_f32_base64"] = base64.b64encode(values.tobytes()).decode()
             return result

@@ -278,24 +278,10 @@ fn stored_step(ty: GgmlType, bytes: &[u8], x: &[f32]) -> Result<Step> {
         step = step.value(name, min);
     }
     if !scales.sub_scales.is_empty() {
-        step = step.value(
-            "sub_scales",
-            scales
-                .sub_scales
-                .iter()
-                .map(|&v| v as i64)
-                .collect::<Vec<_>>(),
-        );
+        step = step.value("sub_scales", &scales.sub_scales[..]);
     }
     if !scales.sub_mins.is_empty() {
-        step = step.value(
-            "sub_mins",
-            scales
-                .sub_mins
-                .iter()
-                .map(|&v| v as i64)
-                .collect::<Vec<_>>(),
-        );
+        step = step.value("sub_mins", &scales.sub_mins[..]);
     }
     Ok(step
         .value("decoded", values)

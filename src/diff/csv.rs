@@ -67,6 +67,7 @@ mod tests {
             rtn_error: None,
             error: Some("say \"no\"".into()),
             position: 0,
+            diagnosis: None,
         };
         let text = csv(&[row]);
         let line = text.lines().nth(1).unwrap_or_default();

@@ -232,6 +232,11 @@ pub struct DiffRow {
     /// order), so that a report read back draws the same profile.
     #[serde(default)]
     pub position: usize,
+    /// What quantization did to this weight, in words, from its metrics and round-to-nearest's
+    /// ([`crate::diagnosis::diagnose_pair`]); `None` when the pair could not be compared.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(target_arch = "wasm32", tsify(optional))]
+    pub diagnosis: Option<String>,
 }
 
 /// Weights found on one side only.
@@ -741,6 +746,7 @@ fn compare(
         rtn_error: None,
         error: None,
         position: 0,
+        diagnosis: None,
     };
     let (mut x, q_values, stored) = match read_pair(read, ow, qw, transform, forward) {
         Ok(pair) => pair,
@@ -770,5 +776,11 @@ fn compare(
         Ok(None) => {}
         Err(e) => row.rtn_error = Some(e.to_string()),
     }
+    row.diagnosis = Some(crate::diagnosis::diagnose_pair(
+        &row.format,
+        row.bits_per_weight,
+        &metrics,
+        row.rtn.as_ref(),
+    ));
     row
 }

@@ -125,6 +125,7 @@ export class CompareView extends View {
           h('span', { id: id('compare-count'), class: 'muted' })),
         h('div', { class: 'model-table-wrap' },
           h('table', { id: id('compare-table'), class: 'data-table model-table compare-table' })),
+        h('p', { id: id('compare-diagnosis'), class: 'diagnosis', 'aria-live': 'polite' }),
         h('section', { id: id('compare-tensor'), class: 'compare-tensor', hidden: true, 'aria-labelledby': id('compare-tensor-title') },
           h('div', { class: 'curve-head' },
             h('h3', { id: id('compare-tensor-title') }),
@@ -359,6 +360,7 @@ export class CompareView extends View {
     this.renderTable();
     this.renderNotes();
     this.draw();
+    this.showDiagnosis();
   }
 
   renderTable() {
@@ -448,6 +450,7 @@ export class CompareView extends View {
     }
     tr.addEventListener('mouseenter', () => this.hover(row.position));
     tr.addEventListener('mouseleave', () => this.hover(null));
+    tr.addEventListener('focus', () => this.hover(row.position));
     return tr;
   }
 
@@ -496,6 +499,14 @@ export class CompareView extends View {
     if (this.hovered === position) return;
     this.hovered = position;
     this.draw();
+    this.showDiagnosis();
+  }
+
+  /** The diagnosis of the pair pointed at or focused, else of the worst compared pair. */
+  showDiagnosis() {
+    const rows = this.sortedRows();
+    const row = rows.find((r) => r.position === this.hovered) || rows.find((r) => r.diagnosis);
+    this.showDiagnosisOf('compare', row, row?.original);
   }
 
   /** The layer profile's data for the rows compared so far. */

@@ -595,11 +595,8 @@ export class ModelView extends View {
    * worst ranked tensor.
    */
   showDiagnosis() {
-    const el = this.$('model-diagnosis');
     const row = this.rowsByPosition.get(this.hovered) || this.rows().find((r) => r.diagnosis);
-    el.textContent = row && row.diagnosis ? `${row.name}: ${row.diagnosis}` : '';
-    if (row && row.diagnosis) el.dataset.position = String(row.position);
-    else delete el.dataset.position;
+    this.showDiagnosisOf('model', row, row?.name);
   }
 
   /** Open `row`'s tensor in the observers view. */

@@ -85,6 +85,18 @@ export class View {
     this.$(`${key}-progress-label`).textContent = `${label} — ${Math.round(fraction * 100)} %`;
   }
 
+  /**
+   * Show in `<key>-diagnosis` the engine's diagnosis of `row` (a model or diff row: its
+   * `diagnosis`) after `name`, with `data-position` its position; empty without one.
+   */
+  showDiagnosisOf(key, row, name) {
+    const el = this.$(`${key}-diagnosis`);
+    const shown = row && row.diagnosis;
+    el.textContent = shown ? `${name}: ${row.diagnosis}` : '';
+    if (shown) el.dataset.position = String(row.position);
+    else delete el.dataset.position;
+  }
+
   /** Show `message` in `<key>-error` (hidden when empty; `info`: not an error). */
   setErrorOf(key, message, { info = false } = {}) {
     const el = this.$(`${key}-error`);

@@ -321,6 +321,9 @@ pub fn diff(
     Ok(())
 }
 
+/// How many of the worst pairs the diff table follows with their diagnosis.
+const WORST_DIAGNOSED: usize = 3;
+
 /// The diff as CSV: one row per pair, ranked worst first (shared with the page's export).
 pub fn diff_csv(r: &DiffReport) -> String {
     quantscope::diff::csv::csv(&r.pairs)
@@ -382,6 +385,19 @@ pub fn diff_table(r: &DiffReport) -> String {
         let _ = writeln!(out, "lint:");
         for l in &r.lint {
             let _ = writeln!(out, "  [{}] {}: {}", l.kind, l.tensor, l.message);
+        }
+    }
+    // The worst pairs in words (every row's diagnosis is in --json).
+    let worst: Vec<_> = r
+        .pairs
+        .iter()
+        .filter_map(|t| Some((t, t.diagnosis.as_deref()?)))
+        .take(WORST_DIAGNOSED)
+        .collect();
+    if !worst.is_empty() {
+        let _ = writeln!(out, "the worst {}:", worst.len());
+        for (t, text) in worst {
+            let _ = writeln!(out, "  {}: {text}", t.original);
         }
     }
     out

@@ -254,3 +254,12 @@ export class LessonContext {
     );
   }
 }
+
+/** A bar of `db` decibels beside a label, its length relative to `top` (drawing only). */
+export function dbBar(label, db, top, cls) {
+  const width = Math.max(2, Math.min(100, (100 * Math.max(db, 0)) / top));
+  return h('div', { class: 'db-row' },
+    h('span', { class: 'db-label', text: label }),
+    h('span', { class: 'db-track' }, h('span', { class: `db-bar ${cls}`, style: { width: `${width}%` } })),
+    h('span', { class: 'db-value', text: `${fmtNum(db)} dB` }));
+}

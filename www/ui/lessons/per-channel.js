@@ -3,7 +3,7 @@
 // per-channel ranges drawn by the engine's channel chart (outlier channels labelled).
 import { drawChannels } from '../../pkg/quantscope.js';
 import { fitCanvas } from '../../lib/panel.js';
-import { h, fmtNum, prose, slider, canvas, codeRange, numberCheck, factsText } from './kit.js';
+import { h, dbBar, fmtNum, prose, slider, canvas, codeRange, numberCheck, factsText } from './kit.js';
 
 const PER_TENSOR = 'torch.MinMaxObserver';
 const PER_CHANNEL = 'torch.PerChannelMinMaxObserver';
@@ -14,15 +14,6 @@ export function perChannelParams(bits) {
     [PER_TENSOR]: { qscheme: 'per_tensor_symmetric', dtype: 'qint8', ...codeRange(bits, true) },
     [PER_CHANNEL]: { qscheme: 'per_channel_symmetric', dtype: 'qint8', ...codeRange(bits, true) },
   };
-}
-
-/** A bar of `db` decibels beside a label, its length relative to `top` (drawing only). */
-function bar(label, db, top, cls) {
-  const width = Math.max(2, Math.min(100, (100 * Math.max(db, 0)) / top));
-  return h('div', { class: 'db-row' },
-    h('span', { class: 'db-label', text: label }),
-    h('span', { class: 'db-track' }, h('span', { class: `db-bar ${cls}`, style: { width: `${width}%` } })),
-    h('span', { class: 'db-value', text: `${fmtNum(db)} dB` }));
 }
 
 export const lesson = {
@@ -50,7 +41,7 @@ export const lesson = {
       const [tensor, channel] = await Promise.all([PER_TENSOR, PER_CHANNEL].map((id) => ctx.call('observe', { id, params: params[id], view: true })));
       if (!ctx.live) return;
       const top = Math.max(tensor.metrics.sqnr_db, channel.metrics.sqnr_db, 1);
-      bars.replaceChildren(bar('per tensor', tensor.metrics.sqnr_db, top, 'tensor'), bar('per channel', channel.metrics.sqnr_db, top, 'channel'));
+      bars.replaceChildren(dbBar('per tensor', tensor.metrics.sqnr_db, top, 'tensor'), dbBar('per channel', channel.metrics.sqnr_db, top, 'channel'));
       const ratio = fitCanvas(channels);
       drawChannels(channels, channel.view.channels, 1, { logCounts: false, sqnr: false, pixelRatio: ratio });
       shown = { bits, tensor: tensor.metrics.sqnr_db, channel: channel.metrics.sqnr_db };

@@ -5,7 +5,7 @@
 // hidden axis, drawn by the engine.
 import { drawChannels } from '../../pkg/quantscope.js';
 import { fitCanvas } from '../../lib/panel.js';
-import { h, fmtNum, prose, select, canvas, numberCheck } from './kit.js';
+import { h, dbBar, prose, select, canvas, numberCheck } from './kit.js';
 
 /** The rotation applied (as the CLI's `--rotate` spells it). */
 export const ROTATION = 'hadamard';
@@ -21,15 +21,6 @@ export const FORMATS = [
 ];
 /** The format the "try it" task asks about. */
 export const TASK_FORMAT = 'int4';
-
-/** A bar of `db` decibels, its length relative to `top` (drawing only). */
-function bar(label, db, top, cls) {
-  const width = Math.max(2, Math.min(100, (100 * Math.max(db, 0)) / top));
-  return h('div', { class: 'db-row' },
-    h('span', { class: 'db-label', text: label }),
-    h('span', { class: 'db-track' }, h('span', { class: `db-bar ${cls}`, style: { width: `${width}%` } })),
-    h('span', { class: 'db-value', text: `${fmtNum(db)} dB` }));
-}
 
 export const lesson = {
   slug: 'rotation',
@@ -69,7 +60,7 @@ export const lesson = {
       if (!ctx.live) return;
       note.textContent = `After: ${after.rotation}.`;
       const top = Math.max(before.sqnr_db, after.sqnr_db, 1);
-      bars.replaceChildren(bar('as it is', before.sqnr_db, top, 'tensor'), bar('rotated', after.sqnr_db, top, 'channel'));
+      bars.replaceChildren(dbBar('as it is', before.sqnr_db, top, 'tensor'), dbBar('rotated', after.sqnr_db, top, 'channel'));
       ctx.drew(figure, { format: setting.format, sqnr_before: before.sqnr_db, sqnr_after: after.sqnr_db });
       ctx.setExplorerState(link, { observers: ['torch.MinMaxObserver', 'torch.PerChannelMinMaxObserver'], params: { 'torch.PerChannelMinMaxObserver': { ch_axis: 1 } }, demo: 'activation', formats: [{ id, params }] });
     });
