@@ -45,12 +45,12 @@ function observe(page, id, params) {
 }
 
 /**
- * Quantize in the page's worker, then add the same format to the formats view: the values (as
- * float32, −0.0 kept) and the view's row for it.
+ * Quantize in the page's worker (with `explain`, its block derivation too), then add the same
+ * format to the formats view: the values (as float32, −0.0 kept) and the view's row for it.
  */
-function quantize(page, id, params, { formatsView }) {
-  return page.evaluate(async ({ id, params, formatsView }) => {
-    const r = await window.quantscope.quantize(id, params);
+function quantize(page, id, params, { formatsView, explain }) {
+  return page.evaluate(async ({ id, params, formatsView, explain }) => {
+    const r = await window.quantscope.quantize(id, params, { explain });
     // The float32 bytes as base64 (−0.0 included), far faster to carry than numbers.
     const raw = new Uint8Array(r.values.buffer, r.values.byteOffset, r.values.byteLength);
     let text = '';
@@ -60,7 +60,7 @@ function quantize(page, id, params, { formatsView }) {
     const rows = await window.quantscope.setFormats([{ id, params }]);
     const row = rows.find((x) => x.extra);
     return { result, row: row ? { ...row, params: undefined } : null };
-  }, { id, params, formatsView }).then(({ result, row }) => {
+  }, { id, params, formatsView, explain }).then(({ result, row }) => {
     const bytes = Buffer.from(result.values, 'base64');
     const values = new Float32Array(bytes.buffer, bytes.byteOffset, bytes.length / 4);
     return { result: { ...result, values }, row };
@@ -117,7 +117,7 @@ test('every golden case through the page: observers panel, quantize in the worke
         if (job.kind === 'observe') problems = job.check(await observe(page, job.id, job.params));
         else {
           const formatsView = Boolean(c.quantizer);
-          const { result, row } = await quantize(page, job.id, job.params, { formatsView });
+          const { result, row } = await quantize(page, job.id, job.params, { formatsView, explain: Boolean(job.explain) });
           problems = job.check(result);
           if (formatsView) view.record(c, rowMismatches(row, result));
         }

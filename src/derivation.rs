@@ -63,6 +63,14 @@ pub struct Candidates {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[cfg_attr(target_arch = "wasm32", tsify(optional))]
     pub range: Option<RangeColumns>,
+    /// Whether the rows are candidates a search weighed (the page draws their losses), rather
+    /// than one row per slice.
+    #[serde(skip, default = "searched")]
+    pub search: bool,
+}
+
+fn searched() -> bool {
+    true
 }
 
 /// The columns of a candidate table that hold each candidate's clipping range `[lo, hi]`:
@@ -433,7 +441,15 @@ impl Candidates {
             picked,
             rule: rule.to_string(),
             range: None,
+            search: true,
         }
+    }
+
+    /// One row per slice (sub-block, block) rather than candidates a search weighed: the page
+    /// draws no loss chart for it.
+    pub fn per_slice(mut self) -> Candidates {
+        self.search = false;
+        self
     }
 
     /// Each candidate is the clipping range `[row[lo], row[hi]]`.
@@ -536,8 +552,9 @@ pub struct CandidatesView {
     pub total: usize,
     pub picked: usize,
     pub rule: String,
-    /// Every candidate's loss, for the chart.
-    pub chart: CandidateChart,
+    /// Every candidate's loss, for the chart (`None` for a table of slices).
+    #[cfg_attr(target_arch = "wasm32", tsify(optional))]
+    pub chart: Option<CandidateChart>,
 }
 
 /// What the chart of a search draws: every candidate's loss (the table's last column) against
@@ -651,7 +668,7 @@ pub fn view(steps: &[Step]) -> Vec<StepView> {
                     total: table.rows.len(),
                     picked: table.picked,
                     rule: table.rule.clone(),
-                    chart: CandidateChart::of(table, optimum),
+                    chart: table.search.then(|| CandidateChart::of(table, optimum)),
                 }
             }),
             source: step.source.clone(),

@@ -407,7 +407,11 @@ function exposeApi(ready) {
      * inline or as a loaded tensor {file, member}), in the page's engine: cost, metrics and
      * the dequantized `values` (Float32Array).
      */
-    quantize: (id, params = {}) => app.engine.call('quantize', { id, params }),
+    quantize: async (id, params = {}, { explain = false, block = null } = {}) => {
+      const result = await app.engine.call('quantize', { id, params });
+      if (explain) result.derivation = await app.engine.call('explainFormat', { id, params, block });
+      return result;
+    },
     idle,
     /** The number of Web Workers the engine pool runs. */
     workers: () => app.engine.size,

@@ -165,12 +165,15 @@ pub fn condense(recorded: Vec<Step>, focus: usize) -> Vec<Step> {
                 "the same search on each sub-block; the one above in full",
                 &source,
             )
-            .candidates(Candidates::new(
-                &columns,
-                rows,
-                shown,
-                "marked: the sub-block holding the block's largest |x|, shown in full above",
-            )),
+            .candidates(
+                Candidates::new(
+                    &columns,
+                    rows,
+                    shown,
+                    "marked: the sub-block holding the block's largest |x|, shown in full above",
+                )
+                .per_slice(),
+            ),
         );
     }
     out

@@ -247,7 +247,7 @@ export function renderDerivation(el, steps, empty = 'No derivation: the observer
           h('h4', { text: step.title }),
           h('p', { class: 'formula', text: step.formula }),
           step.values.length ? h('dl', { class: 'values' }, ...step.values.map(([name, value]) => h('div', { class: 'row' }, h('dt', { text: name }), h('dd', { text: value })))) : null,
-          step.candidates ? candidateChart(step.candidates.chart, onPreview) : null,
+          step.candidates?.chart ? candidateChart(step.candidates.chart, onPreview) : null,
           step.candidates ? candidateTable(step.candidates) : null,
           h('p', { class: 'source', text: `source: ${step.source}` }),
         ),

@@ -248,7 +248,8 @@ pub fn quantize_nvfp4_block(x: &[f32], out: &mut [u8]) {
                 rows,
                 0,
                 "no search: one scale per sub-block of 16 (every row is used)",
-            ))
+            )
+            .per_slice())
         });
     }
 }
