@@ -86,8 +86,46 @@ fn encode_matches(layout: &str) -> usize {
             );
             compared += 1;
         }
+        derivation_is_the_files(&ck, w, codec, params, c.as_ref(), &encoded);
     }
     compared
+}
+
+/// The derivation of the original under the layout's codec (the slice holding the largest |x|)
+/// ends in the values the file's weight decodes to there, bit for bit.
+fn derivation_is_the_files(
+    ck: &Checkpoint,
+    w: &quantscope::checkpoint::weights::Weight,
+    codec: &str,
+    params: &quantscope::params::Params,
+    c: &dyn quantscope::codec::Codec,
+    encoded: &Encoded,
+) {
+    use quantscope::derivation::Value;
+    let x = original(&w.name);
+    let d = quantscope::codec::explain::explain(codec, params, &x, None).unwrap();
+    let slices = c.stored_slices(encoded).unwrap().unwrap();
+    let members: Vec<usize> = (0..x.data.len())
+        .filter(|&i| slices.slicing.slice_of(i) == d.block)
+        .collect();
+    let from = match d.steps[0].values.get("listed from") {
+        Some(Value::Int(f)) => *f as usize,
+        _ => 0,
+    };
+    let Some(Value::F32s(decoded)) = d.steps.last().unwrap().values.get("decoded") else {
+        panic!("{}: no decoded values", w.name)
+    };
+    let file = ck.read_weight(w).unwrap();
+    let want: Vec<u32> = members[from..from + decoded.len()]
+        .iter()
+        .map(|&i| file.data[i].to_bits())
+        .collect();
+    let got: Vec<u32> = decoded.iter().map(|v| v.to_bits()).collect();
+    assert!(
+        got == want,
+        "{codec} {}: the derivation's block is not the file's",
+        w.name
+    );
 }
 
 /// Equal element for element, float32 by bit pattern (the sign of zero counts).

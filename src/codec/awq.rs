@@ -23,10 +23,12 @@
 //! `q = round((w' + z·s)/dtype(s))` against the **stored** (rounded) scale, not clamped, kept
 //! modulo 16 by the packer's mask.
 
+use super::explain::StoredSlices;
 use super::gptq::{field, group_range, out_in, part_2d, scale_values, stored_scales};
 use super::half::OutDType;
 use super::{decoded, Codec, CodecEntry, CodecFamily, Encoded, Stored};
 use crate::error::{Error, Result};
+use crate::params::Choice;
 use crate::qdq::{SliceRanges, Slicing};
 use crate::quant::round_half_even;
 use crate::slice_map::SliceMap;
@@ -282,6 +284,49 @@ impl Codec for Awq {
             (0..n)
                 .flat_map(|row| (0..groups).map(move |g| g * n + row))
                 .map(|i| group_range(scales[i], zeros[i], MAXQ)),
+        ))
+    }
+
+    fn stored_slices(&self, e: &Encoded) -> Result<Option<StoredSlices>> {
+        let Unpacked {
+            n,
+            k,
+            groups,
+            zeros,
+            scales,
+        } = self.unpack(e)?;
+        let qweight = e.i32s("qweight")?;
+        let cols = n.div_ceil(8);
+        let codes = (0..n * k)
+            .map(|i| {
+                let (row, col) = (i / k.max(1), i % k.max(1));
+                field(qweight[col * cols + row / 8] as u32, REVERSE[row % 8], 4) as i64
+            })
+            .collect();
+        let order = (0..n).flat_map(|row| (0..groups).map(move |g| g * n + row));
+        let rule = if self.zero_point {
+            "per row and group (pseudo_quantize_tensor, float32): s = max(max − min, 1e-5)/15, \
+             z = clamp(−round(min/s), 0, 15), w' = (clamp(round(x/s) + z, 0, 15) − z)·s"
+        } else {
+            "per row and group (pseudo_quantize_tensor, float32): s = max(max |x|, 1e-5)/7, z = 8, \
+             w' = clamp(round(x/s), −8, 7)·s"
+        };
+        let rule = format!(
+            "{rule}; q = round((w' + z·s)/{d}(s)) mod 16, packed eight per int32 along N in the order \
+             0 4 1 5 2 6 3 7; x̂ = {d}((q − z)·scales)",
+            d = self.dtype.name()
+        );
+        Ok(Some(
+            StoredSlices::new(
+                Slicing::Mapped(SliceMap::from_blocks(&[n, k], &[1, self.size(k)])),
+                n * groups,
+                rule,
+                "awq/quantize/quantizer.py pseudo_quantize_tensor (AutoAWQ), \
+                 gptqmodel/nn_modules/qlinear/awq_torch.py AwqTorchLinear.pack (GPTQModel 7.7.0)",
+            )
+            .column("scales", order.clone().map(|i| scales[i] as f64))
+            .column("zero", order.map(|i| zeros[i] as f64))
+            .codes(codes),
         ))
     }
 }

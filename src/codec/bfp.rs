@@ -8,6 +8,7 @@
 //! step of each block (float32: a power of two, or float32's epsilon for a zero block), blocks
 //! in the order of [`BlockLayout`].
 
+use super::explain::StoredSlices;
 use super::{decoded, Codec, CodecEntry, CodecFamily, Encoded, Stored};
 use crate::error::{Error, Result};
 use crate::formats::bfp::{self, step, Bfp};
@@ -132,6 +133,29 @@ impl Codec for BlockFloat {
         let scales = self.stored_scales(e, &layout)?;
         let ranges = self.slice_ranges(scales);
         Ok(SliceRanges::new(Slicing::Block(layout), ranges))
+    }
+
+    fn stored_slices(&self, e: &Encoded) -> Result<Option<StoredSlices>> {
+        let layout = self.layout(&e.shape)?;
+        let scales = self.stored_scales(e, &layout)?;
+        let m = self.format.mantissa_bits;
+        let rule = format!(
+            "s = 2^(⌊log2 amax⌋ − {}) with amax = max |x| of the block, doubled first when a \
+             mantissa would overflow (the block adjustment; float32 ε for a zero block); \
+             mantissa = clamp(round_half_even(x·(1/s)), {}, {}); x̂ = mantissa·s",
+            m as i64 - 2,
+            self.format.qmin(),
+            self.format.qmax()
+        );
+        Ok(Some(
+            StoredSlices::new(
+                Slicing::Block(layout),
+                scales.len(),
+                rule,
+                "quark/torch/kernel/hw_emulation/hw_emulation_interface.py (amd-quark 0.13), bfp16",
+            )
+            .column("scales", scales.iter().map(|&s| s as f64)),
+        ))
     }
 
     fn qdq_kernel(&self, clean: &Tensor) -> Option<Result<Box<dyn QdqKernel>>> {

@@ -33,6 +33,7 @@
 //! `w = float32(float32(q·SCB)·float32(1/127))`; encoding `int8_vectorwise_quant` of the
 //! float16-cast weights, `q = round_half_even(x·(127·(1/SCB)))`.
 
+use super::explain::StoredSlices;
 use super::half::OutDType;
 use super::{decoded, Codec, CodecEntry, CodecFamily, Encoded, Stored};
 use crate::error::{Error, Result};
@@ -322,6 +323,48 @@ fn read_statistics(
     Ok((Vec::new(), Some(double)))
 }
 
+/// The slices of a blockwise bitsandbytes encoding: blocks of `blocksize` of the flat tensor,
+/// each with the absmax the dequantizer uses and, under double quantization, the uint8 code it
+/// is stored as, its nested block's absmax and the offset.
+fn block_slices(
+    blocksize: usize,
+    absmax: &[f32],
+    double: &Option<DoubleQuant>,
+    rule: String,
+    source: &str,
+) -> StoredSlices {
+    let mut slices = StoredSlices::new(Slicing::Flat(blocksize), absmax.len(), rule, source)
+        .column("absmax", absmax.iter().map(|&a| a as f64));
+    if let Some(d) = double {
+        let nested = d.blocksize.max(1);
+        slices = slices
+            .column("absmax code (uint8)", d.codes.iter().map(|&c| c as f64))
+            .column(
+                "nested_absmax",
+                (0..absmax.len()).map(|b| d.absmax2.get(b / nested).copied().unwrap_or(0.0) as f64),
+            )
+            .column("nested_offset", absmax.iter().map(|_| d.offset as f64));
+    }
+    slices
+}
+
+/// The double quantization's part of a rule, when there is one.
+fn double_rule(double: &Option<DoubleQuant>) -> &'static str {
+    match double {
+        Some(_) => {
+            "; the absmax is stored as a uint8 code of absmax − offset (the dynamic map, blocks \
+             of 256 with their own float32 absmax), so the dequantizer uses \
+             code[absmax code]·nested_absmax + offset"
+        }
+        None => "",
+    }
+}
+
+const SOURCE_4BIT: &str =
+    "bitsandbytes/backends/default/ops.py:229–252, quantize_4bit / dequantize_4bit (bitsandbytes 0.50.2)";
+const SOURCE_BLOCKWISE: &str =
+    "bitsandbytes/functional.py quantize_blockwise / dequantize_blockwise (bitsandbytes 0.50.2)";
+
 fn flat_ranges(blocksize: usize, ranges: Vec<(f32, f32)>) -> SliceRanges {
     SliceRanges::new(
         Slicing::Flat(blocksize),
@@ -411,6 +454,32 @@ impl Codec for Bnb4 {
     fn ranges(&self, e: &Encoded) -> Result<SliceRanges> {
         Ok(flat_ranges(self.blocksize, self.stored(e)?.ranges()))
     }
+
+    fn stored_slices(&self, e: &Encoded) -> Result<Option<StoredSlices>> {
+        let stored = self.stored(e)?;
+        let name = self.quant_type.name();
+        let rule = format!(
+            "absmax = max |x| of the block; nibble = the {name} code-book entry nearest x·(1/absmax) \
+             (torch.bucketize on the midpoints); x̂ = {name}[nibble]·absmax{}{}",
+            if self.dtype != OutDType::Float32 {
+                format!(", rounded to {}", self.dtype.name())
+            } else {
+                String::new()
+            },
+            double_rule(&stored.double)
+        );
+        let codes = stored.codes().iter().map(|&c| c as i64).collect();
+        Ok(Some(
+            block_slices(
+                self.blocksize,
+                stored.absmax_used(),
+                &stored.double,
+                rule,
+                SOURCE_4BIT,
+            )
+            .codes(codes),
+        ))
+    }
 }
 
 impl Bnb8 {
@@ -459,6 +528,22 @@ impl Codec for Bnb8 {
 
     fn ranges(&self, e: &Encoded) -> Result<SliceRanges> {
         Ok(flat_ranges(self.blocksize, self.stored(e)?.ranges()))
+    }
+
+    fn stored_slices(&self, e: &Encoded) -> Result<Option<StoredSlices>> {
+        let stored = self.stored(e)?;
+        let rule = format!(
+            "absmax = max |x| of the block; code = the entry of the 256-value dynamic map nearest \
+             x·(1/absmax); x̂ = map[code]·absmax{}",
+            double_rule(&stored.double)
+        );
+        Ok(Some(block_slices(
+            self.blocksize,
+            stored.absmax_used(),
+            &stored.double,
+            rule,
+            SOURCE_BLOCKWISE,
+        )))
     }
 }
 
@@ -630,6 +715,21 @@ impl Codec for Int8Rows {
                 let (lo, hi) = (-127.0 * s * INV_127, 127.0 * s * INV_127);
                 Some((lo.min(hi) as f64, lo.max(hi) as f64))
             }),
+        ))
+    }
+
+    fn stored_slices(&self, e: &Encoded) -> Result<Option<StoredSlices>> {
+        let scb = self.stored_scb(e)?;
+        let (_, cols) = Self::rows(&e.shape)?;
+        Ok(Some(
+            StoredSlices::new(
+                Slicing::Flat(cols.max(1)),
+                scb.len(),
+                "B = float16(x); SCB = max |B| of the row; q = round_half_even(B·(127·(1/SCB))); \
+                 x̂ = float32(float32(q·SCB)·float32(1/127))",
+                "bitsandbytes/functional.py int8_vectorwise_quant / int8_vectorwise_dequant (bitsandbytes 0.50.2)",
+            )
+            .column("SCB", scb.iter().map(|&s| s as f64)),
         ))
     }
 }

@@ -44,12 +44,14 @@
 //! The NVFP4 and MXFP4 encoders (the FP4 rounding with its own tie rules, the global scale
 //! computed in bfloat16) are not reproduced: their `encode` returns an error saying so.
 
+use super::explain::StoredSlices;
 use super::scaled::{
     check_shape, e2m1, float_scales, fp8_scales, low_nibble_codes, Grid, OutDtype, Strategy,
 };
 use super::{decoded, Codec, CodecEntry, CodecFamily, Encoded, Stored};
 use crate::error::{Error, Result};
 use crate::formats::{pow2, ElementFormat};
+use crate::params::Choice;
 use crate::qdq::{SliceRanges, Slicing};
 use crate::quant::round_half_even;
 use crate::tensor::Tensor;
@@ -609,6 +611,80 @@ impl Codec for PackQuantized {
         let (qmin, qmax) = int_range(self.bits);
         Ok(grid_ranges(&grid, &scales, &zps, qmin, qmax))
     }
+
+    fn stored_slices(&self, e: &Encoded) -> Result<Option<StoredSlices>> {
+        let grid = self.grid(&e.shape)?;
+        if e.has("weight_g_idx") {
+            return Ok(None);
+        }
+        grid.check(e, "weight_scale")?;
+        let scales = float_scales(e, "weight_scale", grid.len(), self.dtype)?;
+        let zps = self.zero_points(e, &grid)?;
+        let (m, b) = (grid.m, self.bits);
+        let per_row = packed_words(m.cols, b);
+        let words = e.part_of_len("weight_packed", m.batch * m.rows * per_row)?;
+        let Stored::I32(words) = &words.data else {
+            return Err(Error::input("`weight_packed` holds int32 words"));
+        };
+        let offset = 1i64 << (b - 1);
+        let codes = (0..m.len())
+            .map(|i| {
+                let (row, k) = (i / m.cols.max(1), i % m.cols.max(1));
+                unpack_at(&words[row * per_row..(row + 1) * per_row], k, b) as i64 - offset
+            })
+            .collect();
+        let rule = encode_rule(Grain::Int(b), self.symmetric, self.dtype)
+            + &format!(
+                "; q + {offset} packed {}-bit, little-endian, into int32 words",
+                b
+            );
+        Ok(Some(
+            grid_slices(&grid, &scales, &zps, self.symmetric, rule).codes(codes),
+        ))
+    }
+}
+
+/// Where compressed-tensors' round-to-nearest encoding comes from.
+const ENCODE_SOURCE: &str = "compressed_tensors/quantization/utils/helpers.py calculate_qparams, \
+     quantization/lifecycle/forward.py _quantize / _dequantize (compressed-tensors 0.19.0)";
+
+/// The rule of compressed-tensors' round-to-nearest encoding for `grain`, in `dtype` (`D`).
+fn encode_rule(grain: Grain, symmetric: bool, dtype: OutDtype) -> String {
+    let (qmin, qmax) = grain.range();
+    let scale = match (grain, symmetric) {
+        (Grain::Fp8, _) => "scale = D(max(|min⁻|, max⁺) / 448), q = fp8_e4m3(clamp(D(x / scale), −448, 448)), \
+             x̂ = D(fp8(q)·scale)"
+            .to_string(),
+        (Grain::Int(_), true) => format!(
+            "scale = D(max(|min⁻|, max⁺) / ((qmax − qmin)/2)), zp = 0; q = round_half_even(clamp(D(x / scale), \
+             {qmin}, {qmax})); x̂ = D(q·scale)"
+        ),
+        (Grain::Int(_), false) => format!(
+            "scale = D(D(max⁺ − min⁻) / (qmax − qmin)), zp = round_half_even(clamp(D(qmin − D(min⁻/scale)), \
+             qmin, qmax)); q = round_half_even(clamp(D(D(x / scale) + zp), {qmin}, {qmax})); x̂ = D((q − zp)·scale)"
+        ),
+    };
+    format!(
+        "the values first rounded to D = {}; min⁻ = min(min, 0), max⁺ = max(max, 0); {scale}; a zero \
+         scale becomes D's epsilon",
+        dtype.name()
+    )
+}
+
+/// The slices of a grid encoding: each scale's block, its scale and zero point.
+fn grid_slices(
+    grid: &Grid,
+    scales: &[f32],
+    zps: &[f32],
+    symmetric: bool,
+    rule: String,
+) -> StoredSlices {
+    let mut slices = StoredSlices::new(grid.slicing(), grid.len(), rule, ENCODE_SOURCE)
+        .column("weight_scale", scales.iter().map(|&s| s as f64));
+    if !symmetric {
+        slices = slices.column("weight_zero_point", zps.iter().map(|&z| z as f64));
+    }
+    slices
 }
 
 /// The representable range of every element's scale block, `[(qmin − zp)·s, (qmax − zp)·s]`.
@@ -768,6 +844,21 @@ impl Codec for Naive {
         let zps = self.zero_points(e, &grid)?;
         let (qmin, qmax) = self.grain.range();
         Ok(grid_ranges(&grid, &scales, &zps, qmin, qmax))
+    }
+
+    fn stored_slices(&self, e: &Encoded) -> Result<Option<StoredSlices>> {
+        let grid = self.grid(&e.shape)?;
+        grid.check(e, "weight_scale")?;
+        let scales = float_scales(e, "weight_scale", grid.len(), self.dtype)?;
+        let zps = self.zero_points(e, &grid)?;
+        let rule = encode_rule(self.grain, self.symmetric, self.dtype);
+        Ok(Some(grid_slices(
+            &grid,
+            &scales,
+            &zps,
+            self.symmetric,
+            rule,
+        )))
     }
 }
 

@@ -10,6 +10,14 @@
 //! searches are condensed: the sub-block holding the block's largest |x| in full, the others
 //! as one table of their results.
 //!
+//! Codecs whose encoder runs no search (min–max and absmax scales, casts: `int`, `minifloat`,
+//! `half`, `bfp`, bitsandbytes, the checkpoint codecs' round-to-nearest encoders) describe their
+//! slices instead ([`Codec::stored_slices`]): which elements share stored numbers, what each
+//! slice stores and the rule that formed it. [`explain_stored`] encodes the whole tensor with
+//! the codec (the encoding the report measures) and follows the slice holding the largest |x|:
+//! its values, its stored numbers beside the min, max and representable range they give, and
+//! its elements' codes and decoded values.
+//!
 //! **What "equals the report" means for a codec.** The last step (`Stored block`) holds what
 //! the one-block encoding stored (ggml: the block's bytes and the scales decoded from them; MX:
 //! the E8M0 scale code and the element codes) and the values they decode to. A test checks
@@ -18,10 +26,11 @@
 //! and every golden ggml case.
 
 use super::compare::clean;
-use super::{find, Codec};
+use super::{find, Codec, Encoded, Stored};
 use crate::derivation::{Candidates, Step, Value};
 use crate::error::{Error, Result};
 use crate::params::Params;
+use crate::qdq::Slicing;
 use crate::tensor::Tensor;
 use serde::Serialize;
 
@@ -65,6 +74,206 @@ pub fn explain_codec(
     })
 }
 
+/// The slices of a codec whose encoder runs no search: which elements share stored numbers,
+/// what each slice stores (read back from the encoding) and the rule that formed them.
+#[derive(Debug, Clone)]
+pub struct StoredSlices {
+    /// Which slice each element belongs to.
+    pub slicing: Slicing,
+    /// How many slices.
+    pub count: usize,
+    /// What each slice stores, one column per stored number (`scale`, `zero_point`, `absmax`,
+    /// …), one entry per slice.
+    pub columns: Vec<(String, Vec<f64>)>,
+    /// Each element's stored code, where the codes are packed (the codes of a part with one
+    /// entry per element are read from it).
+    pub codes: Option<Vec<i64>>,
+    /// How a slice's stored numbers are formed from its values, and how an element is stored
+    /// and decoded.
+    pub rule: String,
+    /// The library source the rule reproduces.
+    pub source: String,
+}
+
+impl StoredSlices {
+    /// `count` slices cut by `slicing`, formed by `rule` (from `source`).
+    pub fn new(slicing: Slicing, count: usize, rule: impl Into<String>, source: &str) -> Self {
+        StoredSlices {
+            slicing,
+            count,
+            columns: Vec::new(),
+            codes: None,
+            rule: rule.into(),
+            source: source.to_string(),
+        }
+    }
+
+    /// With the stored number `name` of every slice.
+    pub fn column(mut self, name: &str, values: impl IntoIterator<Item = f64>) -> Self {
+        self.columns
+            .push((name.to_string(), values.into_iter().collect()));
+        self
+    }
+
+    /// With each element's code (for codes packed several per stored word).
+    pub fn codes(mut self, codes: Vec<i64>) -> Self {
+        self.codes = Some(codes);
+        self
+    }
+}
+
+/// The error of a codec that neither records a search nor describes its slices.
+pub fn no_derivation(label: &str) -> Error {
+    Error::input(format!(
+        "{label} has no derivation yet: its encoder neither records a search nor describes its slices"
+    ))
+}
+
+/// How many elements of a slice a derivation lists (a slice can be a whole tensor).
+const LISTED: usize = 1024;
+
+/// The derivation of a codec that describes its slices ([`Codec::stored_slices`]): the whole of
+/// `clean` encoded by `codec` (the encoding the report measures), and slice `block` (default: the
+/// one holding the largest |x|) followed through it.
+pub fn explain_stored<C: Codec + ?Sized>(
+    codec: &C,
+    clean: &Tensor,
+    block: Option<usize>,
+) -> Result<(usize, usize, Vec<Step>)> {
+    let encoded = codec.encode(clean)?;
+    let slices = codec
+        .stored_slices(&encoded)?
+        .ok_or_else(|| no_derivation(&codec.label()))?;
+    let decoded = codec.decode(&encoded)?.data;
+    let ranges = codec.ranges(&encoded)?;
+    let largest = slices.slicing.slice_of(largest_magnitude(&clean.data));
+    let index = pick_block(block, largest, slices.count)?;
+    let members: Vec<usize> = (0..clean.data.len())
+        .filter(|&i| slices.slicing.slice_of(i) == index)
+        .collect();
+    let all: Vec<f32> = members.iter().map(|&i| clean.data[i]).collect();
+    // A slice of a whole tensor or channel is listed in part: the elements around its largest |x|.
+    let from = largest_magnitude(&all)
+        .saturating_sub(LISTED / 2)
+        .min(all.len().saturating_sub(LISTED));
+    let listed = &members[from..(from + LISTED).min(members.len())];
+    let x = &all[from..from + listed.len()];
+    let source = slices.source.as_str();
+    let place = match members.as_slice() {
+        [] => "no elements".to_string(),
+        [only] => format!("1 element (flat index {only})"),
+        [first, second, ..] => format!(
+            "{} elements sharing stored numbers (flat indices {first}, {second}, …)",
+            members.len()
+        ),
+    };
+    let mut first = block_step(index, slices.count, block.is_some(), x, &place, source);
+    if listed.len() < members.len() {
+        first = first.value("listed", format!(
+            "{} of its {} elements, from its element {from} (flat index {}): those around its largest |x|",
+            listed.len(),
+            members.len(),
+            listed.first().copied().unwrap_or(0)
+        ))
+        .value("listed from", from);
+    }
+    let mut steps = vec![first];
+    let (min, max) = all
+        .iter()
+        .fold((f32::INFINITY, f32::NEG_INFINITY), |(lo, hi), &v| {
+            (lo.min(v), hi.max(v))
+        });
+    let (lo, hi) = members
+        .first()
+        .map_or((f32::NEG_INFINITY, f32::INFINITY), |&i| {
+            ranges.of_element(i)
+        });
+    let mut scale = Step::new("Its stored numbers", slices.rule.as_str(), source);
+    if !all.is_empty() {
+        scale = scale.value("min", min).value("max", max);
+    }
+    for (name, column) in &slices.columns {
+        if let Some(&v) = column.get(index) {
+            scale = scale.value(name, v);
+        }
+    }
+    scale = scale.value("representable range", vec![lo, hi]);
+    if slices.count > 1 {
+        if let Some((name, column)) = slices.columns.first() {
+            let mut sorted: Vec<f64> = column.iter().copied().filter(|v| v.is_finite()).collect();
+            sorted.sort_by(f64::total_cmp);
+            if let (Some(&a), Some(&b)) = (sorted.first(), sorted.last()) {
+                scale = scale
+                    .value(&format!("{name}: smallest of {} slices", slices.count), a)
+                    .value(&format!("{name}: median"), sorted[sorted.len() / 2])
+                    .value(&format!("{name}: largest"), b);
+            }
+        }
+    }
+    steps.push(scale);
+    let mut stored = Step::new(
+        "Stored block",
+        "the codes the whole tensor's encoding stores for these elements, and the values they decode to",
+        source,
+    );
+    let codes = match &slices.codes {
+        Some(codes) => Some((
+            "codes".to_string(),
+            listed
+                .iter()
+                .map(|&i| codes.get(i).copied().unwrap_or(0))
+                .collect(),
+        )),
+        None => element_codes(&encoded, listed),
+    };
+    if let Some((name, codes)) = codes {
+        stored = stored.value(&name, Value::Ints(codes));
+    }
+    let largest_error = members
+        .iter()
+        .fold(0.0f32, |m, &i| m.max((clean.data[i] - decoded[i]).abs()));
+    let y: Vec<f32> = listed.iter().map(|&i| decoded[i]).collect();
+    let clipped = members
+        .iter()
+        .filter(|&&i| {
+            let (lo, hi) = ranges.of_element(i);
+            clean.data[i] < lo || clean.data[i] > hi
+        })
+        .count();
+    stored = stored
+        .value("decoded", y)
+        .value("largest |error|", largest_error)
+        .value("clipped", clipped);
+    steps.push(stored);
+    Ok((index, slices.count, steps))
+}
+
+/// The codes of `members`, named after the first stored integer part with one entry per
+/// element (`codes`, `weight`, `mantissas`, `values`); `None` when the codes are packed.
+fn element_codes(e: &Encoded, members: &[usize]) -> Option<(String, Vec<i64>)> {
+    let n = e.numel().ok()?;
+    let part = e
+        .parts
+        .iter()
+        .find(|p| p.data.len() == n && n > 0 && !matches!(p.data, Stored::F32(_)))?;
+    let at = |i: usize| -> i64 {
+        match &part.data {
+            Stored::U8(v) => v[i] as i64,
+            Stored::I8(v) => v[i] as i64,
+            Stored::U16(v) => v[i] as i64,
+            Stored::I16(v) => v[i] as i64,
+            Stored::I32(v) => v[i] as i64,
+            Stored::F32(_) => 0,
+        }
+    };
+    let name = if part.name == "codes" {
+        "codes".to_string()
+    } else {
+        format!("codes (`{}`)", part.name)
+    };
+    Some((name, members.iter().map(|&i| at(i)).collect()))
+}
+
 /// The index of the first value of largest magnitude (0 for an empty slice).
 pub fn largest_magnitude(values: &[f32]) -> usize {
     let mut best = (0, f32::NEG_INFINITY);
@@ -83,7 +292,8 @@ pub fn pick_block(block: Option<usize>, default: usize, count: usize) -> Result<
         Some(b) => Err(Error::param(
             "block",
             format!(
-                "block {b} does not exist: the tensor has {count} blocks (0…{})",
+                "block {b} does not exist: the tensor has {count} block{} (0…{})",
+                if count == 1 { "" } else { "s" },
                 count.saturating_sub(1)
             ),
         )),

@@ -16,10 +16,12 @@
 //! the library: `encode` refuses it. (transformers' `Fp8Quantize` stores `1/(448/amax)`, which
 //! can differ in the last bit: a checkpoint's scales are read, never recomputed.)
 
+use super::explain::StoredSlices;
 use super::scaled::{float_scales, Grid, OutDtype, Strategy};
 use super::{decoded, Codec, CodecEntry, CodecFamily, Encoded, Stored};
 use crate::error::{Error, Result};
 use crate::formats::ElementFormat;
+use crate::params::Choice;
 use crate::qdq::{SliceRanges, Slicing};
 use crate::tensor::Tensor;
 
@@ -157,6 +159,25 @@ impl Codec for Fp8Block {
                     Some((-s, s))
                 })
                 .collect::<Vec<_>>(),
+        ))
+    }
+
+    fn stored_slices(&self, e: &Encoded) -> Result<Option<StoredSlices>> {
+        let grid = self.grid(&e.shape)?;
+        let scales = self.scales(e, &grid)?;
+        Ok(Some(
+            StoredSlices::new(
+                grid.slicing(),
+                grid.len(),
+                format!(
+                    "x taken as float32 of the bfloat16 weight; s = max |x| / 448 (float32) per {} block; \
+                     q = fp8_e4m3(x / s), round to nearest even; x̂ = {}(fp8(q)·s)",
+                    format_args!("{}×{}", self.block.0, self.block.1),
+                    self.dtype.name()
+                ),
+                "DeepSeek-V3 inference/kernel.py weight_quant / weight_dequant",
+            )
+            .column("weight_scale_inv", scales.iter().map(|&s| s as f64)),
         ))
     }
 }

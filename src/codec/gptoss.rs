@@ -20,11 +20,14 @@
 //! elements `x · (1/scale)` rounded to nearest even on the E2M1 grid, saturating at ±6, the
 //! sign kept for zeros.
 
+use super::explain::StoredSlices;
 use super::scaled::{e2m1, pack_low_nibble_first, OutDtype};
 use super::{decoded, Codec, CodecEntry, CodecFamily, Encoded, Stored};
 use crate::error::{Error, Result};
 use crate::formats::{pow2, ElementFormat};
+use crate::params::Choice;
 use crate::qdq::{SliceRanges, Slicing};
+use crate::slice_map::SliceMap;
 use crate::tensor::Tensor;
 
 /// The library and version reproduced.
@@ -233,5 +236,55 @@ impl Codec for GptOssMxfp4 {
             }
         }
         Ok(SliceRanges::new(Slicing::Flat(1), ranges))
+    }
+
+    /// Blocks of 32 along K of each row (of each expert), numbered in the logical tensor's
+    /// order: `[N, ⌈K/32⌉]`, or `[E, ⌈K/32⌉, N]` for experts stored transposed.
+    fn stored_slices(&self, e: &Encoded) -> Result<Option<StoredSlices>> {
+        let g = Geometry::of(&e.shape)?;
+        let (blocks, scales) = self.check(e, &g)?;
+        let mut codes = vec![0i64; g.stored_rows() * g.k];
+        for r in 0..g.stored_rows() {
+            for c in 0..g.k {
+                let blk = r * g.groups + c / BLOCK;
+                let byte = blocks[blk * BLOCK / 2 + (c % BLOCK) / 2];
+                codes[g.logical(r, c)] = if c % 2 == 0 { byte & 0x0F } else { byte >> 4 } as i64;
+            }
+        }
+        let (slicing, order): (SliceMap, Vec<usize>) = if g.transposed {
+            let order = (0..g.experts)
+                .flat_map(|x| (0..g.groups).flat_map(move |b| (0..g.rows).map(move |n| (x, b, n))))
+                .map(|(x, b, n)| (x * g.rows + n) * g.groups + b)
+                .collect();
+            (
+                SliceMap::from_blocks(&[g.experts, g.k, g.rows], &[1, BLOCK, 1]),
+                order,
+            )
+        } else {
+            (
+                SliceMap::from_blocks(&[g.rows, g.k], &[1, BLOCK]),
+                (0..g.rows * g.groups).collect(),
+            )
+        };
+        Ok(Some(
+            StoredSlices::new(
+                Slicing::Mapped(slicing),
+                order.len(),
+                format!(
+                    "x = bfloat16(x); d = amax/6 (float32), the scale 2^⌈log2 d⌉ (d's bits + 0x7FFFFF, \
+                     exponent kept), stored as its E8M0 byte; code = e2m1(x·(1/scale)), round to nearest \
+                     even, saturating at ±6; x̂ = {}(e2m1(code)·2^(byte − 127))",
+                    self.dtype.name()
+                ),
+                "triton_kernels downcast_to_mxfp_torch (ROUND_UP), transformers integrations/mxfp4.py \
+                 quantize_to_mxfp4 / convert_moe_packed_tensors",
+            )
+            .column("scales (E8M0 byte)", order.iter().map(|&i| scales[i] as f64))
+            .column(
+                "scale",
+                order.iter().map(|&i| pow2(scales[i] as i32 - 127) as f64),
+            )
+            .codes(codes),
+        ))
     }
 }

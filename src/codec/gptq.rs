@@ -37,6 +37,7 @@
 //! The `gptq_v2` reading follows GPTQModel's converter (no offset); there is no golden
 //! `gptq_v2` checkpoint, so it is checked only against the v1 files converted in the tests.
 
+use super::explain::StoredSlices;
 use super::half::OutDType;
 use super::{decoded, Codec, CodecEntry, CodecFamily, Encoded, Stored};
 use crate::error::{Error, Result};
@@ -509,6 +510,52 @@ impl Codec for Gptq {
                     .map(|(row, g)| range(g, row)),
             ),
         })
+    }
+
+    /// The groups of one row: `group_size` consecutive input columns (act-order's permuted
+    /// groups are not followed).
+    fn stored_slices(&self, e: &Encoded) -> Result<Option<StoredSlices>> {
+        let u = self.unpack(e)?;
+        if !u.trivial {
+            return Ok(None);
+        }
+        let qweight = e.i32s("qweight")?;
+        let p = self.pack_factor();
+        let codes = (0..u.n * u.k)
+            .map(|i| {
+                let (row, col) = (i / u.k.max(1), i % u.k.max(1));
+                field(qweight[(col / p) * u.n + row] as u32, col % p, self.bits) as i64
+            })
+            .collect();
+        let at = |row: usize, g: usize| g * u.n + row;
+        let slices = (0..u.n).flat_map(|row| (0..u.groups).map(move |g| (row, g)));
+        let maxq = self.maxq();
+        let rule = format!(
+            "per row and group (Quantizer.find_params, float32): xmin = min(min, 0), xmax = max(max, 0){}; \
+             s = (xmax − xmin)/{maxq}, z = {}; q = clamp(round((Q + z·s)/s), 0, {maxq}) of the \
+             round-to-nearest Q = s·(clamp(round(x/s) + z, 0, {maxq}) − z), packed {} per int32 \
+             down each column; s stored as {}; x̂ = {}(s·(q − z))",
+            if self.sym { ", symmetric: xmax = max(|xmin|, xmax), xmin = −xmax" } else { "" },
+            if self.sym { format!("{}", 1u64 << (self.bits - 1)) } else { "round(−xmin/s)".to_string() },
+            p,
+            self.dtype.name(),
+            self.dtype.name()
+        );
+        Ok(Some(
+            StoredSlices::new(
+                Slicing::Mapped(SliceMap::from_blocks(
+                    &[u.n, u.k],
+                    &[1, self.group_size.unwrap_or(u.k).max(1)],
+                )),
+                u.n * u.groups,
+                rule,
+                "gptqmodel/quantization/quantizer.py Quantizer.find_params, \
+                 gptqmodel/nn_modules/qlinear/torch.py TorchLinear.pack / dequantize_weight (GPTQModel 7.7.0)",
+            )
+            .column("scales", slices.clone().map(|(r, g)| u.scales[at(r, g)] as f64))
+            .column("zero", slices.map(|(r, g)| u.zeros[at(r, g)] as f64))
+            .codes(codes),
+        ))
     }
 }
 

@@ -4,6 +4,7 @@
 //! Stored: `values`, the 16-bit patterns (uint16) in the tensor's shape. Every value of the type
 //! is represented; a value is clipped when `|x| > max` (65504 or 3.3895314e38).
 
+use super::explain::StoredSlices;
 use super::{decoded, Codec, CodecEntry, CodecFamily, Encoded, Stored};
 use crate::error::Result;
 use crate::formats::half_cast::HalfType;
@@ -118,6 +119,20 @@ impl Codec for Half {
 
     fn ranges(&self, _: &Encoded) -> Result<SliceRanges> {
         Ok(SliceRanges::new(Slicing::Tensor, [self.range()]))
+    }
+
+    fn stored_slices(&self, _e: &Encoded) -> Result<Option<StoredSlices>> {
+        let rule = format!(
+            "no scale: each value is cast to {} (round to nearest even, overflow to ±∞, \
+             subnormals kept) and stored as its 16-bit pattern",
+            self.0.name()
+        );
+        Ok(Some(StoredSlices::new(
+            Slicing::Tensor,
+            1,
+            rule,
+            "torch.Tensor.to(torch.float16 / torch.bfloat16) (PyTorch 2.x, c10/util/Half.h, BFloat16.h)",
+        )))
     }
 
     fn qdq_kernel(&self, _clean: &Tensor) -> Option<Result<Box<dyn QdqKernel>>> {

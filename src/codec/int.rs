@@ -13,8 +13,10 @@
 //! Stored: `codes` in the tensor's shape (int8/uint8 up to 8 bits, int16/uint16 above, one code
 //! per element), `scale` (float32) and `zero_point` (int32), one per slice.
 
+use super::explain::StoredSlices;
 use super::{decoded, normalise_axis, Codec, CodecEntry, CodecFamily, Encoded, Sharing, Stored};
 use crate::error::Result;
+use crate::observers::quark::qparams::CALCULATE_QPARAMS;
 use crate::qdq::{QdqKernel, SliceRanges};
 use crate::quant::round_half_even;
 use crate::tensor::Tensor;
@@ -214,6 +216,30 @@ impl Codec for Int {
         Ok(SliceRanges::new(
             self.sharing.slicing(&e.shape)?,
             self.slice_ranges(&qparams),
+        ))
+    }
+
+    fn stored_slices(&self, e: &Encoded) -> Result<Option<StoredSlices>> {
+        let qparams = self.stored_qparams(e)?;
+        let (qmin, qmax) = self.code_range();
+        let scale = if self.signed {
+            "s = max(|min⁻|, max⁺) / ((qmax − qmin)/2), zp = 0"
+        } else {
+            "s = (max⁺ − min⁻) / (qmax − qmin), zp = clamp(qmin − round_half_even(min⁻/s), qmin, qmax)"
+        };
+        let rule = format!(
+            "{scale}, with min⁻ = min(min, 0), max⁺ = max(max, 0), qmin = {qmin}, qmax = {qmax}, \
+             s at least float32 ε; q = clamp(round_half_even(x·(1/s)) + zp, qmin, qmax); x̂ = (q − zp)·s"
+        );
+        Ok(Some(
+            StoredSlices::new(
+                self.sharing.slicing(&e.shape)?,
+                qparams.len(),
+                rule,
+                CALCULATE_QPARAMS,
+            )
+            .column("scale", qparams.iter().map(|&(s, _)| s as f64))
+            .column("zero_point", qparams.iter().map(|&(_, zp)| zp as f64)),
         ))
     }
 

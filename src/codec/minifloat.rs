@@ -9,11 +9,13 @@
 //! e5m2 as `torch.float8_*` stores them, fp6 and fp4 in the low bits), and `scale` (float32),
 //! one per slice.
 
+use super::explain::StoredSlices;
 use super::int::sharing_label;
 use super::sharing::symmetric_ranges;
 use super::{decoded, normalise_axis, Codec, CodecEntry, CodecFamily, Encoded, Sharing, Stored};
 use crate::error::{Error, Result};
 use crate::formats::ElementFormat;
+use crate::observers::quark::qparams::CALCULATE_QPARAMS;
 use crate::qdq::{QdqKernel, SliceRanges};
 use crate::tensor::Tensor;
 
@@ -157,6 +159,25 @@ impl Codec for Minifloat {
         Ok(SliceRanges::new(
             self.sharing.slicing(&e.shape)?,
             self.slice_ranges(scales),
+        ))
+    }
+
+    fn stored_slices(&self, e: &Encoded) -> Result<Option<StoredSlices>> {
+        let scales = self.stored_scales(e)?;
+        let rule = format!(
+            "s = max(|min|, |max|) / {max} ({name}'s largest value; float32 ε for a zero slice); \
+             code = {name}(x / s), round to nearest even, saturating; x̂ = {name}(code)·s",
+            max = crate::plot::fmt_num(self.element.max() as f64),
+            name = self.element.name()
+        );
+        Ok(Some(
+            StoredSlices::new(
+                self.sharing.slicing(&e.shape)?,
+                scales.len(),
+                rule,
+                CALCULATE_QPARAMS,
+            )
+            .column("scale", scales.iter().map(|&s| s as f64)),
         ))
     }
 

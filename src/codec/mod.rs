@@ -86,18 +86,24 @@ pub trait Codec: Send + Sync + std::fmt::Debug {
     }
 
     /// How one block of `clean` (finite values) is stored, recorded by this codec's encoder
-    /// ([`explain::explain`]): `(block, blocks, steps)`, the block followed (`block`, or by default the
-    /// one holding the value of largest magnitude), how many there are, and the steps, the last
-    /// of which holds what the block stores. Codecs without one say so.
+    /// ([`explain::explain`]): `(block, blocks, steps)`, the block followed (`block`, or by
+    /// default the one holding the value of largest magnitude), how many there are, and the
+    /// steps, the last of which holds what the block stores. Codecs whose encoder searches
+    /// (ggml, MX) record it; the others describe their slices ([`Codec::stored_slices`]) and are
+    /// followed through their whole-tensor encoding ([`explain::explain_stored`]).
     fn explain_block(
         &self,
-        _clean: &Tensor,
-        _block: Option<usize>,
+        clean: &Tensor,
+        block: Option<usize>,
     ) -> Result<(usize, usize, Vec<crate::derivation::Step>)> {
-        Err(Error::input(format!(
-            "{} has no derivation yet: ggml's types and the MX formats show how a block is stored",
-            self.label()
-        )))
+        explain::explain_stored(self, clean, block)
+    }
+
+    /// The slices of `e` (this codec's encoding) as a derivation follows them: which elements
+    /// share stored numbers, what each slice stores, and the rule that formed them; `None` for
+    /// codecs that have not described theirs.
+    fn stored_slices(&self, _e: &Encoded) -> Result<Option<explain::StoredSlices>> {
+        Ok(None)
     }
 
     /// Quantize–dequantize `clean` (finite values) and measure the error against `original` (the

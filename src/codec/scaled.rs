@@ -10,6 +10,8 @@ use super::{Encoded, Stored};
 use crate::error::{Error, Result};
 use crate::formats::half_cast::HalfType;
 use crate::formats::ElementFormat;
+use crate::qdq::Slicing;
+use crate::slice_map::SliceMap;
 
 crate::choice_enum! {
     /// The dtype of the dequantized values (the library rounds its result to it once).
@@ -200,6 +202,17 @@ impl Grid {
         }
         let (gr, gc) = self.dims();
         (b * gr + r / self.block_rows) * gc + c / self.block_cols
+    }
+
+    /// The elements of each scale as slices, numbered as the scales are.
+    pub fn slicing(&self) -> Slicing {
+        if self.per_tensor {
+            return Slicing::Tensor;
+        }
+        Slicing::Mapped(SliceMap::from_blocks(
+            &[self.m.batch, self.m.rows, self.m.cols],
+            &[1, self.block_rows, self.block_cols],
+        ))
     }
 
     /// What one scale covers, for messages: `blocks 128×128`, `groups of 32`, ….

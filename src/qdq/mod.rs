@@ -293,6 +293,13 @@ impl SliceRanges {
     }
 }
 
+impl SliceRanges {
+    /// The representable range `(lo, hi)` of element `i`'s slice (±∞ for a slice without one).
+    pub fn of_element(&self, i: usize) -> (f32, f32) {
+        self.bounds.of(self.slicing.slice_of(i))
+    }
+}
+
 /// Error metrics of `y`, the quantize–dequantize of `x`, against the ranges of `ranges`, in the
 /// same pieces and lanes as [`measure_kernel`].
 pub fn measure_ranges(x: &[f32], y: &[f32], ranges: &SliceRanges) -> BlockMetrics {
