@@ -560,6 +560,25 @@ impl SessionHandle {
         }
     }
 
+    /// Observer `id` with `params` on the current batches with every row rotated along its last
+    /// axis by `rotate` (`hadamard[:SEED]`, as the CLI's `--rotate`): `{rotation, metrics,
+    /// error}`, the error measured against the rotated values. The panel's run is unchanged.
+    #[wasm_bindgen(js_name = observeRotated, unchecked_return_type = "Rotated")]
+    pub fn observe_rotated(
+        &self,
+        id: &str,
+        params: JsValue,
+        rotate: &str,
+    ) -> Result<JsValue, JsError> {
+        let params = params_from_js(&params)?;
+        to_js(
+            &self
+                .inner
+                .observe_rotated(id, &params, rotate)
+                .map_err(js_err)?,
+        )
+    }
+
     /// Forget observer `id`'s run.
     pub fn remove(&mut self, id: &str) {
         self.inner.remove(id);

@@ -625,6 +625,26 @@ impl Session {
         self.resolve_vectors(&spec.params, params)
     }
 
+    /// Observer `id` with `params` over the current batches with every row rotated along its
+    /// last axis by the randomized Hadamard rotation `rotate` (`hadamard[:SEED]`, as the CLI's
+    /// `--rotate`, [`crate::rotation`]), measured against the rotated values: the outcome after
+    /// rotation, for the panel's before/after. The panel's own run is left as it is.
+    pub fn observe_rotated(&self, id: &str, params: &Params, rotate: &str) -> Result<Rotated> {
+        let spec = registry::find(id)?;
+        let batches: Vec<Tensor> = self.batches().into_iter().cloned().collect();
+        if batches.is_empty() {
+            return Err(Error::input("no tensor loaded"));
+        }
+        let params = self.materialize(spec, params)?;
+        let (rotated, rotation) = crate::rotation::rotate_batches(&batches, rotate)?;
+        let report = engine::Run::new(spec.id, params, &rotated)?.report();
+        Ok(Rotated {
+            rotation,
+            metrics: report.metrics,
+            error: report.error,
+        })
+    }
+
     /// Compute the metrics a deferred update left pending; `None` if nothing is pending.
     pub fn complete(&mut self, id: &str) -> Option<Report> {
         let spec = registry::find(id).ok()?;
@@ -964,6 +984,18 @@ fn fmt_shape(shape: &[usize]) -> String {
 }
 
 /// `1234567` → `1,234,567`.
+/// An observer's outcome on the rotated batches ([`Session::observe_rotated`]).
+#[derive(Debug, Clone, Serialize)]
+#[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
+pub struct Rotated {
+    /// What rotation was applied.
+    pub rotation: String,
+    /// The error against the rotated values (none when the run failed).
+    pub metrics: Option<crate::quant::QdqMetrics>,
+    /// Why the run failed.
+    pub error: Option<crate::engine::ErrorInfo>,
+}
+
 pub fn group_digits(n: usize) -> String {
     let s = n.to_string();
     let mut out = String::new();

@@ -594,3 +594,39 @@ fn adaround_runs_piecewise_on_loaded_members_and_flattens_activations() {
         .unwrap_err();
     assert!(err.to_string().contains("bits"), "{err}");
 }
+
+#[test]
+fn an_observer_on_the_rotated_batches_leaves_the_panel_alone_and_spreads_an_outlier_column() {
+    // Rows of 64 with one outlier column: per-tensor MinMax spends its grid on the outlier;
+    // after a Hadamard rotation the outlier's energy is spread over the row.
+    let values: Vec<f32> = (0..64 * 64)
+        .map(|i| {
+            let (r, c) = (i / 64, i % 64);
+            if c == 5 {
+                40.0 + r as f32 * 0.1
+            } else {
+                ((r * 7 + c * 13) % 17) as f32 / 17.0 - 0.5
+            }
+        })
+        .collect();
+    let mut s = session_with(values, vec![64, 64]);
+    let before = s.observe("torch.MinMaxObserver", Params::new()).unwrap();
+    let after = s
+        .observe_rotated("torch.MinMaxObserver", &Params::new(), "hadamard:3")
+        .unwrap();
+    assert!(after.rotation.contains("seed 3"), "{}", after.rotation);
+    let sqnr = |m: Option<crate::quant::QdqMetrics>| m.unwrap().sqnr_db.unwrap();
+    let (b, a) = (sqnr(before.metrics), sqnr(after.metrics));
+    assert!(a > b + 3.0, "before {b} dB, after {a} dB");
+    // The panel's own run is unchanged.
+    let kept = s.result("torch.MinMaxObserver").unwrap().metrics.clone();
+    assert_eq!(sqnr(kept), b);
+    // A bad rotation or observer is an error naming it.
+    let e = s
+        .observe_rotated("torch.MinMaxObserver", &Params::new(), "hadamard:x")
+        .unwrap_err();
+    assert!(e.to_string().contains("seed"), "{e}");
+    assert!(s
+        .observe_rotated("no.Such", &Params::new(), "hadamard")
+        .is_err());
+}

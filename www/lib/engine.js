@@ -670,6 +670,16 @@ export class Engine {
   }
 
   /**
+   * Observer `id` with `params` on the selected batches with every row rotated along its last
+   * axis by `rotate` (`'hadamard[:SEED]'`, as the CLI's `--rotate`): `{rotation, metrics,
+   * error}`, the error measured against the rotated values; the observer's panel run is
+   * unchanged.
+   */
+  observeRotated({ id, params = {}, rotate = 'hadamard' }) {
+    return this.session.observeRotated(id, params, rotate);
+  }
+
+  /**
    * How format `id` with `params` stored one block of the formats view's tensor (`block`, by
    * default the one holding its largest magnitude), recorded by the codec's own encoder:
    * `{format, block, blocks, steps}` (`quantize --explain --json`'s `derivation`); with `view`,
