@@ -619,7 +619,7 @@ fn an_observer_on_the_rotated_batches_leaves_the_panel_alone_and_spreads_an_outl
     let (b, a) = (sqnr(before.metrics), sqnr(after.metrics));
     assert!(a > b + 3.0, "before {b} dB, after {a} dB");
     // The panel's own run is unchanged.
-    let kept = s.result("torch.MinMaxObserver").unwrap().metrics.clone();
+    let kept = s.result("torch.MinMaxObserver").unwrap().metrics;
     assert_eq!(sqnr(kept), b);
     // A bad rotation or observer is an error naming it.
     let e = s
