@@ -724,3 +724,101 @@ fn every_golden_ggml_case_derives_the_reference_block() {
     }
     assert!(checked >= 30, "{checked} golden ggml cases checked");
 }
+
+/// The candidate tables of a search that runs while the data is fed, checked against the
+/// library's own selection (`expected.mse_search`): the table lists as many candidates as the
+/// library scored, and every slice listed in full marks the step the library selected, whose
+/// range is the report's, bit for bit.
+fn check_search_tables(case: &common::Case) -> Result<(), String> {
+    // Per batch searched (a list), or one search: the table is the last batch's.
+    let search = match case.expected.get("mse_search") {
+        None => return Ok(()),
+        Some(Json::Array(per_batch)) => per_batch.last().ok_or("no search")?,
+        Some(one) => one,
+    };
+    let want_steps: Vec<i64> = search["selected_step"]
+        .as_array()
+        .ok_or("no selected_step")?
+        .iter()
+        .filter_map(Json::as_i64)
+        .collect();
+    let batches = case.load_batches()?;
+    let report = common::case_run(case, &batches)?.explained(true).report();
+    let q = report.qparams.as_ref().ok_or("no qparams")?;
+    let tables: Vec<(Option<i64>, &quantscope::derivation::Candidates)> = report
+        .derivation
+        .iter()
+        .filter_map(|s| {
+            let slice = match s.values.get("slice") {
+                Some(Value::Int(k)) => Some(*k),
+                _ => None,
+            };
+            s.candidates.as_ref().map(|c| (slice, c))
+        })
+        .collect();
+    let (_, first) = tables.first().ok_or("no candidate table")?;
+    if let Some(n) = search.get("steps_evaluated").and_then(Json::as_u64) {
+        if first.rows.len() as u64 != n {
+            return Err(format!(
+                "{} candidates listed, the library scored {n}",
+                first.rows.len()
+            ));
+        }
+    }
+    let full: Vec<(usize, &quantscope::derivation::Candidates)> = if want_steps.len() == 1 {
+        vec![(0, *first)]
+    } else {
+        tables[1..]
+            .iter()
+            .map(|(k, c)| (k.unwrap_or(-1) as usize, *c))
+            .collect()
+    };
+    if full.is_empty() {
+        return Err("no slice listed in full".into());
+    }
+    for (k, c) in full {
+        let row = &c.rows[c.picked];
+        let want = want_steps.get(k).copied().ok_or(format!("slice {k}"))?;
+        if c.rule.contains("raw range stayed") {
+            if want != 0 {
+                return Err(format!("slice {k}: no pick, the library selected {want}"));
+            }
+            continue;
+        }
+        if row[0] as i64 != want {
+            return Err(format!(
+                "slice {k}: picked step {}, the library {want}",
+                row[0]
+            ));
+        }
+        // With one batch the report's range is that batch's pick.
+        let [lo, hi] = c.range.ok_or("no range columns")?.of(row);
+        if batches.len() == 1
+            && ((lo as f32).to_bits() != q.min_val[k].to_bits()
+                || (hi as f32).to_bits() != q.max_val[k].to_bits())
+        {
+            return Err(format!(
+                "slice {k}: the picked range [{lo}, {hi}] is not the report's [{}, {}]",
+                q.min_val[k], q.max_val[k]
+            ));
+        }
+    }
+    Ok(())
+}
+
+#[test]
+fn every_golden_search_lists_the_candidates_the_library_scored_and_marks_its_selection() {
+    for family in ["llmcompressor", "torchao"] {
+        let cases: Vec<common::Case> = common::load_cases(family)
+            .into_iter()
+            .filter(|c| c.expected.get("mse_search").is_some())
+            .collect();
+        assert!(cases.len() >= 5, "{family}: {} search cases", cases.len());
+        common::run_cases(
+            &format!("search tables of {family}"),
+            cases,
+            check_search_tables,
+            false,
+        );
+    }
+}

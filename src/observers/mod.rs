@@ -5,6 +5,7 @@ pub mod llmcompressor;
 pub mod modelopt;
 pub mod ort;
 pub mod quark;
+pub mod search_table;
 pub mod shaped_stats;
 pub mod torch;
 pub mod torchao;

@@ -17,6 +17,7 @@ use crate::derivation::{self, Step};
 use crate::error::{Error, Result, Stage};
 use crate::formats::ElementFormat;
 use crate::observer::{Granularity, Grid, PlotSnapshot, QParams, ZeroPoint};
+use crate::observers::search_table::SearchTable;
 use crate::observers::shaped_stats::ShapedStats;
 use crate::params::Choice;
 use crate::quant::round_half_even;
@@ -52,6 +53,8 @@ pub struct SearchReport {
     pub selected_step: Vec<usize>,
     pub steps_evaluated: usize,
     pub total_steps: usize,
+    /// The candidates taken (see [`SearchTable`]).
+    pub table: SearchTable,
     /// imatrix: whether the importance passed validation.
     pub importance_used: Option<bool>,
     /// A fallback the library logs (imatrix).
@@ -110,15 +113,21 @@ const CALCULATE_QPARAMS: &str =
      global scale: generate_gparam at :320";
 
 /// The derivation's step of an MSE search: which shrink factor `p = 1 − i/grid` won.
-fn search_step(search: &SearchReport) -> Step {
+/// Where llm-compressor's searches come from.
+const SEARCH_SOURCE: &str =
+    "llmcompressor/observers/mse_quant.py:21 (llmcompressor 0.14.0.1, _grid_search_mse); \
+     imatrix: llmcompressor/observers/imatrix.py:252";
+
+/// The derivation's steps of the search (the last batch searched): every candidate it took,
+/// with the error of each, and the slices of widest range in full (see [`SearchTable`]).
+fn search_steps(search: &SearchReport) -> Vec<Step> {
     let mut picked = search.selected_step.clone();
     picked.sort_unstable();
     let mut step = Step::new(
         "Shrink-factor grid search",
         "for i = 0, 1, …: candidate range p·(min, max) with p = 1 − i/grid, error Σ|Q(x) − x|^norm per slice; \
          stop after `patience` candidates without improvement; keep the first minimum",
-        "llmcompressor/observers/mse_quant.py:21 (llmcompressor 0.14.0.1, _grid_search_mse); \
-         imatrix: llmcompressor/observers/imatrix.py:252",
+        SEARCH_SOURCE,
     )
     .value("candidates evaluated", search.steps_evaluated)
     .value("grid size", search.total_steps);
@@ -131,7 +140,26 @@ fn search_step(search: &SearchReport) -> Step {
     if let Some(used) = search.importance_used {
         step = step.value("importance used", used);
     }
-    step
+    let rule = if search.steps_evaluated < search.total_steps {
+        format!(
+            "a slice takes a candidate whose error is strictly below its best so far (first minimum); \
+             the search stopped after {} of {} candidates: `patience` candidates in a row improved no slice",
+            search.steps_evaluated, search.total_steps
+        )
+    } else {
+        "a slice takes a candidate whose error is strictly below its best so far (first minimum); \
+         every candidate of the grid was scored"
+            .to_string()
+    };
+    let (mut tables, slices) = search
+        .table
+        .steps(["i", "p", "error"], &rule, SEARCH_SOURCE);
+    if !tables.is_empty() {
+        step = step.candidates(tables.remove(0));
+    }
+    let mut steps = vec![step];
+    steps.extend(slices);
+    steps
 }
 
 /// `get_qparams()` on the collected statistics.
@@ -193,8 +221,10 @@ pub fn qparams(cal: &Calibration, target: &Target) -> Result<QParams> {
     } else {
         ZeroPoint::Float(computed.zero_point)
     };
-    if let Some(search) = &cal.search {
-        derivation::record(|| search_step(search));
+    if let Some(search) = cal.search.as_ref().filter(|_| derivation::recording()) {
+        for step in search_steps(search) {
+            derivation::record(|| step);
+        }
     }
     derivation::record_qparams(
         || {

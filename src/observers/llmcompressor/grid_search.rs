@@ -33,6 +33,7 @@ use super::stats::Combine;
 use crate::error::{Result, Stage};
 use crate::kernels::torch::pointwise::Power;
 use crate::kernels::torch::reduce::min_max_dims;
+use crate::observers::search_table::{Candidate, SearchTable};
 use crate::observers::shaped_stats::ShapedStats;
 use crate::parallel;
 use crate::tensor::Tensor;
@@ -66,6 +67,8 @@ pub struct SearchOutcome {
     pub steps_evaluated: usize,
     /// Candidates the schedule allows.
     pub total_steps: usize,
+    /// The candidates taken, for the derivation.
+    pub table: SearchTable,
 }
 
 /// How the error of a search is weighted, and what its report says about it.
@@ -104,6 +107,7 @@ pub fn calibrate_by_search(
         selected_step: outcome.selected_step,
         steps_evaluated: outcome.steps_evaluated,
         total_steps: outcome.total_steps,
+        table: outcome.table,
         importance_used: weighting.importance_used,
         warning: weighting.warning,
     });
@@ -130,6 +134,12 @@ pub fn grid_search(
     let mut best_min = min_val.clone();
     let mut best_max = max_val.clone();
     let mut selected = vec![0usize; qcount];
+    let widths: Vec<f64> = min_val
+        .iter()
+        .zip(&max_val)
+        .map(|(&lo, &hi)| hi as f64 - lo as f64)
+        .collect();
+    let mut table = SearchTable::new(&widths);
 
     let product = (settings.maxshrink * settings.grid).trunc();
     let total_steps = match schedule {
@@ -168,17 +178,27 @@ pub fn grid_search(
             let i = next + w;
             let (shrunk_min, shrunk_max, err) = candidate?;
             evaluated += 1;
-            let mut improved = false;
+            let mut improved = 0usize;
             for k in 0..qcount {
                 if err[k] < best_error[k] {
                     best_error[k] = err[k];
                     best_min[k] = shrunk_min[k];
                     best_max[k] = shrunk_max[k];
                     selected[k] = i;
-                    improved = true;
+                    improved += 1;
                 }
             }
-            if improved {
+            let factor = (1.0 - i as f64 / settings.grid) as f32;
+            table.add(
+                Candidate {
+                    index: i,
+                    factor: factor as f64,
+                },
+                &err,
+                |k| (shrunk_min[k], shrunk_max[k]),
+                improved,
+            );
+            if improved > 0 {
                 no_improve = 0;
             } else {
                 no_improve += 1;
@@ -199,8 +219,12 @@ pub fn grid_search(
             min: best_min,
             max: best_max,
         },
-        selected_step: selected,
+        selected_step: {
+            table.select(|k| selected.get(k).copied());
+            selected
+        },
         steps_evaluated: evaluated,
         total_steps,
+        table,
     })
 }

@@ -21,6 +21,7 @@ use crate::kernels::torch::reduce::{
     contiguous_runs, inner_row_sum_of_lanes, mean_dims_of, min_max_dims, RowLanes, VEC,
 };
 use crate::observer::{Granularity, ObserverKind, PlotSnapshot, QParams};
+use crate::observers::search_table::{Candidate, SearchTable};
 use crate::observers::shaped_stats::ShapedStats;
 use crate::parallel;
 use crate::tensor::Tensor;
@@ -52,8 +53,19 @@ fn nan_min(a: f32, b: f32) -> f32 {
     }
 }
 
-/// `line_search(input)`: the searched `(min_val, max_val)` and the selected step per block.
-fn line_search(batch: &Tensor, cfg: &MseConfig) -> Result<(ShapedStats, Vec<usize>, Vec<usize>)> {
+/// What `line_search` found for one batch.
+struct Searched {
+    /// The searched `(min_val, max_val)`.
+    stats: ShapedStats,
+    /// Per block, the selected step `i` (0: none, the raw range stayed).
+    selected: Vec<usize>,
+    /// Every threshold taken, for the derivation.
+    table: SearchTable,
+    block: Vec<usize>,
+}
+
+/// `line_search(input)`: the searched ranges, the selected step per block and the candidates.
+fn line_search(batch: &Tensor, cfg: &MseConfig) -> Result<Searched> {
     let args = &cfg.args;
     let (block, view) = view_of(batch, &args.granularity)?;
     let dims = view.reduced();
@@ -73,6 +85,8 @@ fn line_search(batch: &Tensor, cfg: &MseConfig) -> Result<(ShapedStats, Vec<usiz
     check_blocks(&batch.shape, &block, &view, range.len())?;
     let mut optimal = vec![1e9f32; range.len()];
     let mut selected = vec![0usize; range.len()];
+    let widths: Vec<f64> = range.iter().map(|&r| r as f64).collect();
+    let mut table = SearchTable::new(&widths);
     let map = slice_map(&batch.shape, &block);
     let (qmin, qmax) = qmin_qmax(args, Stage::Forward)?;
     let kernel =
@@ -119,24 +133,37 @@ fn line_search(batch: &Tensor, cfg: &MseConfig) -> Result<(ShapedStats, Vec<usiz
     let scored = parallel::map_indices(cfg.steps, |w| score(w + 1));
     for (w, candidate) in scored.into_iter().enumerate() {
         let (thres, loss) = candidate?;
+        let mut improved = 0usize;
         for k in 0..range.len() {
             if loss[k] < optimal[k] {
                 min_val[k] = -thres[k];
                 max_val[k] = thres[k];
                 selected[k] = w + 1;
+                improved += 1;
             }
             optimal[k] = nan_min(loss[k], optimal[k]);
         }
+        table.add(
+            Candidate {
+                index: w + 1,
+                factor: (w + 1) as f64 / cfg.steps as f64,
+            },
+            &loss,
+            |k| (-thres[k], thres[k]),
+            improved,
+        );
     }
-    Ok((
-        ShapedStats {
+    table.select(|k| selected.get(k).copied().filter(|&s| s > 0));
+    Ok(Searched {
+        stats: ShapedStats {
             shape: view.reduced_shape(false),
             min: min_val,
             max: max_val,
         },
         selected,
+        table,
         block,
-    ))
+    })
 }
 
 /// One block's squared Q/DQ errors under its `(scale, zero point)`.
@@ -191,9 +218,15 @@ impl ObserverKind for AffineMse {
                 Stage::Forward,
             ));
         }
-        let (stats, selected, block) = line_search(batch, cfg)?;
+        let Searched {
+            stats,
+            selected,
+            table,
+            block,
+        } = line_search(batch, cfg)?;
         state.stats = Some(stats);
         state.selected_step = Some(selected);
+        state.search = Some(table);
         state.block_size = block;
         state.batch_shape = batch.shape.clone();
         state.calibrated = true;

@@ -15,6 +15,7 @@ use crate::slice_map::write_grid_range;
 use crate::tensor::Tensor;
 use serde_json::{Map, Value};
 
+use crate::observers::search_table::SearchTable;
 use crate::observers::shaped_stats::ShapedStats;
 
 /// An observer's state: its statistics, the block size and shape of the last batch, and the
@@ -25,6 +26,8 @@ pub struct Observed {
     pub block_size: Vec<usize>,
     pub batch_shape: Vec<usize>,
     pub selected_step: Option<Vec<usize>>,
+    /// The MSE observer's thresholds on the last batch searched (see [`SearchTable`]).
+    pub search: Option<SearchTable>,
     /// `AffineQuantizedMSEObserver.calibrated` (for `run_once`).
     pub calibrated: bool,
 }
@@ -80,23 +83,58 @@ pub fn qparams(state: &Observed, args: &AffineArgs) -> Result<QParams> {
     if let Some(steps) = &state.selected_step {
         q.extra
             .insert("selected_step".into(), Value::from(steps.clone()));
-        derivation::record(|| {
-            let mut picked = steps.clone();
-            picked.sort_unstable();
-            Step::new(
-                "Line search over symmetric clipping thresholds",
-                "for each of `steps` thresholds t_i = amax·i/steps, quantize with the range ±t_i and \
-                 measure the squared error; keep each block's threshold with the smallest error (first minimum)",
-                "torchao/quantization/observer.py:320 (torchao 0.18.0, AffineQuantizedMSEObserver.line_search)",
-            )
-            .value("blocks", picked.len())
-            .value("smallest winning step", picked.first().copied().unwrap_or_default())
-            .value("median winning step", picked.get(picked.len() / 2).copied().unwrap_or_default())
-            .value("largest winning step", picked.last().copied().unwrap_or_default())
-        });
+        if derivation::recording() {
+            for step in line_search_steps(steps, state.search.as_ref()) {
+                derivation::record(|| step);
+            }
+        }
     }
     record(&q, args);
     Ok(q)
+}
+
+/// Where the MSE observer's line search comes from.
+const LINE_SEARCH: &str =
+    "torchao/quantization/observer.py:320 (torchao 0.18.0, AffineQuantizedMSEObserver.line_search)";
+
+/// The derivation's steps of the MSE observer's line search (the last batch searched): the
+/// winning steps, every threshold with its loss, and the blocks of widest range in full.
+fn line_search_steps(selected: &[usize], table: Option<&SearchTable>) -> Vec<Step> {
+    let mut picked = selected.to_vec();
+    picked.sort_unstable();
+    let mut step = Step::new(
+        "Line search over symmetric clipping thresholds",
+        "for each of `steps` thresholds t_i = amax·i/steps, quantize with the range ±t_i and \
+         measure the squared error; keep each block's threshold with the smallest error (first minimum)",
+        LINE_SEARCH,
+    )
+    .value("blocks", picked.len())
+    .value("smallest winning step", picked.first().copied().unwrap_or_default())
+    .value("median winning step", picked.get(picked.len() / 2).copied().unwrap_or_default())
+    .value("largest winning step", picked.last().copied().unwrap_or_default());
+    let mut steps = Vec::new();
+    if let Some(table) = table {
+        let rule =
+            "a block takes a threshold whose loss is strictly below its best so far, which starts \
+                    at 1e9 (first minimum; every threshold is scored)";
+        let (mut tables, slices) = table.steps(["i", "t/amax", "mse"], rule, LINE_SEARCH);
+        if !tables.is_empty() {
+            let mut t = tables.remove(0);
+            if table.slices == 1 {
+                // Thresholds are symmetric ranges: drawn against t.
+                t = t.symmetric_ranges_in(3);
+            }
+            step = step.candidates(t);
+        }
+        steps.push(step);
+        steps.extend(slices.into_iter().map(|mut s| {
+            s.candidates = s.candidates.map(|c| c.symmetric_ranges_in(3));
+            s
+        }));
+    } else {
+        steps.push(step);
+    }
+    steps
 }
 
 /// `choose_qparams_affine_with_min_max`, torchao 0.18.0.
