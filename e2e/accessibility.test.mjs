@@ -1,8 +1,8 @@
 // Accessibility of the whole page in headless Chromium: every view in a populated state (the
-// demo's observer panels with a failed panel and a refused file, the formats with one added,
-// an AdaRound run, a ranked checkpoint, a compared checkpoint with a pair up close, every
-// <details> open) has no serious or critical axe-core violation, and the keyboard alone reaches
-// every control (Tab, no tabindex traps) with its focus shown.
+// rotation preview on, the demo's observer panels with a failed panel and a refused file, the
+// formats with one added, an AdaRound run, a ranked checkpoint, a compared checkpoint with a pair
+// up close, every <details> open) has no serious or critical axe-core violation, and the keyboard
+// alone reaches every control (Tab, no tabindex traps) with its focus shown.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import path from 'node:path';
@@ -30,6 +30,8 @@ before(async () => {
   page = await env.page();
   const idle = () => page.evaluate(() => window.quantscope.idle());
   await page.waitForSelector('#formats[data-state=done]');
+  // The rotation preview: every panel and format row shows its numbers after rotation too.
+  await page.check('#rotate-on');
   // Explorer: a refused file (its alert) and a panel whose parameters fail (its error).
   await page.setInputFiles('#file', { name: 'broken.npy', mimeType: 'application/octet-stream', buffer: Buffer.from('\x93NUMPY\x01\x00not a header') });
   await idle();

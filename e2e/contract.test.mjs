@@ -205,7 +205,10 @@ const ramp = (n, scale = 1) => Array.from({ length: n }, (_, i) => Math.sin(i * 
 
 /** Bring every view into every state the contract describes. */
 async function exercise(page) {
-  // Observers: the demo's per-tensor and per-channel panels, and a panel that fails.
+  // The rotation preview on: every panel and format row also shows its numbers after rotation.
+  await page.check('#rotate-on');
+  // Observers: the demo's per-tensor and per-channel panels, and a panel that fails (before and
+  // after rotation).
   await page.evaluate(() => window.quantscope.observe('torch.MinMaxObserver', { quant_min: 0, quant_max: 0 }));
   await page.click('[role=region][aria-label="torch.HistogramObserver"] .why summary');
   await page.waitForSelector('[role=region][aria-label="torch.HistogramObserver"][data-derivation-steps]');

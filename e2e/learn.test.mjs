@@ -128,7 +128,7 @@ const CASES = {
       }
       return { right: db.toFixed(2), wrong: (db - 2).toFixed(2) };
     },
-    explorer: { observers: ['torch.MinMaxObserver', 'torch.PerChannelMinMaxObserver'], demo: 'activation', formats: ['int'] },
+    explorer: { observers: ['torch.MinMaxObserver', 'torch.PerChannelMinMaxObserver'], demo: 'activation', formats: ['int'], rotate: 'hadamard:0' },
   },
   checkpoint: {
     move: (page) => page.selectOption('[data-control=file]', 'weight'),
@@ -235,6 +235,7 @@ test('every lesson: figure answers its control, try-it judged by the engine, exp
     assert.deepEqual(state.observers, c.explorer.observers, `${slug}: observers`);
     assert.equal(state.demo, c.explorer.demo, `${slug}: demo`);
     assert.deepEqual(state.formats.map((f) => f.id), c.explorer.formats, `${slug}: formats`);
+    assert.equal(state.rotate, c.explorer.rotate ?? null, `${slug}: rotation preview`);
     const rows = await page.evaluate(() => window.quantscope.formats());
     for (const id of c.explorer.formats) assert.ok(rows.some((r) => r.extra && r.id === id && !r.error), `${slug}: ${id} compared in the formats view`);
     console.log(`${slug}: ${Date.now() - t0} ms`);

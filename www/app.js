@@ -16,6 +16,7 @@ import { ModelView } from './ui/model.js';
 import { CompareView } from './ui/compare.js';
 import { LearnView, isLessonHash } from './ui/learn.js';
 import { encodeState, decodeState } from './ui/state.js';
+import { rotationSpec, parseSeed, seedOf } from './ui/rotation.js';
 import { h } from './lib/panel.js';
 import { fmtShape } from './lib/format.js';
 
@@ -73,6 +74,11 @@ const app = {
   hist: null,
   loading: false,
   loadController: null,
+  /**
+   * The rotation preview (the toolbar's "Rotate (Hadamard)" and its seed): every view shows its
+   * numbers before and after a randomized Hadamard rotation of the tensor's rows.
+   */
+  rotation: { on: false, seed: 0 },
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -223,7 +229,26 @@ async function applySplit() {
 // URL state
 
 function currentState() {
-  return { ...VIEWS.state(), demo: app.demo };
+  return { ...VIEWS.state(), demo: app.demo, rotate: rotateState() };
+}
+
+/** The rotation preview as the views and the URL take it: `'hadamard:SEED'`, or null when off. */
+function rotateState() {
+  return app.rotation.on ? rotationSpec(app.rotation.seed) : null;
+}
+
+/** Show the rotation preview's setting in its controls. */
+function renderRotation() {
+  $('#rotate-on').checked = app.rotation.on;
+  $('#rotate-seed').value = String(app.rotation.seed);
+}
+
+/** Change the rotation preview (`{on}`, `{seed}`): every view shows it, and the URL keeps it. */
+function setRotation(change) {
+  app.rotation = { ...app.rotation, ...change };
+  renderRotation();
+  VIEWS.setState({ rotate: rotateState() });
+  updateUrl();
 }
 
 /**
@@ -257,8 +282,11 @@ function flushUrl() {
 /** Apply a decoded fragment: what it leaves out goes back to the defaults (no added formats). */
 function applyState(st) {
   if (st.demo && st.demo in DEMOS) app.demo = st.demo;
+  app.rotation = st.rotate ? { on: true, seed: seedOf(st.rotate) } : { ...app.rotation, on: false };
+  renderRotation();
   VIEWS.setState({
     ...st,
+    rotate: rotateState(),
     observers: st.observers.length ? st.observers : undefined,
     curve: st.curve || undefined,
     formats: st.formats || [],
@@ -363,6 +391,12 @@ function bindInputs() {
   $('#split-on').addEventListener('change', applySplit);
   $('#split-count').addEventListener('change', () => $('#split-on').checked && applySplit());
   $('#split-axis').addEventListener('change', () => $('#split-on').checked && applySplit());
+  $('#rotate-on').addEventListener('change', (e) => setRotation({ on: e.target.checked }));
+  $('#rotate-seed').addEventListener('change', (e) => {
+    const seed = parseSeed(e.target.value);
+    if (seed === null) renderRotation(); // not a seed: the one in use stays
+    else if (seed !== app.rotation.seed) setRotation({ seed });
+  });
   window.addEventListener('hashchange', onHashChange);
   window.addEventListener('pagehide', flushUrl);
 }

@@ -673,9 +673,11 @@ export class Engine {
    * Observer `id` with `params` on the selected batches with every row rotated along its last
    * axis by `rotate` (`'hadamard[:SEED]'`, as the CLI's `--rotate`): `{rotation, metrics,
    * error}`, the error measured against the rotated values; the observer's panel run is
-   * unchanged.
+   * unchanged. A call whose `signal` was aborted before its turn came (a panel superseded it)
+   * is not run: it throws `Cancelled` (through the worker, the call rejects with `cancelled`).
    */
-  observeRotated({ id, params = {}, rotate = 'hadamard' }) {
+  observeRotated({ id, params = {}, rotate = 'hadamard' }, { signal } = {}) {
+    if (signal && signal.aborted) throw new Cancelled('superseded by a newer change');
     return this.session.observeRotated(id, params, rotate);
   }
 

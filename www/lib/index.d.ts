@@ -24,6 +24,7 @@ import type {
   QuantizerRegistry,
   Registry,
   Report,
+  Rotated,
   Selection,
   Session,
   Diagnosis,
@@ -92,6 +93,7 @@ export type {
   Registry,
   Report,
   ResultKind,
+  Rotated,
   RtnResult,
   Selection,
   SliceNumbers,
@@ -338,7 +340,8 @@ export declare class Engine {
   renderComparisonSvg(args: { comparison: ComparisonData; style?: Style; width?: number }): string;
   formats(args?: { extra?: Array<{ id: string; params?: ParamValues }> }, run?: RunOptions): Promise<{ name: FormatsTarget['name']; shape: FormatsTarget['shape']; rows: FormatRow[] }>;
   evaluateFormat(args: { id: string; params?: ParamValues; rotate?: string | null }): FormatResult & { rotation?: string };
-  observeRotated(args: { id: string; params?: ParamValues; rotate?: string }): { rotation: string; metrics: QdqMetrics | null; error: ErrorInfo | null };
+  /** Not run when `run.signal` was aborted before its turn: throws `Cancelled` (a worker call rejects, `cancelled`). */
+  observeRotated(args: { id: string; params?: ParamValues; rotate?: string }, run?: Pick<RunOptions, 'signal'>): Rotated;
   /** How a format stored one block of the selected tensor (the last step: what it stores). */
   explainFormat(args: { id: string; params?: ParamValues; block?: number | null; view?: false }): BlockDerivation;
   explainFormat(args: { id: string; params?: ParamValues; block?: number | null; view: true }): { format: string; block: number; blocks: number; steps: StepView[] };

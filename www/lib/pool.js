@@ -9,7 +9,8 @@
 //   session holds the same tensor. The caller sees the first member's progress and result. A load
 //   that some members finished and others were cancelled in is finished on those too (the cancel
 //   came too late), so the sessions never differ; it fails only when every member failed.
-// - The calls of one observer (`observe`, `update`, `updateDeferred`, `complete`, `explain`, `remove`, by
+// - The calls of one observer (`observe`, `update`, `updateDeferred`, `complete`, `explain`,
+//   `observeRotated` — its run after rotation, so these spread as the panels do —, `remove`, by
 //   `args.id`) go to the member that owns it. A fresh `observe` of an observer nobody owns waits in
 //   the pool until a member has room for it (fewer than QUEUED_PER_MEMBER observations queued),
 //   and that member becomes its owner: slow observers spread themselves over the members,
@@ -35,7 +36,7 @@ import { registry } from '../pkg/quantscope.js';
 /** Calls that every member runs (they change what is loaded and selected). */
 const BROADCAST = new Set(['load', 'select']);
 /** Calls of one observer, routed by `args.id` to the member that owns it. */
-const BY_OBSERVER = new Set(['observe', 'update', 'updateDeferred', 'complete', 'explain', 'remove']);
+const BY_OBSERVER = new Set(['observe', 'update', 'updateDeferred', 'complete', 'explain', 'observeRotated', 'remove']);
 /**
  * Fresh observations a member may have queued at once before the pool holds the next ones: two,
  * so that a member finishing one starts the next at once, without waiting for the page (busy

@@ -3,11 +3,17 @@
 // the version followed) and a chart of SQNR against bits per value. The "add a format"
 // controls are generated from the quantizer registry — no per-format code; a vector parameter
 // (llama.cpp's importance matrix) takes a loaded tensor or a file opened for it.
+//
+// With the page's rotation preview on (the `rotate` state, www/ui/rotation.js), every measured
+// format is also measured on the tensor with each row rotated (engine `evaluateFormat` with
+// `rotate`, the CLI's `formats --rotate`), one at a time after the comparison, in an "SQNR rotated"
+// column with a verdict, beside a note on why small-block formats gain little.
 import { drawFormats } from '../pkg/quantscope.js';
 import { buildControls, tensorChoices } from './controls.js';
 import { h, fitCanvas, seriesColor, renderDerivation } from '../lib/panel.js';
 import { fmtNum, fmtShape, groupDigits } from '../lib/format.js';
 import { View } from './view.js';
+import { rotationHelps, sqnrText, sqnrAttr, BLOCK_NOTE, HELPS_DB } from './rotation.js';
 
 /** Tensors up to this many values are compared as soon as they are selected. */
 const AUTO_ELEMENTS = 4 * 1024 * 1024;
@@ -15,12 +21,6 @@ const AUTO_ELEMENTS = 4 * 1024 * 1024;
 /** Bits per value as the table shows them: exact up to four decimals (6.5625, 4.1289). */
 export function bitsText(v) {
   return String(Number(v.toFixed(4)));
-}
-
-/** SQNR as the table shows it: dB, `∞ (lossless)` when there is no error at all, `—` when undefined. */
-function sqnrText(r) {
-  if (r.sqnr_db !== null && r.sqnr_db !== undefined) return `${fmtNum(r.sqnr_db)} dB`;
-  return r.mse === 0 && r.count > 0 ? '∞ (lossless)' : '—';
 }
 
 export class FormatsView extends View {
@@ -48,6 +48,15 @@ export class FormatsView extends View {
     this.tensors = [];
     this.opened = [];
     this.controller = null;
+    /** The page's rotation preview: `'hadamard:SEED'`, or null when off (www/ui/rotation.js). */
+    this.rotate = null;
+    /** Each measured row's result after rotation (a FormatResult with `rotation`, or {error}). */
+    this.rotated = new Map();
+    /** The rotated measurement running (its token), if any, and the last one asked for. */
+    this.rotating = null;
+    this.rotationAsked = null;
+    /** The table row of each measured row, as last rendered. */
+    this.rowElements = new Map();
     this.renderMarkup();
     this.section = this.$('formats');
     this.buildAdder();
@@ -74,6 +83,9 @@ export class FormatsView extends View {
           h('span', { id: id('formats-progress-label'), 'aria-live': 'polite' }),
           h('button', { type: 'button', id: id('formats-cancel'), text: 'Cancel' })),
         h('div', { id: id('formats-error'), class: 'alert', role: 'alert', hidden: true }),
+        h('div', { id: id('formats-rotation'), class: 'rotation-note', hidden: true },
+          h('p', { id: id('formats-rotation-what') }),
+          h('p', { text: BLOCK_NOTE })),
         h('div', { class: 'formats-body' },
           h('canvas', { id: id('formats-chart'), class: 'formats-chart', role: 'img', 'aria-label': 'SQNR against bits per value for every format', hidden: true }),
           h('table', { id: id('formats-table'), class: 'data-table formats-table' })),
@@ -100,8 +112,19 @@ export class FormatsView extends View {
     return { formats: this.extra.map((e) => ({ id: e.id, params: { ...e.params } })) };
   }
 
-  /** Restore added formats (from the URL); unknown and decode-only families are dropped. */
-  setState({ formats } = {}) {
+  /**
+   * Restore added formats (from the URL); unknown and decode-only families are dropped. The
+   * page's rotation preview `rotate` (kept by the page, not by this view) measures every row
+   * again after rotation, or drops those measurements.
+   */
+  setState({ formats, rotate } = {}) {
+    if (rotate !== undefined && rotate !== this.rotate) {
+      this.rotate = rotate;
+      this.rotated = new Map();
+      this.rotationAsked = null;
+      this.render();
+      if (!this.comparing) this.computeRotated();
+    }
     if (formats === undefined) return;
     this.extra = (formats || []).filter((e) => this.families.some((f) => f.id === e.id && f.encodes !== false));
   }
@@ -124,6 +147,7 @@ export class FormatsView extends View {
     this.summary = summary;
     this.generation += 1;
     this.rows = [];
+    this.rotated = new Map();
     this.target = null;
     this.render();
     if (summary && summary.elements <= AUTO_ELEMENTS) this.compute();
@@ -150,12 +174,17 @@ export class FormatsView extends View {
   }
 
   /** True while the current tensor's formats are being compared. */
-  get busy() {
+  get comparing() {
     return this.running !== null && this.running === this.generation;
   }
 
+  /** True while the current tensor's formats are being compared, or measured after rotation. */
+  get busy() {
+    return this.comparing || this.rotating !== null;
+  }
+
   async compute() {
-    if (!this.summary || this.busy) return;
+    if (!this.summary || this.comparing) return;
     const generation = this.generation;
     this.running = generation;
     this.section.dataset.state = 'running';
@@ -182,6 +211,51 @@ export class FormatsView extends View {
       if (generation === this.generation) {
         this.$('formats-progress').hidden = true;
         this.render();
+        this.computeRotated();
+      }
+    }
+  }
+
+  /**
+   * With the rotation preview on, measure every row not measured after rotation yet, one format
+   * at a time (cancellable between formats), filling the table as the answers come. A newer
+   * call, another tensor or another rotation makes it stop and drops its answer in flight.
+   */
+  async computeRotated() {
+    const rotate = this.rotate;
+    const jobs = rotate ? this.rows.filter((r) => !r.error && !this.rotated.has(r)) : [];
+    // A comparison running measures its rows after rotation once it is done.
+    if (!this.summary || this.comparing || jobs.length === 0) return;
+    const token = {};
+    this.rotationAsked = token;
+    this.rotating = token;
+    const generation = this.generation;
+    const controller = new AbortController();
+    this.controller = controller;
+    const live = () => this.rotationAsked === token && this.generation === generation && !controller.signal.aborted;
+    try {
+      for (let i = 0; i < jobs.length && live(); i++) {
+        this.showProgress(i / jobs.length, `format ${i + 1} of ${jobs.length} after rotation`);
+        const r = jobs[i];
+        let value;
+        try {
+          value = await this.engine.call('evaluateFormat', { id: r.id, params: r.params || {}, rotate });
+        } catch (err) {
+          if (err.restarted) return; // the engine restarted: the view compares again
+          value = { error: err.message };
+        }
+        if (!live()) break;
+        if (this.rows.includes(r)) {
+          this.rotated.set(r, value);
+          this.renderRotated(r);
+        }
+      }
+      if (controller.signal.aborted && this.rotationAsked === token && this.generation === generation) this.setError('Measuring the formats after rotation was cancelled.');
+    } finally {
+      if (this.controller === controller) this.controller = null;
+      if (this.rotating === token) {
+        this.rotating = null;
+        this.$('formats-progress').hidden = true;
       }
     }
   }
@@ -258,6 +332,7 @@ export class FormatsView extends View {
       this.rows.push({ ...value, extra: true });
       this.render();
       this.onChange();
+      this.computeRotated();
     } catch (err) {
       if (err.restarted) return;
       const el = this.$('format-add-error');
@@ -271,6 +346,7 @@ export class FormatsView extends View {
     const k = this.rows.slice(0, i).filter((r) => r.extra).length;
     this.extra.splice(k, 1);
     this.rows.splice(i, 1);
+    this.rotated.delete(row);
     this.render();
     this.onChange();
   }
@@ -279,7 +355,7 @@ export class FormatsView extends View {
     const t = this.target;
     this.$('formats-target').textContent = t ? `on ${t.name} ${fmtShape(t.shape)}` : '';
     const button = this.$('formats-run');
-    button.hidden = Boolean(t) || this.busy || !this.summary;
+    button.hidden = Boolean(t) || this.comparing || !this.summary;
     if (this.summary) button.textContent = `Compare formats (${groupDigits(this.summary.elements)} values)`;
     this.renderTable();
     this.draw();
@@ -290,14 +366,70 @@ export class FormatsView extends View {
     return this.families.find((f) => f.id === id);
   }
 
+  /** Say which rotation the "SQNR rotated" column shows (the engine's words, once it answered). */
+  renderRotationNote() {
+    const note = this.$('formats-rotation');
+    note.hidden = !this.rotate;
+    if (!this.rotate) return;
+    const answered = [...this.rotated.values()].find((v) => v.rotation);
+    const what = answered ? answered.rotation : this.rotate;
+    this.$('formats-rotation-what').replaceChildren(
+      `“SQNR rotated”: each format on the tensor with every row rotated — ${what}, as `,
+      h('code', { text: `quantscope formats --rotate ${this.rotate}` }),
+      ` computes it. A rotation does not help a format when it gains less than ${HELPS_DB} dB.`);
+  }
+
+  /**
+   * The cells a measured row `r` adds after rotation (with the rotation preview on): its SQNR
+   * after rotation and the verdict; and the row's attributes saying the same.
+   */
+  rotatedCells(r) {
+    const value = this.rotated.get(r);
+    const none = { 'data-rotated-sqnr': undefined, 'data-rotation-helps': undefined };
+    if (!value) return { attrs: none, cells: [h('td', { class: 'num muted rotated-sqnr', text: '…', title: 'being measured after rotation' }), h('td', { class: 'verdict' })] };
+    if (value.error) return { attrs: none, cells: [h('td', { class: 'num muted rotated-sqnr', text: 'n/a', title: value.error }), h('td', { class: 'verdict' })] };
+    const helps = rotationHelps(r.sqnr_db, value.sqnr_db);
+    const verdict = helps === null ? '' : helps ? 'helps' : 'does not help';
+    return {
+      attrs: { 'data-rotated-sqnr': sqnrAttr(value.sqnr_db), 'data-rotation-helps': helps === null ? undefined : String(helps) },
+      cells: [h('td', { class: 'num rotated-sqnr', text: sqnrText(value) }), h('td', { class: `verdict${helps === false ? ' no-help' : ''}`, text: verdict })],
+    };
+  }
+
+  /**
+   * Show row `r`'s measurement after rotation in its table row, in place (the rest of the table,
+   * the pointer's row and the focus stay as they are).
+   */
+  renderRotated(r) {
+    const tr = this.rowElements.get(r);
+    if (!tr || !tr.isConnected || !this.rotate) {
+      this.renderTable();
+      return;
+    }
+    const { attrs, cells } = this.rotatedCells(r);
+    for (const [k, v] of Object.entries(attrs)) {
+      if (v === undefined) tr.removeAttribute(k);
+      else tr.setAttribute(k, v);
+    }
+    tr.querySelector('td.rotated-sqnr').replaceWith(cells[0]);
+    tr.querySelector('td.verdict').replaceWith(cells[1]);
+    this.renderRotationNote();
+  }
+
   renderTable() {
     const table = this.$('formats-table');
     table.replaceChildren();
+    this.rowElements = new Map();
     this.renderWhyChoices();
+    this.renderRotationNote();
     this.$('formats-why').hidden = !this.rows.length;
     if (!this.rows.length) return;
+    const rotated = Boolean(this.rotate);
+    const columns = rotated ? 9 : 7;
     const head = h('thead', {}, h('tr', {},
       h('th', { text: 'format' }), h('th', { class: 'num', text: 'bits / value' }), h('th', { class: 'num', text: 'SQNR' }),
+      rotated ? h('th', { class: 'num', text: 'SQNR rotated' }) : null,
+      rotated ? h('th', { text: 'rotation' }) : null,
       h('th', { class: 'num', text: 'MSE' }), h('th', { class: 'num', text: 'max |error|' }), h('th', { class: 'num', text: 'clipped' }),
       h('th', {}, h('span', { class: 'visually-hidden', text: 'remove' }))));
     table.append(head);
@@ -317,16 +449,18 @@ export class FormatsView extends View {
         current = g;
         const { name, version } = groups[g];
         body = h('tbody', { 'data-framework': name },
-          h('tr', { class: 'group' }, h('th', { colspan: 7, scope: 'rowgroup' }, name, version ? h('span', { class: 'version', text: version }) : null)));
+          h('tr', { class: 'group' }, h('th', { colspan: columns, scope: 'rowgroup' }, name, version ? h('span', { class: 'version', text: version }) : null)));
         table.append(body);
       }
       const swatch = h('span', { class: 'swatch', style: { background: seriesColor(this.family(r.id)?.colour ?? 0) } });
       const remove = r.extra ? h('button', { type: 'button', class: 'remove', 'aria-label': `Remove ${r.format || r.id}`, text: '×', onclick: () => this.remove(r) }) : null;
       if (r.error) {
-        body.append(h('tr', { class: 'failed', 'data-format': r.id }, h('td', {}, swatch, r.id), h('td', { colspan: 5, class: 'error', text: r.error }), h('td', {}, remove)));
+        body.append(h('tr', { class: 'failed', 'data-format': r.id }, h('td', {}, swatch, r.id), h('td', { colspan: columns - 2, class: 'error', text: r.error }), h('td', {}, remove)));
         return;
       }
+      const after = rotated ? this.rotatedCells(r) : { attrs: {}, cells: [] };
       const tr = h('tr', {
+        ...after.attrs,
         class: r.extra ? 'extra' : undefined,
         'data-format': r.format,
         'data-kind': r.id,
@@ -339,10 +473,12 @@ export class FormatsView extends View {
         h('button', { type: 'button', class: 'link why-link', 'aria-label': `How ${r.format} stores a block`, text: 'why?', onclick: () => this.showWhy(r) })),
       h('td', { class: 'num', text: bitsText(r.bits_per_value) }),
       h('td', { class: 'num', text: sqnrText(r) }),
+      ...after.cells,
       h('td', { class: 'num', text: fmtNum(r.mse) }),
       h('td', { class: 'num', text: fmtNum(r.max_abs_err) }),
       h('td', { class: 'num', text: r.clipped_fraction ? `${fmtNum(r.clipped_fraction * 100)} %` : '0' }),
       h('td', {}, remove));
+      this.rowElements.set(r, tr);
       tr.addEventListener('mouseenter', () => this.hover(r));
       tr.addEventListener('mouseleave', () => this.hover(null));
       body.append(tr);

@@ -10,12 +10,18 @@
 // twice (engine `updateDeferred`): the clipping range at once, then the error metrics, which a
 // newer change of the same panel supersedes (its signal is aborted). A panel only ever shows the
 // answer to the last request it sent; a panel that is (re)created always asks again.
+//
+// With the page's rotation preview on (the `rotate` state, www/ui/rotation.js), each panel also
+// shows its observer's SQNR after rotation (engine `observeRotated`, the CLI's `observe --rotate`),
+// asked once the panel's own report is complete, for the parameters of that report; any new
+// request of the panel first clears it, and an answer to an older one is dropped.
 import { drawCurve, renderPanelSvg, flatParams } from '../pkg/quantscope.js';
 import { buildControls, tensorChoices } from './controls.js';
 import { createPanel, fillPanel, drawPanel, measurePanel, viewOf, plainReport, h, fitCanvas, seriesColor, granularityLabel, renderDerivation } from '../lib/panel.js';
 import { fmtNum, fmtShape } from '../lib/format.js';
 import { View } from './view.js';
 import { download, resultsJson, resultsCsv, svgToPng, safeName } from './exports.js';
+import { rotationHelps, sqnrText, sqnrAttr } from './rotation.js';
 
 /** PyTorch's defaults, shown first; per-channel ones are added when the tensor has a channel axis. */
 const DEFAULT_OBSERVERS = ['torch.MinMaxObserver', 'torch.MovingAverageMinMaxObserver', 'torch.HistogramObserver'];
@@ -30,6 +36,11 @@ const BUSY_DELAY_MS = 150;
 const CURVE_DELAY_MS = 40;
 const CURVE_BUSY_DELAY_MS = 1000;
 const CURVE_POINTS = 200;
+/**
+ * A panel asks for its run after rotation this long after its own report is complete: a slider
+ * dragged asks once, after its last move.
+ */
+const ROTATED_DELAY_MS = 120;
 
 const now = () => performance.now();
 const sameValue = (a, b) => JSON.stringify(a) === JSON.stringify(b);
@@ -64,8 +75,12 @@ export class ObserversView extends View {
     this.panels = new Map();
     this.colors = {};
     this.crashed = new Set();
+    /** Observer id → the message of the engine failure its run after rotation caused (not asked again). */
+    this.rotationCrashed = new Map();
     this.curve = { bits: 8, scheme: 'affine', metric: 'mse' };
     this.logCounts = true;
+    /** The page's rotation preview: `'hadamard:SEED'`, or null when off (www/ui/rotation.js). */
+    this.rotate = null;
     this.summary = null;
     this.hist = null;
     this.tensors = [];
@@ -210,10 +225,20 @@ export class ObserversView extends View {
   }
 
   /**
-   * Apply (part of) a state: observers, params ({id: {name: value}}), curve, logCounts.
-   * Panels whose parameters changed get controls showing the new values and run again.
+   * Apply (part of) a state: observers, params ({id: {name: value}}), curve, logCounts, and the
+   * page's rotation preview `rotate` (kept by the page, not by this view). Panels whose
+   * parameters changed get controls showing the new values and run again.
    */
-  setState({ observers, params, curve, logCounts } = {}) {
+  setState({ observers, params, curve, logCounts, rotate } = {}) {
+    if (rotate !== undefined && rotate !== this.rotate) {
+      this.rotate = rotate;
+      this.rotationCrashed.clear();
+      for (const p of this.panels.values()) {
+        // A panel still waiting for its report asks once it is shown.
+        if (p.report && !p.inflight && !p.pending && !p.completing) this.scheduleRotated(p);
+        else this.clearRotated(p);
+      }
+    }
     const changed = new Set();
     if (params) {
       const next = {};
@@ -237,7 +262,7 @@ export class ObserversView extends View {
       this.redraw();
     }
     if (observers && observers.length) this.customized = true;
-    this.syncPanels(observers || this.observers, changed);
+    if (observers || params) this.syncPanels(observers || this.observers, changed);
   }
 
   /** Show exactly the observers `ids`, in this order. */
@@ -310,6 +335,7 @@ export class ObserversView extends View {
     this.summary = summary;
     this.hist = hist;
     this.crashed.clear();
+    this.rotationCrashed.clear();
     const tensors = tensorChoices(files);
     const vectorsChanged = !sameValue(tensors, this.tensors);
     this.tensors = tensors;
@@ -356,7 +382,13 @@ export class ObserversView extends View {
     const close = h('button', { type: 'button', title: 'Remove this observer', 'aria-label': `Remove ${id}`, text: '×', onclick: () => this.toggle(id, false) });
     const extra = this.context.exports ? [h('button', { type: 'button', title: 'Export this panel as PNG', text: 'PNG', onclick: () => this.exportPanelPng(id) })] : [];
     const el = createPanel(spec, this.colorOf(id), { slot: controls, actions: [...extra, close] });
-    const p = { id, el, gen: 0, inflight: null, completing: null, pending: null, sentKey: null, busyTimer: 0, report: null, view: null };
+    // The run after rotation, under the panel's numbers (shown while the rotation preview is on).
+    el.querySelector('.stats').after(h('p', { class: 'rotated', 'aria-live': 'polite', hidden: !this.rotate }));
+    const p = {
+      id, el, gen: 0, inflight: null, completing: null, pending: null, sentKey: null, sentParams: null, busyTimer: 0, report: null, view: null,
+      // The run after rotation: the generation of its request, its delay and its call.
+      rotGen: 0, rotTimer: 0, rotCall: null,
+    };
     el.querySelector('.why').addEventListener('toggle', () => this.explain(p));
     if (!this.specs.has(id)) {
       const message = this.context.unknown ? this.context.unknown(id) : `unknown observer ${JSON.stringify(id)}`;
@@ -379,6 +411,7 @@ export class ObserversView extends View {
   /** Forget panel `p`: its requests are no longer wanted. */
   dropPanel(p) {
     p.gen += 1;
+    this.clearRotated(p);
     for (const c of [p.inflight, p.completing]) if (c) c.abort();
     p.inflight = null;
     p.completing = null;
@@ -438,6 +471,9 @@ export class ObserversView extends View {
     const controller = new AbortController();
     p.inflight = controller;
     p.sentKey = key;
+    p.sentParams = params;
+    // The run after rotation shown was of the parameters before.
+    this.clearRotated(p);
     p.el.dataset.status = 'busy';
     clearTimeout(p.busyTimer);
     p.busyTimer = setTimeout(() => {
@@ -532,8 +568,105 @@ export class ObserversView extends View {
     if (kind !== 'partial') {
       this.scheduleCurve();
       this.explain(p);
+      this.scheduleRotated(p);
     }
     this.changed('results');
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // The run after rotation
+
+  /**
+   * Forget panel `p`'s run after rotation (its answer, if one is coming, is dropped): the line
+   * says it is being computed while the preview is on, and the panel carries no rotated number.
+   */
+  clearRotated(p) {
+    p.rotGen += 1;
+    clearTimeout(p.rotTimer);
+    p.rotTimer = 0;
+    if (p.rotCall) p.rotCall.abort();
+    p.rotCall = null;
+    for (const k of ['rotatedSqnr', 'rotatedError', 'rotationHelps']) delete p.el.dataset[k];
+    const line = p.el.querySelector('.rotated');
+    if (!line) return;
+    line.hidden = !this.rotate;
+    line.classList.remove('failed');
+    line.removeAttribute('title');
+    line.textContent = this.rotate ? 'after rotation: computing…' : '';
+  }
+
+  /** Ask for panel `p`'s run after rotation, for the parameters of the report it shows. */
+  scheduleRotated(p) {
+    this.clearRotated(p);
+    if (!this.rotate) return;
+    if (!this.summary || !this.specs.has(p.id) || this.crashed.has(p.id) || this.rotationCrashed.has(p.id)) {
+      const failed = this.rotationCrashed.get(p.id);
+      if (failed) this.showRotated(p, { rotation: this.rotate, metrics: null, error: { message: failed } });
+      else p.el.querySelector('.rotated').textContent = 'after rotation: —';
+      return;
+    }
+    const gen = p.rotGen;
+    p.rotTimer = setTimeout(() => {
+      p.rotTimer = 0;
+      if (p.rotGen === gen) this.sendRotated(p, gen);
+    }, ROTATED_DELAY_MS);
+  }
+
+  sendRotated(p, gen) {
+    const controller = new AbortController();
+    p.rotCall = controller;
+    const rotate = this.rotate;
+    const args = { id: p.id, params: p.sentParams || this.paramsFor(p.id), rotate };
+    const current = () => p.rotGen === gen && this.panels.get(p.id) === p;
+    const done = () => {
+      if (p.rotCall === controller) p.rotCall = null;
+    };
+    this.engine.call('observeRotated', args, { signal: controller.signal }).then(
+      (rotated) => {
+        done();
+        if (current()) this.showRotated(p, rotated);
+      },
+      (err) => {
+        done();
+        // A restarted engine runs the panel again, and it asks again (unless this call crashed it).
+        if (err.panic && !err.restarted) this.rotationCrashed.set(p.id, err.message);
+        if (!current() || err.restarted || err.cancelled) return;
+        this.showRotated(p, { rotation: rotate, metrics: null, error: { message: err.message } });
+      },
+    );
+  }
+
+  /**
+   * Show the engine's run after rotation `rotated` ({rotation, metrics, error}) under panel `p`'s
+   * numbers, beside the SQNR of the report the panel shows; `data-rotated-sqnr` (or
+   * `data-rotated-error`) and `data-rotation-helps` say the same.
+   */
+  showRotated(p, rotated) {
+    const line = p.el.querySelector('.rotated');
+    const before = p.report && p.report.ok !== false ? p.report.metrics : null;
+    line.hidden = false;
+    line.title = `rotated: ${rotated.rotation}`;
+    if (rotated.error) {
+      p.el.dataset.rotatedError = rotated.error.message;
+      line.classList.add('failed');
+      line.textContent = `after rotation: ${rotated.error.message}`;
+      return;
+    }
+    const after = rotated.metrics;
+    if (!after) {
+      line.textContent = 'after rotation: no error metrics (the observer passes the values through)';
+      return;
+    }
+    p.el.dataset.rotatedSqnr = sqnrAttr(after.sqnr_db);
+    const helps = rotationHelps(before?.sqnr_db, after.sqnr_db);
+    if (helps !== null) p.el.dataset.rotationHelps = String(helps);
+    line.textContent = `after rotation: SQNR ${sqnrText(after)}${before ? ` (before ${sqnrText(before)})` : ''}${helps === false ? ' — rotation does not help here' : ''}`;
+  }
+
+  /** True while a panel's run after rotation is asked for or awaited. */
+  rotatedWaiting() {
+    for (const p of this.panels.values()) if (p.rotTimer || p.rotCall) return true;
+    return false;
   }
 
   /**
@@ -583,9 +716,9 @@ export class ObserversView extends View {
     return false;
   }
 
-  /** True while a panel or the curve waits for the engine. */
+  /** True while a panel, its run after rotation or the curve waits for the engine. */
   get busy() {
-    return this.curvePending > 0 || this.panelsWaiting();
+    return this.curvePending > 0 || this.panelsWaiting() || this.rotatedWaiting();
   }
 
   // -------------------------------------------------------------------------------------------

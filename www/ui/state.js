@@ -5,10 +5,13 @@
 //                                                     as JSON, e.g. modelopt…:num_bits=[4,3])
 //   &curve=8,affine,mse  &log=1 (log counts; 0 = linear)  &demo=weight
 //   &formats=[{"id":"int","params":{"bits":3}}]        formats added to the formats view
+//   &rotate=hadamard:7                                 the rotation preview, on with seed 7
+//                                                     (absent: off; www/ui/rotation.js)
 import { encodeParam, parseParam } from './controls.js';
+import { parseRotation } from './rotation.js';
 
 /**
- * Encode `state` ({observers, params, curve, logCounts, demo, formats}) as a URL fragment;
+ * Encode `state` ({observers, params, curve, logCounts, demo, formats, rotate}) as a URL fragment;
  * `specs` (id → registry entry) gives each parameter's kind.
  */
 export function encodeState(state, specs) {
@@ -26,6 +29,7 @@ export function encodeState(state, specs) {
   q.set('log', state.logCounts ? '1' : '0');
   if (state.demo) q.set('demo', state.demo);
   if (state.formats && state.formats.length) q.set('formats', JSON.stringify(state.formats));
+  if (state.rotate) q.set('rotate', state.rotate);
   return `#${q.toString()}`;
 }
 
@@ -38,7 +42,7 @@ export function decodeState(hash, specs) {
   const text = (hash || '').replace(/^#/, '');
   if (!text) return null;
   const q = new URLSearchParams(text);
-  const state = { observers: [], params: {}, curve: null, logCounts: q.get('log') !== '0', demo: q.get('demo') };
+  const state = { observers: [], params: {}, curve: null, logCounts: q.get('log') !== '0', demo: q.get('demo'), rotate: parseRotation(q.get('rotate')) };
   if (q.has('o')) {
     state.observers = q
       .get('o')

@@ -213,7 +213,7 @@ export class LessonContext {
     return form;
   }
 
-  /** The link into the explorer in the state `state` describes ({observers, params, curve, demo, formats}). */
+  /** The link into the explorer in the state `state` describes ({observers, params, curve, demo, formats, rotate}). */
   explorerLink(state, text = 'Open in the explorer') {
     const a = h('a', { class: 'open-explorer button', text });
     this.setExplorerState(a, state);

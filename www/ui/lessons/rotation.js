@@ -6,6 +6,7 @@
 import { drawChannels } from '../../pkg/quantscope.js';
 import { fitCanvas } from '../../lib/panel.js';
 import { h, dbBar, prose, select, canvas, numberCheck } from './kit.js';
+import { parseRotation } from '../rotation.js';
 
 /** The rotation applied (as the CLI's `--rotate` spells it). */
 export const ROTATION = 'hadamard';
@@ -62,7 +63,7 @@ export const lesson = {
       const top = Math.max(before.sqnr_db, after.sqnr_db, 1);
       bars.replaceChildren(dbBar('as it is', before.sqnr_db, top, 'tensor'), dbBar('rotated', after.sqnr_db, top, 'channel'));
       ctx.drew(figure, { format: setting.format, sqnr_before: before.sqnr_db, sqnr_after: after.sqnr_db });
-      ctx.setExplorerState(link, { observers: ['torch.MinMaxObserver', 'torch.PerChannelMinMaxObserver'], params: { 'torch.PerChannelMinMaxObserver': { ch_axis: 1 } }, demo: 'activation', formats: [{ id, params }] });
+      ctx.setExplorerState(link, { observers: ['torch.MinMaxObserver', 'torch.PerChannelMinMaxObserver'], params: { 'torch.PerChannelMinMaxObserver': { ch_axis: 1 } }, demo: 'activation', formats: [{ id, params }], rotate: parseRotation(ROTATION) });
     });
 
     ctx.layout({
