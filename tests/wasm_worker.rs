@@ -3,7 +3,9 @@
 #![cfg(target_arch = "wasm32")]
 
 use quantscope::tensor::{encode_npy, npy_header};
-use quantscope::wasm::{header_size, limits, registry, render_comparison_svg, SessionHandle};
+use quantscope::wasm::{
+    header_size, limits, quantizers, registry, render_comparison_svg, SessionHandle,
+};
 use serde_json::{json, Value};
 use wasm_bindgen::JsValue;
 use wasm_bindgen_test::*;
@@ -359,4 +361,80 @@ fn every_observer_explains_its_qparams_with_the_reports_numbers() {
         }
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// In WebAssembly too, every format that quantizes the formats view's tensor explains a block of
+/// it (`explainFormat`): the followed block's values are the tensor's, its decoded values as
+/// many, and they are among the values `quantize` returns for the whole tensor; a format that
+/// cannot quantize the tensor cannot explain it either.
+#[wasm_bindgen_test]
+fn every_format_that_quantizes_explains_a_block() {
+    let reg = to_json(&quantizers().map_err(JsValue::from).unwrap());
+    let mut s = SessionHandle::new();
+    let values: Vec<f32> = (0..64 * 256)
+        .map(|i| ((i as f32 * 0.618).fract() - 0.5) * if i % 331 == 0 { 30.0 } else { 2.0 })
+        .collect();
+    s.load_file("w.npy", &npy(&values, &[64, 256]))
+        .map_err(JsValue::from)
+        .unwrap();
+    select_first(&mut s);
+    let mut explained = 0;
+    let mut failures = Vec::new();
+    for f in reg["formats"].as_array().unwrap() {
+        let id = f["id"].as_str().unwrap();
+        let quantized = s.quantize(id, js(json!({}))).map(|q| to_json(&q));
+        let derivation = s
+            .explain_format(id, js(json!({})), None, None)
+            .map(|d| to_json(&d));
+        let (q, d) = match (quantized, derivation) {
+            (Ok(q), Ok(d)) => (q, d),
+            (Err(_), Err(_)) => continue,
+            (q, d) => {
+                failures.push(format!(
+                    "{id}: quantize ok {}, explain ok {}",
+                    q.is_ok(),
+                    d.is_ok()
+                ));
+                continue;
+            }
+        };
+        let steps = d["steps"].as_array().unwrap();
+        let (first, last) = (&steps[0], steps.last().unwrap());
+        let listed = first["values"]["values"].as_array().map_or(0, Vec::len);
+        let decoded = last["values"]["decoded"].as_array().map_or(0, Vec::len);
+        if last["title"] != "Stored block" || listed == 0 || decoded != listed {
+            failures.push(format!(
+                "{id}: {listed} values listed, {decoded} decoded, last `{}`",
+                last["title"]
+            ));
+            continue;
+        }
+        let all: std::collections::HashSet<u64> = q["values"]
+            .as_object()
+            .map(|o| {
+                o.values()
+                    .filter_map(|v| v.as_f64())
+                    .map(f64::to_bits)
+                    .collect()
+            })
+            .unwrap_or_default();
+        if !all.is_empty()
+            && last["values"]["decoded"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|v| !all.contains(&v.as_f64().unwrap_or(f64::NAN).to_bits()))
+        {
+            failures.push(format!("{id}: a decoded value is not among quantize's"));
+        }
+        explained += 1;
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    let encoding = reg["formats"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["encodes"] == true)
+        .count();
+    assert_eq!(explained, encoding, "every format that encodes explains");
 }
