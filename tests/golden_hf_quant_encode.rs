@@ -246,3 +246,9 @@ fn gptq_v2_reads_the_v1_files_with_the_offset_added_by_hand() {
         .zip(&expected.data)
         .all(|(a, b)| a.to_bits() == b.to_bits()));
 }
+
+#[test]
+fn compressed_tensors_mxfp4_encode_gives_the_files_codes_and_exponents() {
+    // weight_packed and weight_scale of both Linears.
+    assert_eq!(encode_matches("ct_mxfp4"), 4);
+}

@@ -41,16 +41,23 @@
 //! * `q = round_half_even(clamp(D(D(x / scale) + zp), qmin, qmax))` for integers (`[−2^(b−1),
 //!   2^(b−1) − 1]`), `fp8(clamp(D(x / scale), −448, 448))` for FP8 (`qmax = 448`).
 //!
-//! The NVFP4 and MXFP4 encoders (the FP4 rounding with its own tie rules, the global scale
-//! computed in bfloat16) are not reproduced: their `encode` returns an error saying so.
+//! The MXFP4 encoder is llm-compressor's `MXFP4A16` round to nearest: the memoryless min–max
+//! observer's group ranges through the same `calculate_qparams` the observer runs
+//! ([`crate::observers::llmcompressor::qparams`]: the absmax rounded to a power of two, the
+//! E8M0 exponent minus 2), and `cast_to_fp4`'s threshold table on `clamp(x/s, −6, 6)` of the
+//! bfloat16 values; `tests/golden_hf_quant_encode.rs` checks it gives the golden file's bytes. The
+//! NVFP4 encoder (its global scale computed in bfloat16) is not reproduced: its `encode` returns
+//! an error saying so.
 
 use super::explain::StoredSlices;
 use super::scaled::{
-    check_shape, e2m1, float_scales, fp8_scales, low_nibble_codes, Grid, OutDtype, Strategy,
+    check_shape, e2m1, float_scales, fp8_scales, low_nibble_codes, pack_low_nibble_first, Grid,
+    OutDtype, Strategy,
 };
 use super::{decoded, Codec, CodecEntry, CodecFamily, Encoded, Stored};
 use crate::error::{Error, Result};
 use crate::formats::{pow2, ElementFormat};
+use crate::observers::llmcompressor::fake_quant::cast_to_fp4;
 use crate::params::Choice;
 use crate::qdq::{SliceRanges, Slicing};
 use crate::quant::round_half_even;
@@ -181,8 +188,7 @@ pub fn entries() -> Vec<CodecEntry> {
             "ct.mxfp4",
             "compressed-tensors mxfp4-pack-quantized: E2M1 pairs per byte, E8M0 scale per 32",
         )
-        .reproducing(library, version, MXFP4_QUIRKS)
-        .decode_only("compressed-tensors' MXFP4 quantizer is not reproduced yet; decoding is exact"),
+        .reproducing(library, version, MXFP4_QUIRKS),
     ]
     .into_iter()
     .map(|e| e.drawn(DRAWN.0, DRAWN.1))
@@ -891,6 +897,50 @@ impl CodecFamily for Mxfp4Family {
     }
 }
 
+/// llm-compressor's MX qparams of every group of `x` (already bfloat16 values): the memoryless
+/// min–max observer's ranges through compressed-tensors' `calculate_qparams` (MXFP4: E8M0
+/// exponent of the absmax rounded to a power of two, minus 2), as the stored exponent bytes and
+/// the float32 scales `2^(e − 127)`.
+fn mx_qparams(grid: &Grid, x: &[f32], group_size: usize) -> Result<(Vec<u8>, Vec<f32>)> {
+    use crate::observers::llmcompressor::args::{
+        QuantArgs, QuantizationType, ScaleDtype, Strategy as LlmStrategy, ZpDtype,
+    };
+    use crate::observers::llmcompressor::qparams::calculate_qparams;
+    let mut min = vec![0f32; grid.len()];
+    let mut max = vec![0f32; grid.len()];
+    grid.map(|i, g| {
+        min[g] = min[g].min(x[i]);
+        max[g] = max[g].max(x[i]);
+        0.0
+    });
+    let args = QuantArgs {
+        num_bits: 4,
+        qtype: QuantizationType::Float,
+        symmetric: true,
+        strategy: LlmStrategy::Group,
+        group_size: Some(group_size),
+        block: None,
+        dynamic: false,
+        scale_dtype: Some(ScaleDtype::Uint8),
+        zp_dtype: ZpDtype::Uint8,
+    };
+    let computed = calculate_qparams(&min, &max, &args, None, crate::error::Stage::Forward)?;
+    // A power of two 2^(e − 127): its biased exponent is its float32 exponent field (e = 0 is the
+    // subnormal 2^−127, whose field is 0 too).
+    let exponents = computed
+        .scale
+        .iter()
+        .map(|&s| {
+            if s < f32::MIN_POSITIVE {
+                0
+            } else {
+                (s.to_bits() >> 23) as u8
+            }
+        })
+        .collect();
+    Ok((exponents, computed.scale))
+}
+
 /// A configured `nvfp4-pack-quantized` (`mx: false`) or `mxfp4-pack-quantized` codec.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct CtFp4 {
@@ -938,11 +988,43 @@ impl Codec for CtFp4 {
         codes + grid_bits(&grid, 8) + if self.mx { 0.0 } else { 32.0 / n }
     }
 
-    fn encode(&self, _: &Tensor) -> Result<Encoded> {
-        Err(Error::input(format!(
-            "{}: encoding is not reproduced yet (compressed-tensors' FP4 rounding and its bfloat16 global scale); only decoding is exact",
-            if self.mx { "ct.mxfp4" } else { "ct.nvfp4" }
-        )))
+    /// MXFP4: llm-compressor's round to nearest (`MXFP4A16`, the memoryless min–max observer)
+    /// through the library's own `calculate_qparams` ([`mx_qparams`]) and its FP4 rounding.
+    /// NVFP4 is not reproduced (its bfloat16 global scale): an error says so.
+    fn encode(&self, t: &Tensor) -> Result<Encoded> {
+        if !self.mx {
+            return Err(Error::input(
+                "ct.nvfp4: encoding is not reproduced yet (compressed-tensors' global scale is computed in bfloat16); only decoding is exact",
+            ));
+        }
+        let grid = self.grid(&t.shape)?;
+        let x: Vec<f32> = t
+            .data
+            .iter()
+            .map(|&v| OutDtype::Bfloat16.round(v))
+            .collect();
+        let (exponents, scales) = mx_qparams(&grid, &x, self.group_size)?;
+        let codes: Vec<u8> = grid
+            .map(|i, g| {
+                let v = cast_to_fp4((x[i] / scales[g]).clamp(-6.0, 6.0));
+                ElementFormat::Fp4E2m1.encode(v).unwrap_or(0) as f32
+            })
+            .into_iter()
+            .map(|c| c as u8)
+            .collect();
+        let m = grid.m;
+        let mut packed_shape = t.shape.clone();
+        match packed_shape.last_mut() {
+            Some(last) => *last = m.cols.div_ceil(2),
+            None => packed_shape.push(m.cols.div_ceil(2)),
+        }
+        Ok(Encoded::new(&t.shape)
+            .with(
+                "weight_packed",
+                packed_shape,
+                Stored::U8(pack_low_nibble_first(&codes, m.cols)),
+            )
+            .with("weight_scale", grid.shape(), Stored::U8(exponents)))
     }
 
     fn decode(&self, e: &Encoded) -> Result<Tensor> {
@@ -958,5 +1040,39 @@ impl Codec for CtFp4 {
         let mult = self.multipliers(e, &grid)?;
         let zps = vec![0.0; mult.len()];
         Ok(grid_ranges(&grid, &mult, &zps, -6.0, 6.0))
+    }
+
+    fn stored_slices(&self, e: &Encoded) -> Result<Option<StoredSlices>> {
+        let grid = self.grid(&e.shape)?;
+        let mult = self.multipliers(e, &grid)?;
+        let codes = low_nibble_codes(e, "weight_packed", grid.m)?
+            .into_iter()
+            .map(i64::from)
+            .collect();
+        let (rule, source) = if self.mx {
+            (
+                "the values first rounded to bfloat16; per group of 32, amax rounded to a power of two p \
+                 (2^21 added to its float32 bits, mantissa dropped), e = 127 + ⌊log2 p⌋ − 2 stored as the \
+                 E8M0 byte, s = 2^(e − 127); code = e2m1(cast_to_fp4(clamp(x/s, −6, 6))) (cast_to_fp4's \
+                 threshold table: ties to even on the E2M1 grid), packed two per byte, low nibble first; \
+                 x̂ = bf16(e2m1(code)·s)",
+                "compressed_tensors/quantization/utils/helpers.py calculate_qparams, utils/mxfp_utils.py \
+                 generate_mx_scales, quantization/lifecycle/forward.py _quantize (compressed-tensors 0.19.0)",
+            )
+        } else {
+            (
+                "s = fp8(scale) / weight_global_scale (the global scale a reciprocal); x̂ = bf16(e2m1(code)·s)",
+                "compressed_tensors/quantization/lifecycle/forward.py _dequantize (compressed-tensors 0.19.0)",
+            )
+        };
+        let mut slices = StoredSlices::new(grid.slicing(), grid.len(), rule, source).codes(codes);
+        if self.mx {
+            e.part_of_len("weight_scale", grid.len())?;
+            slices = slices.column(
+                "weight_scale (E8M0 byte)",
+                e.u8s("weight_scale")?.iter().map(|&b| b as f64),
+            );
+        }
+        Ok(Some(slices.column("scale", mult.iter().map(|&m| m as f64))))
     }
 }
