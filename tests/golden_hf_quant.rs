@@ -158,7 +158,7 @@ fn every_quantized_layout_decodes_to_the_librarys_values() {
 /// `quantscope diff original/ <layout>/`: every quantized weight pairs with its original by name
 /// and its metrics equal the golden ones (rtol 1e-9); the round-to-nearest column equals the
 /// golden `rtn` metrics wherever quantscope's encoder reproduces that format (every layout but
-/// the NVFP4 ones, whose encoders are not reproduced: those rows say so in `rtn_error`).
+/// every layout here: a format whose encoder is not reproduced would say so in `rtn_error`).
 #[test]
 fn the_diff_of_every_layout_equals_the_golden_metrics() {
     let dir = golden_dir().join("hf_quant");

@@ -15,7 +15,7 @@ use quantscope::checkpoint::native::Checkpoint;
 use quantscope::checkpoint::weights::{stored_elements, PartFrom, WeightSource};
 use quantscope::codec;
 
-const EXACT: [&str; 9] = [
+const EXACT: [&str; 10] = [
     "ct_w4a16_g128_sym",
     "ct_w4a16_g128_asym",
     "ct_w4a16_g32",
@@ -25,9 +25,10 @@ const EXACT: [&str; 9] = [
     "deepseek_fp8_block",
     "gptoss_mxfp4",
     "ct_mxfp4",
+    "ct_nvfp4",
 ];
 
-const REFUSED: [&str; 2] = ["ct_nvfp4", "modelopt_nvfp4"];
+const REFUSED: [&str; 1] = ["modelopt_nvfp4"];
 
 #[test]
 fn encoding_the_original_gives_the_stored_arrays() {

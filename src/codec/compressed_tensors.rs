@@ -45,9 +45,9 @@
 //! observer's group ranges through the same `calculate_qparams` the observer runs
 //! ([`crate::observers::llmcompressor::qparams`]: the absmax rounded to a power of two, the
 //! E8M0 exponent minus 2), and `cast_to_fp4`'s threshold table on `clamp(x/s, −6, 6)` of the
-//! bfloat16 values; `tests/golden_hf_quant_encode.rs` checks it gives the golden file's bytes. The
-//! NVFP4 encoder (its global scale computed in bfloat16) is not reproduced: its `encode` returns
-//! an error saying so.
+//! bfloat16 values. The NVFP4 encoder is `NVFP4A16`'s, with its bfloat16 global scale (see
+//! [`CtFp4::encode_nvfp4`]). `tests/hf_quant_encode.rs` checks that both give the golden files'
+//! bytes for every weight.
 
 use super::explain::StoredSlices;
 use super::scaled::{
@@ -82,6 +82,8 @@ const NAIVE_QUIRKS: &[&str] = &[
     "block scales cover partial edge blocks: the weight is zero-padded to whole blocks (utils/helpers.py maybe_pad_tensor_for_block_quant)",
 ];
 const NVFP4_QUIRKS: &[&str] = &[
+    "the global scale 448·6/amax is computed on the bfloat16 weight as torch divides a scalar by a tensor, a reciprocal then a multiply, each rounded to bfloat16: 2688·bf16(1/4.4375) = 608, where 2688/4.4375 = 605.75 would round to 604 (quantization/utils/helpers.py generate_gparam)",
+    "the group scale amax/6 is a bfloat16, multiplied by the float32 global scale and rounded to E4M3 (helpers.py calculate_qparams)",
     "weight_global_scale is the reciprocal of a multiplier: scale / global_scale in float32, then one rounding of the product to bfloat16 (forward_helpers.py _dequantize)",
     "E2M1 code 8 (sign bit, magnitude 0) decodes to −0.0: kE2M1[|c|] · where(sign, −1.0, 1.0) (compressors/nvfp4/helpers.py unpack_fp4_from_uint8)",
     "low nibble first: byte j holds element 2j in bits 0–3 (nvfp4/helpers.py pack_fp4_to_uint8)",
@@ -182,8 +184,7 @@ pub fn entries() -> Vec<CodecEntry> {
             "ct.nvfp4",
             "compressed-tensors nvfp4-pack-quantized: E2M1 pairs per byte, FP8 scale per 16, divided by a float32 global scale",
         )
-        .reproducing(library, version, NVFP4_QUIRKS)
-        .decode_only("compressed-tensors' FP4 rounding and its bfloat16 global scale are not reproduced yet; decoding is exact"),
+        .reproducing(library, version, NVFP4_QUIRKS),
         CodecEntry::of::<Mxfp4Family>(
             "ct.mxfp4",
             "compressed-tensors mxfp4-pack-quantized: E2M1 pairs per byte, E8M0 scale per 32",
@@ -941,6 +942,71 @@ fn mx_qparams(grid: &Grid, x: &[f32], group_size: usize) -> Result<(Vec<u8>, Vec
     Ok((exponents, computed.scale))
 }
 
+impl CtFp4 {
+    /// NVFP4: llm-compressor's `NVFP4A16` round to nearest on the bfloat16 weight, every step
+    /// in the dtype torch computes it in:
+    /// * the global scale `g = bf16(2688 · bf16(1 / max(amax, tiny)))` over the whole tensor
+    ///   (`generate_gparam`'s `448·6 / amax` on a bfloat16 tensor: torch's scalar-by-tensor
+    ///   division is a reciprocal then a multiply, each rounded to bfloat16; not finite → 1),
+    ///   stored as float32;
+    /// * per group of 16, `s = fp8(clamp(g · bf16(amax / 6), ±448))` (the bfloat16 group scale
+    ///   times the float32 global scale, rounded to E4M3; 0 → 0.125);
+    /// * `code = e2m1(cast_to_fp4(clamp(x / (s / g), −6, 6)))` in float32.
+    fn encode_nvfp4(&self, t: &Tensor) -> Result<Encoded> {
+        let grid = self.grid(&t.shape)?;
+        let bf = |v: f32| OutDtype::Bfloat16.round(v);
+        let x: Vec<f32> = t.data.iter().map(|&v| bf(v)).collect();
+        let amax_t = x.iter().fold(0f32, |a, &v| a.max(v.abs()));
+        let g = bf(2688.0 * bf(1.0 / amax_t.max(f32::MIN_POSITIVE)));
+        let g = if g.is_finite() { g } else { 1.0 };
+        let mut amax = vec![0f32; grid.len()];
+        grid.map(|i, k| {
+            amax[k] = amax[k].max(x[i].abs());
+            0.0
+        });
+        let fp8 = ElementFormat::Fp8E4m3;
+        let scales: Vec<f32> = amax
+            .iter()
+            .map(|&a| {
+                let s = fp8.quantize((g * bf(a / 6.0)).clamp(-448.0, 448.0));
+                if s == 0.0 {
+                    0.125
+                } else {
+                    s
+                }
+            })
+            .collect();
+        let codes: Vec<u8> = grid
+            .map(|i, k| {
+                let v = cast_to_fp4((x[i] / (scales[k] / g)).clamp(-6.0, 6.0));
+                ElementFormat::Fp4E2m1.encode(v).unwrap_or(0) as f32
+            })
+            .into_iter()
+            .map(|c| c as u8)
+            .collect();
+        let scale_codes = scales.iter().map(|&s| fp8.encode(s).unwrap_or(0)).collect();
+        Ok(packed_fp4(t, &grid, &codes)
+            .with("weight_scale", grid.shape(), Stored::U8(scale_codes))
+            .with("weight_global_scale", vec![1], Stored::F32(vec![g])))
+    }
+}
+
+/// An encoding of `t` holding only `weight_packed`: the E2M1 `codes` two per byte, low nibble
+/// first, rows of the grid's matrices.
+fn packed_fp4(t: &Tensor, grid: &Grid, codes: &[u8]) -> Encoded {
+    let cols = grid.m.cols;
+    let mut packed_shape = t.shape.clone();
+    match packed_shape.last_mut() {
+        Some(last) => *last = cols.div_ceil(2),
+        None => packed_shape.push(cols.div_ceil(2)),
+    }
+    Encoded::new(&t.shape).with(
+        "weight_packed",
+        packed_shape,
+        Stored::U8(pack_low_nibble_first(codes, cols)),
+    )
+}
+
 /// A configured `nvfp4-pack-quantized` (`mx: false`) or `mxfp4-pack-quantized` codec.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct CtFp4 {
@@ -989,13 +1055,11 @@ impl Codec for CtFp4 {
     }
 
     /// MXFP4: llm-compressor's round to nearest (`MXFP4A16`, the memoryless min–max observer)
-    /// through the library's own `calculate_qparams` ([`mx_qparams`]) and its FP4 rounding.
-    /// NVFP4 is not reproduced (its bfloat16 global scale): an error says so.
+    /// through the library's own `calculate_qparams` ([`mx_qparams`]) and its FP4 rounding;
+    /// NVFP4: [`CtFp4::encode_nvfp4`].
     fn encode(&self, t: &Tensor) -> Result<Encoded> {
         if !self.mx {
-            return Err(Error::input(
-                "ct.nvfp4: encoding is not reproduced yet (compressed-tensors' global scale is computed in bfloat16); only decoding is exact",
-            ));
+            return self.encode_nvfp4(t);
         }
         let grid = self.grid(&t.shape)?;
         let x: Vec<f32> = t
@@ -1012,19 +1076,7 @@ impl Codec for CtFp4 {
             .into_iter()
             .map(|c| c as u8)
             .collect();
-        let m = grid.m;
-        let mut packed_shape = t.shape.clone();
-        match packed_shape.last_mut() {
-            Some(last) => *last = m.cols.div_ceil(2),
-            None => packed_shape.push(m.cols.div_ceil(2)),
-        }
-        Ok(Encoded::new(&t.shape)
-            .with(
-                "weight_packed",
-                packed_shape,
-                Stored::U8(pack_low_nibble_first(&codes, m.cols)),
-            )
-            .with("weight_scale", grid.shape(), Stored::U8(exponents)))
+        Ok(packed_fp4(t, &grid, &codes).with("weight_scale", grid.shape(), Stored::U8(exponents)))
     }
 
     fn decode(&self, e: &Encoded) -> Result<Tensor> {
@@ -1061,8 +1113,12 @@ impl Codec for CtFp4 {
             )
         } else {
             (
-                "s = fp8(scale) / weight_global_scale (the global scale a reciprocal); x̂ = bf16(e2m1(code)·s)",
-                "compressed_tensors/quantization/lifecycle/forward.py _dequantize (compressed-tensors 0.19.0)",
+                "the values first rounded to bfloat16; g = bf16(2688·bf16(1/amax of the tensor)) stored as \
+                 weight_global_scale; per group of 16, the E4M3 scale fp8(g·bf16(amax/6)); \
+                 code = e2m1(cast_to_fp4(clamp(x/(scale/g), −6, 6))), packed two per byte, low nibble \
+                 first; x̂ = bf16(e2m1(code)·(scale/g)) (the column `scale` is scale/g)",
+                "compressed_tensors/quantization/utils/helpers.py generate_gparam, calculate_qparams; \
+                 quantization/lifecycle/forward.py _quantize / _dequantize (compressed-tensors 0.19.0)",
             )
         };
         let mut slices = StoredSlices::new(grid.slicing(), grid.len(), rule, source).codes(codes);
