@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Coverage-guided fuzzing of every checkpoint reader (npy, npz, safetensors, the shard index
-# JSON, GGUF, ONNX, PyTorch pickles, importance matrices, quantized Hugging Face layouts) and the
+# JSON, GGUF, ONNX, PyTorch pickles, importance matrices, quantized Hugging Face layouts, the
+# memory-mapped native reader with its windowed read) and the
 # codecs' decoders with cargo-fuzz, one target after the other, SECONDS each (default 60).
 # Not part of CI. Needs the nightly toolchain; installs cargo-fuzz when missing.
 # Crashing inputs land in fuzz/artifacts/<target>/; copy each into
@@ -8,7 +9,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds="${1:-60}"
-targets=(npy npz safetensors index_json gguf onnx torch_pickle codec imatrix hf_layout)
+targets=(npy npz safetensors index_json gguf onnx torch_pickle codec imatrix hf_layout native)
 if ! cargo +nightly fuzz --version >/dev/null 2>&1; then
   cargo install cargo-fuzz --locked
 fi

@@ -3,11 +3,13 @@
 //! ([`quantscope::checkpoint::selfcheck`]): readers never panic, the catalogue and the
 //! whole-file readers agree, and the page's builder lists what the native listing lists.
 
-use quantscope::checkpoint::selfcheck::{check_file, check_imatrix, check_index, check_layout};
+use quantscope::checkpoint::selfcheck::{
+    check_file, check_imatrix, check_index, check_layout, check_native_input,
+};
 use std::path::Path;
 
 /// The file name each target's oracle sees its input as.
-const TARGETS: [(&str, &str); 9] = [
+const TARGETS: [(&str, &str); 10] = [
     ("npy", "fuzz.npy"),
     ("npz", "fuzz.npz"),
     ("safetensors", "fuzz.safetensors"),
@@ -17,6 +19,7 @@ const TARGETS: [(&str, &str); 9] = [
     ("index_json", ""),
     ("imatrix", ""),
     ("hf_layout", ""),
+    ("native", ""),
 ];
 
 fn inputs(dir: &Path) -> Vec<(String, Vec<u8>)> {
@@ -45,6 +48,7 @@ fn run(root: &str) -> usize {
                 "index_json" => check_index(&bytes),
                 "imatrix" => check_imatrix(&bytes),
                 "hf_layout" => check_layout(&bytes),
+                "native" => check_native_input(&bytes),
                 _ => check_file(name, &bytes),
             }
             count += 1;

@@ -297,14 +297,39 @@ impl Checkpoint {
             let size = entry.range.end - entry.range.start;
             let whole = (entry.elements as u64).checked_mul(item_size(dtype) as u64);
             if size > READ_WINDOW && whole == Some(size) {
-                return self.read_windows(entry, dtype, order, buffer);
+                return self.read_windows(entry, dtype, order, buffer, READ_WINDOW);
             }
         }
         self.with_range(entry, |bytes| decode_entry(entry, bytes))
     }
 
-    /// A long plain range decoded [`READ_WINDOW`] bytes at a time, each window mapped and
-    /// unmapped in turn: the process holds the decoded values and one window of the file,
+    /// [`Checkpoint::read`] with a plain range decoded `window` bytes at a time whatever its
+    /// length (the fuzz oracle checks the windowed read with windows far smaller than
+    /// [`READ_WINDOW`], see [`crate::checkpoint::selfcheck::check_native`]); other storages are
+    /// read whole.
+    #[doc(hidden)]
+    pub fn read_in_windows(&self, entry: &Entry, window: u64) -> Result<Tensor> {
+        if let (
+            None,
+            super::Storage::Plain {
+                dtype,
+                order,
+                fortran: false,
+            },
+        ) = (&entry.problem, &entry.storage)
+        {
+            let (dtype, order) = (*dtype, *order);
+            let size = entry.range.end - entry.range.start;
+            let whole = (entry.elements as u64).checked_mul(item_size(dtype) as u64);
+            if whole == Some(size) && window >= item_size(dtype) as u64 {
+                return self.read_windows(entry, dtype, order, Vec::new(), window);
+            }
+        }
+        self.read(entry)
+    }
+
+    /// A long plain range decoded `window` bytes at a time ([`READ_WINDOW`]), each window mapped
+    /// and unmapped in turn: the process holds the decoded values and one window of the file,
     /// rather than the whole range mapped beside its decoding.
     fn read_windows(
         &self,
@@ -312,6 +337,7 @@ impl Checkpoint {
         dtype: DType,
         order: ByteOrder,
         mut values: Vec<f32>,
+        window: u64,
     ) -> Result<Tensor> {
         let (file, fail) = self.open_entry_file(entry)?;
         // The file holds every byte of the range, so the count is backed by data.
@@ -321,7 +347,7 @@ impl Checkpoint {
         values.clear();
         values.resize(entry.elements, 0.0);
         let item = item_size(dtype);
-        let step = READ_WINDOW - READ_WINDOW % item as u64;
+        let step = window - window % item as u64;
         let mut at = entry.range.start;
         let mut filled = 0;
         while at < entry.range.end {

@@ -60,6 +60,72 @@ pub fn check_file(name: &str, data: &[u8]) {
     assert_eq!(page.load_errors, catalog.load_errors);
 }
 
+/// The kinds of file the `native` fuzz target writes its input as (its first byte picks one).
+pub const NATIVE_KINDS: [&str; 4] = ["fuzz.safetensors", "fuzz.npy", "fuzz.gguf", "fuzz.pt"];
+
+/// The `native` fuzz target's input: its first byte picks the kind of file ([`NATIVE_KINDS`]),
+/// the rest is the file, checked by [`check_native`].
+#[cfg(not(target_arch = "wasm32"))]
+pub fn check_native_input(input: &[u8]) {
+    if let Some((&kind, data)) = input.split_first() {
+        check_native(NATIVE_KINDS[kind as usize % NATIVE_KINDS.len()], data);
+    }
+}
+
+/// The native reader (memory-mapped, [`super::native::Checkpoint`]) on `data` written as the
+/// file `name` in a folder of its own: it lists what the in-memory catalogue lists, and every
+/// entry reads to the same values (or fails alike) whole, in windows of a few bytes (the
+/// windowed read of long ranges) and from memory.
+#[cfg(not(target_arch = "wasm32"))]
+pub fn check_native(name: &str, data: &[u8]) {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    static FOLDERS: AtomicUsize = AtomicUsize::new(0);
+    let folder = std::env::temp_dir().join(format!(
+        "quantscope-native-check-{}-{}",
+        std::process::id(),
+        FOLDERS.fetch_add(1, Ordering::Relaxed)
+    ));
+    std::fs::create_dir_all(&folder).expect("a temporary folder");
+    let path = folder.join(name);
+    std::fs::write(&path, data).expect("the input written");
+    let checkpoint = super::native::Checkpoint::open(std::slice::from_ref(&path));
+    let in_memory = assemble(vec![list_in_memory(name, data)]);
+    assert_eq!(
+        checkpoint.catalog.entries.len(),
+        in_memory.entries.len(),
+        "the native and in-memory listings differ"
+    );
+    for (entry, listed) in checkpoint.catalog.entries.iter().zip(&in_memory.entries) {
+        assert_eq!(entry.name, listed.name);
+        assert_eq!(entry.shape, listed.shape);
+        let whole = checkpoint.read(entry);
+        let windowed = checkpoint.read_in_windows(entry, 7);
+        match (&whole, &windowed) {
+            (Ok(a), Ok(b)) => assert!(same(a, b), "`{}`: the windowed read differs", entry.name),
+            (Err(_), Err(_)) => {}
+            _ => panic!(
+                "`{}`: read whole {:?}, in windows {:?}",
+                entry.name,
+                whole.as_ref().map(|t| t.data.len()),
+                windowed.as_ref().map(|t| t.data.len())
+            ),
+        }
+        if let (Ok(a), None) = (&whole, &listed.problem) {
+            let bytes = data
+                .get(listed.range.start as usize..listed.range.end as usize)
+                .unwrap_or_default();
+            if let Ok(b) = decode_entry(listed, bytes) {
+                assert!(
+                    same(a, &b),
+                    "`{}`: native and in-memory values differ",
+                    entry.name
+                );
+            }
+        }
+    }
+    let _ = std::fs::remove_dir_all(&folder);
+}
+
 fn same(a: &Tensor, b: &Tensor) -> bool {
     a.shape == b.shape
         && a.dtype == b.dtype
