@@ -216,26 +216,28 @@ pub fn parse(spec: &str) -> Result<u64> {
 }
 
 /// A rotation's gain in SQNR (dB) below which it "does not help".
-const NO_HELP_DB: f64 = 0.5;
+pub const NO_HELP_DB: f64 = 0.5;
+
+/// Whether a rotation helped a method: its SQNR (dB) gained at least [`NO_HELP_DB`].
+pub fn helps(before_db: f64, after_db: f64) -> bool {
+    after_db - before_db >= NO_HELP_DB
+}
 
 /// What a rotation did to each method, in words: the methods it helped (SQNR gain of at least
 /// [`NO_HELP_DB`]) and those it did not, from `(label, SQNR before, SQNR after)` rows.
 pub fn verdict(rows: &[(String, Option<f64>, Option<f64>)]) -> String {
     let num = crate::plot::fmt_num;
-    let gains: Vec<(&str, f64)> = rows
+    let measured: Vec<(&str, f64, f64)> = rows
         .iter()
-        .filter_map(|(label, before, after)| Some((label.as_str(), (*after)? - (*before)?)))
+        .filter_map(|(label, before, after)| Some((label.as_str(), (*before)?, (*after)?)))
         .collect();
     let list = |helped: bool| -> Vec<String> {
-        gains
+        measured
             .iter()
-            .filter(|(_, g)| (*g >= NO_HELP_DB) == helped)
-            .map(|(label, g)| {
-                format!(
-                    "{label} ({}{} dB)",
-                    if *g >= 0.0 { "+" } else { "" },
-                    num(*g)
-                )
+            .filter(|(_, before, after)| helps(*before, *after) == helped)
+            .map(|(label, before, after)| {
+                let g = after - before;
+                format!("{label} ({}{} dB)", if g >= 0.0 { "+" } else { "" }, num(g))
             })
             .collect()
     };

@@ -307,15 +307,25 @@ pub fn quantizers() -> Result<JsValue, JsError> {
 }
 
 /// Limits of the explorer: `{maxElements, displayBins, probeBytes}`.
+/// `rotationHelpsDb`: the SQNR gain (dB) below which a rotation "does not help" (the CLI's
+/// verdict under `--rotate`).
 #[wasm_bindgen(
-    unchecked_return_type = "{ maxElements: number; displayBins: number; probeBytes: number }"
+    unchecked_return_type = "{ maxElements: number; displayBins: number; probeBytes: number; rotationHelpsDb: number }"
 )]
 pub fn limits() -> Result<JsValue, JsError> {
     to_js(&serde_json::json!({
         "maxElements": explorer::MAX_ELEMENTS,
         "displayBins": explorer::DISPLAY_BINS,
         "probeBytes": explorer::stream::PROBE_BYTES,
+        "rotationHelpsDb": crate::rotation::NO_HELP_DB,
     }))
+}
+
+/// Whether a rotation helped a method, from its SQNR before and after (dB), as the CLI's
+/// verdict under `--rotate` decides it.
+#[wasm_bindgen(js_name = rotationHelps)]
+pub fn rotation_helps(before_db: f64, after_db: f64) -> bool {
+    crate::rotation::helps(before_db, after_db)
 }
 
 /// Length of a `.npy`/`.safetensors` header given the file's first `probeBytes` bytes.

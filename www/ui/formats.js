@@ -13,7 +13,7 @@ import { buildControls, tensorChoices } from './controls.js';
 import { h, fitCanvas, seriesColor, renderDerivation } from '../lib/panel.js';
 import { fmtNum, fmtShape, groupDigits } from '../lib/format.js';
 import { View } from './view.js';
-import { rotationHelps, sqnrText, sqnrAttr, BLOCK_NOTE, HELPS_DB } from './rotation.js';
+import { rotationHelps, sqnrText, sqnrAttr, BLOCK_NOTE, helpsDb } from './rotation.js';
 
 /** Tensors up to this many values are compared as soon as they are selected. */
 const AUTO_ELEMENTS = 4 * 1024 * 1024;
@@ -376,7 +376,7 @@ export class FormatsView extends View {
     this.$('formats-rotation-what').replaceChildren(
       `“SQNR rotated”: each format on the tensor with every row rotated — ${what}, as `,
       h('code', { text: `quantscope formats --rotate ${this.rotate}` }),
-      ` computes it. A rotation does not help a format when it gains less than ${HELPS_DB} dB.`);
+      ` computes it. A rotation does not help a format when it gains less than ${helpsDb()} dB.`);
   }
 
   /**

@@ -7,12 +7,15 @@
 // rotation (`observeRotated`), the formats view for each format row's (`evaluateFormat` with
 // `rotate`); every number shown is the engine's.
 import { fmtNum } from '../lib/format.js';
+import { limits, rotationHelps as engineHelps } from '../pkg/quantscope.js';
 
 /**
- * A rotation's gain in SQNR (dB) below which it "does not help": src/rotation.rs's NO_HELP_DB,
- * the threshold of the CLI's verdict under `formats --rotate`.
+ * A rotation's gain in SQNR (dB) below which it "does not help": the engine's threshold, the one
+ * of the CLI's verdict under `formats --rotate` (src/rotation.rs `NO_HELP_DB`).
  */
-export const HELPS_DB = 0.5;
+export function helpsDb() {
+  return limits().rotationHelpsDb;
+}
 
 /** The largest seed the page offers: the integers JavaScript holds exactly. */
 const MAX_SEED = Number.MAX_SAFE_INTEGER;
@@ -48,11 +51,11 @@ export function seedOf(spec) {
 
 /**
  * Whether the rotation helped, from the engine's SQNR before and after (dB): true when it gained
- * at least HELPS_DB; null when either is not a number (lossless, an all-zero input, no metrics).
+ * at least `helpsDb()` (the engine decides); null when either is not a number (lossless, an all-zero input, no metrics).
  */
 export function rotationHelps(before, after) {
   if (typeof before !== 'number' || typeof after !== 'number') return null;
-  return after - before >= HELPS_DB;
+  return engineHelps(before, after);
 }
 
 /**
