@@ -2935,8 +2935,6 @@ def quantize(
 ) -> Document:
     """compressed-tensors 0.19.0: compressed-tensors nvfp4-pack-quantized: E2M1 pairs per byte, FP8 scale per 16, divided by a float32 global scale
 
-    Decode-only: compressed-tensors' FP4 rounding and its bfloat16 global scale are not reproduced yet; decoding is exact.
-
     Parameters (the framework's keywords and defaults):
 
     - ``group_size``: elements per FP8 scale along the input dimension (`group_size`) (2..=1048576); default ``16``.
@@ -2953,8 +2951,6 @@ def quantize(
     group_size: int = ...,
 ) -> Document:
     """compressed-tensors 0.19.0: compressed-tensors mxfp4-pack-quantized: E2M1 pairs per byte, E8M0 scale per 32
-
-    Decode-only: compressed-tensors' MXFP4 quantizer is not reproduced yet; decoding is exact.
 
     Parameters (the framework's keywords and defaults):
 
