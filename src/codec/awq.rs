@@ -300,7 +300,7 @@ impl Codec for Awq {
         let codes = (0..n * k)
             .map(|i| {
                 let (row, col) = (i / k.max(1), i % k.max(1));
-                field(qweight[col * cols + row / 8] as u32, REVERSE[row % 8], 4) as i64
+                field(qweight[col * cols + row / 8] as u32, REVERSE[row % 8], 4) as i16
             })
             .collect();
         let order = (0..n).flat_map(|row| (0..groups).map(move |g| g * n + row));

@@ -468,7 +468,7 @@ impl Codec for Bnb4 {
             },
             double_rule(&stored.double)
         );
-        let codes = stored.codes().iter().map(|&c| c as i64).collect();
+        let codes = stored.codes().iter().map(|&c| c as i16).collect();
         Ok(Some(
             block_slices(
                 self.blocksize,

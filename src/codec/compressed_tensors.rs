@@ -633,11 +633,12 @@ impl Codec for PackQuantized {
         let Stored::I32(words) = &words.data else {
             return Err(Error::input("`weight_packed` holds int32 words"));
         };
-        let offset = 1i64 << (b - 1);
+        // Codes of at most 8 bits, less the offset: they fit 16 bits.
+        let offset = 1i32 << (b - 1);
         let codes = (0..m.len())
             .map(|i| {
                 let (row, k) = (i / m.cols.max(1), i % m.cols.max(1));
-                unpack_at(&words[row * per_row..(row + 1) * per_row], k, b) as i64 - offset
+                (unpack_at(&words[row * per_row..(row + 1) * per_row], k, b) as i32 - offset) as i16
             })
             .collect();
         let rule = encode_rule(Grain::Int(b), self.symmetric, self.dtype)
@@ -1099,7 +1100,7 @@ impl Codec for CtFp4 {
         let mult = self.multipliers(e, &grid)?;
         let codes = low_nibble_codes(e, "weight_packed", grid.m)?
             .into_iter()
-            .map(i64::from)
+            .map(i16::from)
             .collect();
         let (rule, source) = if self.mx {
             (

@@ -86,8 +86,8 @@ pub struct StoredSlices {
     /// …), one entry per slice.
     pub columns: Vec<(String, Vec<f64>)>,
     /// Each element's stored code, where the codes are packed (the codes of a part with one
-    /// entry per element are read from it).
-    pub codes: Option<Vec<i64>>,
+    /// entry per element are read from it); every packed code fits 16 bits.
+    pub codes: Option<Vec<i16>>,
     /// How a slice's stored numbers are formed from its values, and how an element is stored
     /// and decoded.
     pub rule: String,
@@ -116,7 +116,7 @@ impl StoredSlices {
     }
 
     /// With each element's code (for codes packed several per stored word).
-    pub fn codes(mut self, codes: Vec<i64>) -> Self {
+    pub fn codes(mut self, codes: Vec<i16>) -> Self {
         self.codes = Some(codes);
         self
     }
@@ -148,49 +148,46 @@ pub fn explain_stored<C: Codec + ?Sized>(
     let ranges = codec.ranges(&encoded)?;
     let largest = slices.slicing.slice_of(largest_magnitude(&clean.data));
     let index = pick_block(block, largest, slices.count)?;
-    let members: Vec<usize> = (0..clean.data.len())
-        .filter(|&i| slices.slicing.slice_of(i) == index)
-        .collect();
-    let all: Vec<f32> = members.iter().map(|&i| clean.data[i]).collect();
+    // One pass over the slice's elements for what the steps say of all of them (a slice can be
+    // the whole tensor: its members are not collected), a second for the elements listed.
+    let of_slice = || (0..clean.data.len()).filter(|&i| slices.slicing.slice_of(i) == index);
+    let mut seen = SliceSummary::default();
+    for i in of_slice() {
+        let (lo, hi) = ranges.of_element(i);
+        seen.add(i, clean.data[i], decoded[i], lo, hi);
+    }
     // A slice of a whole tensor or channel is listed in part: the elements around its largest |x|.
-    let from = largest_magnitude(&all)
+    let from = seen
+        .largest_at
         .saturating_sub(LISTED / 2)
-        .min(all.len().saturating_sub(LISTED));
-    let listed = &members[from..(from + LISTED).min(members.len())];
-    let x = &all[from..from + listed.len()];
+        .min(seen.count.saturating_sub(LISTED));
+    let listed: Vec<usize> = of_slice().skip(from).take(LISTED).collect();
+    let x: Vec<f32> = listed.iter().map(|&i| clean.data[i]).collect();
     let source = slices.source.as_str();
-    let place = match members.as_slice() {
-        [] => "no elements".to_string(),
-        [only] => format!("1 element (flat index {only})"),
-        [first, second, ..] => format!(
+    let place = match seen.first {
+        [None, _] => "no elements".to_string(),
+        [Some(only), None] => format!("1 element (flat index {only})"),
+        [Some(first), Some(second)] => format!(
             "{} elements sharing stored numbers (flat indices {first}, {second}, …)",
-            members.len()
+            seen.count
         ),
     };
-    let mut first = block_step(index, slices.count, block.is_some(), x, &place, source);
-    if listed.len() < members.len() {
+    let mut first = block_step(index, slices.count, block.is_some(), &x, &place, source);
+    if listed.len() < seen.count {
         first = first.value("listed", format!(
             "{} of its {} elements, from its element {from} (flat index {}): those around its largest |x|",
             listed.len(),
-            members.len(),
+            seen.count,
             listed.first().copied().unwrap_or(0)
         ))
         .value("listed from", from);
     }
     let mut steps = vec![first];
-    let (min, max) = all
-        .iter()
-        .fold((f32::INFINITY, f32::NEG_INFINITY), |(lo, hi), &v| {
-            (lo.min(v), hi.max(v))
-        });
-    let (lo, hi) = members
-        .first()
-        .map_or((f32::NEG_INFINITY, f32::INFINITY), |&i| {
-            ranges.of_element(i)
-        });
+    let (lo, hi) =
+        seen.first[0].map_or((f32::NEG_INFINITY, f32::INFINITY), |i| ranges.of_element(i));
     let mut scale = Step::new("Its stored numbers", slices.rule.as_str(), source);
-    if !all.is_empty() {
-        scale = scale.value("min", min).value("max", max);
+    if seen.count > 0 {
+        scale = scale.value("min", seen.min).value("max", seen.max);
     }
     for (name, column) in &slices.columns {
         if let Some(&v) = column.get(index) {
@@ -221,31 +218,68 @@ pub fn explain_stored<C: Codec + ?Sized>(
             "codes".to_string(),
             listed
                 .iter()
-                .map(|&i| codes.get(i).copied().unwrap_or(0))
+                .map(|&i| codes.get(i).copied().unwrap_or(0) as i64)
                 .collect(),
         )),
-        None => element_codes(&encoded, listed),
+        None => element_codes(&encoded, &listed),
     };
     if let Some((name, codes)) = codes {
         stored = stored.value(&name, Value::Ints(codes));
     }
-    let largest_error = members
-        .iter()
-        .fold(0.0f32, |m, &i| m.max((clean.data[i] - decoded[i]).abs()));
     let y: Vec<f32> = listed.iter().map(|&i| decoded[i]).collect();
-    let clipped = members
-        .iter()
-        .filter(|&&i| {
-            let (lo, hi) = ranges.of_element(i);
-            clean.data[i] < lo || clean.data[i] > hi
-        })
-        .count();
     stored = stored
         .value("decoded", y)
-        .value("largest |error|", largest_error)
-        .value("clipped", clipped);
+        .value("largest |error|", seen.largest_error)
+        .value("clipped", seen.clipped);
     steps.push(stored);
     Ok((index, slices.count, steps))
+}
+
+/// What the steps say of every element of the followed slice, gathered in one pass.
+struct SliceSummary {
+    count: usize,
+    /// The first two elements' flat indices.
+    first: [Option<usize>; 2],
+    min: f32,
+    max: f32,
+    /// The position in the slice of its first value of largest magnitude, and that magnitude.
+    largest_at: usize,
+    largest: f32,
+    largest_error: f32,
+    clipped: usize,
+}
+
+impl Default for SliceSummary {
+    fn default() -> Self {
+        SliceSummary {
+            count: 0,
+            first: [None, None],
+            min: f32::INFINITY,
+            max: f32::NEG_INFINITY,
+            largest_at: 0,
+            largest: f32::NEG_INFINITY,
+            largest_error: 0.0,
+            clipped: 0,
+        }
+    }
+}
+
+impl SliceSummary {
+    /// Element `i` of value `x`, decoded to `y`, in a slice representing `lo..=hi`.
+    fn add(&mut self, i: usize, x: f32, y: f32, lo: f32, hi: f32) {
+        if self.count < 2 {
+            self.first[self.count] = Some(i);
+        }
+        (self.min, self.max) = (self.min.min(x), self.max.max(x));
+        if x.abs() > self.largest {
+            (self.largest_at, self.largest) = (self.count, x.abs());
+        }
+        self.largest_error = self.largest_error.max((x - y).abs());
+        if x < lo || x > hi {
+            self.clipped += 1;
+        }
+        self.count += 1;
+    }
 }
 
 /// The codes of `members`, named after the first stored integer part with one entry per

@@ -243,12 +243,12 @@ impl Codec for GptOssMxfp4 {
     fn stored_slices(&self, e: &Encoded) -> Result<Option<StoredSlices>> {
         let g = Geometry::of(&e.shape)?;
         let (blocks, scales) = self.check(e, &g)?;
-        let mut codes = vec![0i64; g.stored_rows() * g.k];
+        let mut codes = vec![0i16; g.stored_rows() * g.k];
         for r in 0..g.stored_rows() {
             for c in 0..g.k {
                 let blk = r * g.groups + c / BLOCK;
                 let byte = blocks[blk * BLOCK / 2 + (c % BLOCK) / 2];
-                codes[g.logical(r, c)] = if c % 2 == 0 { byte & 0x0F } else { byte >> 4 } as i64;
+                codes[g.logical(r, c)] = if c % 2 == 0 { byte & 0x0F } else { byte >> 4 } as i16;
             }
         }
         let (slicing, order): (SliceMap, Vec<usize>) = if g.transposed {

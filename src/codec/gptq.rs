@@ -524,7 +524,7 @@ impl Codec for Gptq {
         let codes = (0..u.n * u.k)
             .map(|i| {
                 let (row, col) = (i / u.k.max(1), i % u.k.max(1));
-                field(qweight[(col / p) * u.n + row] as u32, col % p, self.bits) as i64
+                field(qweight[(col / p) * u.n + row] as u32, col % p, self.bits) as i16
             })
             .collect();
         let at = |row: usize, g: usize| g * u.n + row;
