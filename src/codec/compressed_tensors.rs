@@ -910,10 +910,9 @@ fn mx_qparams(grid: &Grid, x: &[f32], group_size: usize) -> Result<(Vec<u8>, Vec
     use crate::observers::llmcompressor::qparams::calculate_qparams;
     let mut min = vec![0f32; grid.len()];
     let mut max = vec![0f32; grid.len()];
-    grid.map(|i, g| {
+    grid.each(|i, g| {
         min[g] = min[g].min(x[i]);
         max[g] = max[g].max(x[i]);
-        0.0
     });
     let args = QuantArgs {
         num_bits: 4,
@@ -956,15 +955,12 @@ impl CtFp4 {
     fn encode_nvfp4(&self, t: &Tensor) -> Result<Encoded> {
         let grid = self.grid(&t.shape)?;
         let bf = |v: f32| OutDtype::Bfloat16.round(v);
-        let x: Vec<f32> = t.data.iter().map(|&v| bf(v)).collect();
+        let x = OutDtype::Bfloat16.round_all(&t.data);
         let amax_t = x.iter().fold(0f32, |a, &v| a.max(v.abs()));
         let g = bf(2688.0 * bf(1.0 / amax_t.max(f32::MIN_POSITIVE)));
         let g = if g.is_finite() { g } else { 1.0 };
         let mut amax = vec![0f32; grid.len()];
-        grid.map(|i, k| {
-            amax[k] = amax[k].max(x[i].abs());
-            0.0
-        });
+        grid.each(|i, k| amax[k] = amax[k].max(x[i].abs()));
         let fp8 = ElementFormat::Fp8E4m3;
         let scales: Vec<f32> = amax
             .iter()
@@ -1063,11 +1059,7 @@ impl Codec for CtFp4 {
             return self.encode_nvfp4(t);
         }
         let grid = self.grid(&t.shape)?;
-        let x: Vec<f32> = t
-            .data
-            .iter()
-            .map(|&v| OutDtype::Bfloat16.round(v))
-            .collect();
+        let x = OutDtype::Bfloat16.round_all(&t.data);
         let (exponents, scales) = mx_qparams(&grid, &x, self.group_size)?;
         let codes: Vec<u8> = grid
             .map(|i, g| {

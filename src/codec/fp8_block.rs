@@ -106,11 +106,7 @@ impl Codec for Fp8Block {
 
     fn encode(&self, t: &Tensor) -> Result<Encoded> {
         let grid = self.grid(&t.shape)?;
-        let x: Vec<f32> = t
-            .data
-            .iter()
-            .map(|&v| OutDtype::Bfloat16.round(v))
-            .collect();
+        let x = OutDtype::Bfloat16.round_all(&t.data);
         let mut scales = Vec::with_capacity(grid.len());
         for (b, members) in grid.members().iter().enumerate() {
             let amax = members.iter().fold(0f32, |a, &i| a.max(x[i].abs()));

@@ -33,6 +33,12 @@ impl OutDtype {
         }
     }
 
+    /// Every value of `values` rounded to this dtype, as float32 (a weight cast to the dtype
+    /// before a library quantizes it).
+    pub fn round_all(self, values: &[f32]) -> Vec<f32> {
+        values.iter().map(|&v| self.round(v)).collect()
+    }
+
     /// A 16-bit pattern of this dtype as float32 (float32 has no 16-bit pattern: `None`).
     pub fn value_of_bits(self, bits: u16) -> Option<f32> {
         match self {
@@ -253,33 +259,30 @@ impl Grid {
         Ok(())
     }
 
-    /// `f(index, scale index)` for every element, in C order, collected.
-    pub fn map(&self, mut f: impl FnMut(usize, usize) -> f32) -> Vec<f32> {
-        let mut out = Vec::with_capacity(self.m.len());
+    /// `f(index, scale index)` for every element, in C order.
+    pub fn each(&self, mut f: impl FnMut(usize, usize)) {
         let mut i = 0;
         for b in 0..self.m.batch {
             for r in 0..self.m.rows {
                 for c in 0..self.m.cols {
-                    out.push(f(i, self.index(b, r, c)));
+                    f(i, self.index(b, r, c));
                     i += 1;
                 }
             }
         }
+    }
+
+    /// `f(index, scale index)` for every element, in C order, collected.
+    pub fn map(&self, mut f: impl FnMut(usize, usize) -> f32) -> Vec<f32> {
+        let mut out = Vec::with_capacity(self.m.len());
+        self.each(|i, g| out.push(f(i, g)));
         out
     }
 
     /// The elements of each scale's block, as lists of element indices (for encoders).
     pub fn members(&self) -> Vec<Vec<usize>> {
         let mut members = vec![Vec::new(); self.len()];
-        let mut i = 0;
-        for b in 0..self.m.batch {
-            for r in 0..self.m.rows {
-                for c in 0..self.m.cols {
-                    members[self.index(b, r, c)].push(i);
-                    i += 1;
-                }
-            }
-        }
+        self.each(|i, g| members[g].push(i));
         members
     }
 }
