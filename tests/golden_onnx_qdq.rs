@@ -635,3 +635,49 @@ fn the_page_driver_equals_the_native_diff_on_every_model() {
         );
     }
 }
+
+/// The "vs round-to-nearest" column of an ONNX Runtime model is ONNX Runtime's own quantizer
+/// run on the float initializer: `quantize_static`'s min–max weights (per tensor, per axis,
+/// int4 blocks; the Add biases quantized as uint8/int16 activations; scalar constants) and
+/// `MatMulNBitsQuantizer`'s MLAS blocks give the very arrays the file stores, every one. The
+/// int32 LayerNorm biases, whose scale is the input's times gamma's, are refused with that
+/// reason. AMD Quark's power-of-two scales come from its own search: none of its weights is
+/// ONNX Runtime's min–max.
+#[test]
+fn onnx_runtimes_quantizer_writes_the_arrays_every_model_stores() {
+    let mut failures = Vec::new();
+    let (mut identical, mut expected) = (0, 0);
+    for model in cases()["models"].as_array().unwrap() {
+        let id = model["id"].as_str().unwrap();
+        let report = quantscope::diff::native::diff_paths(
+            &[dir().join("float.onnx")],
+            &[dir().join(model["file"].as_str().unwrap())],
+            None,
+        )
+        .unwrap();
+        for w in model["weights"].as_array().unwrap() {
+            let name = w["float_initializer"].as_str().unwrap();
+            let row = report.pairs.iter().find(|p| p.original == name).unwrap();
+            let same = row.rtn.as_ref().is_some_and(|r| r.identical);
+            let quark = id.starts_with("quark");
+            expected += usize::from(!quark && w["dtype"] != "int32");
+            if w["dtype"] == "int32" {
+                let refused = row.rtn_error.as_deref().unwrap_or("");
+                if !refused.contains("int32") {
+                    failures.push(format!("{id}: {name}: int32 bias not refused: {refused:?}"));
+                }
+            } else if same == quark {
+                failures.push(format!(
+                    "{id}: {name}: round-to-nearest identical = {same} ({:?})",
+                    row.rtn_error
+                ));
+            } else if same {
+                identical += 1;
+            }
+        }
+    }
+    eprintln!("onnx_qdq: {identical} weights encoded to the file's arrays bit for bit");
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    assert_eq!(identical, expected);
+    assert!(identical > 0);
+}

@@ -27,16 +27,12 @@ fn fill(like: &Stored, n: usize, bytes: &[u8]) -> Stored {
 }
 
 /// The stored arrays of a decode-only codec for `shape` (rows of a multiple of 256 values),
-/// zero-filled: ggml's `blocks`, the FP4 layouts' packed codes with their scales, ONNX's codes
-/// with scales and zero points.
+/// zero-filled: ggml's `blocks`, the FP4 layouts' packed codes with their scales.
 fn stored_layout(id: &str, shape: &[usize]) -> Option<Encoded> {
     let n: usize = shape.iter().product();
     if let Some(ty) = GgmlType::from_id(id) {
         let bytes = n / ty.block_elems() * ty.block_bytes();
         return Some(Encoded::new(shape).with_flat("blocks", Stored::U8(vec![0; bytes])));
-    }
-    if let Some(t) = super::onnx::template(id, shape) {
-        return Some(t);
     }
     let cols = *shape.last()?;
     let rows = n / cols.max(1);
@@ -103,7 +99,7 @@ pub fn check_decode(data: &[u8]) {
             .collect(),
     )
     .expect("a ramp of the shape");
-    // Codecs that only decode (ggml's i-quants, ONNX's) give a template of the right lengths.
+    // Codecs that only decode (ggml's i-quants, ModelOpt's NVFP4) give a template of the right lengths.
     let Some(template) = codec
         .encode(&ramp)
         .ok()

@@ -14,15 +14,29 @@
 //! | DeepSeek FP8 blocks r×c | `ct.float_quantized`, blocks r×c (`FP8_BLOCK`) |
 //! | gpt-oss MXFP4 | `ct.mxfp4` (`MXFP4A16`) |
 //! | ModelOpt NVFP4 | `ct.nvfp4` (`NVFP4A16`) |
+//! | ONNX `DequantizeLinear` / `MatMulNBits` | ONNX Runtime's own quantizer (`quantize_static`'s min–max weights, `MatMulNBitsQuantizer`), symmetric when the stored zero points say so |
 
 use crate::codec::Encoded;
 use crate::error::Result;
 use crate::params::Params;
 use crate::tensor::Tensor;
 
-/// The codec that round-to-nearest uses for a weight stored by codec `id` with `params`: the
-/// same codec and parameters, without an importance matrix (llama.cpp's `_ref` quantizers).
-pub fn codec_for(id: &str, params: &Params) -> (String, Params) {
+/// The codec that round-to-nearest uses for a weight stored by codec `id` with `params` (as
+/// `stored`, when it is at hand), with its parameters: the same codec and parameters, without
+/// an importance matrix (llama.cpp's `_ref` quantizers). Where the stored arrays leave a setting
+/// open (whether ONNX Runtime's quantizer ran symmetric), every candidate is listed, the likelier
+/// first.
+pub fn codec_for(id: &str, params: &Params, stored: Option<&Encoded>) -> (String, Vec<Params>) {
+    let (id, params) = codec_of(id, params);
+    let candidates = match stored {
+        Some(e) if id.starts_with("onnx.") => crate::codec::onnx::quantizer_params(&id, &params, e),
+        _ => vec![params],
+    };
+    (id, candidates)
+}
+
+/// The codec and parameters of round-to-nearest for a weight stored by codec `id`.
+fn codec_of(id: &str, params: &Params) -> (String, Params) {
     let get = |key: &str| params.0.get(key).cloned();
     let num = |key: &str, default: i64| get(key).and_then(|v| v.as_i64()).unwrap_or(default);
     let flag = |key: &str, default: bool| get(key).and_then(|v| v.as_bool()).unwrap_or(default);
@@ -80,27 +94,34 @@ pub fn round_to_nearest(
     let Some((stored_id, params)) = codec else {
         return Ok(None);
     };
-    let (id, params) = codec_for(stored_id, params);
-    let codec = crate::codec::find(&id)?.build(&params, shape)?;
+    let (id, candidates) = codec_for(stored_id, params, stored);
     if crate::tensor::element_count(shape) != Some(original.data.len()) {
         return Err(crate::error::Error::input(format!(
             "shape {shape:?} does not hold the original's {} values",
             original.data.len()
         )));
     }
-    let own_shape = std::mem::replace(&mut original.shape, shape.to_vec());
-    let own_dtype = std::mem::replace(&mut original.dtype, crate::tensor::DType::F32);
-    let encoded = codec.encode(original);
-    original.shape = own_shape;
-    original.dtype = own_dtype;
-    let encoded = encoded?;
-    let format = codec.label();
-    if id == *stored_id && stored.is_some_and(|s| s.same_bits(&encoded)) {
-        return Ok(Some(Rounded {
-            format,
-            values: None,
-        }));
+    let mut first = None;
+    for params in &candidates {
+        let codec = crate::codec::find(&id)?.build(params, shape)?;
+        let own_shape = std::mem::replace(&mut original.shape, shape.to_vec());
+        let own_dtype = std::mem::replace(&mut original.dtype, crate::tensor::DType::F32);
+        let encoded = codec.encode(original);
+        original.shape = own_shape;
+        original.dtype = own_dtype;
+        let encoded = encoded?;
+        if id == *stored_id && stored.is_some_and(|s| s.same_bits(&encoded)) {
+            return Ok(Some(Rounded {
+                format: codec.label(),
+                values: None,
+            }));
+        }
+        first.get_or_insert((codec, encoded));
     }
+    let Some((codec, encoded)) = first else {
+        return Ok(None);
+    };
+    let format = codec.label();
     let values = Some(codec.decode(&encoded)?.data);
     Ok(Some(Rounded { format, values }))
 }

@@ -3028,10 +3028,9 @@ def quantize(
     granularity: Literal["per_tensor", "per_axis", "blocked"] = ...,
     axis: int = ...,
     block_size: int = ...,
+    symmetric: Optional[bool] = ...,
 ) -> Document:
     """ONNX Runtime 1.31.1: ONNX DequantizeLinear: integer codes with float32 scales and zero points, per tensor, per axis or blocked (int4..int32)
-
-    Decode-only: ONNX Runtime's weight quantizer is not reproduced yet; decoding is exact.
 
     Parameters (the framework's keywords and defaults):
 
@@ -3039,6 +3038,7 @@ def quantize(
     - ``granularity``: how scales are shared; default ``"per_tensor"``.
     - ``axis``: the axis attribute (per_axis, blocked; default 1, negative counts from the end) (-64..=63); default ``1``.
     - ``block_size``: the block_size attribute (blocked) (1..=1048576); default ``32``.
+    - ``symmetric``: encoding: symmetric ranges (WeightSymmetric); unset: per_axis and signed types symmetric, unsigned types not; default ``None``.
     """
 
 @overload
@@ -3051,15 +3051,15 @@ def quantize(
     block: Optional[int] = None,
     bits: int = ...,
     block_size: int = ...,
+    symmetric: bool = ...,
 ) -> Document:
     """ONNX Runtime 1.31.1: ONNX Runtime MatMulNBits (com.microsoft): blockwise 2..8-bit weights along K with float32 scales
-
-    Decode-only: ONNX Runtime's MatMulNBits quantizer is not reproduced yet; decoding is exact.
 
     Parameters (the framework's keywords and defaults):
 
     - ``bits``: bits per code (2..=8); default ``4``.
     - ``block_size``: block_size attribute: codes per scale along K (1..=1048576); default ``32``.
+    - ``symmetric``: encoding: symmetric blocks without stored zero points (is_symmetric); default ``False``.
     """
 
 @overload

@@ -24,12 +24,18 @@
 //! means `2^(bits−1)`). `W[k, n] = float32(code − zp) · scale` of block `k / block_size` of row
 //! `n`; codes past `K` in the last block are padding.
 //!
-//! Encoding is ONNX Runtime's quantizer (`quantize_static`'s min–max weights, MLAS' block
-//! quantization), which these codecs do not reproduce yet: `encode` says so with an error.
+//! Encoding is ONNX Runtime's: `quantize_static`'s min–max weights for `DequantizeLinear`
+//! ([`quantizer`]) and `MatMulNBitsQuantizer`'s MLAS block quantization for `MatMulNBits`
+//! ([`blockwise`]), each writing the arrays ONNX Runtime writes.
 
+pub mod blockwise;
+pub mod quantizer;
+
+use super::explain::StoredSlices;
 use super::{decoded, Codec, CodecEntry, CodecFamily, Encoded, Stored};
 use crate::error::{Error, Result};
 use crate::formats::blocks::BlockLayout;
+use crate::params::{ParamSet, Params};
 use crate::qdq::{SliceRanges, Slicing};
 use crate::quant::ChannelIndexer;
 use crate::tensor::Tensor;
@@ -71,6 +77,8 @@ crate::declare_params! {
         axis: i64 = 1; int(-64, 63), Data;
         /// the block_size attribute (blocked)
         block_size: i64 = 32; int(1, 1048576), Data;
+        /// encoding: symmetric ranges (WeightSymmetric); unset: per_axis and signed types symmetric, unsigned types not
+        symmetric: Option<bool> = None; boolean(), Data;
     }
 }
 
@@ -81,6 +89,8 @@ crate::declare_params! {
         bits: i64 = 4; int(2, 8), Data;
         /// block_size attribute: codes per scale along K
         block_size: i64 = 32; int(1, 1048576), Data;
+        /// encoding: symmetric blocks without stored zero points (is_symmetric)
+        symmetric: bool = false; boolean(), Data;
     }
 }
 
@@ -169,6 +179,8 @@ pub struct DequantizeLinear {
     pub granularity: DqGranularity,
     pub axis: i64,
     pub block_size: usize,
+    /// Encoding only: symmetric ranges; `None` is ONNX Runtime's default for the type.
+    pub symmetric: Option<bool>,
 }
 
 impl CodecFamily for DequantizeLinearFamily {
@@ -179,6 +191,7 @@ impl CodecFamily for DequantizeLinearFamily {
             granularity: a.granularity,
             axis: a.axis,
             block_size: a.block_size as usize,
+            symmetric: a.symmetric,
         }))
     }
 }
@@ -191,6 +204,8 @@ pub struct MatMulNBitsFamily;
 pub struct MatMulNBits {
     pub bits: u32,
     pub block_size: usize,
+    /// Symmetric blocks, no zero points stored (a missing zero point means `2^(bits−1)`).
+    pub symmetric: bool,
 }
 
 impl CodecFamily for MatMulNBitsFamily {
@@ -203,7 +218,11 @@ impl CodecFamily for MatMulNBitsFamily {
                 format!("{block_size} codes of {bits} bits are not a whole number of bytes"),
             ));
         }
-        Ok(Box::new(MatMulNBits { bits, block_size }))
+        Ok(Box::new(MatMulNBits {
+            bits,
+            block_size,
+            symmetric: a.symmetric,
+        }))
     }
 }
 
@@ -227,22 +246,14 @@ pub fn entries() -> Vec<CodecEntry> {
             "ONNX DequantizeLinear: integer codes with float32 scales and zero points, per tensor, per axis or blocked (int4..int32)",
         )
         .reproducing("ONNX Runtime", ORT_VERSION, QUIRKS_DQ)
-        .decode_only("ONNX Runtime's weight quantizer is not reproduced yet; decoding is exact")
         .drawn(DRAWN.0, DRAWN.1),
         CodecEntry::of::<MatMulNBitsFamily>(
             "onnx.matmul_nbits",
             "ONNX Runtime MatMulNBits (com.microsoft): blockwise 2..8-bit weights along K with float32 scales",
         )
         .reproducing("ONNX Runtime", ORT_VERSION, QUIRKS_NBITS)
-        .decode_only("ONNX Runtime's MatMulNBits quantizer is not reproduced yet; decoding is exact")
         .drawn(DRAWN.0, DRAWN.1),
     ]
-}
-
-fn encode_missing(what: &str) -> Error {
-    Error::input(format!(
-        "encoding to {what} is not implemented: quantscope decodes ONNX Runtime's stored weights but does not reproduce its quantizer yet"
-    ))
 }
 
 /// Where each element of `shape` finds its scale: `(outer, len, inner)` around the axis, and the
@@ -282,6 +293,49 @@ impl ScaleMap {
 }
 
 impl DequantizeLinear {
+    /// The `axis` attribute as an index into `shape` (a negative axis counts from the end).
+    fn axis_index(&self, shape: &[usize]) -> Result<usize> {
+        let rank = shape.len() as i64;
+        let axis = if self.axis < 0 {
+            self.axis + rank
+        } else {
+            self.axis
+        };
+        if axis < 0 || axis >= rank {
+            return Err(Error::param(
+                "axis",
+                format!(
+                    "axis {} is out of range for x of shape {shape:?}",
+                    self.axis
+                ),
+            ));
+        }
+        Ok(axis as usize)
+    }
+
+    /// The slices of `map` as quantscope numbers them (its slicing), and each slice's index
+    /// into the stored scales and zero points.
+    fn slices(&self, shape: &[usize], map: &ScaleMap) -> Result<(Slicing, Vec<usize>)> {
+        Ok(match map.granularity {
+            DqGranularity::PerTensor => (Slicing::Tensor, vec![0]),
+            DqGranularity::PerAxis => (
+                Slicing::Channel(ChannelIndexer::new(shape, self.axis_index(shape)?)),
+                (0..map.len).collect(),
+            ),
+            DqGranularity::Blocked => {
+                let axis = self.axis_index(shape)? as i64;
+                let layout = BlockLayout::new(shape, axis, map.block)?;
+                let mut scale_of = vec![0; layout.num_blocks()];
+                map.each(|i, s| {
+                    if let Some(slot) = scale_of.get_mut(layout.block_of(i)) {
+                        *slot = s;
+                    }
+                });
+                (Slicing::Block(layout), scale_of)
+            }
+        })
+    }
+
     /// The scale map for `x` of `shape` with a scale of `scale_shape` (checked as ONNX checks it).
     fn scale_map(&self, shape: &[usize], scale_shape: &[usize]) -> Result<(ScaleMap, usize)> {
         let n: usize = shape.iter().product();
@@ -302,22 +356,7 @@ impl DequantizeLinear {
             }
             return Ok((per_tensor, 1));
         }
-        let rank = shape.len() as i64;
-        let axis = if self.axis < 0 {
-            self.axis + rank
-        } else {
-            self.axis
-        };
-        if axis < 0 || axis >= rank {
-            return Err(Error::param(
-                "axis",
-                format!(
-                    "axis {} is out of range for x of shape {shape:?}",
-                    self.axis
-                ),
-            ));
-        }
-        let axis = axis as usize;
+        let axis = self.axis_index(shape)?;
         let (outer, len, inner) = (
             shape[..axis].iter().product::<usize>(),
             shape[axis],
@@ -417,26 +456,14 @@ impl Codec for DequantizeLinear {
         let n = shape.iter().product::<usize>().max(1) as f64;
         let scales = match self.granularity {
             DqGranularity::PerTensor => 1.0,
-            DqGranularity::PerAxis => {
-                let rank = shape.len() as i64;
-                let axis = if self.axis < 0 {
-                    self.axis + rank
-                } else {
-                    self.axis
-                };
-                usize::try_from(axis)
-                    .ok()
-                    .and_then(|a| shape.get(a))
-                    .copied()
-                    .unwrap_or(1) as f64
-            }
+            DqGranularity::PerAxis => self.axis_index(shape).map_or(1, |a| shape[a]) as f64,
             DqGranularity::Blocked => (n / self.block_size.max(1) as f64).ceil(),
         };
         f64::from(self.dtype.bits()) + scales * (32.0 + f64::from(self.dtype.bits())) / n
     }
 
-    fn encode(&self, _: &Tensor) -> Result<Encoded> {
-        Err(encode_missing("ONNX DequantizeLinear"))
+    fn encode(&self, t: &Tensor) -> Result<Encoded> {
+        self.quantize(t)
     }
 
     fn decode(&self, e: &Encoded) -> Result<Tensor> {
@@ -461,38 +488,49 @@ impl Codec for DequantizeLinear {
                 f64::from((qmax - zp) as f32 * scale),
             ))
         };
-        Ok(match map.granularity {
-            DqGranularity::PerTensor => SliceRanges::new(Slicing::Tensor, [range(0)]),
-            DqGranularity::PerAxis => {
-                let rank = e.shape.len() as i64;
-                let axis = if self.axis < 0 {
-                    self.axis + rank
-                } else {
-                    self.axis
-                } as usize;
-                SliceRanges::new(
-                    Slicing::Channel(ChannelIndexer::new(&e.shape, axis)),
-                    (0..scales.len()).map(range),
-                )
+        let (slicing, scale_of) = self.slices(&e.shape, &map)?;
+        Ok(SliceRanges::new(
+            slicing,
+            scale_of.iter().map(|&s| range(s)),
+        ))
+    }
+
+    /// The slices of the scales (per tensor, per axis or blocks), with each slice's scale and
+    /// zero point; 4-bit codes are unpacked.
+    fn stored_slices(&self, e: &Encoded) -> Result<Option<StoredSlices>> {
+        let (map, scales, zero_points) = self.stored(e)?;
+        let (slicing, scale_of) = self.slices(&e.shape, &map)?;
+        let symmetric = if self.is_symmetric() {
+            "symmetric: rmax = max(|rmin|, |rmax|), rmin = −rmax, zp = round((qmin + qmax)/2); "
+        } else {
+            "zp = round(qmin − rmin/s); "
+        };
+        let (qmin, qmax) = self.dtype.code_range();
+        let rule = format!(
+            "{} ({}): rmin = min(min, 0), rmax = max(max, 0); {symmetric}s = (rmax − rmin)/(qmax − qmin){}; \
+             q = clip(round(x/s) + zp, {qmin}, {qmax}) (ties to even); x̂ = float32(q − zp)·s",
+            self.dtype.name(),
+            match map.granularity {
+                DqGranularity::PerTensor => "per tensor",
+                DqGranularity::PerAxis => "per slice along the axis",
+                DqGranularity::Blocked => "per block along the axis",
+            },
+            match map.granularity {
+                DqGranularity::Blocked => ", rounded to float32 before zp",
+                _ => " in float64",
             }
-            DqGranularity::Blocked => {
-                // The blocks as quantscope's block layout numbers them.
-                let rank = e.shape.len() as i64;
-                let axis = if self.axis < 0 {
-                    self.axis + rank
-                } else {
-                    self.axis
-                };
-                let layout = BlockLayout::new(&e.shape, axis, map.block)?;
-                let mut ranges = vec![None; layout.num_blocks()];
-                map.each(|i, s| {
-                    if let Some(r) = ranges.get_mut(layout.block_of(i)) {
-                        *r = range(s);
-                    }
-                });
-                SliceRanges::new(Slicing::Block(layout), ranges)
-            }
-        })
+        );
+        let mut slices = StoredSlices::new(slicing, scale_of.len(), rule, quantizer::SOURCE)
+            .column("scale", scale_of.iter().map(|&s| f64::from(scales[s])))
+            .column(
+                "zero_point",
+                scale_of.iter().map(|&s| f64::from(zero_points[s])),
+            );
+        if self.dtype.bits() == 4 {
+            let codes = self.dtype.codes(e, "x", e.numel()?)?;
+            slices = slices.codes(codes.iter().map(|&q| q as i16).collect());
+        }
+        Ok(Some(slices))
     }
 }
 
@@ -573,8 +611,8 @@ impl Codec for MatMulNBits {
         bytes * 8.0 / (k * n).max(1.0)
     }
 
-    fn encode(&self, _: &Tensor) -> Result<Encoded> {
-        Err(encode_missing("ONNX Runtime MatMulNBits"))
+    fn encode(&self, t: &Tensor) -> Result<Encoded> {
+        self.quantize(t)
     }
 
     fn decode(&self, e: &Encoded) -> Result<Tensor> {
@@ -621,44 +659,82 @@ impl Codec for MatMulNBits {
             }),
         ))
     }
+
+    /// The blocks of `block_size` along K of each column, with their scale and zero point.
+    fn stored_slices(&self, e: &Encoded) -> Result<Option<StoredSlices>> {
+        let (k, n, blocks, blob, _) = self.dims(&e.shape)?;
+        let (scales, zero_points) = self.stored(e)?;
+        e.part_of_len("B", n * blocks * blob)?;
+        let b = e.u8s("B")?;
+        let (bits, mask) = (self.bits as usize, (1u16 << self.bits) - 1);
+        let codes = (0..k * n)
+            .map(|i| {
+                let (kk, col) = (i / n, i % n);
+                let blk = kk / self.block_size;
+                let at = (col * blocks + blk) * blob;
+                packed(&b[at..at + blob], kk % self.block_size, bits, mask) as i16
+            })
+            .collect();
+        let max_code = (1u32 << self.bits) - 1;
+        let rule = if self.symmetric {
+            format!(
+                "per column and block of {} along K (MLAS range2scale, float32): m = whichever of min, max has the larger |·|, \
+                 s = −m/{mid}, zp = {mid} (not stored); q = clamp(roundf(x·(1/s) + zp), 0, {max_code}); x̂ = float32(q − zp)·s",
+                self.block_size,
+                mid = 1u32 << (self.bits - 1)
+            )
+        } else {
+            format!(
+                "per column and block of {} along K (MLAS range2scalezp, float32): min = min(min, 0), max = max(max, 0), \
+                 s = (max − min)/{max_code}, zp = clamp(roundf(−min/s), 0, {max_code}); \
+                 q = clamp(roundf(x·(1/s) + zp), 0, {max_code}); x̂ = float32(q − zp)·s",
+                self.block_size
+            )
+        };
+        Ok(Some(
+            StoredSlices::new(
+                Slicing::Block(BlockLayout::new(&e.shape, 0, self.block_size)?),
+                scales.len(),
+                rule,
+                blockwise::SOURCE,
+            )
+            .column("scale", scales.iter().map(|&s| f64::from(s)))
+            .column("zero_point", zero_points.iter().map(|&z| f64::from(z)))
+            .codes(codes),
+        ))
+    }
 }
 
-/// Stored arrays of the right lengths (zeros) for codec `id` with its default parameters on
-/// `shape`: the template the decoders' fuzz oracle fills, since `encode` is not implemented.
-pub(crate) fn template(id: &str, shape: &[usize]) -> Option<Encoded> {
-    let n: usize = shape.iter().product();
+/// The parameters ONNX Runtime's quantizer may have run with for a weight that codec `id` (with
+/// `params`) stores as `e`, the likelier first. Symmetry is read from the stored zero points:
+/// `MatMulNBits` stores none when symmetric; `DequantizeLinear`'s symmetric slices all have the
+/// type's middle code, which an asymmetric range can also give (a uint8 bias spanning ±0.227
+/// stores 128), so then both are candidates.
+pub fn quantizer_params(id: &str, params: &Params, e: &Encoded) -> Vec<Params> {
+    let with = |symmetric: bool| params.clone().with("symmetric", symmetric);
     match id {
-        "onnx.dequantize_linear" => Some(
-            Encoded::new(shape)
-                .with("x", shape.to_vec(), Stored::I8(vec![0; n]))
-                .with("x_scale", Vec::new(), Stored::F32(vec![1.0]))
-                .with("x_zero_point", Vec::new(), Stored::I8(vec![0])),
-        ),
-        "onnx.matmul_nbits" => {
-            let codec = MatMulNBits {
-                bits: 4,
-                block_size: 32,
+        "onnx.matmul_nbits" => vec![with(!e.has("zero_points"))],
+        "onnx.dequantize_linear" => {
+            let Ok(a) = DequantizeLinearArgs::from_params(params) else {
+                return vec![params.clone()];
             };
-            let (_, cols, blocks, blob, zp_row) = codec.dims(shape).ok()?;
-            Some(
-                Encoded::new(shape)
-                    .with(
-                        "B",
-                        vec![cols, blocks, blob],
-                        Stored::U8(vec![0; cols * blocks * blob]),
-                    )
-                    .with(
-                        "scales",
-                        vec![cols, blocks],
-                        Stored::F32(vec![1.0; cols * blocks]),
-                    )
-                    .with(
-                        "zero_points",
-                        vec![cols, zp_row],
-                        Stored::U8(vec![0; cols * zp_row]),
-                    ),
-            )
+            let codec = DequantizeLinear {
+                dtype: a.dtype,
+                granularity: a.granularity,
+                axis: a.axis,
+                block_size: a.block_size as usize,
+                symmetric: None,
+            };
+            let middle = quantizer::symmetric_zero_point(a.dtype);
+            match codec.stored(e) {
+                Ok((_, _, zero_points)) if zero_points.iter().all(|&z| i64::from(z) == middle) => {
+                    let default = codec.is_symmetric();
+                    vec![with(default), with(!default)]
+                }
+                Ok(_) => vec![with(false)],
+                Err(_) => vec![params.clone()],
+            }
         }
-        _ => None,
+        _ => vec![params.clone()],
     }
 }
