@@ -268,3 +268,69 @@ fn the_page_driver_equals_the_native_diff_on_every_layout() {
         assert_eq!(a, b, "{}", layout["id"]);
     }
 }
+
+/// bitsandbytes packs 4-bit codes into a `quant_storage` tensor of any dtype (`bfloat16` or
+/// `float32` for FSDP): the same bytes, as `[N·K/(2·itemsize), 1]` of that dtype. Every golden
+/// 4-bit layout rewritten so (the header's dtype and shape changed, the data untouched) decodes
+/// to the library's values as the uint8 file does.
+#[test]
+fn bitsandbytes_codes_in_another_quant_storage_decode_alike() {
+    let dir = golden_dir().join("hf_quant");
+    let cases: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("cases.json")).unwrap()).unwrap();
+    let tmp = std::env::temp_dir().join(format!("qs-bnb-storage-{}", std::process::id()));
+    let mut failures = Vec::new();
+    let mut checked = 0;
+    for layout in cases["layouts"].as_array().unwrap() {
+        let id = layout["id"].as_str().unwrap();
+        if !(id.starts_with("bnb_nf4") || id.starts_with("bnb_fp4")) {
+            continue;
+        }
+        for (dtype, size) in [("BF16", 2), ("F32", 4)] {
+            let out = tmp.join(dtype).join(id);
+            std::fs::create_dir_all(&out).unwrap();
+            // The expected values are the golden ones.
+            let expected = dir.join(id).join("expected");
+            if expected.is_dir() && !out.join("expected").exists() {
+                std::os::unix::fs::symlink(&expected, out.join("expected")).unwrap();
+            }
+            for f in layout["files"].as_array().unwrap() {
+                let file = f["file"].as_str().unwrap();
+                let bytes = std::fs::read(dir.join(file)).unwrap();
+                let target = tmp.join(dtype).join(file);
+                if !file.ends_with(".safetensors") {
+                    std::fs::write(target, bytes).unwrap();
+                    continue;
+                }
+                let n = u64::from_le_bytes(bytes[..8].try_into().unwrap()) as usize;
+                let mut header: serde_json::Map<String, Value> =
+                    serde_json::from_slice(&bytes[8..8 + n]).unwrap();
+                let packed: Vec<String> = header
+                    .keys()
+                    .filter(|k| k.contains(".quant_state.bitsandbytes__"))
+                    .map(|k| k[..k.find(".quant_state.").unwrap()].to_string())
+                    .collect();
+                for name in packed {
+                    let e = header.get_mut(&name).unwrap();
+                    let len = e["shape"][0].as_u64().unwrap();
+                    assert_eq!(len % size, 0, "{id}: {name}");
+                    e["dtype"] = Value::from(dtype);
+                    e["shape"] = serde_json::json!([len / size, 1]);
+                }
+                let mut text = serde_json::to_vec(&header).unwrap();
+                text.resize(n.max(text.len()).next_multiple_of(8), b' ');
+                let mut rewritten = (text.len() as u64).to_le_bytes().to_vec();
+                rewritten.extend_from_slice(&text);
+                rewritten.extend_from_slice(&bytes[8 + n..]);
+                std::fs::write(target, rewritten).unwrap();
+            }
+            let (n, f) = check_layout(&tmp.join(dtype), layout);
+            checked += n;
+            failures.extend(f.into_iter().map(|f| format!("{dtype}: {f}")));
+        }
+    }
+    let _ = std::fs::remove_dir_all(&tmp);
+    eprintln!("bitsandbytes quant_storage: {checked} weights decoded exactly");
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    assert!(checked > 0);
+}

@@ -73,6 +73,11 @@ fn encode_matches(layout: &str) -> usize {
                     }
                     stored_elements(entry, &ck.bytes(entry).unwrap()).unwrap()
                 }
+                PartFrom::EntryBytes(i) => {
+                    let entry = &ck.catalog.entries[*i];
+                    let data = stored_elements(entry, &ck.bytes(entry).unwrap()).unwrap();
+                    Stored::U8(data.to_le_bytes())
+                }
                 PartFrom::Value { data, .. } => data.clone(),
             };
             let got = &encoded

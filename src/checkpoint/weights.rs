@@ -74,6 +74,10 @@ pub enum PartFrom {
     /// The raw elements of a catalogue entry (floating-point 16-bit and 8-bit types as their
     /// bit patterns: see [`stored_elements`]).
     Entry(usize),
+    /// The bytes of a catalogue entry as uint8, whatever its dtype: bitsandbytes packs its 4-bit
+    /// codes into a `quant_storage` tensor of any dtype (bfloat16, float32, … for FSDP), whose
+    /// bytes are the uint8 ones.
+    EntryBytes(usize),
     /// A value written in the checkpoint's configuration rather than as a tensor (e.g.
     /// bitsandbytes' `nested_offset`).
     Value { shape: Vec<usize>, data: Stored },
@@ -115,7 +119,7 @@ impl Weight {
             WeightSource::Coded { parts, .. } => parts
                 .iter()
                 .filter_map(|p| match p.from {
-                    PartFrom::Entry(i) => Some(i),
+                    PartFrom::Entry(i) | PartFrom::EntryBytes(i) => Some(i),
                     PartFrom::Value { .. } => None,
                 })
                 .collect(),
@@ -303,6 +307,11 @@ pub fn read_weight_stored<'b>(
                         let e = entry(*i)?;
                         let data = stored_elements(e, &bytes_of(e)?)?;
                         encoded.with(p.part, e.shape.clone(), data)
+                    }
+                    PartFrom::EntryBytes(i) => {
+                        let e = entry(*i)?;
+                        let data = stored_elements(e, &bytes_of(e)?)?.to_le_bytes();
+                        encoded.with(p.part, vec![data.len()], Stored::U8(data))
                     }
                     PartFrom::Value { shape, data } => {
                         encoded.with(p.part, shape.clone(), data.clone())

@@ -17,6 +17,18 @@ pub enum Stored {
 }
 
 impl Stored {
+    /// The elements' little-endian bytes (as a file stores them).
+    pub fn to_le_bytes(&self) -> Vec<u8> {
+        match self {
+            Stored::U8(v) => v.clone(),
+            Stored::I8(v) => v.iter().map(|&x| x as u8).collect(),
+            Stored::U16(v) => v.iter().flat_map(|x| x.to_le_bytes()).collect(),
+            Stored::I16(v) => v.iter().flat_map(|x| x.to_le_bytes()).collect(),
+            Stored::I32(v) => v.iter().flat_map(|x| x.to_le_bytes()).collect(),
+            Stored::F32(v) => v.iter().flat_map(|x| x.to_le_bytes()).collect(),
+        }
+    }
+
     /// Number of elements.
     pub fn len(&self) -> usize {
         match self {

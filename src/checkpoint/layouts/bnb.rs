@@ -1,6 +1,7 @@
 //! bitsandbytes checkpoints (`quant_method: bitsandbytes`, as transformers saves them).
 //!
-//! * 4-bit (`load_in_4bit`): a Linear's `M.weight` is the packed codes (uint8 `[N·K/2, 1]`) with
+//! * 4-bit (`load_in_4bit`): a Linear's `M.weight` is the packed codes (uint8 `[N·K/2, 1]`, or
+//!   the same bytes in another `quant_storage` dtype, e.g. bfloat16 `[N·K/4, 1]`) with
 //!   `M.weight.absmax`, `M.weight.quant_map` and, double-quantized, `M.weight.nested_absmax` and
 //!   `M.weight.nested_quant_map`; the rest of `QuantState` is JSON in the uint8 entry
 //!   `M.weight.quant_state.bitsandbytes__nf4` (or `__fp4`): `quant_type`, `blocksize`, `dtype`
@@ -174,9 +175,15 @@ fn four_bit(
         match find(suffix) {
             Ok(i) => {
                 taken.push(i);
+                // The packed codes are read as bytes whatever their `quant_storage` dtype.
+                let packed = suffix.is_empty() && dtype_of(&catalog.entries[i]) != Some(DType::U8);
                 parts.push(PartSource {
                     part,
-                    from: PartFrom::Entry(i),
+                    from: if packed {
+                        PartFrom::EntryBytes(i)
+                    } else {
+                        PartFrom::Entry(i)
+                    },
                 });
             }
             Err(name) if k < required.len() || nested => {
@@ -191,10 +198,10 @@ fn four_bit(
         Some(Err(e)) => Err(e.clone()),
         Some(Ok(v)) => QuantState::of(v, quant_type, nested),
     };
-    let packed_elements = codes
-        .as_ref()
-        .ok()
-        .map_or(0, |&i| catalog.entries[i].elements);
+    let packed_bytes = codes.as_ref().ok().map_or(0, |&i| {
+        let e = &catalog.entries[i];
+        e.range.end.saturating_sub(e.range.start) as usize
+    });
     let (shape, blocksize, params) = match parsed {
         Ok(qs) => {
             if let Some(offset) = qs.nested_offset {
@@ -214,7 +221,7 @@ fn four_bit(
         }
         Err(e) => {
             problem = problem.or(Some(e));
-            (vec![packed_elements * 2], None, Params::new())
+            (vec![packed_bytes * 2], None, Params::new())
         }
     };
     let problem = problem.or_else(|| entry_problem(catalog, &taken));

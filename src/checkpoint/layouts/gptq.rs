@@ -65,7 +65,9 @@ pub(super) fn coded_weight(catalog: &Catalog, mut weight: Weight) -> Weight {
         WeightSource::Coded { parts, .. } => parts
             .iter()
             .map(|p| match &p.from {
-                PartFrom::Entry(i) => catalog.entries.get(*i).map_or(0, entry_bytes),
+                PartFrom::Entry(i) | PartFrom::EntryBytes(i) => {
+                    catalog.entries.get(*i).map_or(0, entry_bytes)
+                }
                 PartFrom::Value { data, .. } => (data.len() * data.element_bytes()) as u64,
             })
             .sum(),
