@@ -301,7 +301,7 @@ fn every_codec_derivation_ends_in_the_block_the_whole_encoding_stores() {
     let imatrix: Vec<f32> = (0..768).map(|i| 0.5 + (i % 7) as f32).collect();
     let mut failures = Vec::new();
     let ids = explaining_codecs();
-    assert!(ids.len() >= 17, "{ids:?}");
+    assert!(ids.len() >= 25, "{ids:?}");
     for id in ids {
         let mut settings = vec![Params::new()];
         if id.starts_with("ggml.") {
@@ -313,6 +313,16 @@ fn every_codec_derivation_ends_in_the_block_the_whole_encoding_stores() {
             }
         }
         for params in &settings {
+            if needs_imatrix(id) && params.get("imatrix").is_none() {
+                // ggml_quantize_requires_imatrix: the derivation refuses as the encoding does.
+                let e = explain::explain(id, params, &t, None)
+                    .unwrap_err()
+                    .to_string();
+                if !e.contains("without an importance matrix") {
+                    failures.push(format!("{id} without an imatrix: {e}"));
+                }
+                continue;
+            }
             for block in [None, Some(0), Some(5), Some(23)] {
                 if let Err(why) = check_codec_block(id, params, &t, block) {
                     failures.push(why);
@@ -321,6 +331,12 @@ fn every_codec_derivation_ends_in_the_block_the_whole_encoding_stores() {
         }
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// Whether codec `id` is a ggml type that cannot quantize without an imatrix (IQ2_XXS, IQ2_XS,
+/// IQ1_S).
+fn needs_imatrix(id: &str) -> bool {
+    quantscope::formats::ggml::GgmlType::from_id(id).is_some_and(|t| t.requires_imatrix())
 }
 
 /// The settings each codec that describes its slices is explained with: its defaults and the

@@ -4,9 +4,10 @@
 //! llama.cpp's importance where the file was made with one) to the very bytes in the file.
 //!
 //! The test is driven by the data: a ggml type added to the registry is checked here as soon as
-//! a golden file holds it, and every ggml codec of the registry must be met at least once —
-//! decode-only codecs (ggml's lattice i-quants) on decoding, with their `encode` refusing
-//! clearly, every other codec on both. A golden tensor of a quantized type without a codec
+//! a golden file holds it, and every ggml codec of the registry must be met at least once on
+//! both (a decode-only codec, should one ever be registered, on decoding, with its `encode`
+//! refusing clearly). The lattice i-quants (IQ1_S … IQ3_S) encode the bf16 original with the
+//! file's imatrix to the file's bytes. A golden tensor of a quantized type without a codec
 //! fails the test (F32, F16 and BF16 are plain dtypes, read without a codec).
 //!
 //! The tensor's bytes are taken where `cases.json` places them (`offset_in_file`, `n_bytes`),

@@ -430,11 +430,18 @@ fn every_format_that_quantizes_explains_a_block() {
         explained += 1;
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
+    // ggml's IQ2_XXS, IQ2_XS and IQ1_S encode only with an imatrix, which this run has not.
+    let needs_imatrix = |f: &serde_json::Value| {
+        f["id"]
+            .as_str()
+            .and_then(quantscope::formats::ggml::GgmlType::from_id)
+            .is_some_and(|t| t.requires_imatrix())
+    };
     let encoding = reg["formats"]
         .as_array()
         .unwrap()
         .iter()
-        .filter(|f| f["encodes"] == true)
+        .filter(|f| f["encodes"] == true && !needs_imatrix(f))
         .count();
     assert_eq!(explained, encoding, "every format that encodes explains");
 }

@@ -13,9 +13,9 @@
 //! — as for a GGUF weight. A value is clipped when it lies outside the range its block (or
 //! k-quant sub-block) represents.
 //!
-//! The lattice i-quants (IQ1_S, IQ1_M, IQ2_XXS, IQ2_XS, IQ2_S, IQ3_XXS, IQ3_S) are decode-only
-//! ([`CodecEntry::decode_only`]): they decode a GGUF file's blocks exactly, and `encode` returns
-//! an error, since llama.cpp's grid-search quantizers are not reproduced.
+//! The lattice i-quants (IQ1_S, IQ1_M, IQ2_XXS, IQ2_XS, IQ2_S, IQ3_XXS, IQ3_S) encode with
+//! llama.cpp's grid searches, byte for byte; IQ2_XXS, IQ2_XS and IQ1_S need an `imatrix`
+//! (`ggml_quantize_requires_imatrix`) and refuse to encode without one.
 
 use super::{decoded, explain, Codec, CodecEntry, CodecFamily, Encoded, Stored};
 use crate::derivation::{self, Step};
@@ -143,7 +143,14 @@ impl Codec for Ggml {
         });
         let stored = stored?;
         let x = &t.data[index * n..(index + 1) * n];
-        let sub_block = explain::largest_magnitude(x) / ty.range_group();
+        // The block a search step is recorded for: IQ1_M searches blocks of 16 (its range
+        // groups are the 8 values of one shift).
+        let searched = if ty == GgmlType::IQ1_M {
+            16
+        } else {
+            ty.range_group()
+        };
+        let sub_block = explain::largest_magnitude(x) / searched;
         let source = format!(
             "ggml/src/ggml-quants.c quantize_{} (ggml d99724f2)",
             ty.name().to_lowercase()
@@ -214,7 +221,27 @@ fn value_formula(ty: GgmlType) -> &'static str {
         }
         T::TQ1_0 | T::TQ2_0 => "x = d·t, t ∈ {−1, 0, 1}",
         T::Q1_0 => "x = ±d",
-        _ => "x = d·grid[q]",
+        T::IQ2_XXS => {
+            "x = ((d·(0.5 + s))·0.25)·g·±1 per block of 32, s ∈ 0…15, g ∈ {8, 25, 43} from the iq2xxs_grid point of each 8"
+        }
+        T::IQ2_XS => {
+            "x = ((d·(0.5 + s))·0.25)·g·±1 per 16, s ∈ 0…15, g ∈ {8, 25, 43} from the iq2xs_grid point of each 8"
+        }
+        T::IQ2_S => {
+            "x = ((d·(0.5 + s))·0.25)·g·±1 per 16, s ∈ 0…15, g ∈ {8, 25, 43} from the iq2s_grid point of each 8"
+        }
+        T::IQ3_XXS => {
+            "x = ((d·(0.5 + s))·0.5)·g·±1 per block of 32, s ∈ 0…15, g ∈ {4, 12, …, 52, 62} from the iq3xxs_grid point of each 4"
+        }
+        T::IQ3_S => {
+            "x = (d·(1 + 2s))·g·±1 per block of 32, s ∈ 0…15, g ∈ {1, 3, …, 15} from the iq3s_grid point of each 4"
+        }
+        T::IQ1_S => {
+            "x = (d·(2s + 1))·(g + δ) per block of 32, s ∈ 0…7, g ∈ {−1, 0, 1} from the iq1s_grid point of each 8, δ = ±1/8"
+        }
+        T::IQ1_M => {
+            "x = (d·(2s + 1))·(g + δ) per 16, s ∈ 0…7, g ∈ {−1, 0, 1} from the iq1s_grid point of each 8, δ = ±1/8 per 8"
+        }
     }
 }
 
@@ -311,42 +338,45 @@ mod tests {
     }
 
     #[test]
-    fn lattice_i_quants_decode_but_do_not_encode() {
+    fn lattice_i_quants_encode_three_only_with_an_imatrix() {
         use super::super::{codecs, Encoded, Stored};
+        use crate::formats::ggml::GgmlType;
         let t = ramp(vec![2, 256]);
+        // Every ggml codec encodes.
         let decode_only: Vec<&str> = codecs()
             .iter()
             .filter(|c| !c.encodes && c.id.starts_with("ggml."))
             .map(|c| c.id)
             .collect();
-        assert_eq!(
-            decode_only,
-            [
-                "ggml.IQ2_XXS",
-                "ggml.IQ2_XS",
-                "ggml.IQ2_S",
-                "ggml.IQ3_XXS",
-                "ggml.IQ3_S",
-                "ggml.IQ1_S",
-                "ggml.IQ1_M"
-            ]
-        );
-        for id in decode_only {
+        assert!(decode_only.is_empty(), "{decode_only:?}");
+        let lattice = [
+            "ggml.IQ2_XXS",
+            "ggml.IQ2_XS",
+            "ggml.IQ2_S",
+            "ggml.IQ3_XXS",
+            "ggml.IQ3_S",
+            "ggml.IQ1_S",
+            "ggml.IQ1_M",
+        ];
+        let imatrix = Params::new().with("imatrix", vec![1.0f32; 256]);
+        for id in lattice {
             let spec = find(id).unwrap();
-            assert!(spec.decode_only.is_some(), "{id}");
-            let e = evaluate(spec.id, &Params::new(), &t)
-                .unwrap_err()
-                .to_string();
-            let name = id.trim_start_matches("ggml.");
-            assert_eq!(
-                e,
-                format!("encoding {name} needs llama.cpp's grid search, which quantscope does not reproduce yet; its decoding is exact")
-            );
+            assert!(spec.encodes && spec.decode_only.is_none(), "{id}");
+            let ty = GgmlType::from_id(id).unwrap();
+            // ggml_quantize_requires_imatrix: IQ2_XXS, IQ2_XS, IQ1_S.
+            let plain = evaluate(spec.id, &Params::new(), &t);
+            if ty.requires_imatrix() {
+                let e = plain.unwrap_err().to_string();
+                assert!(e.contains("without an importance matrix"), "{id}: {e}");
+            } else {
+                assert!(plain.is_ok(), "{id}");
+            }
+            let r = evaluate(spec.id, &imatrix, &t).unwrap();
+            assert_eq!(r.bits_per_value, ty.bits_per_value(), "{id}");
+            // Any bytes decode.
             let codec = spec.build(&Params::new(), &t.shape).unwrap();
-            let bytes = 2 * crate::formats::ggml::GgmlType::from_id(id)
-                .unwrap()
-                .block_bytes();
-            let stored = Encoded::new(&t.shape).with_flat("blocks", Stored::U8(vec![0x5a; bytes]));
+            let stored = Encoded::new(&t.shape)
+                .with_flat("blocks", Stored::U8(vec![0x5a; 2 * ty.block_bytes()]));
             assert_eq!(codec.decode(&stored).unwrap().data.len(), 512);
             assert!(codec.ranges(&stored).is_ok());
         }

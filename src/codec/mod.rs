@@ -162,8 +162,8 @@ pub struct CodecEntry {
     pub colour: usize,
     /// The family's name in a chart legend.
     pub legend: &'static str,
-    /// Whether the codec encodes. A decode-only codec (ggml's lattice i-quants, whose
-    /// quantizer quantscope does not reproduce) decodes stored data bit for bit, and its
+    /// Whether the codec encodes. A decode-only codec (ONNX Runtime's and ModelOpt's layouts,
+    /// whose quantizers quantscope does not reproduce) decodes stored data bit for bit, and its
     /// `encode` returns an error; whatever runs formats on float data (the line-up, `quantize`,
     /// the model view's methods, the page's "add a format") leaves it out or says so.
     pub encodes: bool,

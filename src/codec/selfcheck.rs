@@ -1,8 +1,9 @@
 //! The codecs' oracle for fuzzing (`fuzz/fuzz_targets/codec.rs`) and its replay in the tests:
 //! stored arrays of any content and length, decoded by any codec, never panic. Arrays of the
 //! right lengths always decode (a codec reads any bit pattern), to as many values as the shape
-//! has; wrong lengths are refused with an error. Decode-only codecs (which cannot encode a
-//! template) are fed arrays of their stored layout ([`stored_layout`]).
+//! has; wrong lengths are refused with an error. Codecs that cannot encode a template
+//! (decode-only ones, and ggml's IQ2_XXS, IQ2_XS and IQ1_S, which need an imatrix) are fed
+//! arrays of their stored layout ([`stored_layout`]).
 
 use super::{codecs, Encoded, Stored};
 use crate::formats::ggml::GgmlType;
@@ -26,8 +27,8 @@ fn fill(like: &Stored, n: usize, bytes: &[u8]) -> Stored {
     }
 }
 
-/// The stored arrays of a decode-only codec for `shape` (rows of a multiple of 256 values),
-/// zero-filled: ggml's `blocks`, the FP4 layouts' packed codes with their scales.
+/// The stored arrays of a codec that cannot encode a template, for `shape` (rows of a multiple
+/// of 256 values), zero-filled: ggml's `blocks`, the FP4 layouts' packed codes with their scales.
 fn stored_layout(id: &str, shape: &[usize]) -> Option<Encoded> {
     let n: usize = shape.iter().product();
     if let Some(ty) = GgmlType::from_id(id) {
@@ -99,7 +100,8 @@ pub fn check_decode(data: &[u8]) {
             .collect(),
     )
     .expect("a ramp of the shape");
-    // Codecs that only decode (ggml's i-quants, ModelOpt's NVFP4) give a template of the right lengths.
+    // Codecs that cannot encode the ramp (decode-only ones, ggml types that need an imatrix)
+    // give a template of the right lengths.
     let Some(template) = codec
         .encode(&ramp)
         .ok()

@@ -279,6 +279,14 @@ pub fn format_by_id(id: &str, params: Params) -> Result<Method> {
             "format {id} is decode-only ({why}): it cannot quantize a checkpoint's tensors"
         )));
     }
+    let needs_imatrix =
+        crate::formats::ggml::GgmlType::from_id(spec.id).is_some_and(|t| t.requires_imatrix());
+    if needs_imatrix && params.get("imatrix").is_none() {
+        return Err(Error::param(
+            "imatrix",
+            format!("format {id} cannot quantize without an importance matrix (ggml_quantize_requires_imatrix), and a checkpoint's tensors come without one"),
+        ));
+    }
     let label = spec.build(&params, &ANY_SHAPE)?.label();
     Ok(format_method(label, spec.id, params))
 }
@@ -482,7 +490,8 @@ mod tests {
         let e = format_by_id("ggml.IQ2_XXS", Params::new())
             .unwrap_err()
             .to_string();
-        assert!(e.contains("decode-only"), "{e}");
+        assert!(e.contains("without an importance matrix"), "{e}");
+        assert!(format_by_id("ggml.IQ2_S", Params::new()).is_ok());
         let c = choices();
         assert!(c.formats.iter().any(|f| f == "ggml.Q4_K"));
         assert!(c.observers.iter().any(|o| o == "torch.HistogramObserver"));

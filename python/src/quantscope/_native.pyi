@@ -2653,9 +2653,7 @@ def quantize(
     block: Optional[int] = None,
     imatrix: Optional[Vector] = ...,
 ) -> Document:
-    """ggml d99724f2 = llama.cpp d3cf1f14: llama.cpp IQ2_XXS: super-blocks of 256, 8 values per 8-bit grid index, 4-bit scales per 32 (2.0625 bits; decode only)
-
-    Decode-only: needs llama.cpp's grid search.
+    """ggml d99724f2 = llama.cpp d3cf1f14: llama.cpp IQ2_XXS: super-blocks of 256, 8 values per 8-bit grid index, 4-bit scales per 32 (2.0625 bits; needs an imatrix)
 
     Parameters (the framework's keywords and defaults):
 
@@ -2672,9 +2670,7 @@ def quantize(
     block: Optional[int] = None,
     imatrix: Optional[Vector] = ...,
 ) -> Document:
-    """ggml d99724f2 = llama.cpp d3cf1f14: llama.cpp IQ2_XS: super-blocks of 256, 8 values per 9-bit grid index, 4-bit scales per 16 (2.3125 bits; decode only)
-
-    Decode-only: needs llama.cpp's grid search.
+    """ggml d99724f2 = llama.cpp d3cf1f14: llama.cpp IQ2_XS: super-blocks of 256, 8 values per 9-bit grid index, 4-bit scales per 16 (2.3125 bits; needs an imatrix)
 
     Parameters (the framework's keywords and defaults):
 
@@ -2691,9 +2687,7 @@ def quantize(
     block: Optional[int] = None,
     imatrix: Optional[Vector] = ...,
 ) -> Document:
-    """ggml d99724f2 = llama.cpp d3cf1f14: llama.cpp IQ2_S: super-blocks of 256, 8 values per 10-bit grid index, 4-bit scales per 16 (2.5625 bits; decode only)
-
-    Decode-only: needs llama.cpp's grid search.
+    """ggml d99724f2 = llama.cpp d3cf1f14: llama.cpp IQ2_S: super-blocks of 256, 8 values per 10-bit grid index, 4-bit scales per 16 (2.5625 bits)
 
     Parameters (the framework's keywords and defaults):
 
@@ -2710,9 +2704,7 @@ def quantize(
     block: Optional[int] = None,
     imatrix: Optional[Vector] = ...,
 ) -> Document:
-    """ggml d99724f2 = llama.cpp d3cf1f14: llama.cpp IQ3_XXS: super-blocks of 256, 4 values per 8-bit grid index, 4-bit scales per 32 (3.0625 bits; decode only)
-
-    Decode-only: needs llama.cpp's grid search.
+    """ggml d99724f2 = llama.cpp d3cf1f14: llama.cpp IQ3_XXS: super-blocks of 256, 4 values per 8-bit grid index, 4-bit scales per 32 (3.0625 bits)
 
     Parameters (the framework's keywords and defaults):
 
@@ -2729,9 +2721,7 @@ def quantize(
     block: Optional[int] = None,
     imatrix: Optional[Vector] = ...,
 ) -> Document:
-    """ggml d99724f2 = llama.cpp d3cf1f14: llama.cpp IQ3_S: super-blocks of 256, 4 values per 9-bit grid index, 4-bit scales per 32 (3.4375 bits; decode only)
-
-    Decode-only: needs llama.cpp's grid search.
+    """ggml d99724f2 = llama.cpp d3cf1f14: llama.cpp IQ3_S: super-blocks of 256, 4 values per 9-bit grid index, 4-bit scales per 32 (3.4375 bits)
 
     Parameters (the framework's keywords and defaults):
 
@@ -2748,9 +2738,7 @@ def quantize(
     block: Optional[int] = None,
     imatrix: Optional[Vector] = ...,
 ) -> Document:
-    """ggml d99724f2 = llama.cpp d3cf1f14: llama.cpp IQ1_S: super-blocks of 256, 8 ternary values per 11-bit grid index, 3-bit scales per 32 (1.5625 bits; decode only)
-
-    Decode-only: needs llama.cpp's grid search.
+    """ggml d99724f2 = llama.cpp d3cf1f14: llama.cpp IQ1_S: super-blocks of 256, 8 ternary values per 11-bit grid index, 3-bit scales per 32 (1.5625 bits; needs an imatrix)
 
     Parameters (the framework's keywords and defaults):
 
@@ -2767,9 +2755,7 @@ def quantize(
     block: Optional[int] = None,
     imatrix: Optional[Vector] = ...,
 ) -> Document:
-    """ggml d99724f2 = llama.cpp d3cf1f14: llama.cpp IQ1_M: super-blocks of 256, 8 ternary values per 11-bit grid index, 3-bit scales per 16 (1.75 bits; decode only)
-
-    Decode-only: needs llama.cpp's grid search.
+    """ggml d99724f2 = llama.cpp d3cf1f14: llama.cpp IQ1_M: super-blocks of 256, 8 ternary values per 11-bit grid index, 3-bit scales per 16 (1.75 bits)
 
     Parameters (the framework's keywords and defaults):
 

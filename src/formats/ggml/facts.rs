@@ -77,52 +77,87 @@ const QUIRKS_IQ4_XS: &[&str] = &[
     "without an imatrix the same function runs with weights x² (quantize_row_iq4_xs_ref calls quantize_iq4_xs)",
 ];
 
-const IQ_GRID_SEARCH: &str = "encoding is not reproduced: llama.cpp's quantizer searches the lattice grid with neighbour tables built by iq2xs_init_impl / iq3xs_init_impl (ggml-quants.c, several thousand lines); quantscope decodes exactly and refuses to encode (decode-only codec)";
 const IQ_SIGNS: &str = "one sign bit per value, 7 stored per group of 8: the eighth comes from ksigns_iq2xs, which makes the number of minus signs even";
 const IQ_GRIDS: &str = "the codebooks (iq2xxs_grid, iq2xs_grid, iq2s_grid, iq3xxs_grid, iq3s_grid, iq1s_grid) are the tables of ggml-common.h, kept as data in formats/ggml/grids.rs";
 const IQ_ORDER: &str = "dequantized as (db·g)·±1 with db = (d·(0.5 + s))·0.25 (IQ3_XXS: ·0.5) in float32, one rounding per product, no FMA";
+const IQ_TABLES: &str = "the search's map and neighbour lists are iq2xs_init_impl / iq3xs_init_impl's: off-grid levels get every grid point of the nwant smallest squared distances, in (distance, index) order (built once, on first use)";
+const IQ_SEARCH: &str = "levels clamp(nearest_int(0.5·(id·|x| − 1)), 0, kmax − 1) for candidate inverse scales; an off-grid group takes the neighbour of least Σ√w·(s·q − |x|)² (iq2/iq3_find_best_neighbour, first strictly smaller); a candidate's least-squares scale is kept when (Σwxq)² > best·Σwq², strictly";
+const IQ_PARITY: &str = "with an odd number of negatives in a group of 8, the element of least w·x² keeps its sign inside the magnitude (it is searched as −|x|), so the stored 7 bits stay even";
+const IQ_SCALE_CODES: &str = "block scales as 4-bit codes clamp(nearest_int(0.5·(s/d − 1)), 0, 15) with d = max_scale/31 in float32, while the stored fp16 may carry a fudge factor";
+const IQ_ABORTS: &str = "an input on which ggml would abort (GGML_ASSERT: no finite neighbour distance, a NaN scale — only with overflowing values or importances) is refused with an error";
 
 const QUIRKS_IQ2_XXS: &[&str] = &[
     "per block of 32 one u32 of 4 grid bytes and one of 4×7 sign bits with the 4-bit scale in bits 28–31 (dequantize_row_iq2_xxs)",
+    "requires an imatrix (ggml_quantize_requires_imatrix); σ² = Σx²/256, weights qw·√(σ² + x²) (quantize_row_iq2_xxs_impl)",
+    "the search starts from make_qp_quants(nmax 4) of the magnitudes: candidates id = (5 + 0.1·is)/(3·s0), is = −6…6, then every group re-chosen with 1/scale and the scale refitted",
+    IQ_PARITY,
+    IQ_SEARCH,
+    IQ_SCALE_CODES,
     IQ_SIGNS,
     IQ_ORDER,
     IQ_GRIDS,
-    IQ_GRID_SEARCH,
+    IQ_TABLES,
+    IQ_ABORTS,
 ];
 const QUIRKS_IQ2_XS: &[&str] = &[
     "u16 per group of 8: a 9-bit grid index and 7 sign bits; two 4-bit scales per block of 32, one per 16 (dequantize_row_iq2_xs)",
+    "requires an imatrix (ggml_quantize_requires_imatrix); σ² = Σx²/256; blocks of 16 start from max/5, candidates id = (5 + 0.1·is)/max, is = −9…9, then only the off-grid groups re-chosen (quantize_row_iq2_xs_impl)",
+    IQ_PARITY,
+    IQ_SEARCH,
+    IQ_SCALE_CODES,
     IQ_SIGNS,
     IQ_ORDER,
     IQ_GRIDS,
-    IQ_GRID_SEARCH,
+    IQ_TABLES,
+    IQ_ABORTS,
 ];
 const QUIRKS_IQ2_S: &[&str] = &[
     "10-bit grid index (low byte, 2 high bits in qh), a full sign byte per 8 (no parity rule), two 4-bit scales per 32 (dequantize_row_iq2_s)",
+    "σ² = 2·Σx²/256; weights qw·√(σ² + x²), or σ²/4 + x² without an imatrix; a block of 16 below 1e-8 is zero; neighbour lists keep one distance (nwant 1); d stored as fp16(0.9875·d) (quantize_row_iq2_s_impl)",
+    IQ_SEARCH,
+    IQ_SCALE_CODES,
     IQ_ORDER,
     IQ_GRIDS,
-    IQ_GRID_SEARCH,
+    IQ_TABLES,
+    IQ_ABORTS,
 ];
 const QUIRKS_IQ3_XXS: &[&str] = &[
     "one grid byte per 4 values, 4×7 sign bits and a 4-bit scale per block of 32; db = d·(0.5 + s)·0.5 (dequantize_row_iq3_xxs)",
+    "σ² = 2·Σx²/256, weights qw·√(σ² + x²) or x²; a block below 1e-8 is zero; candidates id = (15 + 0.2·is)/max, is = −15…15, then the off-grid groups re-chosen; d stored as fp16(1.0125·d) (quantize_row_iq3_xxs_impl)",
+    IQ_PARITY,
+    IQ_SEARCH,
+    IQ_SCALE_CODES,
     IQ_SIGNS,
     IQ_ORDER,
     IQ_GRIDS,
-    IQ_GRID_SEARCH,
+    IQ_TABLES,
+    IQ_ABORTS,
 ];
 const QUIRKS_IQ3_S: &[&str] = &[
     "9-bit grid index per 4 values (the 9th bit in qh), a full sign byte per 8, odd scales d·(1 + 2s) per 32 (dequantize_row_iq3_s)",
+    "only an exactly-zero block is skipped, and the grid-byte and sign-byte write positions then do not advance: the next block's bytes take the zero block's slots (quantize_row_iq3_s_impl)",
+    "candidates id = (15 + 0.2·is)/max, is = −9…9; the on-grid flags start false and the skip for on-grid groups is commented out, so every group is re-chosen whenever one was off the grid; d stored as fp16(1.033·d)",
+    IQ_SEARCH,
+    IQ_SCALE_CODES,
     IQ_GRIDS,
-    IQ_GRID_SEARCH,
+    IQ_TABLES,
+    IQ_ABORTS,
 ];
 const QUIRKS_IQ1_S: &[&str] = &[
     "values dl·(g + δ), g ∈ {−1, 0, 1} from an 11-bit iq1s_grid index, δ = ±1/8 per block of 32 (bit 15 of qh), dl = d·(2s + 1) (dequantize_row_iq1_s)",
+    "requires an imatrix (ggml_quantize_requires_imatrix); every split of the sorted block into three levels is tried, for both shifts, from float32 prefix sums; the sort is glibc's stable merge sort (quantize_row_iq1_s_impl)",
+    "an off-grid group takes the neighbour of least Σw·(s·v − x)² (iq1_find_best_neighbour2), then the block scale is refitted when both sums are positive; d = max_scale/15 stored as fp16(1.125·d), 3-bit codes",
     IQ_GRIDS,
-    IQ_GRID_SEARCH,
+    IQ_TABLES,
+    IQ_ABORTS,
 ];
 const QUIRKS_IQ1_M: &[&str] = &[
     "no fp16 field: d's 16 bits are the top nibbles of the four u16 scale words; 3-bit scales per 16 and a shift δ = ±1/8 per 8 (dequantize_row_iq1_m)",
+    "blocks of 16: every split of the sorted values into three levels for the four shift pairs, each sum accumulated element by element in sorted order; weights qw·√(σ² + x²) or x² (quantize_row_iq1_m_impl)",
+    "d is refitted over the whole super-block with the stored codes, Σw·q·x/Σw·q² with q = v·(2·code + 1), and stored as fp16(1.1125·d)",
     IQ_GRIDS,
-    IQ_GRID_SEARCH,
+    IQ_TABLES,
+    IQ_ABORTS,
 ];
 const TERNARY: &str = "d = amax of the super-block, trits lroundf(x·(1/d)) + 1 — round half away from zero, so |x| ≥ amax/2 becomes ±d; the imatrix is ignored (quantize_tq1_0, quantize_tq2_0)";
 const QUIRKS_TQ1_0: &[&str] = &[
@@ -147,18 +182,10 @@ const QUIRKS_Q1_0: &[&str] = &[
     FP16_SCALES,
 ];
 
-/// Why a type is decode-only in quantscope (its encoder is not reproduced), or `None`.
-pub fn decode_only(ty: GgmlType) -> Option<&'static str> {
-    match ty {
-        GgmlType::IQ2_XXS
-        | GgmlType::IQ2_XS
-        | GgmlType::IQ2_S
-        | GgmlType::IQ3_XXS
-        | GgmlType::IQ3_S
-        | GgmlType::IQ1_S
-        | GgmlType::IQ1_M => Some("needs llama.cpp's grid search"),
-        _ => None,
-    }
+/// Why a type is decode-only in quantscope (its encoder is not reproduced), or `None`: every
+/// ggml type encodes.
+pub fn decode_only(_ty: GgmlType) -> Option<&'static str> {
+    None
 }
 
 /// The quirks of `ty` reproduced, each with the source line it comes from.
@@ -220,25 +247,25 @@ pub fn summary(ty: GgmlType) -> &'static str {
             "llama.cpp IQ4_XS: super-blocks of 256, 6-bit sub-scales, non-linear 4-bit table (4.25 bits)"
         }
         GgmlType::IQ2_XXS => {
-            "llama.cpp IQ2_XXS: super-blocks of 256, 8 values per 8-bit grid index, 4-bit scales per 32 (2.0625 bits; decode only)"
+            "llama.cpp IQ2_XXS: super-blocks of 256, 8 values per 8-bit grid index, 4-bit scales per 32 (2.0625 bits; needs an imatrix)"
         }
         GgmlType::IQ2_XS => {
-            "llama.cpp IQ2_XS: super-blocks of 256, 8 values per 9-bit grid index, 4-bit scales per 16 (2.3125 bits; decode only)"
+            "llama.cpp IQ2_XS: super-blocks of 256, 8 values per 9-bit grid index, 4-bit scales per 16 (2.3125 bits; needs an imatrix)"
         }
         GgmlType::IQ2_S => {
-            "llama.cpp IQ2_S: super-blocks of 256, 8 values per 10-bit grid index, 4-bit scales per 16 (2.5625 bits; decode only)"
+            "llama.cpp IQ2_S: super-blocks of 256, 8 values per 10-bit grid index, 4-bit scales per 16 (2.5625 bits)"
         }
         GgmlType::IQ3_XXS => {
-            "llama.cpp IQ3_XXS: super-blocks of 256, 4 values per 8-bit grid index, 4-bit scales per 32 (3.0625 bits; decode only)"
+            "llama.cpp IQ3_XXS: super-blocks of 256, 4 values per 8-bit grid index, 4-bit scales per 32 (3.0625 bits)"
         }
         GgmlType::IQ3_S => {
-            "llama.cpp IQ3_S: super-blocks of 256, 4 values per 9-bit grid index, 4-bit scales per 32 (3.4375 bits; decode only)"
+            "llama.cpp IQ3_S: super-blocks of 256, 4 values per 9-bit grid index, 4-bit scales per 32 (3.4375 bits)"
         }
         GgmlType::IQ1_S => {
-            "llama.cpp IQ1_S: super-blocks of 256, 8 ternary values per 11-bit grid index, 3-bit scales per 32 (1.5625 bits; decode only)"
+            "llama.cpp IQ1_S: super-blocks of 256, 8 ternary values per 11-bit grid index, 3-bit scales per 32 (1.5625 bits; needs an imatrix)"
         }
         GgmlType::IQ1_M => {
-            "llama.cpp IQ1_M: super-blocks of 256, 8 ternary values per 11-bit grid index, 3-bit scales per 16 (1.75 bits; decode only)"
+            "llama.cpp IQ1_M: super-blocks of 256, 8 ternary values per 11-bit grid index, 3-bit scales per 16 (1.75 bits)"
         }
         GgmlType::TQ1_0 => {
             "llama.cpp TQ1_0: super-blocks of 256, fp16 scale, ternary codes five per byte (1.6875 bits)"

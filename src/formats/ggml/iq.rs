@@ -18,10 +18,11 @@
 //! bit makes the number of minus signs even. Every product is float32 in C's order — `(db·g)·±1`
 //! with `db = (d·(0.5 + s))·0.25` — one rounding each, no fused multiply-add.
 //!
-//! **Encoding is not reproduced.** llama.cpp's quantizers for these types
-//! (`quantize_iq2_xxs` …) search the grids with neighbour tables built at start-up
-//! (`iq2xs_init_impl`, `iq3xs_init_impl`) and are several thousand lines; quantscope decodes them
-//! exactly and refuses to encode them (the codecs are decode-only).
+//! **Encoding** is llama.cpp's (`quantize_iq2_xxs` …), bit for bit: a search of the grids with
+//! the neighbour tables `iq2xs_init_impl` / `iq3xs_init_impl` build ([`super::iq_lattice`]),
+//! in [`super::iq2_quant`], [`super::iq3_quant`] (sharing [`super::iq_search`]) and
+//! [`super::iq1_quant`]. IQ2_XXS, IQ2_XS and IQ1_S need an imatrix
+//! (`ggml_quantize_requires_imatrix`).
 //!
 //! **Ranges** (what counts as clipped): `±db·max(g)` for the IQ2/IQ3 types, per group of one
 //! scale (32 values, 16 for IQ2_XS/IQ2_S); `dl·(−1 + δ) … dl·(1 + δ)` for IQ1_S (per 32) and

@@ -16,6 +16,11 @@
 //!   `quantize_row_<type>_impl` row by row; the legacy types also use the row's `Σx²`, so a block
 //!   depends on its row. Q8_0 and MXFP4 ignore the imatrix.
 //!
+//! The lattice i-quants (IQ1_S, IQ1_M, IQ2_XXS, IQ2_XS, IQ2_S, IQ3_XXS, IQ3_S) run one
+//! `quantize_row_<type>_impl` either way (weights from the imatrix, or from the data), a search
+//! of a codebook per super-block ([`iq_lattice`], [`iq_search`], [`iq2_quant`], [`iq3_quant`],
+//! [`iq1_quant`]); IQ2_XXS, IQ2_XS and IQ1_S have no path without an imatrix.
+//!
 //! Float arithmetic is float32 with one rounding per operation, in the C evaluation order;
 //! nothing is fused (the golden data were built with `-ffp-contract=off`, as ggml-base is built
 //! by default on x86-64; an FMA-contracting build differs in a few blocks). Rounding follows
@@ -25,6 +30,11 @@ pub mod facts;
 pub mod fp16;
 pub mod grids;
 pub mod iq;
+pub mod iq1_quant;
+pub mod iq2_quant;
+pub mod iq3_quant;
+pub mod iq_lattice;
+pub mod iq_search;
 pub mod legacy;
 pub mod low_bit;
 pub mod nonlinear;
@@ -256,11 +266,53 @@ impl GgmlType {
         )
     }
 
-    /// Whether quantscope reproduces the type's quantizer. The i-quants on lattice grids
-    /// (IQ1_S, IQ1_M, IQ2_*, IQ3_*) decode exactly but do not encode: llama.cpp's grid search
-    /// is not reproduced ([`facts::decode_only`] says why).
+    /// Whether quantscope reproduces the type's quantizer (every type does;
+    /// [`facts::decode_only`] would say why one does not).
     pub fn encodes(self) -> bool {
         facts::decode_only(self).is_none()
+    }
+
+    /// Whether ggml refuses to quantize the type without an importance matrix
+    /// (`ggml_quantize_requires_imatrix`: IQ2_XXS, IQ2_XS, IQ1_S).
+    pub fn requires_imatrix(self) -> bool {
+        matches!(self, GgmlType::IQ2_XXS | GgmlType::IQ2_XS | GgmlType::IQ1_S)
+    }
+
+    /// The i-quants on lattice grids (IQ1_S, IQ1_M, IQ2_*, IQ3_*), whose quantizers search a
+    /// codebook ([`iq_search`], [`iq1_quant`]) and can refuse an input ggml would abort on.
+    pub fn is_lattice(self) -> bool {
+        matches!(
+            self,
+            GgmlType::IQ2_XXS
+                | GgmlType::IQ2_XS
+                | GgmlType::IQ2_S
+                | GgmlType::IQ3_XXS
+                | GgmlType::IQ3_S
+                | GgmlType::IQ1_S
+                | GgmlType::IQ1_M
+        )
+    }
+
+    /// Quantize one lattice i-quant super-block (`qw`: its 256 importances, if any; the
+    /// types that require one are refused earlier without it).
+    fn quantize_lattice_block(
+        self,
+        x: &[f32],
+        qw: Option<&[f32]>,
+        out: &mut [u8],
+    ) -> std::result::Result<(), iq_search::Abort> {
+        const MISSING: iq_search::Abort =
+            iq_search::Abort("missing quantization weights (GGML_ASSERT(quant_weights))");
+        match self {
+            GgmlType::IQ2_XXS => iq2_quant::quantize_iq2_xxs_block(x, qw.ok_or(MISSING)?, out),
+            GgmlType::IQ2_XS => iq2_quant::quantize_iq2_xs_block(x, qw.ok_or(MISSING)?, out),
+            GgmlType::IQ2_S => iq2_quant::quantize_iq2_s_block(x, qw, out),
+            GgmlType::IQ3_XXS => iq3_quant::quantize_iq3_xxs_block(x, qw, out),
+            GgmlType::IQ3_S => iq3_quant::quantize_iq3_s_block(x, qw, out),
+            GgmlType::IQ1_S => iq1_quant::quantize_iq1_s_block(x, qw.ok_or(MISSING)?, out),
+            GgmlType::IQ1_M => iq1_quant::quantize_iq1_m_block(x, qw, out),
+            _ => Ok(()),
+        }
     }
 
     /// Values sharing one set of scales (one representable range): a block, or a sub-block.
@@ -413,6 +465,12 @@ fn validate(ty: GgmlType, data: &[f32], imatrix: Option<&[f32]>) -> Result<()> {
         )));
     }
     let block = ty.block_elems();
+    if imatrix.is_none() && ty.requires_imatrix() {
+        return Err(Error::param(
+            "imatrix",
+            format!("ggml cannot quantize {ty} without an importance matrix (ggml_quantize_requires_imatrix); pass the imatrix of the weight (one importance per column)"),
+        ));
+    }
     match imatrix {
         None if data.len() % block != 0 => Err(Error::input(format!(
             "ggml {ty} quantizes blocks of {block} values; the tensor has {} values, not a multiple of {block}",
@@ -445,12 +503,29 @@ fn validate(ty: GgmlType, data: &[f32], imatrix: Option<&[f32]>) -> Result<()> {
 }
 
 /// `quantize_<type>(data, imatrix)`: the ggml blocks of `data` (row-major; with an imatrix the
-/// rows have `imatrix.len()` values). Refused for the decode-only types
-/// ([`GgmlType::encodes`]).
+/// rows have `imatrix.len()` values). IQ2_XXS, IQ2_XS and IQ1_S are refused without an imatrix
+/// ([`GgmlType::requires_imatrix`]); a lattice i-quant input ggml would abort on is refused.
 pub fn quantize(ty: GgmlType, data: &[f32], imatrix: Option<&[f32]>) -> Result<Vec<u8>> {
     validate(ty, data, imatrix)?;
     let (n, bytes) = (ty.block_elems(), ty.block_bytes());
     let mut out = vec![0u8; data.len() / n * bytes];
+    if ty.is_lattice() {
+        // Super-blocks are independent (σ² is the super-block's); with an imatrix a block
+        // takes the importances of its columns.
+        for (i, (x, b)) in data.chunks(n).zip(out.chunks_mut(bytes)).enumerate() {
+            let qw = imatrix.map(|im| {
+                let column = i * n % im.len();
+                &im[column..column + n]
+            });
+            ty.quantize_lattice_block(x, qw, b)
+                .map_err(|iq_search::Abort(why)| {
+                    Error::input(format!(
+                        "ggml {ty} aborts on super-block {i} of this input: {why}; quantscope refuses it"
+                    ))
+                })?;
+        }
+        return Ok(out);
+    }
     match imatrix {
         Some(im) if ty.uses_imatrix() => {
             let row_bytes = im.len() / n * bytes;
@@ -686,6 +761,12 @@ mod tests {
         im[0] = f32::INFINITY;
         assert!(quantize(GgmlType::Q4_K, &x, Some(&im)).is_err());
         assert!(dequantize(GgmlType::Q4_K, &[0u8; 100]).is_err());
+        // ggml_quantize_requires_imatrix.
+        for t in [GgmlType::IQ2_XXS, GgmlType::IQ2_XS, GgmlType::IQ1_S] {
+            let e = quantize(t, &x, None).unwrap_err().to_string();
+            assert!(e.contains("without an importance matrix"), "{e}");
+            assert!(quantize(t, &x, Some(&[1.0; 256])).is_ok());
+        }
     }
 
     #[test]
@@ -693,13 +774,12 @@ mod tests {
         let x: Vec<f32> = (0..512)
             .map(|i| ((i * 37 % 101) as f32 - 50.0) / 25.0)
             .collect();
+        let ones = vec![1.0f32; 256];
         for t in GgmlType::ALL {
-            if !t.encodes() {
-                let e = quantize(t, &x, None).unwrap_err().to_string();
-                assert!(e.contains("decoding is exact"), "{e}");
-                continue;
-            }
-            let blocks = quantize(t, &x, None).unwrap();
+            assert!(t.encodes(), "{t}");
+            // IQ2_XXS, IQ2_XS and IQ1_S need an imatrix: uniform importances.
+            let imatrix = t.requires_imatrix().then_some(&ones[..]);
+            let blocks = quantize(t, &x, imatrix).unwrap();
             assert_eq!(blocks.len(), 512 / t.block_elems() * t.block_bytes());
             let y = dequantize(t, &blocks).unwrap();
             let mse: f64 = x
@@ -714,5 +794,88 @@ mod tests {
             assert!(mse < limit, "{t}: mse {mse}");
             assert_eq!(ranges(t, &blocks).unwrap().len(), 512 / t.range_group());
         }
+    }
+
+    /// The lattice i-quants, each with importances when it needs them.
+    fn lattice_types() -> impl Iterator<Item = GgmlType> {
+        GgmlType::ALL.into_iter().filter(|t| t.is_lattice())
+    }
+
+    #[test]
+    fn lattice_i_quants_store_zeros_for_zero_blocks_and_never_panic() {
+        let ones = vec![1.0f32; 256];
+        let patterns: Vec<Vec<f32>> = vec![
+            vec![0.0; 256],
+            vec![-0.0; 256],
+            vec![1e-30; 256],
+            (0..256)
+                .map(|i| if i % 2 == 0 { 1e-40 } else { -1e-41 })
+                .collect(),
+            vec![3e38; 256],
+            (0..256)
+                .map(|i| if i % 3 == 0 { -3.4e38 } else { 1e-3 })
+                .collect(),
+            (0..256).map(|i| if i == 17 { 1e30 } else { 0.0 }).collect(),
+            vec![0.25; 256],
+            (0..256).map(|i| (i as f32 - 128.0) * 1e20).collect(),
+        ];
+        let importances: Vec<Vec<f32>> = vec![
+            ones.clone(),
+            vec![0.0; 256],
+            vec![3e38; 256],
+            (0..256).map(|i| (i % 5) as f32).collect(),
+        ];
+        for t in lattice_types() {
+            for (p, x) in patterns.iter().enumerate() {
+                let mut runs: Vec<Option<&[f32]>> =
+                    importances.iter().map(|q| Some(&q[..])).collect();
+                if !t.requires_imatrix() {
+                    runs.push(None);
+                }
+                for im in runs {
+                    match quantize(t, x, im) {
+                        Ok(b) => {
+                            assert_eq!(b.len(), t.block_bytes(), "{t}");
+                            if p < 2 {
+                                // All-zero input: every early out, every byte 0.
+                                assert!(b.iter().all(|&v| v == 0), "{t} pattern {p}");
+                            }
+                            assert!(dequantize(t, &b).is_ok());
+                        }
+                        Err(e) => {
+                            // Only where ggml itself would abort: sums that overflow, from
+                            // huge values or huge importances.
+                            let huge = im.is_some_and(|q| q[0] > 1e30);
+                            assert!(huge || matches!(p, 4 | 5 | 6 | 8), "{t} pattern {p}: {e}");
+                            assert!(e.to_string().contains("aborts"), "{t}: {e}");
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn iq3_s_bytes_do_not_advance_past_a_zero_block() {
+        // Block 0 (values 0…31) exactly zero: ggml writes block 1's grid bytes and sign bytes
+        // into block 0's slots, and the last block's slots stay empty.
+        let x: Vec<f32> = (0..256)
+            .map(|i| {
+                if i < 32 {
+                    0.0
+                } else {
+                    ((i * 37 % 101) as f32 - 50.0) / 25.0
+                }
+            })
+            .collect();
+        let b = quantize(GgmlType::IQ3_S, &x, None).unwrap();
+        let mut y = x.clone();
+        y[..32].copy_from_slice(&x[32..64]);
+        let alone = quantize(GgmlType::IQ3_S, &y, None).unwrap();
+        // Block 1's codes (computed on the same values) sit in slot 0.
+        assert_eq!(b[2..10], alone[10..18]);
+        assert_eq!(b[74..78], alone[78..82]);
+        // The last slot is empty.
+        assert!(b[58..66].iter().all(|&v| v == 0) && b[102..106].iter().all(|&v| v == 0));
     }
 }
