@@ -576,6 +576,16 @@ fn malformed_files_are_load_errors_not_panics() {
     }
 }
 
+/// `quantscope diff float.onnx <model>` of golden model `model`.
+fn diff_against_float(model: &Value) -> quantscope::diff::DiffReport {
+    quantscope::diff::native::diff_paths(
+        &[dir().join("float.onnx")],
+        &[dir().join(model["file"].as_str().unwrap())],
+        None,
+    )
+    .unwrap()
+}
+
 /// `quantscope diff float.onnx <model>`: every quantized weight pairs with the float initializer
 /// it replaces and its metrics equal the golden `metrics_vs_float` (rtol 1e-9).
 #[test]
@@ -584,12 +594,7 @@ fn the_diff_against_the_float_model_equals_the_golden_metrics() {
     let mut compared = 0;
     for model in cases()["models"].as_array().unwrap() {
         let id = model["id"].as_str().unwrap();
-        let report = quantscope::diff::native::diff_paths(
-            &[dir().join("float.onnx")],
-            &[dir().join(model["file"].as_str().unwrap())],
-            None,
-        )
-        .unwrap();
+        let report = diff_against_float(model);
         for w in model["weights"].as_array().unwrap() {
             let name = w["float_initializer"].as_str().unwrap();
             let Some(row) = report.pairs.iter().find(|p| p.original == name) else {
@@ -649,12 +654,7 @@ fn onnx_runtimes_quantizer_writes_the_arrays_every_model_stores() {
     let (mut identical, mut expected) = (0, 0);
     for model in cases()["models"].as_array().unwrap() {
         let id = model["id"].as_str().unwrap();
-        let report = quantscope::diff::native::diff_paths(
-            &[dir().join("float.onnx")],
-            &[dir().join(model["file"].as_str().unwrap())],
-            None,
-        )
-        .unwrap();
+        let report = diff_against_float(model);
         for w in model["weights"].as_array().unwrap() {
             let name = w["float_initializer"].as_str().unwrap();
             let row = report.pairs.iter().find(|p| p.original == name).unwrap();
