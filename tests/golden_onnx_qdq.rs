@@ -578,12 +578,48 @@ fn malformed_files_are_load_errors_not_panics() {
 
 /// `quantscope diff float.onnx <model>` of golden model `model`.
 fn diff_against_float(model: &Value) -> quantscope::diff::DiffReport {
+    diff_against(&dir().join("float.onnx"), model)
+}
+
+/// `quantscope diff <float> <model>` of golden model `model`.
+fn diff_against(float: &Path, model: &Value) -> quantscope::diff::DiffReport {
     quantscope::diff::native::diff_paths(
-        &[dir().join("float.onnx")],
+        &[float.to_path_buf()],
         &[dir().join(model["file"].as_str().unwrap())],
         None,
     )
     .unwrap()
+}
+
+/// Every golden weight's row of `report` (found by `original_name` of its float initializer)
+/// has the golden `metrics_vs_float`; what disagrees, and how many rows were compared.
+fn golden_metrics_disagree(
+    id: &str,
+    model: &Value,
+    report: &quantscope::diff::DiffReport,
+    original_name: &dyn Fn(&str) -> String,
+) -> (Vec<String>, usize) {
+    let mut failures = Vec::new();
+    let mut compared = 0;
+    for w in model["weights"].as_array().unwrap() {
+        let name = w["float_initializer"].as_str().unwrap();
+        let original = original_name(name);
+        let Some(row) = report.pairs.iter().find(|p| p.original == original) else {
+            failures.push(format!("{id}: {original} is not paired"));
+            continue;
+        };
+        let Some(m) = row.metrics else {
+            failures.push(format!("{id}: {name}: {:?}", row.error));
+            continue;
+        };
+        failures.extend(common::page_diff::metrics_disagree(
+            &format!("{id}: {name}"),
+            &m,
+            &w["metrics_vs_float"],
+        ));
+        compared += 1;
+    }
+    (failures, compared)
 }
 
 /// `quantscope diff float.onnx <model>`: every quantized weight pairs with the float initializer
@@ -595,25 +631,80 @@ fn the_diff_against_the_float_model_equals_the_golden_metrics() {
     for model in cases()["models"].as_array().unwrap() {
         let id = model["id"].as_str().unwrap();
         let report = diff_against_float(model);
-        for w in model["weights"].as_array().unwrap() {
-            let name = w["float_initializer"].as_str().unwrap();
-            let Some(row) = report.pairs.iter().find(|p| p.original == name) else {
-                failures.push(format!("{id}: {name} is not paired"));
-                continue;
-            };
-            let Some(m) = row.metrics else {
-                failures.push(format!("{id}: {name}: {:?}", row.error));
-                continue;
-            };
-            failures.extend(common::page_diff::metrics_disagree(
-                &format!("{id}: {name}"),
-                &m,
-                &w["metrics_vs_float"],
-            ));
-            compared += 1;
-        }
+        let (f, n) = golden_metrics_disagree(id, model, &report, &|name| name.to_string());
+        failures.extend(f);
+        compared += n;
     }
     eprintln!("onnx_qdq diff: {compared} pairs equal the golden metrics");
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// The float model with every initializer renamed (`w` → `renamed/<index>`, the nodes' inputs
+/// rewritten alike), as an exporter that names weights differently from the quantized model
+/// writes it. Names pair nothing; graph positions pair every golden weight with its float
+/// initializer, and the metrics are the golden ones. Nothing is left unpaired on the
+/// quantized side but what has no float counterpart by name either.
+#[test]
+fn weights_renamed_in_the_float_model_pair_by_graph_position() {
+    let bytes = std::fs::read(dir().join("float.onnx")).unwrap();
+    let mut float = ModelProto::decode(bytes.as_slice()).unwrap();
+    let graph = float.graph.as_mut().unwrap();
+    let renamed: std::collections::HashMap<String, String> = graph
+        .initializer
+        .iter()
+        .enumerate()
+        .map(|(i, t)| (t.name.clone(), format!("renamed/{i}")))
+        .collect();
+    for t in &mut graph.initializer {
+        t.name = renamed[&t.name].clone();
+    }
+    for node in &mut graph.node {
+        for input in &mut node.input {
+            if let Some(r) = renamed.get(input) {
+                *input = r.clone();
+            }
+        }
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let path = write(tmp.path(), "float-renamed.onnx", &float.encode_to_vec());
+    let mut failures = Vec::new();
+    let mut compared = 0;
+    for model in cases()["models"].as_array().unwrap() {
+        let id = model["id"].as_str().unwrap();
+        let by_name = diff_against_float(model);
+        let report = diff_against(&path, model);
+        let (f, n) = golden_metrics_disagree(id, model, &report, &|name| renamed[name].clone());
+        failures.extend(f);
+        compared += n;
+        // The renamed model pairs exactly what the float model pairs by name.
+        let pairs = |r: &quantscope::diff::DiffReport| {
+            let mut p: Vec<String> = r.pairs.iter().map(|p| p.quantized.clone()).collect();
+            p.sort();
+            p
+        };
+        // The page's driver pairs alike.
+        let file = dir().join(model["file"].as_str().unwrap());
+        let mut dropped = vec![file.clone()];
+        let data = PathBuf::from(format!("{}.data", file.display()));
+        if data.is_file() {
+            dropped.push(data);
+        }
+        let mut page = common::page_diff::page_diff(std::slice::from_ref(&path), &dropped);
+        page.files = report.files.clone();
+        if serde_json::to_value(&page).unwrap() != serde_json::to_value(&report).unwrap() {
+            failures.push(format!("{id}: the page's driver reports otherwise"));
+        }
+        if pairs(&report) != pairs(&by_name) {
+            failures.push(format!(
+                "{id}: by position {} pairs, by name {}; unpaired {:?}",
+                report.pairs.len(),
+                by_name.pairs.len(),
+                report.unpaired
+            ));
+        }
+    }
+    eprintln!("onnx_qdq diff of the renamed float model: {compared} golden pairs by position");
+    assert!(compared > 0);
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 

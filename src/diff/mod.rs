@@ -395,7 +395,15 @@ impl DiffPlan {
             (Some(m), None) => Some((m, GgufSide::Original)),
             (None, None) => None,
         };
-        let pairing = names::pair(&o_names, &q_names, gguf);
+        let mut pairing = names::pair(&o_names, &q_names, gguf);
+        let sides = [&original.layout, &quantized.layout];
+        names::by_position(&mut pairing, |side, i| {
+            let layout = sides[side];
+            layout
+                .positions
+                .get(&layout.weights[i].name)
+                .map(String::as_str)
+        });
         let unpaired = Unpaired {
             original: pairing
                 .unpaired_original

@@ -11,8 +11,12 @@
 //!     subtracts it.
 //!
 //!   Architectures: `bert`, `llama` (also Mistral's checkpoints), `qwen2`, `qwen3`, `gemma`,
-//!   `gemma2`, `gemma3`. Experts stacked into one GGUF tensor (`ffn_*_exps`) are not split, and
-//!   are listed as unpaired.
+//!   `gemma2`, `gemma3`, and the MoE ones (`qwen2moe`, `qwen3moe`, Mixtral as `llama`), whose
+//!   stacked experts (`ffn_*_exps`) are split into one weight per expert ([`super::experts`]).
+//!
+//! * What names leave unpaired is paired by graph position where both sides have a graph
+//!   (ONNX: the node that reads the weight and at which input, [`by_position`]): a quantizer
+//!   keeps the float model's node names even where it renames or re-creates the weights.
 //!
 //! Weights found on one side only are listed as unpaired.
 
@@ -307,6 +311,47 @@ pub fn pair(
     pairing
 }
 
+/// Pair what `pairing` left unpaired by graph position: an original and a quantized weight at
+/// the same position (`position(side, index)`), each the only one of its side there, are the
+/// same parameter.
+pub fn by_position<'p>(pairing: &mut Pairing, position: impl Fn(usize, usize) -> Option<&'p str>) {
+    let unique = |side: usize, unpaired: &[usize]| {
+        let mut at: HashMap<&'p str, Option<usize>> = HashMap::new();
+        for &i in unpaired {
+            if let Some(p) = position(side, i) {
+                at.entry(p)
+                    .and_modify(|seen| *seen = None)
+                    .or_insert(Some(i));
+            }
+        }
+        at
+    };
+    let quantized_at = unique(1, &pairing.unpaired_quantized);
+    let mut paired_quantized = std::collections::HashSet::new();
+    let originals_at = unique(0, &pairing.unpaired_original);
+    pairing.unpaired_original.retain(|&o| {
+        let found = position(0, o)
+            .filter(|p| originals_at.get(p) == Some(&Some(o)))
+            .and_then(|p| quantized_at.get(p).copied().flatten());
+        match found {
+            Some(q) => {
+                pairing.pairs.push(Pair {
+                    original: o,
+                    quantized: q,
+                    transform: Transform::Identity,
+                });
+                paired_quantized.insert(q);
+                false
+            }
+            None => true,
+        }
+    });
+    pairing
+        .unpaired_quantized
+        .retain(|q| !paired_quantized.contains(q));
+    pairing.pairs.sort_by_key(|p| p.original);
+}
+
 /// Which side of a diff is the GGUF file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum GgufSide {
@@ -371,6 +416,28 @@ pub fn apply(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn positions_pair_only_what_names_left_and_only_when_unambiguous() {
+        let original = ["a", "x", "y1", "y2", "z"];
+        let quantized = ["a", "X", "Y", "Z"];
+        let mut pairing = pair(&original, &quantized, None);
+        // `a` pairs by name; `x`/`X` share a position; `y1` and `y2` both sit where `Y` does
+        // (ambiguous: left unpaired); `z`/`Z` have no position.
+        let positions = [
+            [Some("n:0"), Some("m:1"), Some("k:1"), Some("k:1"), None],
+            [Some("n:0"), Some("m:1"), Some("k:1"), None, None],
+        ];
+        by_position(&mut pairing, |side, i| positions[side][i]);
+        let pairs: Vec<(usize, usize)> = pairing
+            .pairs
+            .iter()
+            .map(|p| (p.original, p.quantized))
+            .collect();
+        assert_eq!(pairs, [(0, 0), (1, 1)]);
+        assert_eq!(pairing.unpaired_original, [2, 3, 4]);
+        assert_eq!(pairing.unpaired_quantized, [2, 3]);
+    }
 
     #[test]
     fn bert_names_follow_gguf_py() {

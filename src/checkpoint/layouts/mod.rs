@@ -93,6 +93,11 @@ pub struct Layout {
     /// An ONNX model's activation quantize–dequantize pairs ([`super::onnx::qdq`]).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub activations: Vec<super::onnx::ActivationQdq>,
+    /// Where each weight sits in its model's graph (`node:input`, by weight name), for the
+    /// formats that have a graph (ONNX, [`super::onnx::qdq`]). A diff pairs by it what names
+    /// cannot pair.
+    #[serde(skip)]
+    pub positions: std::collections::BTreeMap<String, String>,
 }
 
 /// How many weights, values and stored bytes one format has in a checkpoint.

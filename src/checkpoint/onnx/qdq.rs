@@ -11,11 +11,18 @@
 //!   Quark name the codes `<w>_quantized` (so `<w>`), MatMulNBits `<w>_Q4` (`<w>`, the bits in
 //!   the suffix); otherwise the `DequantizeLinear`'s output name (ONNX Runtime names a quantized
 //!   LayerNorm bias's output after the float bias itself). Names are conventions, not contracts:
-//!   a tool matching weights to a float model should also match by graph position.
+//!   a diff against a float model also pairs weights by graph position (below).
 //! * **Activations.** Every `QuantizeLinear` whose input is not an initializer is an
 //!   [`ActivationQdq`]: the tensor, scale, zero point, type, the `DequantizeLinear` nodes reading
 //!   it, and the representable range `[(qmin − zp)·s, (qmax − zp)·s]` (float32, as the
 //!   dequantization computes it).
+//!
+//! * **Graph positions.** Every weight also gets a [`Layout::positions`] key, `node:input`: the
+//!   first node that reads it (a `DequantizeLinear`'s output for a quantized weight, the
+//!   initializer itself for a float one) and the input index it is read at, Q/DQ nodes
+//!   skipped. A `MatMulNBits` node stands for the `MatMul` it replaced: ONNX Runtime names it
+//!   `<matmul>_Q<bits>`, so its key is `<matmul>:1`. The quantizers keep the float model's node
+//!   names, so a weight whose name changed still meets its float initializer there.
 //!
 //! The scale, zero point and code initializers a weight or activation uses are not weights of
 //! their own; every other initializer stays a plain weight.
@@ -48,6 +55,9 @@ pub struct QdqWeight {
     pub block: Option<usize>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub problem: Option<String>,
+    /// Its graph position, `node:input` (see the module's documentation).
+    #[serde(skip)]
+    pub position: Option<String>,
 }
 
 /// One activation quantize–dequantize pair of an ONNX graph.
@@ -85,6 +95,9 @@ pub struct ModelQdq {
     /// Local entries a weight or an activation uses (codes, scales, zero points).
     #[serde(skip)]
     pub taken: Vec<usize>,
+    /// The graph position of every local entry read by a node other than a Q/DQ one.
+    #[serde(skip)]
+    pub positions: HashMap<usize, String>,
     pub warnings: Vec<String>,
 }
 
@@ -143,6 +156,12 @@ pub(crate) fn analyse(
         opsets: opsets.to_vec(),
         ..ModelQdq::default()
     };
+    let first_reader = first_readers(nodes);
+    for (name, &i) in &by_name {
+        if let Some(p) = first_reader.get(name) {
+            out.positions.insert(i, p.clone());
+        }
+    }
     let mut seen_x: HashMap<usize, ()> = HashMap::new();
     for node in nodes {
         let domain = node.domain.as_str();
@@ -154,7 +173,12 @@ pub(crate) fn analyse(
                 if seen_x.insert(x, ()).is_some() {
                     continue;
                 }
-                out.weights.push(dq_weight(node, x, listing, &init));
+                let mut w = dq_weight(node, x, listing, &init);
+                w.position = node
+                    .output
+                    .first()
+                    .and_then(|o| first_reader.get(o.as_str()).cloned());
+                out.weights.push(w);
             }
             "MatMulNBits" if domain == "com.microsoft" => {
                 let Some(b) = init(node.input.get(1)) else {
@@ -163,7 +187,9 @@ pub(crate) fn analyse(
                 if seen_x.insert(b, ()).is_some() {
                     continue;
                 }
-                out.weights.push(nbits_weight(node, b, listing, &init));
+                let mut w = nbits_weight(node, b, listing, &init);
+                w.position = replaced_matmul(node).map(|m| format!("{m}:1"));
+                out.weights.push(w);
             }
             _ => {}
         }
@@ -263,6 +289,35 @@ pub(crate) fn analyse(
     Ok(out)
 }
 
+/// For every tensor name, the graph position `node:input` of the first node that reads it,
+/// quantize and dequantize nodes skipped (unnamed nodes have no position).
+fn first_readers(nodes: &[Node]) -> HashMap<&str, String> {
+    let mut first = HashMap::new();
+    for node in nodes {
+        let qdq = matches!(node.op_type.as_str(), "QuantizeLinear" | "DequantizeLinear");
+        if qdq || node.name.is_empty() {
+            continue;
+        }
+        for (k, input) in node.input.iter().enumerate() {
+            if !input.is_empty() {
+                first
+                    .entry(input.as_str())
+                    .or_insert_with(|| format!("{}:{k}", node.name));
+            }
+        }
+    }
+    first
+}
+
+/// The name of the `MatMul` a `MatMulNBits` node replaced: ONNX Runtime's quantizer names it
+/// `<matmul>_Q<bits>`.
+fn replaced_matmul(node: &Node) -> Option<&str> {
+    let bits = attr_int(node, "bits").unwrap_or(4);
+    node.name
+        .strip_suffix(format!("_Q{bits}").as_str())
+        .filter(|m| !m.is_empty())
+}
+
 /// The weight of `DequantizeLinear` `node` whose `x` is local entry `x`.
 fn dq_weight(
     node: &Node,
@@ -292,6 +347,7 @@ fn dq_weight(
         parts: vec![("x", x)],
         block: None,
         problem: None,
+        position: None,
     };
     let code = listing.types[x];
     let Some(qtype) = qtype_name(code) else {
@@ -398,6 +454,7 @@ fn nbits_weight(
         parts: vec![("B", b)],
         block: usize::try_from(block_size).ok(),
         problem: None,
+        position: None,
     };
     if k <= 0 || n <= 0 || block_size <= 0 || !(2..=8).contains(&bits) {
         problem(
@@ -451,9 +508,17 @@ pub fn layout(catalog: &Catalog) -> Option<Layout> {
     let mut activations = Vec::new();
     let mut warnings = Vec::new();
     let mut kinds = Vec::new();
+    let mut positions = std::collections::BTreeMap::new();
+    let mut entry_positions = HashMap::new();
     for m in &catalog.onnx {
         let global = |i: usize| m.first_entry + i;
         taken.extend(m.qdq.taken.iter().map(|&i| global(i)));
+        entry_positions.extend(m.qdq.positions.iter().map(|(&i, p)| (global(i), p)));
+        for w in &m.qdq.weights {
+            if let Some(p) = &w.position {
+                positions.insert(w.name.clone(), p.clone());
+            }
+        }
         activations.extend(m.qdq.activations.iter().cloned());
         warnings.extend(m.qdq.warnings.iter().cloned());
         for w in &m.qdq.weights {
@@ -475,7 +540,13 @@ pub fn layout(catalog: &Catalog) -> Option<Layout> {
         .filter_map(|g| match anchors.remove(&g) {
             Some(w) => Some(w),
             None if taken.contains(&g) => None,
-            None => Weight::of_entry(catalog, g),
+            None => {
+                let w = Weight::of_entry(catalog, g)?;
+                if let Some(&p) = entry_positions.get(&g) {
+                    positions.insert(w.name.clone(), p.clone());
+                }
+                Some(w)
+            }
         })
         .collect();
     let name = (!kinds.is_empty()).then(|| format!("ONNX {}", kinds.join(" + ")));
@@ -483,6 +554,7 @@ pub fn layout(catalog: &Catalog) -> Option<Layout> {
         name,
         weights,
         warnings,
+        positions,
         ..Layout::default()
     };
     layout.activations = activations;
