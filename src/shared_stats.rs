@@ -109,6 +109,18 @@ impl StatsLease {
     }
 }
 
+impl Stats {
+    /// The scan of `data` (this tensor's), made on first use; the same pass keeps `Σx²`.
+    fn scanned(&self, data: &[f32]) -> &(NonFiniteCounts, Option<(f32, f32)>) {
+        self.scan.get_or_init(|| {
+            let (counts, range, signal) = scan(data);
+            // Whoever asked for `Σx²` alone first has already stored the same value.
+            let _ = self.signal_energy.set(signal);
+            (counts, range)
+        })
+    }
+}
+
 /// The keys a scope registered; unregistered on drop.
 struct Registration {
     keys: Vec<(usize, usize)>,
@@ -172,7 +184,7 @@ fn lookup(data: &[f32]) -> Option<Arc<Stats>> {
 /// NaN/±Inf counts of `data` (shared when registered).
 pub fn nonfinite(data: &[f32]) -> NonFiniteCounts {
     match lookup(data) {
-        Some(stats) => stats.scan.get_or_init(|| scan(data)).0,
+        Some(stats) => stats.scanned(data).0,
         None => count_nonfinite(data),
     }
 }
@@ -181,16 +193,18 @@ pub fn nonfinite(data: &[f32]) -> NonFiniteCounts {
 /// registered); the same value as [`crate::histogram::finite_min_max_sequential`].
 pub fn finite_min_max(data: &[f32]) -> Option<(f32, f32)> {
     match lookup(data) {
-        Some(stats) => stats.scan.get_or_init(|| scan(data)).1,
+        Some(stats) => stats.scanned(data).1,
         None => min_max(data),
     }
 }
 
 /// `Σx²` of the finite values of a registered tensor's `data` as the error metrics sum it
-/// ([`crate::qdq::signal_energy`]), computed once; `None` for unregistered data, which the
-/// metrics then sum as they go (one pass either way).
+/// ([`crate::qdq::signal_energy`]), computed once, in the same pass as the non-finite counts and
+/// the min/max; `None` for unregistered data, which the metrics then sum as they go (one pass
+/// either way).
 pub fn signal_energy(data: &[f32]) -> Option<f64> {
     lookup(data).map(|stats| {
+        stats.scanned(data);
         *stats
             .signal_energy
             .get_or_init(|| crate::qdq::signal_energy(data))
@@ -278,23 +292,34 @@ pub fn shared_search<T: Any + Send + Sync>(
     }
 }
 
-/// [`count_nonfinite`] and [`min_max`] in one pass over memory: each parallel piece is
-/// counted, then (still in cache) scanned for its extrema.
-fn scan(data: &[f32]) -> (NonFiniteCounts, Option<(f32, f32)>) {
+/// [`count_nonfinite`], [`min_max`] and [`crate::qdq::signal_energy`] in one pass over memory:
+/// each parallel piece is counted, then (still in cache) scanned for its extrema and summed.
+/// The pieces are those of each statistic alone (the min/max's stop at the last multiple of
+/// eight, whose tail is finished apart), so the values are theirs bit for bit.
+fn scan(data: &[f32]) -> (NonFiniteCounts, Option<(f32, f32)>, f64) {
     let body = data.len() / 8 * 8;
-    let pieces = parallel::map_chunks(&data[..body], |_, piece| {
-        (
-            NonFiniteCounts::of(piece),
-            crate::histogram::finite_min_max_lanes(piece),
+    let pieces = parallel::map_chunks(data, |start, piece| {
+        let whole = &piece[..body.saturating_sub(start).min(piece.len())];
+        crate::simd::with_avx2(
+            #[inline(always)]
+            || {
+                (
+                    NonFiniteCounts::of(whole),
+                    crate::histogram::finite_min_max_lanes(whole),
+                    crate::qdq::signal_energy_of_piece(piece),
+                )
+            },
         )
     });
     let mut counts = NonFiniteCounts::of(&data[body..]);
     let mut lanes = Vec::with_capacity(pieces.len());
-    for (c, l) in pieces {
+    let mut signal = 0.0;
+    for (c, l, s) in pieces {
         counts = counts + c;
         lanes.push(l);
+        signal += s;
     }
-    (counts, combine_lanes(lanes, &data[body..]))
+    (counts, combine_lanes(lanes, &data[body..]), signal)
 }
 
 fn count_nonfinite(data: &[f32]) -> NonFiniteCounts {
@@ -377,6 +402,31 @@ mod tests {
             (c.to_bits(), d.to_bits()),
             "{a} {b} {c} {d}"
         );
+    }
+
+    #[test]
+    fn the_one_scan_gives_each_statistics_own_bits() {
+        // Lengths whose last piece is whole, ends in a tail shorter than 8, or is only a tail.
+        let chunk = parallel::CHUNK;
+        for len in [7, 8, 100, chunk, chunk + 3, 2 * chunk + 13, 3 * chunk - 5] {
+            let mut data: Vec<f32> = (0..len).map(|i| ((i as f32) * 0.61).cos() * 3.0).collect();
+            data[len / 2] = f32::NAN;
+            data[len - 1] = f32::INFINITY;
+            data[0] = -7.5;
+            let t = Tensor::from_vec(data);
+            let _shared = SharedStats::share(&[&t]);
+            // Σx² first on some lengths, the min/max first on others: either starts the scan.
+            if len % 2 == 0 {
+                assert!(signal_energy(&t.data).is_some());
+            }
+            assert_eq!(finite_min_max(&t.data), min_max(&t.data), "{len}");
+            assert_eq!(nonfinite(&t.data), count_nonfinite(&t.data), "{len}");
+            assert_eq!(
+                signal_energy(&t.data).map(f64::to_bits),
+                Some(crate::qdq::signal_energy(&t.data).to_bits()),
+                "{len}"
+            );
+        }
     }
 
     #[test]

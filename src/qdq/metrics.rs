@@ -153,6 +153,7 @@ fn signal_term<const ALL_FINITE: bool>(x: f32) -> f64 {
 
 /// `Σx²` of the finite elements of one piece, exactly as an [`Accumulator`] fed the piece sums
 /// it: element `k` into lane `k mod 8`, the lanes added in order 0..8.
+#[inline(always)]
 pub fn signal_energy_of_piece(piece: &[f32]) -> f64 {
     let mut lanes = [0.0f64; LANES];
     let whole = piece.len() / LANES * LANES;

@@ -143,7 +143,12 @@ impl SliceBounds {
 /// `Σx²` of the finite values of `data` in the pieces and lanes of [`measure_kernel`] and
 /// [`measure_pair`]: the [`BlockMetrics::sum_sq_signal`] they compute, bit for bit.
 pub fn signal_energy(data: &[f32]) -> f64 {
-    let pieces = parallel::map_chunks(data, |_, piece| signal_energy_of_piece(piece));
+    let pieces = parallel::map_chunks(data, |_, piece| {
+        crate::simd::with_avx2(
+            #[inline(always)]
+            || signal_energy_of_piece(piece),
+        )
+    });
     pieces.iter().fold(0.0, |total, &piece| total + piece)
 }
 

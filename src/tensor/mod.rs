@@ -77,6 +77,7 @@ pub struct NonFiniteCounts {
 
 impl NonFiniteCounts {
     /// Count the non-finite values of `data`.
+    #[inline(always)]
     pub fn of(data: &[f32]) -> Self {
         const EXPONENT: u32 = 0x7f80_0000;
         let mut counts = NonFiniteCounts::default();
