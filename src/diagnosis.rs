@@ -41,12 +41,54 @@ pub struct Outcome {
 impl Outcome {
     /// An observer's report as an outcome (`None` without metrics).
     pub fn of_report(report: &crate::engine::Report) -> Option<Outcome> {
+        Outcome::observed(
+            &report.observer,
+            report.granularity,
+            report.metrics.as_ref().map(|m| m.sqnr_db),
+        )
+    }
+
+    /// The outcome of observer `observer` of granularity `granularity` whose metrics give
+    /// `sqnr_db` (`None`: no metrics, and no outcome).
+    fn observed(
+        observer: &str,
+        granularity: crate::observer::Granularity,
+        sqnr_db: Option<Option<f64>>,
+    ) -> Option<Outcome> {
         Some(Outcome {
-            label: report.observer.clone(),
+            label: observer.to_string(),
             format: false,
-            per_tensor: report.granularity == crate::observer::Granularity::PerTensor,
-            sqnr_db: report.metrics.as_ref()?.sqnr_db,
+            per_tensor: granularity == crate::observer::Granularity::PerTensor,
+            sqnr_db: sqnr_db?,
         })
+    }
+}
+
+/// What an outcome reads of a report, deserialized from the report as a host holds it (the
+/// page's panels; every other field is left unread).
+#[derive(Debug, Clone, Deserialize)]
+pub struct ReportHead {
+    pub observer: String,
+    pub granularity: crate::observer::Granularity,
+    #[serde(default)]
+    pub metrics: Option<MetricsHead>,
+}
+
+/// What an outcome reads of a report's metrics.
+#[derive(Debug, Clone, Deserialize)]
+pub struct MetricsHead {
+    #[serde(default)]
+    pub sqnr_db: Option<f64>,
+}
+
+impl ReportHead {
+    /// [`Outcome::of_report`] of the report this was read from.
+    pub fn outcome(&self) -> Option<Outcome> {
+        Outcome::observed(
+            &self.observer,
+            self.granularity,
+            self.metrics.as_ref().map(|m| m.sqnr_db),
+        )
     }
 }
 
@@ -383,6 +425,39 @@ fn best_of(outcomes: &[Outcome], facts: &mut Vec<(String, String)>) -> Vec<Strin
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_report_read_back_from_its_json_gives_the_outcome_the_report_gives() {
+        let t = crate::tensor::Tensor::new(vec![64, 32], tensor()).unwrap();
+        let batches = [t];
+        for id in [
+            "torch.MinMaxObserver",
+            "torch.PerChannelMinMaxObserver",
+            "torch.HistogramObserver",
+        ] {
+            let report = crate::engine::run(
+                id,
+                &crate::params::Params::new(),
+                &batches,
+                crate::engine::NonFinitePolicy::Exclude,
+            )
+            .unwrap();
+            let json = serde_json::to_value(&report).unwrap();
+            let head: ReportHead = serde_json::from_value(json).unwrap();
+            let outcome = head.outcome();
+            assert!(
+                outcome.as_ref().is_some_and(|o| o.sqnr_db.is_some()),
+                "{id}"
+            );
+            assert_eq!(outcome, Outcome::of_report(&report), "{id}");
+        }
+        // A report without metrics (a failed run) is no outcome either way.
+        let head: ReportHead = serde_json::from_value(serde_json::json!({
+            "observer": "torch.MinMaxObserver", "granularity": "per_tensor", "metrics": null
+        }))
+        .unwrap();
+        assert_eq!(head.outcome(), None);
+    }
 
     /// 64×32 values within ±1.1, except column 5 of the first four rows, ×50.
     fn tensor() -> Vec<f32> {

@@ -556,14 +556,24 @@ impl SessionHandle {
 
     /// What makes the selected tensor hard to quantize and what helped (`Diagnosis`: facts and a
     /// paragraph, with this tensor's numbers), given the `outcomes` (`Outcome[]`: label, format,
-    /// per_tensor, sqnr_db) of the methods that ran on it; null before a selection.
+    /// per_tensor, sqnr_db) of the methods that ran on it and the `reports` (`Report[]`, as
+    /// `observe` returned them; only their observer, granularity and SQNR are read) of observers
+    /// that ran on it, each taken as the CLI takes it (`Outcome::of_report`); null before a
+    /// selection.
     #[wasm_bindgen(unchecked_return_type = "Diagnosis | null")]
     pub fn diagnose(
         &self,
         #[wasm_bindgen(unchecked_param_type = "Outcome[]")] outcomes: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "Report[] | undefined")] reports: JsValue,
     ) -> Result<JsValue, JsError> {
-        let outcomes: Vec<crate::diagnosis::Outcome> = serde_wasm_bindgen::from_value(outcomes)
+        let mut outcomes: Vec<crate::diagnosis::Outcome> = serde_wasm_bindgen::from_value(outcomes)
             .map_err(|e| JsError::new(&format!("outcomes: {e}")))?;
+        if !reports.is_undefined() && !reports.is_null() {
+            let reports: Vec<crate::diagnosis::ReportHead> =
+                serde_wasm_bindgen::from_value(reports)
+                    .map_err(|e| JsError::new(&format!("reports: {e}")))?;
+            outcomes.extend(reports.iter().filter_map(|r| r.outcome()));
+        }
         match self.inner.diagnose(&outcomes) {
             Some(d) => to_js(&d),
             None => Ok(JsValue::NULL),

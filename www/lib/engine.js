@@ -590,10 +590,11 @@ export class Engine {
   /**
    * What makes the selected tensor hard to quantize and what helped, with its numbers
    * (`{facts, text}`), given the `outcomes` ({label, format, per_tensor, sqnr_db}) of the methods
-   * that ran on it; null before a selection.
+   * that ran on it and the `reports` of observers that ran on it (each read as the CLI reads it);
+   * null before a selection.
    */
-  diagnose({ outcomes = [] }) {
-    return this.session.diagnose(outcomes);
+  diagnose({ outcomes = [], reports = [] }) {
+    return this.session.diagnose(outcomes, reports);
   }
 
   /** Forget observer `id`'s run. */

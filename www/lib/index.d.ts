@@ -328,8 +328,11 @@ export declare class Engine {
   /** The derivation of `id`'s last report (its search run again on the collected state). */
   explain(args: { id: string; view?: false }): Step[] | null;
   explain(args: { id: string; view: true }): StepView[] | null;
-  /** What makes the selected tensor hard and what helped, given the methods' outcomes. */
-  diagnose(args: { outcomes: Outcome[] }): Diagnosis | null;
+  /**
+   * What makes the selected tensor hard and what helped, given the methods' outcomes and the
+   * reports of observers that ran on it (read as the CLI reads them).
+   */
+  diagnose(args: { outcomes?: Outcome[]; reports?: Report[] }): Diagnosis | null;
   remove(args: { id: string }): null;
   results(): Report[];
   curve(args: { spec: CurveRequest; ids?: string[]; colors?: number[] }): CurveView | null;

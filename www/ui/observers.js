@@ -759,11 +759,8 @@ export class ObserversView extends View {
 
   /** The tensor's diagnosis from the engine, given the reports of observers `ids`. */
   async updateDiagnosis(ids) {
-    const outcomes = ids.map((id) => {
-      const r = this.panels.get(id).report;
-      return { label: id, format: false, per_tensor: r.granularity === 'per_tensor', sqnr_db: r.metrics?.sqnr_db ?? null };
-    });
-    const d = await this.engine.call('diagnose', { outcomes });
+    const reports = ids.map((id) => this.panels.get(id).report);
+    const d = await this.engine.call('diagnose', { reports });
     this.$('diagnosis').textContent = d ? d.text : '';
   }
 
