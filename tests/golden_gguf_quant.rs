@@ -121,16 +121,15 @@ fn the_diff_against_the_bf16_original_equals_the_golden_metrics() {
                     row.original, t["hf_name"]
                 ));
             }
-            let Some(m) = row.metrics else {
-                failures.push(format!("{name}: {gguf_name}: {:?}", row.error));
-                continue;
-            };
-            failures.extend(common::page_diff::metrics_disagree(
-                &format!("{name}: {gguf_name}"),
-                &m,
+            let what = format!("{name}: {gguf_name}");
+            if common::page_diff::check_row(
+                &mut failures,
+                &what,
+                row,
                 &t["metrics_vs_original_bf16"],
-            ));
-            compared += 1;
+            ) {
+                compared += 1;
+            }
         }
     }
     eprintln!("gguf_quant diff: {compared} pairs equal the golden metrics");

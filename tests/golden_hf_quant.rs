@@ -184,15 +184,14 @@ fn the_diff_of_every_layout_equals_the_golden_metrics() {
                 failures.push(format!("{id}: {name} is not paired"));
                 continue;
             };
-            let Some(m) = row.metrics else {
-                failures.push(format!("{id}: {name}: {:?}", row.error));
-                continue;
-            };
-            failures.extend(common::page_diff::metrics_disagree(
+            if !common::page_diff::check_row(
+                &mut failures,
                 &format!("{id}: {name}"),
-                &m,
+                row,
                 &t["metrics"],
-            ));
+            ) {
+                continue;
+            }
             compared += 1;
             if t["rtn"].is_null() {
                 // The golden data has no round-to-nearest for this weight (DeepSeek's padded

@@ -608,16 +608,10 @@ fn golden_metrics_disagree(
             failures.push(format!("{id}: {original} is not paired"));
             continue;
         };
-        let Some(m) = row.metrics else {
-            failures.push(format!("{id}: {name}: {:?}", row.error));
-            continue;
-        };
-        failures.extend(common::page_diff::metrics_disagree(
-            &format!("{id}: {name}"),
-            &m,
-            &w["metrics_vs_float"],
-        ));
-        compared += 1;
+        let what = format!("{id}: {name}");
+        if common::page_diff::check_row(&mut failures, &what, row, &w["metrics_vs_float"]) {
+            compared += 1;
+        }
     }
     (failures, compared)
 }

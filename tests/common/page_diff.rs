@@ -51,6 +51,22 @@ pub fn page_diff(original: &[PathBuf], quantized: &[PathBuf]) -> DiffReport {
     s.report().unwrap()
 }
 
+/// Check `row`'s metrics against the golden `want` ([`metrics_disagree`]), adding what disagrees
+/// to `failures` (a row without metrics: its error); whether the metrics were compared.
+pub fn check_row(
+    failures: &mut Vec<String>,
+    what: &str,
+    row: &quantscope::diff::DiffRow,
+    want: &serde_json::Value,
+) -> bool {
+    let Some(m) = row.metrics else {
+        failures.push(format!("{what}: {:?}", row.error));
+        return false;
+    };
+    failures.extend(metrics_disagree(what, &m, want));
+    true
+}
+
 /// The fields of `want` (golden `mse`, `max_abs_err`, `nmse`, `sqnr_db` and, when golden has
 /// it, `imatrix_weighted_mse`) that `got` does not match to the golden tolerance (rtol 1e-9;
 /// a null `sqnr_db` means exact), as messages prefixed by `what`.
