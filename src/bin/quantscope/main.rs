@@ -21,6 +21,7 @@ mod model_cmd;
 mod output;
 
 use clap::{Parser, Subcommand};
+use output::Shown;
 use quantscope::codec;
 use quantscope::commands::{self, inputs};
 use quantscope::engine::{NonFinitePolicy, Report};
@@ -359,33 +360,42 @@ fn run(command: Command) -> Result<()> {
                 }
                 Ok(reports)
             };
-            let shown = |reports: &[Report], batches: &[Tensor]| -> (serde_json::Value, String) {
-                if let [report] = reports {
-                    return (commands::report_json(report), output::report_text(report));
+            // Only the form printed is rendered: a per-group report's JSON holds a million
+            // scales, which the table does not show.
+            let shown = |reports: &[Report], batches: &[Tensor]| -> Shown {
+                match reports {
+                    [report] if json => Shown::Json(commands::report_json(report)),
+                    [report] => Shown::Text(output::report_text(report)),
+                    _ if json => Shown::Json(output::comparison_json(reports)),
+                    _ => {
+                        let mut text = output::comparison_table(reports, batches);
+                        text.push_str(&output::diagnosis_text(reports, batches));
+                        if explain {
+                            text.push_str(&output::derivations_text(reports));
+                        }
+                        Shown::Text(text)
+                    }
                 }
-                let mut text = output::comparison_table(reports, batches);
-                text.push_str(&output::diagnosis_text(reports, batches));
-                if explain {
-                    text.push_str(&output::derivations_text(reports));
-                }
-                (output::comparison_json(reports), text)
             };
-            let (json_before, text_before) = shown(&observe(&batches)?, &batches);
+            let before = shown(&observe(&batches)?, &batches);
             match rotate {
-                None if json => output::print_json(&json_before),
-                None => print!("{text_before}"),
+                None => before.print(),
                 Some(spec) => {
                     let (rotated, rotation) =
                         quantscope::rotation::rotate_batches(&batches, &spec)?;
-                    let (json_after, text_after) = shown(&observe(&rotated)?, &rotated);
-                    if json {
-                        output::print_json(&serde_json::json!({
-                            "rotation": rotation,
-                            "before": json_before,
-                            "after": json_after,
-                        }));
-                    } else {
-                        print!("before rotation\n\n{text_before}\nafter rotation: {rotation}\n\n{text_after}");
+                    match (before, shown(&observe(&rotated)?, &rotated)) {
+                        (Shown::Json(before), Shown::Json(after)) => {
+                            output::print_json(&serde_json::json!({
+                                "rotation": rotation,
+                                "before": before,
+                                "after": after,
+                            }))
+                        }
+                        (before, after) => print!(
+                            "before rotation\n\n{}\nafter rotation: {rotation}\n\n{}",
+                            before.text(),
+                            after.text()
+                        ),
                     }
                 }
             }

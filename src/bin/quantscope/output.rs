@@ -19,6 +19,28 @@ pub fn print_json(value: &Value) {
     );
 }
 
+/// A result rendered in the one form the command prints.
+pub enum Shown {
+    Json(Value),
+    Text(String),
+}
+
+impl Shown {
+    pub fn print(self) {
+        match self {
+            Shown::Json(value) => print_json(&value),
+            Shown::Text(text) => print!("{text}"),
+        }
+    }
+
+    pub fn text(self) -> String {
+        match self {
+            Shown::Json(value) => serde_json::to_string_pretty(&value).unwrap_or_default(),
+            Shown::Text(text) => text,
+        }
+    }
+}
+
 /// A number with 6 significant digits, for the CLI's text tables (the page, panels and charts
 /// write 4 with [`quantscope::plot::fmt_num`]).
 pub fn fmt_num6(x: f64) -> String {
