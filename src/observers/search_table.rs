@@ -32,6 +32,22 @@ pub struct FocusSlice {
     pub selected: Option<usize>,
 }
 
+/// The [`FOCUS`] slices of widest width, widest first (the first of equal widths first), in
+/// one pass: a per-group search has a million slices, which sorting took 0.1 s of.
+fn widest(widths: &[f64]) -> Vec<usize> {
+    let before = |a: usize, b: usize| widths[b].total_cmp(&widths[a]).then(a.cmp(&b)).is_lt();
+    let mut top: Vec<usize> = Vec::with_capacity(FOCUS + 1);
+    for k in 0..widths.len() {
+        if top.len() == FOCUS && !before(k, top[FOCUS - 1]) {
+            continue;
+        }
+        let at = top.partition_point(|&t| before(t, k));
+        top.insert(at, k);
+        top.truncate(FOCUS);
+    }
+    top
+}
+
 /// The candidates of one search (the last batch searched).
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct SearchTable {
@@ -46,13 +62,10 @@ impl SearchTable {
     /// A table for a search over slices whose raw ranges have widths `widths`: the whole
     /// tensor, or the [`FOCUS`] widest slices (first of equal widths) kept in full.
     pub fn new(widths: &[f64]) -> SearchTable {
-        let mut order: Vec<usize> = (0..widths.len()).collect();
-        order.sort_by(|&a, &b| widths[b].total_cmp(&widths[a]).then(a.cmp(&b)));
-        order.truncate(FOCUS);
         SearchTable {
             slices: widths.len(),
             rows: Vec::new(),
-            focus: order
+            focus: widest(widths)
                 .into_iter()
                 .map(|slice| FocusSlice {
                     slice,
@@ -157,6 +170,31 @@ impl SearchTable {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The one-pass pick is the head of the full sort it replaced, ties and NaN included.
+    #[test]
+    fn the_widest_are_the_head_of_the_sort_by_width() {
+        let mut state = 7u64;
+        for n in [0, 1, 2, 3, 4, 17, 1000] {
+            let widths: Vec<f64> = (0..n)
+                .map(|k| {
+                    state = state
+                        .wrapping_mul(6_364_136_223_846_793_005)
+                        .wrapping_add(1);
+                    match (state >> 33) % 11 {
+                        0 => f64::NAN,
+                        1 => -f64::NAN,
+                        2 => f64::INFINITY,
+                        r => (r % 4) as f64 + (k % 3) as f64,
+                    }
+                })
+                .collect();
+            let mut order: Vec<usize> = (0..n).collect();
+            order.sort_by(|&a, &b| widths[b].total_cmp(&widths[a]).then(a.cmp(&b)));
+            order.truncate(FOCUS);
+            assert_eq!(widest(&widths), order, "{widths:?}");
+        }
+    }
 
     #[test]
     fn the_widest_slices_are_kept_in_full_and_the_pick_is_the_selected_candidate() {

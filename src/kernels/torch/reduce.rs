@@ -195,6 +195,26 @@ impl InnerRowSum {
     }
 }
 
+/// [`InnerRowSum`] of a row of fewer than four whole vectors and no tail (NVFP4's groups of 16,
+/// groups of 8 or 24), without its accumulator block: such a row never fills a row of four, so
+/// every vector goes to row 0 (`0 + v₀ + v₁ + …` per lane), the three empty rows are added (+0,
+/// which turns −0 into +0 as they do), then `0 + lane 0 + … + lane 7`.
+#[inline(always)]
+pub fn short_inner_row_sum(values: &[f32]) -> f32 {
+    debug_assert!(values.len() % VEC == 0 && values.len() < 4 * VEC);
+    let mut lanes = [0.0f32; VEC];
+    for vector in values.chunks_exact(VEC) {
+        for l in 0..VEC {
+            lanes[l] += vector[l];
+        }
+    }
+    let mut total = 0.0f32;
+    for lane in lanes {
+        total += lane + 0.0;
+    }
+    total
+}
+
 /// A row's values, computed any number of lanes at a time.
 pub trait RowLanes {
     /// Values `at … at + L − 1`.
@@ -666,6 +686,32 @@ mod tests {
                 sum_f32(&x).to_bits(),
                 "{n}"
             );
+        }
+    }
+
+    /// The short sum is the fed sum's bits on rows of one to three vectors, −0 included.
+    #[test]
+    fn short_rows_sum_as_the_fed_sum_does() {
+        for n in [8, 16, 24] {
+            for seed in 0..50 {
+                let mut x = values(n, seed);
+                if seed % 3 == 0 {
+                    x.iter_mut().step_by(2).for_each(|v| *v = -0.0);
+                }
+                if seed % 5 == 0 {
+                    x.fill(-0.0);
+                }
+                let mut fed = InnerRowSum::new(n);
+                for v in x.chunks_exact(VEC) {
+                    fed.push(v.try_into().unwrap());
+                }
+                assert_eq!(
+                    short_inner_row_sum(&x).to_bits(),
+                    fed.finish(&[]).to_bits(),
+                    "{n} {seed}"
+                );
+                assert_eq!(short_inner_row_sum(&x).to_bits(), sum_f32(&x).to_bits());
+            }
         }
     }
 

@@ -311,23 +311,33 @@ pub fn fake_quantize(target: &Target, x: &Tensor, q: &QParams) -> Result<Tensor>
     Ok(x.with_data(data))
 }
 
-/// [`qdq_by`] of `data` cut into runs of `run` values, run `k` under `qparams_of(k)`.
+/// [`qdq_by`] of `data` cut into runs of `run` values, run `k` under `qparams_of(k)`; in
+/// parallel pieces natively (each value on its own: the same values on any number of threads).
 fn qdq_runs(
     data: &[f32],
     run: usize,
-    qparams_of: impl Fn(usize) -> (f32, f32),
+    qparams_of: impl Fn(usize) -> (f32, f32) + Sync,
     range: (f32, f32),
-    round: impl Fn(f32) -> f32 + Copy,
+    round: impl Fn(f32) -> f32 + Copy + Send + Sync,
 ) -> Vec<f32> {
-    crate::simd::with_avx2(
-        #[inline(always)]
-        || {
-            let mut out = Vec::with_capacity(data.len());
-            for (k, values) in data.chunks(run.max(1)).enumerate() {
-                let (s, z) = qparams_of(k);
-                out.extend(values.iter().map(|&v| qdq_by(v, s, z, range, round)));
-            }
-            out
-        },
-    )
+    let run = run.max(1);
+    let mut out = vec![0.0f32; data.len()];
+    crate::parallel::for_chunks_mut(data, &mut out, |start, piece, out| {
+        crate::simd::with_avx2(
+            #[inline(always)]
+            || {
+                let mut at = 0;
+                while at < piece.len() {
+                    let k = (start + at) / run;
+                    let end = ((k + 1) * run - start).min(piece.len());
+                    let (s, z) = qparams_of(k);
+                    for (o, &v) in out[at..end].iter_mut().zip(&piece[at..end]) {
+                        *o = qdq_by(v, s, z, range, round);
+                    }
+                    at = end;
+                }
+            },
+        )
+    });
+    out
 }

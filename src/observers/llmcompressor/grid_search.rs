@@ -74,7 +74,8 @@ pub struct SearchOutcome {
 /// How the error of a search is weighted, and what its report says about it.
 #[derive(Debug, Clone, Default)]
 pub struct Weighting {
-    /// Per flattened element (imatrix's normalised importance); `None`: unweighted.
+    /// Per flattened element, repeating with its length (imatrix's normalised importance,
+    /// one per column: see [`ErrorTerms::weights`]); `None`: unweighted.
     pub weights: Option<Vec<f32>>,
     /// imatrix: whether the importance passed validation (`None` for the MSE observers).
     pub importance_used: Option<bool>,

@@ -231,8 +231,9 @@ fn validated_importance<'a>(
     Ok(Ok(imp))
 }
 
-/// `_prepare_importance`: `imp / (mean(imp) + tiny)`, one weight per flattened element (the
-/// weight's column).
+/// `_prepare_importance`: `imp / (mean(imp) + tiny)`, one weight per column: flattened element
+/// `j` weighs entry `j mod columns` (the repeating form
+/// [`ErrorTerms::weights`](super::search_error::ErrorTerms::weights) takes).
 fn element_weights(imp: &[f32], batch: &Tensor) -> Result<Vec<f32>> {
     if batch.ndim() != 2 {
         return Err(Error::input(format!(
@@ -243,8 +244,14 @@ fn element_weights(imp: &[f32], batch: &Tensor) -> Result<Vec<f32>> {
     let mean = sum_dims(imp, &[imp.len()], &[0])[0] / imp.len() as f32;
     let denominator = mean + f32::MIN_POSITIVE;
     let normalised: Vec<f32> = imp.iter().map(|v| v / denominator).collect();
-    let cols = batch.shape[1];
-    Ok((0..batch.len()).map(|j| normalised[j % cols]).collect())
+    if normalised.len() != batch.shape[1] {
+        return Err(Error::input(format!(
+            "imatrix_mse: {} importances for a weight of {} columns",
+            normalised.len(),
+            batch.shape[1]
+        )));
+    }
+    Ok(normalised)
 }
 
 impl Calibrate for IMatrixConfig {

@@ -13,7 +13,7 @@ use super::fake_quant::{cast_to_fp4, qdq, qdq_by, Rounding};
 use crate::formats::ElementFormat;
 use crate::kernels::torch::pointwise::Power;
 use crate::kernels::torch::reduce::{
-    contiguous_runs, inner_row_sum_of_lanes, sum_dims_of, InnerRowSum, RowLanes, BLOCK, VEC,
+    contiguous_runs, inner_row_sum_of_lanes, short_inner_row_sum, sum_dims_of, RowLanes, BLOCK, VEC,
 };
 use crate::quant::round_half_even;
 
@@ -25,6 +25,9 @@ pub struct ErrorTerms<'a> {
     /// `(num_observations, *qparam_shape, group_size)`.
     pub shape: &'a [usize],
     pub dims: &'a [usize],
+    /// Per-element weights repeating with their length: element `j` weighs
+    /// `weights[j mod weights.len()]` (imatrix: one per column of a row-major weight, which
+    /// the search then reads from cache rather than a tensor-sized copy from memory).
     pub weights: Option<&'a [f32]>,
     pub power: Power,
     pub range: (f32, f32),
@@ -40,6 +43,7 @@ impl ErrorTerms<'_> {
             run >= VEC
                 && zero_point.len() == qcount
                 && qcount.checked_mul(run) == Some(self.data.len())
+                && self.weights.is_none_or(|w| w.len() % run == 0)
         });
         let Some(group) = runs else {
             return self.errors_by_element(scale, zero_point);
@@ -71,8 +75,12 @@ impl ErrorTerms<'_> {
             let mut out = Vec::with_capacity(scale.len());
             // Runs shorter than a block (NVFP4's 16, groups of 8) a block of runs at a time, so
             // that the power's chains still overlap.
+            // (A block is read from one period of the weights.)
+            let period = terms.weights.map_or(BLOCK, <[f32]>::len);
             let per_block = match group {
-                g if g < BLOCK && BLOCK % g == 0 && g % VEC == 0 => BLOCK / g,
+                g if g < BLOCK && BLOCK % g == 0 && g % VEC == 0 && period % BLOCK == 0 => {
+                    BLOCK / g
+                }
                 _ => 0,
             };
             let mut done = 0;
@@ -83,21 +91,20 @@ impl ErrorTerms<'_> {
                     qparams.0[r * group..(r + 1) * group].fill(scale[done + r]);
                     qparams.1[r * group..(r + 1) * group].fill(zero_point[done + r]);
                 }
-                let w = terms.weights.map(|w| read::<BLOCK>(w, at));
+                let w = terms.weights.map(|w| read::<BLOCK>(w, at % w.len()));
                 let raised =
                     raised_errors::<BLOCK, FUSED>(terms, read(terms.data, at), w, qparams, round);
-                for r in 0..per_block {
-                    let mut sum = InnerRowSum::new(group);
-                    for v in 0..group / VEC {
-                        sum.push(read(&raised, r * group + v * VEC));
-                    }
-                    out.push(sum.finish(&[]));
+                for run in raised.chunks_exact(group) {
+                    out.push(short_inner_row_sum(run));
                 }
                 done += per_block;
             }
             for (k, (&s, &z)) in scale.iter().zip(zero_point).enumerate().skip(done) {
                 let x = &terms.data[k * group..(k + 1) * group];
-                let w = terms.weights.map(|w| &w[k * group..(k + 1) * group]);
+                let w = terms.weights.map(|w| {
+                    let at = k * group % w.len();
+                    &w[at..at + group]
+                });
                 let run = Run::<_, FUSED> {
                     terms,
                     x,
@@ -129,7 +136,7 @@ impl ErrorTerms<'_> {
             let y = qdq(x, scale[k], zero_point[k], qmin, qmax, self.rounding);
             let v = self.power.lanes([(y - x).abs()])[0];
             match self.weights {
-                Some(w) => v * w[j],
+                Some(w) => v * w[j % w.len()],
                 None => v,
             }
         })
@@ -206,6 +213,38 @@ mod tests {
                 (u - 0.45) * (1.0 + (i % 13) as f32 * 0.7)
             })
             .collect()
+    }
+
+    /// Weights given once per column (repeating) give the bits of the same weights written out
+    /// for every element, on the block path (groups of 16), the run path (groups of 128) and
+    /// the general path (a period the runs do not divide).
+    #[test]
+    fn repeating_weights_weigh_as_written_out() {
+        for (qcount, group, period, rounding, range) in [
+            (64, 16, 128, Rounding::Fp4, (-6.0, 6.0)),
+            (12, 128, 256, Rounding::Integer, (-8.0, 7.0)),
+            (30, 16, 40, Rounding::Fp4, (-6.0, 6.0)),
+        ] {
+            let data = values(qcount * group, 3);
+            let columns: Vec<f32> = values(period, 5).into_iter().map(f32::abs).collect();
+            let written: Vec<f32> = (0..data.len()).map(|j| columns[j % period]).collect();
+            let shape = [1, qcount, group];
+            let scale: Vec<f32> = (0..qcount).map(|k| 0.05 + 0.01 * k as f32).collect();
+            let zp = vec![0.0; qcount];
+            let terms = |weights| ErrorTerms {
+                data: &data,
+                shape: &shape,
+                dims: &[0, 2],
+                weights: Some(weights),
+                power: Power::new(2.4),
+                range,
+                rounding,
+            };
+            let bits = |v: Vec<f32>| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+            let want = bits(terms(&written).errors_by_element(&scale, &zp));
+            assert_eq!(bits(terms(&columns).errors(&scale, &zp)), want, "{group}");
+            assert_eq!(bits(terms(&written).errors(&scale, &zp)), want, "{group}");
+        }
     }
 
     /// The run kernel gives the general reduction's bits, for every rounding, with and
