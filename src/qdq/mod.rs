@@ -256,6 +256,18 @@ impl Slicing {
             Slicing::Flat(size) => i / (*size).max(1),
         }
     }
+
+    /// `r` when slice `k` is exactly elements `k·r … k·r + r − 1` of a tensor of `len`
+    /// elements (per tensor, per group of a row, flat blocks), so that a loop can take each
+    /// run's slice once rather than each element's.
+    pub fn run_length(&self, len: usize) -> Option<usize> {
+        match self {
+            Slicing::Tensor => Some(len.max(1)),
+            Slicing::Mapped(map) => map.run_length(len),
+            Slicing::Flat(size) => Some((*size).max(1)),
+            Slicing::Channel(_) | Slicing::Block(_) => None,
+        }
+    }
 }
 
 /// The representable range of every element: the one definition of "clipped" (an element
@@ -303,6 +315,26 @@ impl SliceRanges {
     pub fn of_element(&self, i: usize) -> (f32, f32) {
         self.bounds.of(self.slicing.slice_of(i))
     }
+
+    /// The ranges of elements `at …` into `lo` and `hi` ([`of_element`](Self::of_element) of
+    /// each), a run at a time when slices are consecutive runs of `run` elements.
+    fn fill(&self, run: Option<usize>, at: usize, lo: &mut [f32], hi: &mut [f32]) {
+        let Some(run) = run else {
+            for (j, (lo, hi)) in lo.iter_mut().zip(hi.iter_mut()).enumerate() {
+                (*lo, *hi) = self.of_element(at + j);
+            }
+            return;
+        };
+        let mut j = 0;
+        while j < lo.len() {
+            let slice = (at + j) / run;
+            let end = ((slice + 1) * run - at).min(lo.len());
+            let (l, h) = self.bounds.of(slice);
+            lo[j..end].fill(l);
+            hi[j..end].fill(h);
+            j = end;
+        }
+    }
 }
 
 /// Error metrics of `y`, the quantize–dequantize of `x`, against the ranges of `ranges`, in the
@@ -311,6 +343,7 @@ pub fn measure_ranges(x: &[f32], y: &[f32], ranges: &SliceRanges) -> BlockMetric
     let n = x.len().min(y.len());
     let (xs, ys) = (&x[..n], &y[..n]);
     let measuring = Measuring::of(xs);
+    let run = ranges.slicing.run_length(n);
     let pieces = parallel::map_chunks(xs, |start, piece| {
         let mut acc = measuring.fresh();
         let y = &ys[start..start + piece.len()];
@@ -321,11 +354,9 @@ pub fn measure_ranges(x: &[f32], y: &[f32], ranges: &SliceRanges) -> BlockMetric
             let mut lo = [0.0f32; TILE];
             let mut hi = [0.0f32; TILE];
             for (t, (xt, yt)) in piece.chunks(TILE).zip(y.chunks(TILE)).enumerate() {
-                for j in 0..xt.len() {
-                    let slice = ranges.slicing.slice_of(start + t * TILE + j);
-                    (lo[j], hi[j]) = ranges.bounds.of(slice);
-                }
-                acc.add_each(xt, yt, &lo[..xt.len()], &hi[..xt.len()]);
+                let (lo, hi) = (&mut lo[..xt.len()], &mut hi[..xt.len()]);
+                ranges.fill(run, start + t * TILE, lo, hi);
+                acc.add_each(xt, yt, lo, hi);
             }
         }
         acc.finish()
@@ -631,6 +662,30 @@ mod tests {
 
     fn data(n: usize) -> Vec<f32> {
         (0..n).map(|i| ((i as f32) * 0.731).sin() * 9.0).collect()
+    }
+
+    /// Filling a tile's ranges a run at a time gives each element's own slice range, for
+    /// groups of a row (a slice map), flat blocks and the whole tensor, at any offset.
+    #[test]
+    fn ranges_filled_by_runs_are_each_elements_range() {
+        let shape = [6, 40];
+        let ranges = |k: usize| Some((-(k as f64) - 1.0, k as f64 * 0.5 + 1.0));
+        for slicing in [
+            Slicing::Mapped(SliceMap::from_blocks(&shape, &[1, 8])),
+            Slicing::Flat(16),
+            Slicing::Tensor,
+        ] {
+            let run = slicing.run_length(240);
+            assert!(run.is_some());
+            let r = SliceRanges::new(slicing, (0..30).map(ranges));
+            for (at, len) in [(0, 240), (3, 50), (17, 64), (200, 40), (239, 1)] {
+                let (mut lo, mut hi) = (vec![0.0; len], vec![0.0; len]);
+                r.fill(run, at, &mut lo, &mut hi);
+                let want: Vec<(f32, f32)> = (at..at + len).map(|i| r.of_element(i)).collect();
+                let got: Vec<(f32, f32)> = lo.into_iter().zip(hi).collect();
+                assert_eq!(got, want, "{at} {len}");
+            }
+        }
     }
 
     fn reference(x: &[f32], f: impl Fn(usize, f32) -> f32) -> Vec<f32> {
