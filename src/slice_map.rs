@@ -17,6 +17,7 @@
 //! [`QParams::representable_range`](crate::qparams::QParams::representable_range) read them.
 
 use serde_json::{Map, Value};
+use std::ops::Range;
 
 /// Key of the slice map in `QParams::extra`.
 pub const SLICE_MAP_KEY: &str = "slice_map";
@@ -116,6 +117,22 @@ impl SliceMap {
         let terms: Vec<Value> = self.terms.iter().map(|t| Value::from(t.to_vec())).collect();
         extra.insert(SLICE_MAP_KEY.into(), Value::Array(terms));
     }
+}
+
+/// The runs of `run` elements (slice `k`: elements `k·run …`) that cover elements
+/// `at … at + len − 1`: each as its slice and its positions in that stretch (counted from `at`).
+pub fn runs(at: usize, len: usize, run: usize) -> impl Iterator<Item = (usize, Range<usize>)> {
+    let run = run.max(1);
+    let mut j = 0;
+    std::iter::from_fn(move || {
+        (j < len).then(|| {
+            let slice = (at + j) / run;
+            let end = ((slice + 1) * run - at).min(len);
+            let positions = j..end;
+            j = end;
+            (slice, positions)
+        })
+    })
 }
 
 /// Store the representable range `[lo[k], hi[k]]` of every slice `k` in `extra`.

@@ -325,14 +325,10 @@ impl SliceRanges {
             }
             return;
         };
-        let mut j = 0;
-        while j < lo.len() {
-            let slice = (at + j) / run;
-            let end = ((slice + 1) * run - at).min(lo.len());
+        for (slice, positions) in crate::slice_map::runs(at, lo.len(), run) {
             let (l, h) = self.bounds.of(slice);
-            lo[j..end].fill(l);
-            hi[j..end].fill(h);
-            j = end;
+            lo[positions.clone()].fill(l);
+            hi[positions].fill(h);
         }
     }
 }

@@ -320,21 +320,16 @@ fn qdq_runs(
     range: (f32, f32),
     round: impl Fn(f32) -> f32 + Copy + Send + Sync,
 ) -> Vec<f32> {
-    let run = run.max(1);
     let mut out = vec![0.0f32; data.len()];
     crate::parallel::for_chunks_mut(data, &mut out, |start, piece, out| {
         crate::simd::with_avx2(
             #[inline(always)]
             || {
-                let mut at = 0;
-                while at < piece.len() {
-                    let k = (start + at) / run;
-                    let end = ((k + 1) * run - start).min(piece.len());
+                for (k, positions) in crate::slice_map::runs(start, piece.len(), run) {
                     let (s, z) = qparams_of(k);
-                    for (o, &v) in out[at..end].iter_mut().zip(&piece[at..end]) {
+                    for (o, &v) in out[positions.clone()].iter_mut().zip(&piece[positions]) {
                         *o = qdq_by(v, s, z, range, round);
                     }
-                    at = end;
                 }
             },
         )
