@@ -117,6 +117,14 @@ mod tests {
                 }
                 None => assert_eq!(spec.corrects, None, "{}", spec.id),
             }
+            // An alias runs an observer of its own library, with the same parameters.
+            if let Some(target) = spec.alias_of {
+                let runs = find(target).expect("the aliased observer is registered");
+                assert_eq!(runs.library, spec.library, "{}", spec.id);
+                assert_eq!(runs.alias_of, None, "{}", spec.id);
+                let names = |s: &ObserverSpec| s.params.iter().map(|p| p.name).collect::<Vec<_>>();
+                assert_eq!(names(runs), names(spec), "{}", spec.id);
+            }
         }
     }
 

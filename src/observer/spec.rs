@@ -109,6 +109,10 @@ pub struct ObserverSpec {
     pub quirks: Vec<&'static str>,
     /// For a `.fixed` variant: the faithful observer it corrects.
     pub corrects: Option<&'static str>,
+    /// For an alias its library keeps (llm-compressor's `fouroversix`): the observer it runs.
+    pub alias_of: Option<&'static str>,
+    /// Its search scores many candidates over every element: seconds on a tensor of millions.
+    pub heavy: bool,
     resolve: ResolveFn,
     complete: CompleteFn,
 }
@@ -140,6 +144,12 @@ pub struct ObserverEntry {
     pub quirks: Vec<&'static str>,
     /// For a `.fixed` variant: the id of the observer it corrects (`null` otherwise).
     pub corrects: Option<&'static str>,
+    /// For an alias its library keeps: the id of the observer it runs, whose search the engine
+    /// then shares with it (`null` otherwise).
+    pub alias_of: Option<&'static str>,
+    /// Its search scores many candidates over every element (seconds on a tensor of millions):
+    /// a pool of engines runs such observers beside the others rather than after them.
+    pub heavy: bool,
 }
 
 impl From<ObserverSpec> for ObserverEntry {
@@ -158,6 +168,8 @@ impl From<ObserverSpec> for ObserverEntry {
             params: s.params,
             quirks: s.quirks,
             corrects: s.corrects,
+            alias_of: s.alias_of,
+            heavy: s.heavy,
         }
     }
 }
@@ -219,6 +231,8 @@ impl ObserverSpec {
             params,
             quirks: Vec::new(),
             corrects: None,
+            alias_of: None,
+            heavy: false,
             resolve,
             complete,
         }
@@ -233,6 +247,18 @@ impl ObserverSpec {
     /// Mark this entry as the corrected variant of `faithful_id`.
     pub fn corrects(mut self, faithful_id: &'static str) -> Self {
         self.corrects = Some(faithful_id);
+        self
+    }
+
+    /// Mark this entry as an alias of `observer_id` (same parameters, same computation).
+    pub fn alias_of(mut self, observer_id: &'static str) -> Self {
+        self.alias_of = Some(observer_id);
+        self
+    }
+
+    /// Mark this entry's search as heavy (see [`ObserverSpec::heavy`]).
+    pub fn heavy(mut self) -> Self {
+        self.heavy = true;
         self
     }
 

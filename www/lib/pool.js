@@ -15,9 +15,10 @@
 //   the pool until a member has room for it (fewer than QUEUED_PER_MEMBER observations queued),
 //   and that member becomes its owner: slow observers spread themselves over the members,
 //   whatever their order. An observer and the variant that corrects it (the registry entry's
-//   `corrects`, read from this thread's WebAssembly module, which the page initialises before it
-//   makes the pool) go to the same member, where the engine computes the work they share once
-//   (Horizon's MSE candidates, the histograms). A new selection drops every result, so owners
+//   `corrects`) or the alias that runs it (`alias_of`), both read from this thread's WebAssembly
+//   module, which the page initialises before it makes the pool, go to the same member, where the
+//   engine computes the work they share once (Horizon's MSE candidates, the histograms,
+//   llm-compressor's searches). A new selection drops every result, so owners
 //   are forgotten at each `select`.
 // - `curve` and `comparisonSvg` need the reports of several observers: each owner computes its
 //   part (`curve` markers, `comparison` panels) and the parts are put back in the order of `ids`
@@ -61,10 +62,12 @@ export class EnginePool {
     this.owners = new Map();
     /** Fresh observations per member not answered yet. */
     this.queued = members.map(() => 0);
+    /** Heavy observations (see `dispatch`) per member not answered yet. */
+    this.heavyQueued = members.map(() => 0);
     /** Observations waiting for a member: {args, run, resolve, reject}. */
     this.waiting = [];
-    /** Observer id → the id of the observer it corrects (registry entries with `corrects`). */
-    this.corrects = null;
+    /** The registry's facts on sharing and heavy observers (`registryFacts`), once read. */
+    this.facts = null;
   }
 
   /** Number of members. */
@@ -94,18 +97,35 @@ export class EnginePool {
   }
 
   /**
-   * The observer whose work observer `id` shares: the one it corrects, else itself. Without an
-   * initialised module every observer is its own (results are the same; only placement differs).
+   * What the registry says of how observers run: whose work each shares (the observer it
+   * corrects or is an alias of) and which are heavy. Read from this thread's WebAssembly module;
+   * null while it is not initialised (then every observer is its own and none is heavy: results
+   * are the same, only placement differs).
    */
-  groupOf(id) {
-    if (this.corrects === null) {
+  registryFacts() {
+    if (this.facts === null) {
       try {
-        this.corrects = new Map(registry().observers.filter((o) => o.corrects).map((o) => [o.id, o.corrects]));
+        const { observers } = registry();
+        const shared = (o) => o.corrects ?? o.alias_of;
+        this.facts = {
+          sharing: new Map(observers.filter(shared).map((o) => [o.id, shared(o)])),
+          heavy: new Set(observers.filter((o) => o.heavy).map((o) => o.id)),
+        };
       } catch {
-        return id; // the module is not initialised (yet): no variant is known
+        return null; // the module is not initialised (yet)
       }
     }
-    return this.corrects.get(id) ?? id;
+    return this.facts;
+  }
+
+  /** The observer whose work observer `id` shares, else itself. */
+  groupOf(id) {
+    return this.registryFacts()?.sharing.get(id) ?? id;
+  }
+
+  /** Whether observer `id`'s search is heavy (the registry's `heavy`). */
+  isHeavy(id) {
+    return this.registryFacts()?.heavy.has(id) ?? false;
   }
 
   /** Every member runs `method`: the first one's value, once all agree (see the header). */
@@ -151,32 +171,47 @@ export class EnginePool {
   }
 
   /**
-   * Hand waiting observations to members with room for them, least loaded first (a variant to
-   * the member of the observer it corrects).
+   * Hand waiting observations to members with room for them, least loaded first (a variant or
+   * alias to the member of the observer whose work it shares). Heavy observers (the registry's
+   * `heavy`: searches that take seconds on a large tensor) start at once but on all members but
+   * one while lighter observations wait, and nothing queues behind them meanwhile: the light
+   * panels come first on the free member, and the heavy searches overlap them instead of
+   * starting after them.
    */
   dispatch(limit = QUEUED_PER_MEMBER) {
     while (this.waiting.length > 0) {
-      // A variant joins the member of the observer it corrects whatever that member has queued.
-      const sibling = this.siblingOwner(this.waiting[0].args.id);
-      if (sibling !== undefined) {
-        this.send(this.waiting.shift(), sibling);
+      // A variant joins the member of the observer it shares work with whatever that member has
+      // queued.
+      const joining = this.waiting.findIndex((w) => this.siblingOwner(w.args.id) !== undefined);
+      if (joining >= 0) {
+        const [observation] = this.waiting.splice(joining, 1);
+        this.send(observation, this.siblingOwner(observation.args.id));
         continue;
       }
+      const lightWaiting = this.waiting.some((w) => !this.isHeavy(w.args.id));
       let best = -1;
       for (let i = 0; i < this.members.length; i++) {
-        if (this.queued[i] < limit && (best < 0 || this.queued[i] < this.queued[best])) best = i;
+        const room = lightWaiting && this.heavyQueued[i] > 0 && limit !== Infinity ? 1 : limit;
+        if (this.queued[i] < room && (best < 0 || this.queued[i] < this.queued[best])) best = i;
       }
       if (best < 0) return;
-      this.send(this.waiting.shift(), best);
+      const heavyElsewhere = this.heavyQueued.reduce((n, h, i) => n + (i === best ? 0 : Math.sign(h)), 0);
+      const heavyRoom = !lightWaiting || (this.members.length > 1 && heavyElsewhere + 1 < this.members.length) || limit === Infinity;
+      const heavyAt = heavyRoom ? this.waiting.findIndex((w) => this.isHeavy(w.args.id)) : -1;
+      const [observation] = this.waiting.splice(heavyAt >= 0 ? heavyAt : this.waiting.findIndex((w) => !this.isHeavy(w.args.id)), 1);
+      this.send(observation, best);
     }
   }
 
   /** Send a waiting observation to member `i`, which becomes the observer's owner. */
   send({ args, run, resolve, reject }, i) {
     this.owners.set(args.id, i);
+    const heavy = this.isHeavy(args.id) ? 1 : 0;
     this.queued[i] += 1;
+    this.heavyQueued[i] += heavy;
     const settle = () => {
       this.queued[i] -= 1;
+      this.heavyQueued[i] -= heavy;
       this.dispatch();
     };
     this.members[i].call('observe', args, run).then(

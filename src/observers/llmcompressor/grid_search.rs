@@ -36,6 +36,7 @@ use crate::kernels::torch::reduce::min_max_dims;
 use crate::observers::search_table::{Candidate, SearchTable};
 use crate::observers::shaped_stats::ShapedStats;
 use crate::parallel;
+use crate::shared_stats::shared_search;
 use crate::tensor::Tensor;
 
 /// The search's keyword arguments.
@@ -96,13 +97,20 @@ pub fn calibrate_by_search(
 ) -> Result<()> {
     let flat = flatten_for_calibration(batch, target.base, &target.args)?;
     let weighting = weigh(&flat)?;
-    let outcome = grid_search(
-        &flat,
-        &target.args,
-        settings,
-        schedule,
-        weighting.weights.as_deref(),
-    )?;
+    let search = || grid_search(&flat, &target.args, settings, schedule, None);
+    let outcome = match weighting.weights.as_deref() {
+        // An unweighted search is a function of the flattened batch, its arguments and the
+        // schedule alone: observers that run it alike (an alias and the observer it names)
+        // share it while the batch is registered.
+        None => {
+            let key = format!(
+                "llm-compressor grid search {schedule:?} {settings:?} {:?} {:?}",
+                target.args, flat.shape
+            );
+            SearchOutcome::clone(&*shared_search(&flat.data, key, search)?)
+        }
+        Some(weights) => grid_search(&flat, &target.args, settings, schedule, Some(weights))?,
+    };
     state.record(combine, outcome.stats, &batch.shape)?;
     state.search = Some(SearchReport {
         selected_step: outcome.selected_step,

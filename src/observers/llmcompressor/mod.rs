@@ -102,32 +102,39 @@ pub fn observers() -> Vec<ObserverSpec> {
             "llmcompressor.memoryless_mse",
             "per qparam, the shrunk range p·[min, max], p = 1 − i/100 (i < 20), minimising Σ|x̂ − x|^2.4 of the last batch, with patience 5",
             &SEARCH,
-        ),
+        )
+        .heavy(),
         spec::<mse::MovingAverage>(
             "llmcompressor.mse",
             "moving average (c = 0.01) of the range each batch's MSE search (norm 2.4, 20 shrink steps, patience 5) finds",
             &[MSE_NORM, MSE_PATIENCE, TENSOR_GROUP_SEARCH, CPU_SEARCH, LERP],
-        ),
+        )
+        .heavy(),
         spec::<imatrix::IMatrixMse>(
             "llmcompressor.imatrix_mse",
             "per qparam, the shrunk range p·[min, max], p = 1 − i/20 (i = 0…19), minimising Σ|ŵ − w|³·E[x²]_col/mean(E[x²]) with the layer input's importance",
             &IMATRIX,
-        ),
+        )
+        .heavy(),
         spec::<mse::NvFp4Expanded>(
             "llmcompressor.nvfp4_expanded_mse",
             "MSE search from 1.8× the range down to 0.8× (p = 1 − i/200, 111 steps, norm 2.4, no early stop), tuned for NVFP4",
             &SEARCH,
-        ),
+        )
+        .heavy(),
         spec::<mse::FourOverSix>(
             "llmcompressor.fouroversix",
             "deprecated alias of nvfp4_expanded_mse (the same search, with a UserWarning)",
             &[SEARCH[0], SEARCH[1], SEARCH[2], SEARCH[3], "fouroversix returns an nvfp4_expanded_mse observer and warns that it is an alias (llmcompressor/observers/mse.py:148)"],
-        ),
+        )
+        .heavy()
+        .alias_of("llmcompressor.nvfp4_expanded_mse"),
         spec::<imatrix::NvFp4Expanded>(
             "llmcompressor.nvfp4_expanded_imatrix",
             "importance-weighted search from 1.8× the range down to 0.8× (p = 1 − i/200, 112 candidates, norm 2.4), tuned for NVFP4",
             &IMATRIX,
-        ),
+        )
+        .heavy(),
     ]
 }
 

@@ -90,7 +90,8 @@ pub fn observers() -> Vec<ObserverSpec> {
             "torchao.AffineQuantizedMSEObserver",
             "per block, the symmetric threshold t = range·i/steps (i = 1…100) with the least mean squared Q/DQ error; every batch replaces the last",
             &[&COMMON, &MSE_QUIRKS],
-        ),
+        )
+        .heavy(),
         spec::<fixed::AffineFixedQParam>(
             "torchao.AffineQuantizedFixedQParamObserver",
             "returns the scale and zero point it was built with; the data is ignored",
