@@ -1,6 +1,9 @@
 // Every family's golden cases through the explorer page in Chromium, as a user's page runs them:
 // the case's inputs are loaded like dropped files (window.quantscope.load: several files become
-// calibration batches in order), then
+// calibration batches in order), once for all the cases of a family that read the same inputs
+// (the cases then follow each other on the loaded tensor, as a user's parameter changes do:
+// an observer met again is updated in its panel, with its collected state reused where only its
+// search changed), then
 // * an observer case is observed with its flat parameters (window.quantscope.observe, the panel
 //   the page shows) and its report compared with the framework's numbers;
 // * a format case (bitsandbytes, ggml) is quantized by the page's engine in its Web Worker
@@ -104,27 +107,44 @@ test('every golden case through the page: observers panel, quantize in the worke
       else jobs.push({ c, family, job });
     }
   }
+  // The cases of a family that read the same inputs, in their order: one load each.
+  const groups = new Map();
+  for (const item of jobs) {
+    const key = JSON.stringify([item.family, item.job.inputs]);
+    if (!groups.has(key)) groups.set(key, []);
+    groups.get(key).push(item);
+  }
+  // Each page takes the next group left, so the pages end together.
+  const queue = [...groups.values()];
   // Opened on one observer (the URL chooses the panels): no default line-up runs at each load.
   const pages = await Promise.all(Array.from({ length: PAGES }, () => env.page({ hash: '#o=torch.MinMaxObserver' })));
-  await Promise.all(pages.map(async (page, k) => {
-    for (let i = k; i < jobs.length; i += PAGES) {
-      const { c, family, job } = jobs[i];
-      const { page: viaPage, view } = tallies[family];
-      const inputs = job.inputs.map((rel) => fs.readFileSync(path.join(GOLDEN, family, rel)));
-      let problems;
+  await Promise.all(pages.map(async (page) => {
+    for (let group = queue.shift(); group; group = queue.shift()) {
+      const first = group[0];
+      const inputs = first.job.inputs.map((rel) => fs.readFileSync(path.join(GOLDEN, first.family, rel)));
+      let loadError = null;
       try {
-        await load(page, inputs, path.basename(job.inputs[0] || 'none.npy'));
-        if (job.kind === 'observe') problems = job.check(await observe(page, job.id, job.params));
-        else {
-          const formatsView = Boolean(c.quantizer);
-          const { result, row } = await quantize(page, job.id, job.params, { formatsView, explain: Boolean(job.explain) });
-          problems = job.check(result);
-          if (formatsView) view.record(c, rowMismatches(row, result));
-        }
+        await load(page, inputs, path.basename(first.job.inputs[0] || 'none.npy'));
       } catch (err) {
-        problems = [`threw: ${err.message}`];
+        loadError = err;
       }
-      viaPage.record(c, problems);
+      for (const { c, family, job } of group) {
+        const { page: viaPage, view } = tallies[family];
+        let problems;
+        try {
+          if (loadError) throw loadError;
+          if (job.kind === 'observe') problems = job.check(await observe(page, job.id, job.params));
+          else {
+            const formatsView = Boolean(c.quantizer);
+            const { result, row } = await quantize(page, job.id, job.params, { formatsView, explain: Boolean(job.explain) });
+            problems = job.check(result);
+            if (formatsView) view.record(c, rowMismatches(row, result));
+          }
+        } catch (err) {
+          problems = [`threw: ${err.message}`];
+        }
+        viaPage.record(c, problems);
+      }
     }
   }));
   for (const page of pages) assert.deepEqual(page.errors, [], 'no console errors');

@@ -15,8 +15,12 @@ const pythonSummary = join(root, 'target', 'golden-paths', 'python.json');
 const START = '<!-- parity-table:start -->';
 const END = '<!-- parity-table:end -->';
 
+// QUANTSCOPE_CLI names a CLI binary already built (scripts/test.sh passes the one `cargo test`
+// leaves in target/debug); otherwise `cargo run` builds it.
 const registry = JSON.parse(
-  execFileSync('cargo', ['run', '--quiet', '--bin', 'quantscope', '--', 'list', '--json'], { cwd: root, encoding: 'utf8' }),
+  process.env.QUANTSCOPE_CLI
+    ? execFileSync(process.env.QUANTSCOPE_CLI, ['list', '--json'], { cwd: root, encoding: 'utf8' })
+    : execFileSync('cargo', ['run', '--quiet', '--bin', 'quantscope', '--', 'list', '--json'], { cwd: root, encoding: 'utf8' }),
 );
 const results = new Map();
 if (existsSync(summaryDir)) {
