@@ -31,10 +31,11 @@ fi
 rm -rf "$out"
 start=$SECONDS
 # No network: maturin comes from the cached environment, the crates from Cargo.lock.
-# maturin reads python/pyproject.toml from the folder it runs in. Its target dir is its own
-# (target/python-build): cargo locks a target dir for a whole build, and the test script builds
-# the native tests in target/ meanwhile.
-(cd python && CARGO_TARGET_DIR=../target/python-build "../$venv/bin/maturin" build --release --locked --quiet --out "../$out") >&2
+# maturin reads python/pyproject.toml from the folder it runs in. Its target dir is the web
+# build's (target/release-builds, whose release build-time crates it reuses), not target/: cargo
+# locks a target dir for a whole build, and the test script builds the native tests there
+# meanwhile.
+(cd python && CARGO_TARGET_DIR=../target/release-builds "../$venv/bin/maturin" build --release --locked --quiet --out "../$out") >&2
 echo "maturin build: $((SECONDS - start)) s" >&2
 ls "$out" >&2
 "$venv/bin/python" -m pip install --quiet --disable-pip-version-check --no-deps --force-reinstall "$out"/quantscope-*.whl

@@ -1,15 +1,16 @@
 #!/usr/bin/env bash
 # Builds the WebAssembly module for the page and the npm package, in two flavours:
-#   cargo (release, wasm32, SIMD128 from .cargo/config.toml; target dir target/wasm-simd) →
+#   cargo (release, wasm32, SIMD128 from .cargo/config.toml; target dir target/release-builds) →
 #   wasm-bindgen --target web into www/pkg → wasm-opt from the npm `binaryen` package (never
 #   Debian's, which breaks the module);
 #   the same without SIMD128 (target dir target/wasm-baseline) → quantscope_bg.baseline.wasm.
 #   The baseline is the fallback of engines without SIMD128 (every current browser, Node and Deno
-#   has it), so it is built with thin link-time optimisation over 16 codegen units rather than
-#   the release profile's whole-program optimisation in one unit: a fraction of the build time,
-#   the same results (e2e/wasm-flavours.test.mjs compares the two flavours).
-# Both target dirs are the web build's own: cargo locks a target dir for a whole build, and the
-# test script builds the native tests in target/ meanwhile.
+#   has it), so it is built over 16 codegen units without link-time optimisation rather than
+#   with the release profile's whole-program optimisation in one unit: a fraction of the build
+#   time, the same results (e2e/wasm-flavours.test.mjs compares the two flavours).
+# Neither builds in target/: cargo locks a target dir for a whole build, and the test script
+# builds the native tests there meanwhile. target/release-builds is shared with the Python
+# wheel's release build (scripts/build-python.sh), which reuses its build-time crates.
 # Both share the wasm-bindgen glue (same exports); www/lib/wasm-flavour.js picks one at run time
 # by feature detection.
 # With --dist, also assembles the self-contained static site in dist/ (what `npm run build` does).
@@ -29,14 +30,14 @@ fi
 # LTO step, which then overlaps the other's work. The baseline flavour: the config's SIMD128
 # flag replaced (the env variable takes precedence).
 CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUSTFLAGS="-C target-feature=-simd128" CARGO_TARGET_DIR=target/wasm-baseline \
-  CARGO_PROFILE_RELEASE_LTO=thin CARGO_PROFILE_RELEASE_CODEGEN_UNITS=16 \
+  CARGO_PROFILE_RELEASE_LTO=false CARGO_PROFILE_RELEASE_CODEGEN_UNITS=16 \
   cargo build --lib --release --locked --target wasm32-unknown-unknown &
 baseline=$!
 trap 'kill "$baseline" 2>/dev/null || true' EXIT
-CARGO_TARGET_DIR=target/wasm-simd cargo build --lib --release --locked --target wasm32-unknown-unknown
+CARGO_TARGET_DIR=target/release-builds cargo build --lib --release --locked --target wasm32-unknown-unknown
 wait "$baseline"
 rm -rf www/pkg
-wasm-bindgen --target web --out-dir www/pkg target/wasm-simd/wasm32-unknown-unknown/release/quantscope.wasm
+wasm-bindgen --target web --out-dir www/pkg target/release-builds/wasm32-unknown-unknown/release/quantscope.wasm
 wasm-bindgen --target web --out-dir target/wasm-baseline/pkg target/wasm-baseline/wasm32-unknown-unknown/release/quantscope.wasm
 cp target/wasm-baseline/pkg/quantscope_bg.wasm www/pkg/quantscope_bg.baseline.wasm
 if ! cmp -s <(grep -v '^//' www/pkg/quantscope.js) <(grep -v '^//' target/wasm-baseline/pkg/quantscope.js); then

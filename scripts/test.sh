@@ -5,11 +5,13 @@
 # The builds run in two lanes side by side, so that one lane's single-threaded steps (rustc's
 # front end on the crate, the release builds' link-time optimisation, wasm-opt) overlap the
 # other's work on this 2-core machine:
-# - native: clippy, then `cargo test` (its binaries and target/debug/quantscope, which the Python
-#   and end-to-end tests run), in target/;
-# - web: the wasm32 clippy, the web build (scripts/build-web.sh), the Python wheel
-#   (scripts/build-python.sh), the wasm-bindgen tests, each in a target directory of its own
-#   (cargo holds a target directory's lock for the whole of a build).
+# - native, in target/: clippy (native and wasm32), `cargo test` (its binaries and
+#   target/debug/quantscope, which the Python and end-to-end tests run), the wasm-bindgen tests;
+# - release, in target/release-builds (cargo holds a target directory's lock for the whole of a
+#   build, so the lanes cannot share one): the web build (scripts/build-web.sh) and the Python
+#   wheel (scripts/build-python.sh).
+# Each lane's builds share their build-time crates (proc macros, build scripts) in their target
+# directory.
 # Each lane writes its log to target/test-logs/ and prints it when it ends. Then come the tests
 # that need both: Python, the README's parity table, the end-to-end tests.
 # Every stage prints its wall time and the CPU time of its processes (`== 264s  … [CPU 410 s]`).
@@ -73,15 +75,8 @@ finish() {
 
 native_lane() {
   t cargo clippy --all-targets --locked -- -D warnings
+  t cargo clippy --lib --target wasm32-unknown-unknown --locked -- -D warnings
   t cargo test --locked
-}
-
-web_lane() {
-  t env CARGO_TARGET_DIR=target/wasm-test cargo clippy --lib --target wasm32-unknown-unknown --locked -- -D warnings
-  t bash scripts/build-web.sh
-  # The Python package (the native module and the notebook widgets): bundle, one wheel (maturin,
-  # release) in target/python-dist, installed into the cached notebook environment.
-  t bash scripts/build-python.sh
   # Only the wasm-bindgen test files run on wasm32: the library's own unit tests are native
   # (#[test] functions do not run under the wasm runner, and proptest is a native-only dependency).
   local wasm_tests=() file
@@ -89,8 +84,15 @@ web_lane() {
     [ -e "$file" ] && wasm_tests+=(--test "$(basename "$file" .rs)")
   done
   if [ "${#wasm_tests[@]}" -gt 0 ]; then
-    t env CARGO_TARGET_DIR=target/wasm-test cargo test --locked --target wasm32-unknown-unknown --no-default-features "${wasm_tests[@]}"
+    t cargo test --locked --target wasm32-unknown-unknown --no-default-features "${wasm_tests[@]}"
   fi
+}
+
+release_lane() {
+  t bash scripts/build-web.sh
+  # The Python package (the native module and the notebook widgets): bundle, one wheel (maturin,
+  # release) in target/python-dist, installed into the cached notebook environment.
+  t bash scripts/build-python.sh
 }
 
 t bash scripts/setup.sh
@@ -100,7 +102,7 @@ t cargo fmt --check
 lane torch-env bash scripts/torch-env.sh
 lane ray-env bash scripts/ray-env.sh
 lane native native_lane
-lane web web_lane
+lane release release_lane
 start=$SECONDS
 finish
 printf '== %ss  the lanes\n' "$((SECONDS - start))" >&2
