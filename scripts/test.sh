@@ -121,6 +121,13 @@ t target/ray-venv/bin/python -m pytest -q -p no:cacheprovider python/tests_ray
 # The README's parity table: the golden results of the library (cargo test) and of the Python
 # module (python/tests/test_golden.py).
 t env QUANTSCOPE_CLI=target/debug/quantscope node scripts/parity-table.mjs --check
-if ls e2e/*.test.mjs >/dev/null 2>&1; then
-  t node --test --test-reporter=spec e2e/*.test.mjs
-fi
+# The end-to-end tests, two files at a time (a file mostly waits on its page, its worker or a
+# server, which leaves a core idle); then, one at a time, the files that start notebook servers
+# (their kernels and settings live in the user's Jupyter folders) and the one that times the page.
+alone=(e2e/deno.test.mjs e2e/jupyter.test.mjs e2e/marimo.test.mjs e2e/perf.test.mjs)
+together=()
+for file in e2e/*.test.mjs; do
+  [[ " ${alone[*]} " == *" $file "* ]] || together+=("$file")
+done
+t node --test --test-reporter=spec --test-concurrency=2 "${together[@]}"
+t node --test --test-reporter=spec --test-concurrency=1 "${alone[@]}"
