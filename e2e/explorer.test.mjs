@@ -3,7 +3,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { start, sharedDir, RESULTS, inkRatio, npyBytes, panelData, cli, WWW } from './helpers.mjs';
+import { start, sharedDir, RESULTS, inkRatio, npyBytes, panelData, cli, WWW, loadInPage } from './helpers.mjs';
 
 let env;
 before(async () => {
@@ -184,13 +184,8 @@ test('golden cases of every registered torch observer match through window.quant
   let checked = 0;
   for (const cases of byObserver.values()) {
     for (const c of cases) {
-      // As base64 text: Playwright carries a string far faster than an array of numbers.
-      const buffers = c.batches.map((b) => fs.readFileSync(path.join(sharedDir(), 'golden', 'torch', b)).toString('base64'));
-      const names = c.batches.map((b) => path.basename(b));
-      await page.evaluate(async ({ buffers, names }) => {
-        const bytes = (text) => Uint8Array.from(atob(text), (ch) => ch.charCodeAt(0));
-        await window.quantscope.load(buffers.map(bytes), { name: names });
-      }, { buffers, names });
+      const buffers = c.batches.map((b) => fs.readFileSync(path.join(sharedDir(), 'golden', 'torch', b)));
+      await loadInPage(page, buffers, { name: c.batches.map((b) => path.basename(b)) });
       const summary = await page.evaluate(() => window.quantscope.summary());
       assert.equal(summary.batches, c.batches.length, `${c.id}: calibration batches in order`);
       await page.evaluate(async ({ id, params }) => {

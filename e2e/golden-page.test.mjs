@@ -16,7 +16,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { sharedDir, npyBytes } from './helpers.mjs';
+import { sharedDir, npyBytes, loadInPage } from './helpers.mjs';
 import * as qs from '../www/lib/index.js';
 import { browserForTests } from './suite.mjs';
 import { caseJob, families, loadCases, tally } from './npm-golden.mjs';
@@ -33,13 +33,7 @@ const env = browserForTests({ setup: qs.init });
  * shows the current case's panel alone.
  */
 function load(page, inputs, name) {
-  const files = inputs.length ? inputs : [npyBytes([0])];
-  // As base64 text: Playwright carries a string far faster than an array of numbers.
-  return page.evaluate(async ({ files, name }) => {
-    const bytes = (text) => Uint8Array.from(atob(text), (ch) => ch.charCodeAt(0));
-    await window.quantscope.setObservers([]);
-    return window.quantscope.load(files.map(bytes), { name });
-  }, { files: files.map((b) => Buffer.from(b).toString('base64')), name });
+  return loadInPage(page, inputs.length ? inputs : [npyBytes([0])], { name, closePanels: true });
 }
 
 /** Observe in the page: the panel's report. */

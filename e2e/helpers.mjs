@@ -138,6 +138,21 @@ export function npyBytes(values, shape = [values.length]) {
   return out;
 }
 
+/**
+ * Load file bytes into the page like dropped files (`window.quantscope.load`): one file, or a
+ * list of them as calibration batches in order. With `closePanels`, the observers' panels are
+ * closed first, so the load runs no observer. The bytes travel as base64 text: Playwright
+ * carries a string far faster than an array of numbers. Resolves to the tensor summary.
+ */
+export function loadInPage(page, files, { name, closePanels = false } = {}) {
+  const list = Array.isArray(files) ? files : [files];
+  return page.evaluate(async ({ texts, many, name, closePanels }) => {
+    const bytes = texts.map((text) => Uint8Array.from(atob(text), (ch) => ch.charCodeAt(0)));
+    if (closePanels) await window.quantscope.setObservers([]);
+    return window.quantscope.load(many ? bytes : bytes[0], { name });
+  }, { texts: list.map((b) => Buffer.from(b).toString('base64')), many: Array.isArray(files), name, closePanels });
+}
+
 /** Panel attributes as an object. */
 export function panelData(page, id) {
   return page.$eval(`[role=region][aria-label="${id}"]`, (el) => ({ ...el.dataset }));

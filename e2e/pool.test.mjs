@@ -7,7 +7,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { sharedDir, panelData } from './helpers.mjs';
+import { sharedDir, panelData, loadInPage } from './helpers.mjs';
 import { browserForTests } from './suite.mjs';
 
 const WEIGHT = path.join(sharedDir(), 'samples', 'minilm', 'weights', 'l0_attn_output_dense_weight.npy');
@@ -21,9 +21,7 @@ async function runWith(workers) {
   assert.equal(await page.evaluate(() => window.quantscope.workers()), workers);
   const ids = await page.evaluate(() => window.quantscope.registry().map((o) => o.id));
   await page.evaluate((list) => window.quantscope.setObservers(list), ids);
-  // As base64 text: Playwright carries a string far faster than an array of numbers.
-  const text = fs.readFileSync(WEIGHT).toString('base64');
-  await page.evaluate((t) => window.quantscope.load(Uint8Array.from(atob(t), (ch) => ch.charCodeAt(0)), { name: 'weight.npy' }), text);
+  await loadInPage(page, fs.readFileSync(WEIGHT), { name: 'weight.npy' });
   const ownerOf = await page.evaluate(() => Object.fromEntries(window.quantscope.engine.owners));
   const owners = [...new Set(Object.values(ownerOf))].sort();
 

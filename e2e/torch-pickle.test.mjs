@@ -7,7 +7,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { sharedDir } from './helpers.mjs';
+import { sharedDir, loadInPage } from './helpers.mjs';
 import { browserForTests } from './suite.mjs';
 import * as qs from '../www/lib/index.js';
 
@@ -67,11 +67,7 @@ test('a torch.save file dropped on the page is read as the npm package reads it'
   const file = 'files/pytorch_model_bf16.bin';
   const bytes = fs.readFileSync(path.join(DIR, file));
   const page = await browser.page();
-  // As base64 text: Playwright carries a string far faster than an array of numbers.
-  const summary = await page.evaluate(
-    async (text) => window.quantscope.load(Uint8Array.from(atob(text), (ch) => ch.charCodeAt(0)), { name: 'pytorch_model_bf16.bin' }),
-    bytes.toString('base64'),
-  );
+  const summary = await loadInPage(page, bytes, { name: 'pytorch_model_bf16.bin' });
   const t = qs.loadTensor(bytes, { name: 'pytorch_model_bf16.bin', member: summary.name.split(':').pop().trim() });
   assert.equal(summary.elements, t.elements, JSON.stringify(summary).slice(0, 300));
   assert.equal(summary.min, t.min);
