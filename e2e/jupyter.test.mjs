@@ -80,6 +80,21 @@ async function dismissDialogs(page) {
 }
 
 /** Run cell `i` of `cells` (select it in command mode, Shift+Enter); waits for its execution count. */
+/** The JSON a cell printed. The prompt number can change before JupyterLab renders the cell's
+ *  stream output, so the text is read again until it parses (or 10 s have passed). */
+async function printedJson(page, output) {
+  const deadline = Date.now() + 10_000;
+  for (;;) {
+    const text = await output.innerText().catch(() => '');
+    try {
+      return JSON.parse(text);
+    } catch (err) {
+      if (Date.now() > deadline) throw new Error(`the cell printed no JSON: ${JSON.stringify(text.slice(0, 300))} (${err.message})`);
+    }
+    await page.waitForTimeout(100);
+  }
+}
+
 async function runCell(page, cells, i, server) {
   await dismissDialogs(page);
   const cell = cells.nth(i);
@@ -142,7 +157,7 @@ test('JupyterLab: panels, explorer.results and sliders match PyTorch', { skip: s
   /** Run the print cell and parse what Python printed. */
   async function python() {
     const cell = await run(1);
-    return JSON.parse(await cell.locator('.jp-OutputArea-output').last().innerText());
+    return printedJson(page, cell.locator('.jp-OutputArea-output').last());
   }
 
   const out = (await run(0)).locator('.jp-OutputArea-output').first();
@@ -257,7 +272,7 @@ model`,
   let py;
   for (let attempt = 0; ; attempt += 1) {
     const cell = await runCell(page, cells, 1, server);
-    py = JSON.parse(await cell.locator('.jp-OutputArea-output').last().innerText());
+    py = await printedJson(page, cell.locator('.jp-OutputArea-output').last());
     if (py.state === 'done' || attempt >= 10) break;
     await page.waitForTimeout(500);
   }
