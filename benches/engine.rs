@@ -6,7 +6,9 @@
 //! ```
 //!
 //! With `--only ID`, it times that one observer's run alone (`{"observer", "elements",
-//! "threads", "run"}`): `scripts/bench/bench.py` interleaves it with the same run from Python.
+//! "threads", "run"}`) through the driver call the CLI's `observe` and Python's
+//! `quantscope.observe` make (`commands::observe`, the tensor's statistics shared):
+//! `scripts/bench/bench.py` interleaves it with the same run from Python.
 //!
 //! Prints one JSON object: the tensor's size, the median (and every) wall time in seconds of
 //! reading the file, of `torch.HistogramObserver` and `torch.MinMaxObserver` runs (observe,
@@ -15,7 +17,8 @@
 //! runs them), of the LLM families' list (`observers-llm.txt`) together, and of the bare min/max
 //! and 2048-bin histc passes, with the number of threads used (`RAYON_NUM_THREADS`).
 
-use quantscope::engine::Run;
+use quantscope::commands;
+use quantscope::engine::{NonFinitePolicy, Run};
 use quantscope::histogram::histc;
 use quantscope::parallel;
 use quantscope::params::Params;
@@ -86,11 +89,18 @@ fn main() {
         .position(|a| a == "--only")
         .and_then(|i| args.get(i + 1))
     {
+        // What `quantscope observe FILE --observer ID` and `quantscope.observe(x, ID)` run once
+        // the tensor is in memory: the same driver call, statistics shared.
+        let runs = [(id.clone(), Params::new())];
+        let observe = || {
+            commands::observe(&runs, &batches, None, NonFinitePolicy::Exclude, false)
+                .expect("observer")
+        };
         let out = json!({
             "observer": id,
             "elements": batches[0].data.len(),
             "threads": rayon::current_num_threads(),
-            "run": time(repeat, || run(id)),
+            "run": time(repeat, observe),
         });
         println!("{out}");
         return;

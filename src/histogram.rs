@@ -135,27 +135,32 @@ unsafe fn finite_min_max_lanes_avx2(data: &[f32]) -> ([f32; 8], [f32; 8]) {
 
 #[inline(always)]
 fn finite_min_max_lanes_portable(data: &[f32]) -> ([f32; 8], [f32; 8]) {
-    // Eight independent lanes and branch-free selects (`&`, not `&&`) let the compiler
-    // vectorise the reduction.
+    // Eight independent lanes and branch-free selects let the compiler vectorise the reduction.
     let mut lanes_lo = [f32::INFINITY; 8];
     let mut lanes_hi = [f32::NEG_INFINITY; 8];
     for chunk in data.chunks_exact(8) {
         for k in 0..8 {
-            let v = chunk[k];
-            let finite = v.is_finite();
-            lanes_lo[k] = if finite & (v < lanes_lo[k]) {
-                v
-            } else {
-                lanes_lo[k]
-            };
-            lanes_hi[k] = if finite & (v > lanes_hi[k]) {
-                v
-            } else {
-                lanes_hi[k]
-            };
+            finite_min_max_step(&mut lanes_lo[k], &mut lanes_hi[k], chunk[k]);
         }
     }
     (lanes_lo, lanes_hi)
+}
+
+/// One value `v` into a lane of [`finite_min_max_lanes`] whose extrema `lo`, `hi` started at
+/// `+∞`, `−∞`: `v` replaces `lo` when it is finite and smaller, `hi` when it is finite and
+/// larger (the first of equal values kept, zeros' signs included).
+///
+/// Written as the float min/max pattern `if c < lo { c } else { lo }` on a candidate `c` that is
+/// NaN where `v` must not count (NaN itself, `−∞` for the minimum, `+∞` for the maximum; `+∞` is
+/// never below a minimum that starts at `+∞` and only takes values, nor `−∞` above the maximum),
+/// so that each lane's dependency chain is one `minps`/`maxps` rather than a compare, a mask and
+/// a blend.
+#[inline(always)]
+pub fn finite_min_max_step(lo: &mut f32, hi: &mut f32, v: f32) {
+    let low = if v == f32::NEG_INFINITY { f32::NAN } else { v };
+    let high = if v == f32::INFINITY { f32::NAN } else { v };
+    *lo = if low < *lo { low } else { *lo };
+    *hi = if high > *hi { high } else { *hi };
 }
 
 /// Combine the lanes of [`finite_min_max_lanes`] in order, then the remaining elements `rest`.
@@ -182,6 +187,46 @@ pub fn finite_min_max_finish(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_min_max_step_is_the_finite_strict_select() {
+        // Every sequence of three special values, from the lanes' starting point: the same bits
+        // as "replace when finite and strictly smaller (larger)".
+        let special = [
+            f32::NAN,
+            f32::INFINITY,
+            f32::NEG_INFINITY,
+            0.0,
+            -0.0,
+            1.0,
+            -1.0,
+            f32::MAX,
+            f32::MIN,
+            f32::MIN_POSITIVE,
+        ];
+        for &a in &special {
+            for &b in &special {
+                for &c in &special {
+                    let (mut lo, mut hi) = (f32::INFINITY, f32::NEG_INFINITY);
+                    let (mut want_lo, mut want_hi) = (f32::INFINITY, f32::NEG_INFINITY);
+                    for v in [a, b, c] {
+                        finite_min_max_step(&mut lo, &mut hi, v);
+                        if v.is_finite() && v < want_lo {
+                            want_lo = v;
+                        }
+                        if v.is_finite() && v > want_hi {
+                            want_hi = v;
+                        }
+                    }
+                    assert_eq!(
+                        (lo.to_bits(), hi.to_bits()),
+                        (want_lo.to_bits(), want_hi.to_bits()),
+                        "{a} {b} {c}"
+                    );
+                }
+            }
+        }
+    }
 
     #[test]
     fn integer_counting_equals_one_addition_at_a_time() {

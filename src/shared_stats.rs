@@ -299,16 +299,10 @@ pub fn shared_search<T: Any + Send + Sync>(
 fn scan(data: &[f32]) -> (NonFiniteCounts, Option<(f32, f32)>, f64) {
     let body = data.len() / 8 * 8;
     let pieces = parallel::map_chunks(data, |start, piece| {
-        let whole = &piece[..body.saturating_sub(start).min(piece.len())];
+        let whole = body.saturating_sub(start).min(piece.len());
         crate::simd::with_avx2(
             #[inline(always)]
-            || {
-                (
-                    NonFiniteCounts::of(whole),
-                    crate::histogram::finite_min_max_lanes(whole),
-                    crate::qdq::signal_energy_of_piece(piece),
-                )
-            },
+            || scan_piece(piece, whole),
         )
     });
     let mut counts = NonFiniteCounts::of(&data[body..]);
@@ -320,6 +314,43 @@ fn scan(data: &[f32]) -> (NonFiniteCounts, Option<(f32, f32)>, f64) {
         signal += s;
     }
     (counts, combine_lanes(lanes, &data[body..]), signal)
+}
+
+/// Values per block of [`scan_piece`]: a block holding a non-finite value is classified again.
+const SCAN_BLOCK: usize = 4096;
+
+/// One piece of [`scan`] in a single loop over its values (so that the arithmetic overlaps the
+/// wait for memory): the non-finite counts ([`NonFiniteCounts::of`]) and the lanes of
+/// [`crate::histogram::finite_min_max_lanes`] of its first `whole` elements (a multiple of 8),
+/// and `Σx²` of all of it as [`crate::qdq::signal_energy_of_piece`] sums it (element `k` into
+/// lane `k mod 8`, the lanes added in order) — the same values as those three functions.
+#[inline(always)]
+fn scan_piece(piece: &[f32], whole: usize) -> (NonFiniteCounts, ([f32; 8], [f32; 8]), f64) {
+    const EXPONENT: u32 = 0x7f80_0000;
+    let (body, rest) = piece.split_at(whole);
+    let mut counts = NonFiniteCounts::default();
+    let mut lo = [f32::INFINITY; 8];
+    let mut hi = [f32::NEG_INFINITY; 8];
+    let mut signal = [0.0f64; 8];
+    for block in body.chunks(SCAN_BLOCK) {
+        let mut flagged = [0u32; 8];
+        for chunk in block.chunks_exact(8) {
+            for k in 0..8 {
+                let v = chunk[k];
+                flagged[k] += u32::from(v.to_bits() & EXPONENT == EXPONENT);
+                crate::histogram::finite_min_max_step(&mut lo[k], &mut hi[k], v);
+                signal[k] += crate::qdq::signal_term::<false>(v);
+            }
+        }
+        if flagged.iter().any(|&f| f > 0) {
+            counts = counts + NonFiniteCounts::of(block);
+        }
+    }
+    for (lane, &v) in signal.iter_mut().zip(rest) {
+        *lane += crate::qdq::signal_term::<false>(v);
+    }
+    let total = signal.iter().fold(0.0, |total, &lane| total + lane);
+    (counts, (lo, hi), total)
 }
 
 fn count_nonfinite(data: &[f32]) -> NonFiniteCounts {
@@ -413,13 +444,37 @@ mod tests {
             data[len / 2] = f32::NAN;
             data[len - 1] = f32::INFINITY;
             data[0] = -7.5;
+            // −∞ in several scan blocks, and a minimum of zeros of both signs in one lane.
+            for i in (3..len - 1).step_by(5000) {
+                data[i] = f32::NEG_INFINITY;
+            }
+            if len > 64 {
+                data[0] = 0.0;
+                for (i, v) in data.iter_mut().enumerate().skip(1) {
+                    *v = v.abs() + 0.5;
+                    if i % 24 == 0 {
+                        *v = if i % 48 == 0 { 0.0 } else { -0.0 };
+                    }
+                }
+                data[len / 2] = f32::NAN;
+            }
             let t = Tensor::from_vec(data);
             let _shared = SharedStats::share(&[&t]);
             // Σx² first on some lengths, the min/max first on others: either starts the scan.
             if len % 2 == 0 {
                 assert!(signal_energy(&t.data).is_some());
             }
-            assert_eq!(finite_min_max(&t.data), min_max(&t.data), "{len}");
+            let bits = |r: Option<(f32, f32)>| r.map(|(a, b)| (a.to_bits(), b.to_bits()));
+            assert_eq!(
+                bits(finite_min_max(&t.data)),
+                bits(min_max(&t.data)),
+                "{len}"
+            );
+            assert_eq!(
+                bits(finite_min_max(&t.data)),
+                bits(crate::histogram::finite_min_max_sequential(&t.data)),
+                "{len}"
+            );
             assert_eq!(nonfinite(&t.data), count_nonfinite(&t.data), "{len}");
             assert_eq!(
                 signal_energy(&t.data).map(f64::to_bits),

@@ -142,7 +142,7 @@ impl Lanes {
 /// What `x` adds to `Σx²`: its square in float64, 0 when it is not finite (with `ALL_FINITE`
 /// the caller knows it is).
 #[inline(always)]
-fn signal_term<const ALL_FINITE: bool>(x: f32) -> f64 {
+pub(crate) fn signal_term<const ALL_FINITE: bool>(x: f32) -> f64 {
     let xd = x as f64;
     if ALL_FINITE || x.is_finite() {
         xd * xd

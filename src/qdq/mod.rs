@@ -15,6 +15,7 @@
 
 mod metrics;
 
+pub(crate) use metrics::signal_term;
 pub use metrics::{bounds_f32, signal_energy_of_piece, Accumulator, BlockMetrics};
 
 use crate::formats::blocks::BlockLayout;
