@@ -458,4 +458,36 @@ mod tests {
         let q = acc.finish().finish();
         assert_eq!(q.count, 3);
     }
+
+    #[test]
+    fn the_largest_error_is_the_sticky_nan_maximum_per_lane() {
+        // Errors of every kind (NaN, +∞, zeros) at several positions, fed whole or in uneven
+        // calls: each lane's maximum is `max_err` folded element by element.
+        let x: Vec<f32> = (0..61).map(|i| (i as f32 * 0.71).sin() * 4.0).collect();
+        for nan_at in [None, Some(0), Some(9), Some(40), Some(60)] {
+            let mut y: Vec<f32> = x.iter().map(|v| v.round()).collect();
+            y[13] = f32::INFINITY;
+            y[22] = x[22];
+            if let Some(i) = nan_at {
+                y[i] = f32::NAN;
+            }
+            let mut want = [0.0f64; LANES];
+            for (i, (&a, &b)) in x.iter().zip(&y).enumerate() {
+                want[i % LANES] = max_err(want[i % LANES], (a as f64 - b as f64).abs());
+            }
+            for fresh in [Accumulator::default, Accumulator::all_finite] {
+                for cuts in [&[61][..], &[3, 11, 12, 40, 61][..]] {
+                    let mut acc = fresh();
+                    let mut from = 0;
+                    for &to in cuts {
+                        acc.add(&x[from..to], &y[from..to], -9.0, 9.0);
+                        from = to;
+                    }
+                    let got: Vec<u64> = acc.max_abs_err.iter().map(|m| m.to_bits()).collect();
+                    let expected: Vec<u64> = want.iter().map(|m| m.to_bits()).collect();
+                    assert_eq!(got, expected, "NaN at {nan_at:?}, cuts {cuts:?}");
+                }
+            }
+        }
+    }
 }
