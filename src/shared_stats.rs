@@ -292,10 +292,10 @@ pub fn shared_search<T: Any + Send + Sync>(
     }
 }
 
-/// [`count_nonfinite`], [`min_max`] and [`crate::qdq::signal_energy`] in one pass over memory:
-/// each parallel piece is counted, then (still in cache) scanned for its extrema and summed.
-/// The pieces are those of each statistic alone (the min/max's stop at the last multiple of
-/// eight, whose tail is finished apart), so the values are theirs bit for bit.
+/// [`count_nonfinite`], [`min_max`] and [`crate::qdq::signal_energy`] in one pass over memory,
+/// one loop per parallel piece ([`scan_piece`]). The pieces and lanes are those of each
+/// statistic alone (the min/max's stop at the last multiple of eight, whose tail is finished
+/// apart), so the values are theirs bit for bit.
 fn scan(data: &[f32]) -> (NonFiniteCounts, Option<(f32, f32)>, f64) {
     let body = data.len() / 8 * 8;
     let pieces = parallel::map_chunks(data, |start, piece| {
