@@ -444,10 +444,8 @@ mod tests {
             data[len / 2] = f32::NAN;
             data[len - 1] = f32::INFINITY;
             data[0] = -7.5;
-            // −∞ in several scan blocks, and a minimum of zeros of both signs in one lane.
-            for i in (3..len - 1).step_by(5000) {
-                data[i] = f32::NEG_INFINITY;
-            }
+            // A minimum of zeros of both signs in one lane (the first kept), and −∞ in several
+            // scan blocks.
             if len > 64 {
                 data[0] = 0.0;
                 for (i, v) in data.iter_mut().enumerate().skip(1) {
@@ -456,7 +454,9 @@ mod tests {
                         *v = if i % 48 == 0 { 0.0 } else { -0.0 };
                     }
                 }
-                data[len / 2] = f32::NAN;
+            }
+            for i in (3..len - 1).step_by(5000) {
+                data[i] = f32::NEG_INFINITY;
             }
             let t = Tensor::from_vec(data);
             let _shared = SharedStats::share(&[&t]);
