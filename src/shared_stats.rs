@@ -316,9 +316,6 @@ fn scan(data: &[f32]) -> (NonFiniteCounts, Option<(f32, f32)>, f64) {
     (counts, combine_lanes(lanes, &data[body..]), signal)
 }
 
-/// Values per block of [`scan_piece`]: a block holding a non-finite value is classified again.
-const SCAN_BLOCK: usize = 4096;
-
 /// One piece of [`scan`] in a single loop over its values (so that the arithmetic overlaps the
 /// wait for memory): the non-finite counts ([`NonFiniteCounts::of`]) and the lanes of
 /// [`crate::histogram::finite_min_max_lanes`] of its first `whole` elements (a multiple of 8),
@@ -326,18 +323,18 @@ const SCAN_BLOCK: usize = 4096;
 /// lane `k mod 8`, the lanes added in order) — the same values as those three functions.
 #[inline(always)]
 fn scan_piece(piece: &[f32], whole: usize) -> (NonFiniteCounts, ([f32; 8], [f32; 8]), f64) {
-    const EXPONENT: u32 = 0x7f80_0000;
     let (body, rest) = piece.split_at(whole);
     let mut counts = NonFiniteCounts::default();
     let mut lo = [f32::INFINITY; 8];
     let mut hi = [f32::NEG_INFINITY; 8];
     let mut signal = [0.0f64; 8];
-    for block in body.chunks(SCAN_BLOCK) {
+    // A block holding a non-finite value is classified again, as `NonFiniteCounts::of` does.
+    for block in body.chunks(NonFiniteCounts::BLOCK) {
         let mut flagged = [0u32; 8];
         for chunk in block.chunks_exact(8) {
             for k in 0..8 {
                 let v = chunk[k];
-                flagged[k] += u32::from(v.to_bits() & EXPONENT == EXPONENT);
+                flagged[k] += NonFiniteCounts::flag(v);
                 crate::histogram::finite_min_max_step(&mut lo[k], &mut hi[k], v);
                 signal[k] += crate::qdq::signal_term::<false>(v);
             }

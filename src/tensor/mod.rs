@@ -76,18 +76,26 @@ pub struct NonFiniteCounts {
 }
 
 impl NonFiniteCounts {
+    /// Values per block of [`NonFiniteCounts::of`]: only a block holding a non-finite value is
+    /// classified value by value.
+    pub(crate) const BLOCK: usize = 4096;
+
+    /// 1 when `v` is NaN or ±∞ (its exponent bits all set), else 0: branch-free, so that a loop
+    /// summing it vectorises.
+    #[inline(always)]
+    pub(crate) fn flag(v: f32) -> u32 {
+        const EXPONENT: u32 = 0x7f80_0000;
+        u32::from(v.to_bits() & EXPONENT == EXPONENT)
+    }
+
     /// Count the non-finite values of `data`.
     #[inline(always)]
     pub fn of(data: &[f32]) -> Self {
-        const EXPONENT: u32 = 0x7f80_0000;
         let mut counts = NonFiniteCounts::default();
         // A branch-free (vectorised) count per block first; only a block holding a non-finite
         // value is classified value by value.
-        for block in data.chunks(4096) {
-            let non_finite: u32 = block
-                .iter()
-                .map(|v| u32::from(v.to_bits() & EXPONENT == EXPONENT))
-                .sum();
+        for block in data.chunks(Self::BLOCK) {
+            let non_finite: u32 = block.iter().map(|&v| Self::flag(v)).sum();
             if non_finite == 0 {
                 continue;
             }
