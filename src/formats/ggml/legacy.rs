@@ -32,7 +32,7 @@
 
 use super::fp16::{read_fp16, write_fp16};
 use super::search::{
-    abs_max, make_qkx_quants, make_qx_quants, signed_max, Asymmetric, Grid, Weights,
+    abs_max, make_qkx_quants, make_qx_quants, nearest_int, signed_max, Asymmetric, Grid, Weights,
 };
 use super::sub_blocks::{imatrix_weights, sum_squares};
 
@@ -67,6 +67,39 @@ fn trunc_byte(v: f32) -> i32 {
 #[inline]
 fn trunc_i8(v: f32) -> i32 {
     v as i32 as i8 as i32
+}
+
+/// Q4_0/Q5_0's codes `min(top, (int8_t)(x·id + offset))`. With a finite `id` and finite `x`,
+/// `|x·id|` is about 8 or 16 at most (`|x| ≤ |max|` and `id = divisor/max` up to rounding; a few
+/// times that when `d` is subnormal), so the sum is truncated in float and read back as a whole
+/// number ([`nearest_int`] of a whole value, exact below 2²²): the same codes as [`trunc_i8`],
+/// in a loop that vectorises (a float-to-int `as` saturates, which keeps a loop scalar).
+#[inline(always)]
+fn symmetric_codes(x: &[f32], id: f32, offset: f32, top: i32, codes: &mut [u8]) {
+    if id.is_finite() {
+        for (c, &v) in codes.iter_mut().zip(x) {
+            *c = (nearest_int((v * id + offset).trunc()) as i8 as i32).min(top) as u8;
+        }
+    } else {
+        for (c, &v) in codes.iter_mut().zip(x) {
+            *c = trunc_i8(v * id + offset).min(top) as u8;
+        }
+    }
+}
+
+/// Q8_0's codes `(int8_t)roundf(x·id)`, vectorised as [`symmetric_codes`] is (`|x·id|` is
+/// about 127 at most when `id` is finite).
+#[inline(always)]
+fn q8_0_codes(x: &[f32], id: f32, codes: &mut [u8]) {
+    if id.is_finite() {
+        for (o, &v) in codes.iter_mut().zip(x) {
+            *o = nearest_int((v * id).round()) as u8;
+        }
+    } else {
+        for (o, &v) in codes.iter_mut().zip(x) {
+            *o = trunc_byte((v * id).round()) as u8;
+        }
+    }
 }
 
 impl Legacy {
@@ -114,9 +147,7 @@ impl Legacy {
                 let id = if d != 0.0 { 1.0 / d } else { 0.0 };
                 write_fp16(out, 0, d);
                 let mut codes = [0u8; QK];
-                for (c, &v) in codes.iter_mut().zip(x) {
-                    *c = trunc_i8(v * id + offset).min(top) as u8;
-                }
+                symmetric_codes(x, id, offset, top, &mut codes);
                 self.pack(&codes, out);
             }
             Legacy::Q4_1 | Legacy::Q5_1 => {
@@ -149,9 +180,7 @@ impl Legacy {
                 let d = abs_max(x) / 127.0;
                 let id = if d != 0.0 { 1.0 / d } else { 0.0 };
                 write_fp16(out, 0, d);
-                for (o, &v) in out[2..2 + QK].iter_mut().zip(x) {
-                    *o = trunc_byte((v * id).round()) as u8;
-                }
+                q8_0_codes(x, id, &mut out[2..2 + QK]);
             }
         }
     }
@@ -217,14 +246,17 @@ impl Legacy {
     #[inline(always)]
     fn pack(self, codes: &[u8], out: &mut [u8]) {
         let qs = self.qs_offset();
-        let mut qh = 0u32;
         for j in 0..QK / 2 {
             let (c0, c1) = (codes[j], codes[j + QK / 2]);
             out[qs + j] = (c0 & 0x0F) | ((c1 & 0x0F) << 4);
-            qh |= (((c0 & 0x10) >> 4) as u32) << j;
-            qh |= (((c1 & 0x10) >> 4) as u32) << (j + QK / 2);
         }
         if matches!(self, Legacy::Q5_0 | Legacy::Q5_1) {
+            // Bit `j` of `qh` is the fifth bit of code `j` (elements `j` and `j + 16` of ggml's
+            // loop), gathered in one loop that vectorises.
+            let qh = codes[..QK]
+                .iter()
+                .zip(0u32..)
+                .fold(0u32, |qh, (&c, j)| qh | (u32::from((c >> 4) & 1) << j));
             let at = self.qh_offset();
             out[at..at + 4].copy_from_slice(&qh.to_le_bytes());
         }
@@ -391,6 +423,63 @@ pub fn dequantize_blocks(ty: Legacy, blocks: &[u8], y: &mut [f32]) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn whole_number_codes_are_the_truncating_casts() {
+        // Ordinary, tiny and subnormal maxima (a subnormal `d` is rounded coarsely, so
+        // `|x·id|` exceeds the divisor) and values on the rounding boundaries.
+        let mut state = 0x2545_F491_4F6C_DD1Du64;
+        let mut uniform = move || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            (state >> 40) as f32 / (1u64 << 24) as f32 - 0.5
+        };
+        let magnitudes = [
+            1.0f32, 0.02, 3e-30, 2e-37, 1e-37, 6e-38, 5e-38, 3e-38, 1e-38, 5e-39, 3e-40, 1e-42,
+            1e-44,
+        ];
+        for (case, &m) in magnitudes.iter().cycle().take(900).enumerate() {
+            let x: Vec<f32> = (0..QK)
+                .map(|i| match (case / magnitudes.len()) % 3 {
+                    0 => uniform() * m,
+                    1 => (((uniform() * 32.0).round() + 0.5) / 16.0) * m,
+                    _ => {
+                        if i % 2 == 0 {
+                            m
+                        } else {
+                            -m * uniform()
+                        }
+                    }
+                })
+                .collect();
+            for (divisor, offset, top) in [(-8.0f32, 8.5f32, 15), (-16.0, 16.5, 31)] {
+                let (max, _) = signed_max(&x);
+                let d = max / divisor;
+                let id = if d != 0.0 { 1.0 / d } else { 0.0 };
+                let mut codes = [0u8; QK];
+                symmetric_codes(&x, id, offset, top, &mut codes);
+                let cast: Vec<u8> = x
+                    .iter()
+                    .map(|&v| trunc_i8(v * id + offset).min(top) as u8)
+                    .collect();
+                assert_eq!(
+                    codes.to_vec(),
+                    cast,
+                    "case {case}, divisor {divisor}, id {id:e}"
+                );
+            }
+            let d = abs_max(&x) / 127.0;
+            let id = if d != 0.0 { 1.0 / d } else { 0.0 };
+            let mut codes = [0u8; QK];
+            q8_0_codes(&x, id, &mut codes);
+            let cast: Vec<u8> = x
+                .iter()
+                .map(|&v| trunc_byte((v * id).round()) as u8)
+                .collect();
+            assert_eq!(codes.to_vec(), cast, "Q8_0 case {case}, id {id:e}");
+        }
+    }
 
     #[test]
     fn q4_0_scale_comes_from_the_signed_extreme() {

@@ -458,7 +458,7 @@ fn validate(ty: GgmlType, data: &[f32], imatrix: Option<&[f32]>) -> Result<()> {
             "ggml {ty} cannot quantize an empty tensor"
         )));
     }
-    let bad = data.iter().filter(|v| !v.is_finite()).count();
+    let bad = crate::tensor::NonFiniteCounts::of(data).total();
     if bad > 0 {
         return Err(Error::input(format!(
             "ggml {ty}: the tensor has {bad} NaN/±Inf values; ggml's quantizers need finite input"
@@ -535,11 +535,17 @@ pub fn quantize(ty: GgmlType, data: &[f32], imatrix: Option<&[f32]>) -> Result<V
         }
         _ => match ty.legacy() {
             Some(l) => legacy::quantize_blocks(l, data, &mut out),
+            // Sub-blocks searched side by side, unless a derivation records each search.
+            None if ty == GgmlType::Q6_K && crate::derivation::recording() => {
+                for (x, b) in data.chunks(n).zip(out.chunks_mut(bytes)) {
+                    q6_k::quantize_block(x, None, b);
+                }
+            }
             None if ty == GgmlType::Q6_K => crate::simd::with_avx2(
                 #[inline(always)]
                 || {
                     for (x, b) in data.chunks(n).zip(out.chunks_mut(bytes)) {
-                        q6_k::quantize_block(x, None, b);
+                        q6_k::quantize_block_side_by_side(x, b);
                     }
                 },
             ),

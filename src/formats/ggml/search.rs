@@ -70,7 +70,15 @@ pub fn signed_max(x: &[f32]) -> (f32, f32) {
     if amax == 0.0 {
         return (0.0, 0.0);
     }
-    let max = x.iter().copied().find(|v| v.abs() == amax).unwrap_or(0.0);
+    // The first index of that magnitude, as a minimum over indices (which vectorises, where a
+    // search that stops at the first match does not).
+    let first = x
+        .iter()
+        .zip(0u32..)
+        .map(|(v, i)| if v.abs() == amax { i } else { u32::MAX })
+        .min()
+        .unwrap_or(u32::MAX);
+    let max = x.get(first as usize).copied().unwrap_or(0.0);
     (max, amax)
 }
 
@@ -158,6 +166,132 @@ pub fn qx_search(nmax: i32, x: &[f32], weights: Weights) -> QxSearch {
     }
 }
 
+/// All ones when `b`, else zero: a lane mask for [`pick`].
+#[inline(always)]
+fn mask(b: bool) -> u32 {
+    0u32.wrapping_sub(b as u32)
+}
+
+/// `a` where `mask` is all ones, `b` where it is zero, bit for bit.
+#[inline(always)]
+fn pick(mask: u32, a: f32, b: f32) -> f32 {
+    f32::from_bits((a.to_bits() & mask) | (b.to_bits() & !mask))
+}
+
+/// Sub-blocks searched side by side by [`qx_search_sixteen`].
+pub const SIDE_BY_SIDE: usize = 16;
+
+/// [`qx_search`] with the weights `x²` (`rmse_type == 1`) on the sixteen 16-value sub-blocks of
+/// `x` (256 values), side by side: lane `s` of every array below is sub-block `s`, and each
+/// lane computes exactly what [`qx_search`] computes for its sub-block (the signed maximum, the
+/// 19 candidates' sums over `i` in ggml's order, the first strictly better candidate), so the
+/// results are the same bits. The loops run across sub-blocks rather than across one
+/// sub-block's candidates, which vectorises the per-sub-block work too (the range, the
+/// choice, which [`qx_search`] does one sub-block at a time with a branch per candidate).
+/// Q6_K's reference path; not recording (the derivation shows [`qx_search`]'s step).
+#[inline(always)]
+pub fn qx_search_sixteen(nmax: i32, x: &[f32]) -> [QxSearch; SIDE_BY_SIDE] {
+    const N: usize = SIDE_BY_SIDE;
+    type Lanes = [f32; N];
+    // Transposed: xt[i][s] is value i of sub-block s.
+    let mut xt = [[0.0f32; N]; 16];
+    for (s, sub) in x[..16 * N].chunks_exact(16).enumerate() {
+        for (i, &v) in sub.iter().enumerate() {
+            xt[i][s] = v;
+        }
+    }
+    // signed_max per lane: the largest magnitude, then the first value that has it.
+    let mut amax: Lanes = [0.0; N];
+    for row in &xt {
+        for s in 0..N {
+            let v = row[s].abs();
+            amax[s] = if v > amax[s] { v } else { amax[s] };
+        }
+    }
+    let mut max: Lanes = [0.0; N];
+    for row in xt.iter().rev() {
+        for s in 0..N {
+            max[s] = if row[s].abs() == amax[s] {
+                row[s]
+            } else {
+                max[s]
+            };
+        }
+    }
+    // The weights x² and the products w·x, once.
+    let (mut w, mut wx) = ([[0.0f32; N]; 16], [[0.0f32; N]; 16]);
+    for i in 0..16 {
+        for s in 0..N {
+            w[i][s] = xt[i][s] * xt[i][s];
+            wx[i][s] = w[i][s] * xt[i][s];
+        }
+    }
+    let nmax_f = nmax as f32;
+    let (low, high) = (-nmax_f, nmax_f - 1.0);
+    // Each candidate's iscale and sums, lane by lane ([`CandidateSums::of`]'s arithmetic).
+    // Two candidates per pass over the values (the 20th, `QX_IS`'s padding, is computed and
+    // never read), which halves the loads and gives the adds two independent chains.
+    const PAIRED: usize = QX_CANDIDATES + 2;
+    let mut iscale = [[0.0f32; N]; PAIRED];
+    let mut sumlx = [[0.0f32; N]; PAIRED];
+    let mut suml2 = [[0.0f32; N]; PAIRED];
+    for k in 0..PAIRED {
+        let numerator = -(nmax_f + 0.1f32 * QX_IS[k]);
+        for s in 0..N {
+            iscale[k][s] = numerator / max[s];
+        }
+    }
+    for k in (0..PAIRED).step_by(2) {
+        let (mut lx, mut l2): ([Lanes; 2], [Lanes; 2]) = ([[0.0; N]; 2], [[0.0; N]; 2]);
+        for i in 0..16 {
+            for s in 0..N {
+                for (p, (lx, l2)) in lx.iter_mut().zip(&mut l2).enumerate() {
+                    let l = clamped_code(iscale[k + p][s] * xt[i][s], low, high);
+                    lx[s] += wx[i][s] * l;
+                    l2[s] += w[i][s] * l * l;
+                }
+            }
+        }
+        (sumlx[k], suml2[k]) = (lx[0], l2[0]);
+        (sumlx[k + 1], suml2[k + 1]) = (lx[1], l2[1]);
+    }
+    // The first guess, then the first strictly better candidate in ggml's order.
+    let (mut scale, mut best, mut chosen): (Lanes, Lanes, Lanes) = ([0.0; N], [0.0; N], [0.0; N]);
+    for s in 0..N {
+        let (lx, l2) = (sumlx[FIRST_GUESS][s], suml2[FIRST_GUESS][s]);
+        let quotient = lx / l2;
+        scale[s] = if l2 != 0.0 { quotient } else { 0.0 };
+        best[s] = scale[s] * lx;
+        chosen[s] = iscale[FIRST_GUESS][s];
+    }
+    for k in 0..QX_CANDIDATES {
+        for s in 0..N {
+            // Selected by bit masks, so that the lanes vectorise (as `if`s the compiler turns
+            // them back into branches around the division): a quotient by 0 is computed and
+            // discarded.
+            let (lx, l2) = (sumlx[k][s], suml2[k][s]);
+            let candidate = pick(mask(l2 != 0.0), lx / l2, 0.0);
+            let better = mask((l2 > 0.0) & (lx * lx > best[s] * l2));
+            scale[s] = pick(better, candidate, scale[s]);
+            best[s] = pick(better, candidate * lx, best[s]);
+            chosen[s] = pick(better, iscale[k][s], chosen[s]);
+        }
+    }
+    std::array::from_fn(|s| {
+        if amax[s] < GROUP_MAX_EPS {
+            QxSearch {
+                scale: 0.0,
+                iscale: None,
+            }
+        } else {
+            QxSearch {
+                scale: scale[s],
+                iscale: Some(chosen[s]),
+            }
+        }
+    })
+}
+
 /// The candidates `is = −9…9, is ≠ 0` of [`make_qx_quants`] are lanes `0..18`, its first
 /// guess lane 18 (padded to a multiple of 8 lanes).
 const QX_CANDIDATES: usize = 18;
@@ -216,6 +350,21 @@ const QKX3_SOURCE: &str = "ggml/src/ggml-quants.c:993 make_qkx3_quants (ggml d99
 const QP_SOURCE: &str = "ggml/src/ggml-quants.c:1076 make_qp_quants (ggml d99724f2)";
 const Q3_SOURCE: &str = "ggml/src/ggml-quants.c:697 make_q3_quants (ggml d99724f2)";
 
+/// `nearest_int(v).clamp(low, high)` as a float, without leaving float lanes: `|v| ≤ nmax + 1`
+/// in the searches, so `v + 1.5·2²³` rounds `v` half to even onto an integer (its unit in the
+/// last place is 1) that subtracting the constant recovers exactly.
+#[inline(always)]
+fn clamped_code(v: f32, low: f32, high: f32) -> f32 {
+    const MAGIC: f32 = 12_582_912.0;
+    let l = (v + MAGIC) - MAGIC;
+    let l = if l < low { low } else { l };
+    if l > high {
+        high
+    } else {
+        l
+    }
+}
+
 /// Each candidate's `iscale`, `Σw·x·l` and `Σw·l²`.
 struct CandidateSums {
     iscale: [f32; QX_LANES],
@@ -233,25 +382,13 @@ impl CandidateSums {
         for k in 0..QX_LANES {
             iscale[k] = -(nmax_f + 0.1f32 * QX_IS[k]) / max;
         }
-        // `nearest_int(v).clamp(−nmax, nmax − 1)` as a float, without leaving float lanes:
-        // |v| ≤ nmax + 1 here, so `v + 1.5·2²³` rounds `v` half to even onto an integer (its
-        // unit in the last place is 1) that subtracting the constant recovers exactly.
-        const MAGIC: f32 = 12_582_912.0;
         let (low, high) = (-nmax_f, nmax_f - 1.0);
-        let clamp = |v: f32| {
-            let v = if v < low { low } else { v };
-            if v > high {
-                high
-            } else {
-                v
-            }
-        };
         let (mut sumlx, mut suml2) = ([0.0f32; QX_LANES], [0.0f32; QX_LANES]);
         for i in 0..x.len() {
             let (xi, w) = (x[i], weights.at(x, i));
             let wx = w * xi;
             for k in 0..QX_LANES {
-                let l = clamp((iscale[k] * xi + MAGIC) - MAGIC);
+                let l = clamped_code(iscale[k] * xi, low, high);
                 sumlx[k] += wx * l;
                 suml2[k] += w * l * l;
             }
