@@ -32,7 +32,8 @@
 
 use super::fp16::{read_fp16, write_fp16};
 use super::search::{
-    abs_max, make_qkx_quants, make_qx_quants, nearest_int, signed_max, Asymmetric, Grid, Weights,
+    abs_max, make_qkx_quants, make_qx_quants, mask, nearest_int, pick, signed_max,
+    signed_max_lanes, Asymmetric, Grid, Weights,
 };
 use super::sub_blocks::{imatrix_weights, sum_squares};
 
@@ -78,7 +79,7 @@ fn trunc_i8(v: f32) -> i32 {
 fn symmetric_codes(x: &[f32], id: f32, offset: f32, top: i32, codes: &mut [u8]) {
     if id.is_finite() {
         for (c, &v) in codes.iter_mut().zip(x) {
-            *c = (nearest_int((v * id + offset).trunc()) as i8 as i32).min(top) as u8;
+            *c = symmetric_code(v, id, offset, top);
         }
     } else {
         for (c, &v) in codes.iter_mut().zip(x) {
@@ -86,6 +87,15 @@ fn symmetric_codes(x: &[f32], id: f32, offset: f32, top: i32, codes: &mut [u8]) 
         }
     }
 }
+
+/// One code of [`symmetric_codes`] for a finite `id`.
+#[inline(always)]
+fn symmetric_code(v: f32, id: f32, offset: f32, top: i32) -> u8 {
+    (nearest_int((v * id + offset).trunc()) as i8 as i32).min(top) as u8
+}
+
+/// Blocks encoded side by side by [`Legacy::quantize_symmetric_side_by_side`].
+const SIDE: usize = 8;
 
 /// Q8_0's codes `(int8_t)roundf(x·id)`, vectorised as [`symmetric_codes`] is (`|x·id|` is
 /// about 127 at most when `id` is finite).
@@ -132,16 +142,61 @@ impl Legacy {
         }
     }
 
+    /// Q4_0/Q5_0's `(divisor, offset, top)`: `d = max/divisor`, codes
+    /// `min(top, (int8_t)(x·id + offset))`.
+    #[inline(always)]
+    fn symmetric_constants(self) -> (f32, f32, i32) {
+        if self == Legacy::Q4_0 {
+            (-8.0, 8.5, 15)
+        } else {
+            (-16.0, 16.5, 31)
+        }
+    }
+
+    /// Q4_0/Q5_0's [`Legacy::quantize_block_ref`] on [`SIDE`] blocks side by side (lane `b` of
+    /// every array is block `b`): the same bits, with the blocks' ranges, scales and codes
+    /// computed in vector lanes rather than one block at a time. A group with a scale whose
+    /// reciprocal overflows (a subnormal `d`) is encoded block by block.
+    #[inline(always)]
+    fn quantize_symmetric_side_by_side(self, x: &[f32], out: &mut [u8]) {
+        let (divisor, offset, top) = self.symmetric_constants();
+        let bytes = self.block_bytes();
+        let mut xt = [[0.0f32; SIDE]; QK];
+        for (b, block) in x[..SIDE * QK].chunks_exact(QK).enumerate() {
+            for (i, &v) in block.iter().enumerate() {
+                xt[i][b] = v;
+            }
+        }
+        let (_, max) = signed_max_lanes(&xt);
+        let (mut d, mut id) = ([0.0f32; SIDE], [0.0f32; SIDE]);
+        for b in 0..SIDE {
+            d[b] = max[b] / divisor;
+            id[b] = pick(mask(d[b] != 0.0), 1.0 / d[b], 0.0);
+        }
+        if !id.iter().all(|v| v.is_finite()) {
+            for (xb, ob) in x.chunks_exact(QK).zip(out.chunks_exact_mut(bytes)) {
+                self.quantize_block_ref(xb, ob);
+            }
+            return;
+        }
+        let mut codes = [[0u8; SIDE]; QK];
+        for (row, xs) in codes.iter_mut().zip(&xt) {
+            for b in 0..SIDE {
+                row[b] = symmetric_code(xs[b], id[b], offset, top);
+            }
+        }
+        for (b, ob) in out[..SIDE * bytes].chunks_exact_mut(bytes).enumerate() {
+            write_fp16(ob, 0, d[b]);
+            self.pack(&std::array::from_fn::<u8, QK, _>(|i| codes[i][b]), ob);
+        }
+    }
+
     /// `quantize_row_<type>_ref` on one block of 32 finite values.
     #[inline(always)]
     pub fn quantize_block_ref(self, x: &[f32], out: &mut [u8]) {
         match self {
             Legacy::Q4_0 | Legacy::Q5_0 => {
-                let (divisor, offset, top) = if self == Legacy::Q4_0 {
-                    (-8.0f32, 8.5f32, 15)
-                } else {
-                    (-16.0, 16.5, 31)
-                };
+                let (divisor, offset, top) = self.symmetric_constants();
                 let (max, _) = signed_max(x);
                 let d = max / divisor;
                 let id = if d != 0.0 { 1.0 / d } else { 0.0 };
@@ -347,21 +402,13 @@ pub fn quantize_blocks(ty: Legacy, data: &[f32], out: &mut [u8]) {
     fn run(ty: Legacy, data: &[f32], out: &mut [u8]) {
         let blocks = data.chunks(QK).zip(out.chunks_mut(ty.block_bytes()));
         match ty {
-            Legacy::Q4_0 => {
-                for (x, b) in blocks {
-                    Legacy::Q4_0.quantize_block_ref(x, b)
-                }
-            }
+            Legacy::Q4_0 => side_by_side(Legacy::Q4_0, data, out),
             Legacy::Q4_1 => {
                 for (x, b) in blocks {
                     Legacy::Q4_1.quantize_block_ref(x, b)
                 }
             }
-            Legacy::Q5_0 => {
-                for (x, b) in blocks {
-                    Legacy::Q5_0.quantize_block_ref(x, b)
-                }
-            }
+            Legacy::Q5_0 => side_by_side(Legacy::Q5_0, data, out),
             Legacy::Q5_1 => {
                 for (x, b) in blocks {
                     Legacy::Q5_1.quantize_block_ref(x, b)
@@ -372,6 +419,21 @@ pub fn quantize_blocks(ty: Legacy, data: &[f32], out: &mut [u8]) {
                     Legacy::Q8_0.quantize_block_ref(x, b)
                 }
             }
+        }
+    }
+    /// Q4_0/Q5_0: groups of [`SIDE`] blocks side by side, then the blocks left over one by one.
+    #[inline(always)]
+    fn side_by_side(ty: Legacy, data: &[f32], out: &mut [u8]) {
+        let bytes = ty.block_bytes();
+        let whole = data.len() / (SIDE * QK) * SIDE;
+        let (grouped, rest) = data.split_at(whole * QK);
+        let (grouped_out, rest_out) = out.split_at_mut(whole * bytes);
+        let groups = grouped.chunks_exact(SIDE * QK);
+        for (x, b) in groups.zip(grouped_out.chunks_exact_mut(SIDE * bytes)) {
+            ty.quantize_symmetric_side_by_side(x, b);
+        }
+        for (x, b) in rest.chunks(QK).zip(rest_out.chunks_mut(bytes)) {
+            ty.quantize_block_ref(x, b);
         }
     }
     crate::simd::with_avx2(
@@ -478,6 +540,48 @@ mod tests {
                 .map(|&v| trunc_byte((v * id).round()) as u8)
                 .collect();
             assert_eq!(codes.to_vec(), cast, "Q8_0 case {case}, id {id:e}");
+        }
+    }
+
+    #[test]
+    fn blocks_side_by_side_store_each_blocks_own_bits() {
+        // Groups of eight blocks with ordinary, zero (both signs), tied and subnormal maxima (a
+        // subnormal `d` sends its group down the block-by-block path), and lengths that leave
+        // blocks over after the groups.
+        let mut state = 0x6A09_E667_F3BC_C908u64;
+        let mut uniform = move || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            (state >> 40) as f32 / (1u64 << 24) as f32 - 0.5
+        };
+        let scales = [0.03f32, 1.0, 0.0, -0.0, 1e-37, 2.5];
+        for blocks in [1usize, 7, 8, 9, 16, 23, 64, 130] {
+            let x: Vec<f32> = (0..blocks * QK)
+                .map(|i| {
+                    let (block, group) = (i / QK, i / (8 * QK));
+                    let m = if group % 3 == 2 && block % 8 == 3 {
+                        1e-40
+                    } else {
+                        scales[(block + group) % scales.len()]
+                    };
+                    match i % 11 {
+                        0 => m,
+                        5 => -m,
+                        _ => uniform() * m,
+                    }
+                })
+                .collect();
+            for ty in [Legacy::Q4_0, Legacy::Q5_0] {
+                let bytes = ty.block_bytes();
+                let mut grouped = vec![0u8; blocks * bytes];
+                quantize_blocks(ty, &x, &mut grouped);
+                let mut one_by_one = vec![0u8; blocks * bytes];
+                for (xb, ob) in x.chunks(QK).zip(one_by_one.chunks_mut(bytes)) {
+                    ty.quantize_block_ref(xb, ob);
+                }
+                assert_eq!(grouped, one_by_one, "{ty:?}, {blocks} blocks");
+            }
         }
     }
 

@@ -168,14 +168,40 @@ pub fn qx_search(nmax: i32, x: &[f32], weights: Weights) -> QxSearch {
 
 /// All ones when `b`, else zero: a lane mask for [`pick`].
 #[inline(always)]
-fn mask(b: bool) -> u32 {
+pub fn mask(b: bool) -> u32 {
     0u32.wrapping_sub(b as u32)
 }
 
 /// `a` where `mask` is all ones, `b` where it is zero, bit for bit.
 #[inline(always)]
-fn pick(mask: u32, a: f32, b: f32) -> f32 {
+pub fn pick(mask: u32, a: f32, b: f32) -> f32 {
     f32::from_bits((a.to_bits() & mask) | (b.to_bits() & !mask))
+}
+
+/// [`signed_max`] of each lane of `rows` (`rows[i][s]` is value `i` of group `s`): per lane,
+/// the value of largest magnitude (the first one on ties) and that magnitude, `(0, 0)` for a
+/// lane of zeros.
+#[inline(always)]
+pub fn signed_max_lanes<const N: usize, const R: usize>(
+    rows: &[[f32; N]; R],
+) -> ([f32; N], [f32; N]) {
+    let mut amax = [0.0f32; N];
+    for row in rows {
+        for s in 0..N {
+            let v = row[s].abs();
+            amax[s] = if v > amax[s] { v } else { amax[s] };
+        }
+    }
+    let mut max = [0.0f32; N];
+    for row in rows.iter().rev() {
+        for s in 0..N {
+            max[s] = pick(mask(row[s].abs() == amax[s]), row[s], max[s]);
+        }
+    }
+    for s in 0..N {
+        max[s] = pick(mask(amax[s] == 0.0), 0.0, max[s]);
+    }
+    (amax, max)
 }
 
 /// Sub-blocks searched side by side by [`qx_search_sixteen`].
@@ -200,24 +226,7 @@ pub fn qx_search_sixteen(nmax: i32, x: &[f32]) -> [QxSearch; SIDE_BY_SIDE] {
             xt[i][s] = v;
         }
     }
-    // signed_max per lane: the largest magnitude, then the first value that has it.
-    let mut amax: Lanes = [0.0; N];
-    for row in &xt {
-        for s in 0..N {
-            let v = row[s].abs();
-            amax[s] = if v > amax[s] { v } else { amax[s] };
-        }
-    }
-    let mut max: Lanes = [0.0; N];
-    for row in xt.iter().rev() {
-        for s in 0..N {
-            max[s] = if row[s].abs() == amax[s] {
-                row[s]
-            } else {
-                max[s]
-            };
-        }
-    }
+    let (amax, max) = signed_max_lanes(&xt);
     // The weights x² and the products w·x, once.
     let (mut w, mut wx) = ([[0.0f32; N]; 16], [[0.0f32; N]; 16]);
     for i in 0..16 {
