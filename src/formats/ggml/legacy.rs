@@ -486,17 +486,21 @@ pub fn dequantize_blocks(ty: Legacy, blocks: &[u8], y: &mut [f32]) {
 mod tests {
     use super::*;
 
-    #[test]
-    fn whole_number_codes_are_the_truncating_casts() {
-        // Ordinary, tiny and subnormal maxima (a subnormal `d` is rounded coarsely, so
-        // `|x·id|` exceeds the divisor) and values on the rounding boundaries.
-        let mut state = 0x2545_F491_4F6C_DD1Du64;
-        let mut uniform = move || {
+    /// Reproducible values in `[−0.5, 0.5)` (xorshift64 from `seed`).
+    fn centred_uniform(mut state: u64) -> impl FnMut() -> f32 {
+        move || {
             state ^= state << 13;
             state ^= state >> 7;
             state ^= state << 17;
             (state >> 40) as f32 / (1u64 << 24) as f32 - 0.5
-        };
+        }
+    }
+
+    #[test]
+    fn whole_number_codes_are_the_truncating_casts() {
+        // Ordinary, tiny and subnormal maxima (a subnormal `d` is rounded coarsely, so
+        // `|x·id|` exceeds the divisor) and values on the rounding boundaries.
+        let mut uniform = centred_uniform(0x2545_F491_4F6C_DD1D);
         let magnitudes = [
             1.0f32, 0.02, 3e-30, 2e-37, 1e-37, 6e-38, 5e-38, 3e-38, 1e-38, 5e-39, 3e-40, 1e-42,
             1e-44,
@@ -548,13 +552,7 @@ mod tests {
         // Groups of eight blocks with ordinary, zero (both signs), tied and subnormal maxima (a
         // subnormal `d` sends its group down the block-by-block path), and lengths that leave
         // blocks over after the groups.
-        let mut state = 0x6A09_E667_F3BC_C908u64;
-        let mut uniform = move || {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            (state >> 40) as f32 / (1u64 << 24) as f32 - 0.5
-        };
+        let mut uniform = centred_uniform(0x6A09_E667_F3BC_C908);
         let scales = [0.03f32, 1.0, 0.0, -0.0, 1e-37, 2.5];
         for blocks in [1usize, 7, 8, 9, 16, 23, 64, 130] {
             let x: Vec<f32> = (0..blocks * QK)
