@@ -59,11 +59,30 @@ pub fn version() -> String {
     env!("CARGO_PKG_VERSION").to_string()
 }
 
-/// Run the default observers once on a small synthetic tensor so that the engine optimises
-/// their kernels before real data arrives (`crate::warm`); the number of observers run.
+/// Load a small synthetic file and run the default observers once on it so that the engine
+/// optimises the loading code and their kernels before real data arrives (`crate::warm`); the
+/// number of observers run. `part` `"loading"` or `"observers"` warms that part only (threads
+/// sharing one module split the work: V8 shares the optimised code between them).
 #[wasm_bindgen(js_name = warmUp)]
-pub fn warm_up() -> usize {
-    crate::warm::warm_up()
+pub fn warm_up(
+    #[wasm_bindgen(unchecked_param_type = "'loading' | 'observers' | undefined")] part: Option<
+        String,
+    >,
+) -> Result<usize, JsError> {
+    let (loading, observers) = match part.as_deref() {
+        None => (true, true),
+        Some("loading") => (true, false),
+        Some("observers") => (false, true),
+        Some(other) => {
+            return Err(JsError::new(&format!(
+                "warmUp: unknown part {other:?} (loading, observers or nothing)"
+            )))
+        }
+    };
+    if loading {
+        crate::warm::warm_up_loading();
+    }
+    Ok(if observers { crate::warm::warm_up() } else { 0 })
 }
 
 /// Which build of the module this is: `"simd128"` (compiled with WebAssembly SIMD) or
@@ -460,6 +479,15 @@ impl SessionHandle {
         to_js(&summary)
     }
 
+    /// Choose the calibration batches as `select` does, without their moment histogram: the
+    /// summary has no mean or std yet; `summary()` and `histogram()` compute it when asked.
+    #[wasm_bindgen(js_name = selectLazily, unchecked_return_type = "TensorSummary")]
+    pub fn select_lazily(&mut self, selection: JsValue) -> Result<JsValue, JsError> {
+        let selection: Selection = from_js(&selection, "selection")?;
+        let summary = self.inner.select_lazily(selection).map_err(js_err)?;
+        to_js(&summary)
+    }
+
     /// The current tensor summary (or null).
     #[wasm_bindgen(unchecked_return_type = "TensorSummary | null")]
     pub fn summary(&self) -> Result<JsValue, JsError> {
@@ -712,6 +740,28 @@ impl SessionHandle {
         js_sys::Reflect::set(&out, &"values".into(), &values.into())
             .map_err(|_| JsError::new("could not encode the dequantized values"))?;
         Ok(out)
+    }
+
+    /// Copy the values of a loaded tensor (`{file, member}`) into `into`, which must hold
+    /// exactly as many (a Float32Array, over shared memory or not): one copy, where
+    /// `tensorValues` makes two.
+    #[wasm_bindgen(js_name = copyTensorValues)]
+    pub fn copy_tensor_values(
+        &self,
+        member: JsValue,
+        into: &js_sys::Float32Array,
+    ) -> Result<(), JsError> {
+        let member: explorer::MemberRef = from_js(&member, "tensor reference")?;
+        let values = self.inner.tensor_values(&member).map_err(js_err)?;
+        if into.length() as usize != values.len() {
+            return Err(JsError::new(&format!(
+                "copyTensorValues: the tensor has {} values, the array {}",
+                values.len(),
+                into.length()
+            )));
+        }
+        into.copy_from(values);
+        Ok(())
     }
 
     /// The values of the loaded tensor `member` (`{file, member}`), row-major.

@@ -29,6 +29,7 @@ use crate::shared_stats::StatsLease;
 use crate::tensor::{read_tensors, NamedTensor, NonFiniteCounts, Tensor};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
+use std::sync::OnceLock;
 
 /// Most values a session holds (over all loaded files): 64 Mi float32 values, 256 MiB.
 pub const MAX_ELEMENTS: usize = 1 << 26;
@@ -214,8 +215,12 @@ pub struct Session {
     files: Vec<LoadedFile>,
     selection: Option<Selection>,
     split_parts: Vec<Tensor>,
-    moments: Option<MomentHistogram>,
-    summary: Option<TensorSummary>,
+    /// The selection's moment histogram (mean and std, the display histogram, the error
+    /// curve), computed on first need: a selection made to observe never pays for it.
+    moments: OnceLock<Option<MomentHistogram>>,
+    /// The selection's summary without what the moments give (see [`Session::summary`]), and
+    /// the files it names.
+    summary: Option<(TensorSummary, Vec<String>)>,
     runs: BTreeMap<String, ObserverRun>,
     stream: Option<stream::Stream>,
     /// Files before this index are about to be replaced and do not count against the budget.
@@ -323,7 +328,7 @@ impl Session {
         self.stream = None;
         self.selection = None;
         self.split_parts.clear();
-        self.moments = None;
+        self.moments = OnceLock::new();
         self.summary = None;
         self.runs.clear();
         (0..self.files.len())
@@ -394,9 +399,8 @@ impl Session {
         }
     }
 
-    /// Choose the calibration batches. Results of previous runs are dropped (observers must see
-    /// the new data). On error the previous selection stays.
-    pub fn select(&mut self, selection: Selection) -> Result<TensorSummary> {
+    /// Make `selection` the current one, its summary without what the moments give.
+    fn select_with(&mut self, selection: Selection) -> Result<()> {
         if selection.batches.is_empty() {
             return Err(Error::input("select at least one tensor"));
         }
@@ -426,17 +430,14 @@ impl Session {
             tensors.clone()
         };
         let slices: Vec<&[f32]> = batch_list.iter().map(|t| t.data.as_slice()).collect();
-        let nonfinite = batch_list
-            .iter()
-            .fold(NonFiniteCounts::default(), |a, t| a + t.nonfinite());
-        let moments = curve::histogram_of(&slices, curve::DEFAULT_BINS).ok();
-        let (mean, std) = match &moments {
-            Some(m) if m.total() > 0.0 => {
-                let (mean, var) = moments_mean_var(m);
-                (Some(mean), Some(var.sqrt()))
-            }
-            _ => (None, None),
-        };
+        // Registered first: the non-finite counts and the range below (and the moment
+        // histogram's range) then come from one shared scan, which every observer run on this
+        // selection reuses. The batches' data stay where they are when `parts` moves into the
+        // session, so the lease stays valid.
+        let lease = StatsLease::new(&batch_list);
+        let nonfinite = slices.iter().fold(NonFiniteCounts::default(), |a, s| {
+            a + crate::shared_stats::nonfinite(s)
+        });
         let range = slices
             .iter()
             .filter_map(|s| crate::shared_stats::finite_min_max(s))
@@ -454,14 +455,14 @@ impl Session {
             (1, None) => names[0].clone(),
             (n, _) => format!("{} … {} ({n} batches)", names[0], names[n - 1]),
         };
-        let mut files: Vec<&str> = Vec::new();
+        let mut files: Vec<String> = Vec::new();
         for r in &selection.batches {
             let file = self.files.get(r.file).map_or("?", |f| f.name.as_str());
-            if !files.contains(&file) {
-                files.push(file);
+            if !files.iter().any(|f| f == file) {
+                files.push(file.to_string());
             }
         }
-        let mut summary = TensorSummary {
+        let summary = TensorSummary {
             name,
             shape: first.shape.clone(),
             batch_shapes: batch_list.iter().map(|t| t.shape.clone()).collect(),
@@ -471,31 +472,74 @@ impl Session {
             nonfinite,
             min: range.map(|r| r.0 as f64),
             max: range.map(|r| r.1 as f64),
-            mean,
-            std,
+            mean: None,
+            std: None,
             line: String::new(),
             facts: Vec::new(),
         };
-        summary.line = summary_line(&summary);
-        summary.facts = summary_facts(&summary, &files, &selection);
         self.shared = None;
         self.split_parts = parts;
         self.selection = Some(selection);
-        self.moments = moments;
-        self.summary = Some(summary.clone());
+        self.moments = OnceLock::new();
+        self.summary = Some((summary, files));
         self.runs.clear();
-        self.shared = Some(StatsLease::new(&self.batches()));
-        Ok(summary)
+        self.shared = Some(lease);
+        Ok(())
     }
 
-    /// The current batches' summary.
-    pub fn summary(&self) -> Option<&TensorSummary> {
-        self.summary.as_ref()
+    /// Choose the calibration batches as [`Session::select`] does, without computing their
+    /// moment histogram: the summary has no mean or std until [`Session::summary`] is asked
+    /// (the npm package's tensors, whose mean, std and histogram are read when used).
+    pub fn select_lazily(&mut self, selection: Selection) -> Result<TensorSummary> {
+        self.select_with(selection)?;
+        self.summary_with(false)
+            .ok_or_else(|| Error::input("select at least one tensor"))
+    }
+
+    /// Choose the calibration batches; their summary. Results of previous runs are dropped
+    /// (observers must see the new data). On error the previous selection stays.
+    pub fn select(&mut self, selection: Selection) -> Result<TensorSummary> {
+        self.select_with(selection)?;
+        self.summary()
+            .ok_or_else(|| Error::input("select at least one tensor"))
+    }
+
+    /// The current batches' summary, mean and std included (their moment histogram is computed
+    /// on first need).
+    pub fn summary(&self) -> Option<TensorSummary> {
+        self.summary_with(true)
+    }
+
+    /// The summary, with the moments' mean and std when `with_moments`.
+    fn summary_with(&self, with_moments: bool) -> Option<TensorSummary> {
+        let (base, files) = self.summary.as_ref()?;
+        let mut summary = base.clone();
+        let moments = with_moments.then(|| self.moments()).flatten();
+        if let Some(m) = moments.filter(|m| m.total() > 0.0) {
+            let (mean, var) = moments_mean_var(m);
+            summary.mean = Some(mean);
+            summary.std = Some(var.sqrt());
+        }
+        let files: Vec<&str> = files.iter().map(String::as_str).collect();
+        summary.line = summary_line(&summary);
+        summary.facts = summary_facts(&summary, &files, self.selection.as_ref()?);
+        Some(summary)
+    }
+
+    /// The moment histogram of the current batches, computed on first need.
+    fn moments(&self) -> Option<&MomentHistogram> {
+        self.moments
+            .get_or_init(|| {
+                let batches = self.batches();
+                let slices: Vec<&[f32]> = batches.iter().map(|t| t.data.as_slice()).collect();
+                curve::histogram_of(&slices, curve::DEFAULT_BINS).ok()
+            })
+            .as_ref()
     }
 
     /// The histogram panels draw: [`DISPLAY_BINS`] bins over the data's finite range.
     pub fn display_histogram(&self) -> Option<Hist> {
-        let m = self.moments.as_ref()?;
+        let m = self.moments()?;
         let (lo, hi) = m.range();
         let full = Hist {
             lo,
@@ -722,7 +766,7 @@ impl Session {
 
     /// The error-versus-clipping curve of the current batches.
     pub fn curve(&self, spec: CurveRequest) -> Option<Curve> {
-        self.moments.as_ref().map(|m| m.curve(spec))
+        self.moments().map(|m| m.curve(spec))
     }
 
     /// The curve with the markers of the given observers (colour = position in `ids` unless
@@ -752,7 +796,7 @@ impl Session {
         colors: &[usize],
         curve: Option<CurveRequest>,
     ) -> Option<Comparison> {
-        let summary = self.summary.as_ref()?;
+        let summary = self.summary()?;
         let hist = self.display_histogram()?;
         let panels = ids
             .iter()

@@ -630,3 +630,51 @@ fn an_observer_on_the_rotated_batches_leaves_the_panel_alone_and_spreads_an_outl
         .observe_rotated("no.Such", &Params::new(), "hadamard")
         .is_err());
 }
+
+#[test]
+fn a_lazy_selection_gives_the_same_summary_histogram_and_curve_when_asked() {
+    let values: Vec<f32> = (0..6000)
+        .map(|i| ((i as f32 * 0.37).sin() * (1.0 + (i % 11) as f32)).powi(3))
+        .collect();
+    for split in [None, Some(Split { axis: 0, count: 3 })] {
+        let mut eager = session_with(values.clone(), vec![60, 100]);
+        let mut lazy = session_with(values.clone(), vec![60, 100]);
+        let selection = Selection::whole_file(0, split);
+        let summary = eager.select(selection.clone()).unwrap();
+        assert!(summary.mean.is_some() && summary.std.is_some());
+        assert!(summary.facts.iter().any(|f| f.label == "mean ± std"));
+        let first = lazy.select_lazily(selection).unwrap();
+        assert_eq!((first.mean, first.std), (None, None));
+        assert_eq!((first.min, first.max), (summary.min, summary.max));
+        assert_eq!(first.nonfinite, summary.nonfinite);
+        // Asked for, the statistics are the eager selection's, to the bit.
+        let asked = lazy.summary().unwrap();
+        assert_eq!(
+            serde_json::to_string(&asked).unwrap(),
+            serde_json::to_string(&summary).unwrap()
+        );
+        let (a, b) = (
+            lazy.display_histogram().unwrap(),
+            eager.display_histogram().unwrap(),
+        );
+        assert_eq!((a.lo, a.hi, &a.counts), (b.lo, b.hi, &b.counts));
+        let spec = CurveRequest::default();
+        let (a, b) = (lazy.curve(spec).unwrap(), eager.curve(spec).unwrap());
+        assert_eq!(
+            serde_json::to_string(&a).unwrap(),
+            serde_json::to_string(&b).unwrap()
+        );
+    }
+}
+
+#[test]
+fn a_lazy_selection_does_not_build_its_moment_histogram() {
+    let mut s = session_with(ramp(1000), vec![1000]);
+    s.select_lazily(Selection::whole_file(0, None)).unwrap();
+    assert!(
+        s.moments.get().is_none(),
+        "not built before it is asked for"
+    );
+    assert!(s.summary().unwrap().mean.is_some());
+    assert!(s.moments.get().is_some());
+}
