@@ -528,6 +528,20 @@ export class Engine {
   }
 
   /**
+   * `select` without the moment histogram: resolves to the summary, without mean and std until
+   * `statistics` is asked (the npm package's tensors, whose mean, std and histogram are read
+   * when used).
+   */
+  selectLazily({ selection }) {
+    return this.session.selectLazily(selection);
+  }
+
+  /** The selection's summary with its mean and std, and its display histogram. */
+  statistics() {
+    return { summary: this.session.summary(), hist: this.session.histogram() };
+  }
+
+  /**
    * `report` of observer `id`, with `withView` also what its panel displays (`report.view`, the
    * engine's `panelView` computed from the report where it lives: a panel then needs no second
    * trip through the engine, which for hundreds of thousands of per-block scales costs more than
@@ -570,6 +584,17 @@ export class Engine {
     await nextTask();
     if (signal && signal.aborted) throw new Cancelled('superseded by a newer change');
     return this.withView(id, this.session.complete(id, packed), view) || first;
+  }
+
+  /**
+   * `update`'s report of observer `id` with `params`, carrying `derivation` (the `explain` steps,
+   * an empty list when there are none) when `explain` is set and the run succeeded: one
+   * observation of the npm package (`observe`, `observeMany`).
+   */
+  observation({ id, params = {}, explain = false }) {
+    const report = this.update({ id, params });
+    if (explain && report.ok) report.derivation = this.explain({ id }) || [];
+    return report;
   }
 
   /** The metrics a deferred update left pending (null if none). */
@@ -705,6 +730,11 @@ export class Engine {
   /** The values (Float32Array, row-major) of loaded tensor `{file, member}`. */
   tensorValues({ file, member = '' }) {
     return this.session.tensorValues({ file, member });
+  }
+
+  /** Copy the values of loaded tensor `{file, member}` into `into`, a Float32Array of its size. */
+  copyTensorValues({ file, member = '', into }) {
+    this.session.copyTensorValues({ file, member }, into);
   }
 
   /** Steps of `readVector`. */

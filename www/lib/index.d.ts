@@ -124,8 +124,10 @@ export type ParamValues = Record<string, unknown>;
 export function init(
   input?: Bytes | URL | string | Response | WebAssembly.Module,
   options?: {
-    /** Run the default observers once on a small synthetic tensor so that their kernels are optimised before the first real tensor (default true; about 0.2 s). */
+    /** Load a small synthetic file and run the default observers once on it so that the loading code and their kernels are optimised before the first real tensor (default true; about 0.2 s). */
     warm?: boolean;
+    /** Node: the threads `observeMany` uses, the calling one included (default one per core); init starts the others, which run the observers' warm-up meanwhile. */
+    threads?: number;
   },
 ): Promise<void>;
 /** Initialise synchronously from the .wasm bytes or a compiled module. */
@@ -153,8 +155,12 @@ export declare class Tensor {
   readonly max: TensorSummary['max'];
   readonly mean: TensorSummary['mean'];
   readonly std: TensorSummary['std'];
-  /** The histogram panels draw (2048 bins over the finite range). */
+  /** The histogram panels draw (2048 bins over the finite range). Mean, std and histogram are computed when first read. */
   readonly histogram: DisplayHistogram;
+  /** How the batches were split (`LoadOptions.split`). */
+  readonly split: LoadOptions['split'] | null;
+  /** Mean, std and display histogram at once (computed on first use). */
+  statistics(): { mean: TensorSummary['mean']; std: TensorSummary['std']; histogram: DisplayHistogram };
   /** The batches as loaded tensors of the engine. */
   readonly batchRefs: MemberRef[];
   /** The values of the first batch (the whole tensor when there is one), row-major. */
@@ -184,6 +190,17 @@ export function loadTensor(data: Bytes | Array<Bytes>, options?: LoadOptions): T
  * (the steps and numbers by which the observer reached its range and scale).
  */
 export function observe(tensor: Tensor, observerId: string, params?: ParamValues, options?: { explain?: boolean }): Report;
+
+/** One observation of `observeMany`: an observer id, or the id with its parameters. */
+export type Observation = string | { id: string; params?: ParamValues };
+
+/**
+ * Run each observer of `list` over `tensor` as `observe` would, side by side: in Node shared out
+ * between the calling thread and worker threads (`threads` in all, default one per core; tensors
+ * under 1M values stay in the calling thread unless `threads` is given), elsewhere one after the
+ * other. Resolves to the reports in the order of `list`.
+ */
+export function observeMany(tensor: Tensor, list: Observation[], options?: { threads?: number; explain?: boolean }): Promise<Report[]>;
 
 /** A quantized tensor: cost, error metrics and the dequantized values (row-major). */
 export type QuantizeResult = Quantized & { values: Float32Array };

@@ -21,18 +21,24 @@ export { serve, RemoteEngine, LocalEngine, EngineError } from './rpc.js';
 
 let initialised = false;
 let initPromise = null;
+/** The compiled WebAssembly module, when this thread compiled it or was given it. */
+let compiled = null;
 
 const isNode = typeof process !== 'undefined' && process.versions != null && process.versions.node != null && typeof window === 'undefined';
 
 /**
  * Initialise the WebAssembly module (idempotent). `input` may be the .wasm bytes, a URL, a
  * Response or a WebAssembly.Module; by default the file next to this package is used.
- * `warm` (default true) runs the default observers once on a small synthetic tensor (about
- * 0.2 s) so that the engine has optimised their kernels before the first real tensor: V8 runs
- * a first call in baseline code, and a large tensor's first observation would be about 1.5×
- * slower (README, "Speed").
+ * `warm` (default true) loads a small synthetic file and runs the default observers once on it
+ * (about 0.2 s) so that the engine has optimised its loading code and their kernels before the
+ * first real tensor: V8 runs a first call in baseline code, and a large tensor's first
+ * observation would be about 1.5× slower (README, "Speed"). In Node, init also starts the
+ * `threads − 1` worker threads of `observeMany` (`threads`: default one per core; idle until
+ * then, they never keep the process alive), and they run the observers' warm-up while the
+ * calling thread goes on: V8 shares the optimised code between the threads.
  */
-export function init(input, { warm = true } = {}) {
+export function init(input, { warm = true, threads } = {}) {
+  checkThreads(threads);
   if (initialised) return Promise.resolve();
   if (!initPromise) {
     initPromise = (async () => {
@@ -45,19 +51,37 @@ export function init(input, { warm = true } = {}) {
           source = await readFile(source);
         }
       }
+      // Node: compiled here, so that `observeMany`'s worker threads instantiate this module.
+      if (isNode && (ArrayBuffer.isView(source) || source instanceof ArrayBuffer)) source = await WebAssembly.compile(source);
+      if (source instanceof WebAssembly.Module) compiled = source;
       await initWasm({ module_or_path: source });
       markLoaded(wasm);
-      if (warm) wasm.warmUp();
+      let helpers = 0;
+      if (isNode && compiled) {
+        sideBySide ||= import('./threads.js');
+        const { startThreads, coreCount } = await sideBySide;
+        helpers = startThreads(compiled, (threads ?? coreCount()) - 1, { warm }).length;
+      }
+      // With worker threads warming the observers, this thread warms its loading code only.
+      if (warm) wasm.warmUp(helpers === 0 ? undefined : 'loading');
       initialised = true;
     })();
   }
   return initPromise;
 }
 
+/** Refuses a `threads` option that is not a whole number ≥ 1 (undefined: the default). */
+function checkThreads(threads) {
+  if (threads !== undefined && !(Number.isInteger(threads) && threads >= 1)) {
+    throw new RangeError(`threads must be a whole number ≥ 1, not ${threads}`);
+  }
+}
+
 /** Initialise synchronously from the .wasm bytes (or a compiled WebAssembly.Module). */
 export function initSync(bytes) {
   if (initialised) return;
-  wasm.initSync({ module: bytes });
+  compiled = bytes instanceof WebAssembly.Module ? bytes : new WebAssembly.Module(bytes);
+  wasm.initSync({ module: compiled });
   markLoaded(wasm);
   initialised = true;
 }
@@ -92,11 +116,27 @@ export function panelView(report) {
   return wasm.panelView(report);
 }
 
+let nextTensorKey = 1;
+/**
+ * Tensors smaller than this are observed in the calling thread unless an `observeMany` call
+ * names its `threads`: starting a thread and copying the tensor to it costs more than it saves.
+ */
+const SPREAD_MIN_ELEMENTS = 1 << 20;
+/** threads.js, once `observeMany` has spread a call over threads (Node only). */
+let sideBySide = null;
+
 /** A loaded tensor (or several calibration batches), with the engine that holds it. */
 export class Tensor {
-  constructor(engine, files, summary, histogram, batches = []) {
+  /** Mean, std and display histogram, once read (`statistics`). */
+  #statistics = null;
+
+  constructor(engine, files, summary, batches = [], split = null) {
     /** The engine holding the tensor (its own session). */
     this.engine = engine;
+    /** This tensor among the process's (which one `observeMany`'s threads hold). */
+    this.key = nextTensorKey++;
+    /** How the batches were split (loadTensor's `split`). */
+    this.split = split;
     this.files = files;
     /** The batches as loaded tensors of the engine: [{file, member}]. */
     this.batchRefs = batches;
@@ -108,9 +148,34 @@ export class Tensor {
     this.nonfinite = summary.nonfinite;
     this.min = summary.min;
     this.max = summary.max;
-    this.mean = summary.mean;
-    this.std = summary.std;
-    this.histogram = histogram;
+  }
+
+  /**
+   * The mean, std and display histogram: computed on first use (a histogram of 65,536 bins
+   * over every value, about 0.15 s at 16M values in WebAssembly, which observing does not need).
+   */
+  statistics() {
+    if (!this.#statistics) {
+      if (!this.engine) throw new Error('the tensor was freed');
+      const { summary, hist } = this.engine.statistics();
+      this.#statistics = { mean: summary.mean, std: summary.std, histogram: hist };
+    }
+    return this.#statistics;
+  }
+
+  /** Mean of the finite values. */
+  get mean() {
+    return this.statistics().mean;
+  }
+
+  /** Standard deviation of the finite values. */
+  get std() {
+    return this.statistics().std;
+  }
+
+  /** The histogram panels draw. */
+  get histogram() {
+    return this.statistics().histogram;
   }
 
   /** The values of the first batch (the whole tensor when there is one), row-major. */
@@ -121,8 +186,11 @@ export class Tensor {
 
   /** Free the WebAssembly memory held by this tensor. */
   free() {
+    // A report drawn later still needs the histogram.
+    if (drawn.has(this) && this.engine) this.statistics();
     if (this.engine) this.engine.free();
     this.engine = null;
+    if (sideBySide) sideBySide.then((threads) => threads.dropTensor(this.key));
   }
 }
 
@@ -143,19 +211,22 @@ export function loadTensor(data, { name = 'tensor.npy', member, shape, split = n
     const names = list.map((_, i) => (list.length > 1 ? `${name}[${i}]` : name));
     const infos = runSync(engine.loadSteps({ files, names }));
     const batches = infos.map((info, i) => ({ file: i, member: memberOf(info, member) }));
-    const { summary, hist } = engine.select({ selection: { batches, split } });
-    return new Tensor(engine, infos, summary, hist, batches);
+    const summary = engine.selectLazily({ selection: { batches, split } });
+    return new Tensor(engine, infos, summary, batches, split);
   } catch (err) {
     engine.free();
     throw err;
   }
 }
 
+/** Tensors whose reports draw their histogram (`decorate`): it is kept when they are freed. */
+const drawn = new WeakSet();
 const RESULT_HIST = Symbol('histogram');
 const RESULT_TENSOR = Symbol('tensor');
 
 function decorate(report, tensor) {
-  Object.defineProperty(report, RESULT_HIST, { value: tensor.histogram, enumerable: false });
+  drawn.add(tensor);
+  Object.defineProperty(report, RESULT_HIST, { get: () => tensor.histogram, enumerable: false });
   Object.defineProperty(report, RESULT_TENSOR, { value: tensor, enumerable: false });
   // Rich display in Deno's Jupyter kernel.
   Object.defineProperty(report, Symbol.for('Jupyter.display'), {
@@ -185,9 +256,35 @@ function tensorOf(tensor, what) {
 export function observe(tensor, observerId, params = {}, { explain = false } = {}) {
   ready();
   const engine = tensorOf(tensor, 'observe');
-  const report = engine.update({ id: observerId, params: plainParams(params) });
-  if (explain && report.ok) report.derivation = engine.explain({ id: observerId }) || [];
-  return decorate(report, tensor);
+  return decorate(engine.observation({ id: observerId, params: plainParams(params), explain }), tensor);
+}
+
+/**
+ * Run each observer of `list` (ids, or `{id, params}`) over `tensor`, as many `observe` calls
+ * would, side by side: in Node the observations are shared out between the calling thread and
+ * `threads − 1` worker threads (default: one thread per core), each holding a copy of the
+ * values this thread loaded, as the CLI uses every core; elsewhere, and for tensors under 1M
+ * values unless `threads` is given (SPREAD_MIN_ELEMENTS), they run one after the other in the
+ * calling thread. Resolves to the reports in the order of `list`, each the one `observe`
+ * returns (`state_reused` aside: it tells whether that thread had collected the state before).
+ */
+export async function observeMany(tensor, list, { threads, explain = false } = {}) {
+  ready();
+  const engine = tensorOf(tensor, 'observeMany');
+  if (!Array.isArray(list)) throw new TypeError('observeMany() needs a list of observer ids or {id, params}');
+  checkThreads(threads);
+  const items = list.map((item) => (typeof item === 'string' ? { id: item, params: {} } : { id: item.id, params: plainParams(item.params) }));
+  const observeHere = (item) => engine.observation({ ...item, explain });
+  const spread = isNode && compiled && items.length > 1 && (threads ?? (tensor.elements >= SPREAD_MIN_ELEMENTS ? Infinity : 1)) > 1;
+  let reports;
+  if (spread) {
+    sideBySide ||= import('./threads.js');
+    const { observeSideBySide, coreCount } = await sideBySide;
+    ({ reports } = await observeSideBySide({ module: compiled, tensor, items, explain, threads: threads ?? coreCount(), observe: observeHere }));
+  } else {
+    reports = items.map(observeHere);
+  }
+  return reports.map((report) => decorate(report, tensor));
 }
 
 /**

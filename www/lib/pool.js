@@ -45,6 +45,31 @@ const BY_OBSERVER = new Set(['observe', 'update', 'updateDeferred', 'complete', 
  */
 const QUEUED_PER_MEMBER = 2;
 
+let facts = null;
+
+/**
+ * What the registry says of how observers run: whose work each shares (`sharing`: id → the
+ * observer it corrects or is an alias of) and which are heavy (`heavy`). Read from this thread's
+ * WebAssembly module; null while it is not initialised (then every observer is its own and none
+ * is heavy: results are the same, only placement differs). The pool and `observeMany`'s threads
+ * place observers by it.
+ */
+export function observerFacts() {
+  if (facts === null) {
+    try {
+      const { observers } = registry();
+      const shared = (o) => o.corrects ?? o.alias_of;
+      facts = {
+        sharing: new Map(observers.filter(shared).map((o) => [o.id, shared(o)])),
+        heavy: new Set(observers.filter((o) => o.heavy).map((o) => o.id)),
+      };
+    } catch {
+      return null; // the module is not initialised (yet)
+    }
+  }
+  return facts;
+}
+
 const cancelled = (err) => Boolean(err && err.cancelled);
 
 /** The observer id a report, marker or panel view belongs to. */
@@ -66,8 +91,6 @@ export class EnginePool {
     this.heavyQueued = members.map(() => 0);
     /** Observations waiting for a member: {args, run, resolve, reject}. */
     this.waiting = [];
-    /** The registry's facts on sharing and heavy observers (`registryFacts`), once read. */
-    this.facts = null;
   }
 
   /** Number of members. */
@@ -96,36 +119,14 @@ export class EnginePool {
     return this.members[0].call(method, args, run);
   }
 
-  /**
-   * What the registry says of how observers run: whose work each shares (the observer it
-   * corrects or is an alias of) and which are heavy. Read from this thread's WebAssembly module;
-   * null while it is not initialised (then every observer is its own and none is heavy: results
-   * are the same, only placement differs).
-   */
-  registryFacts() {
-    if (this.facts === null) {
-      try {
-        const { observers } = registry();
-        const shared = (o) => o.corrects ?? o.alias_of;
-        this.facts = {
-          sharing: new Map(observers.filter(shared).map((o) => [o.id, shared(o)])),
-          heavy: new Set(observers.filter((o) => o.heavy).map((o) => o.id)),
-        };
-      } catch {
-        return null; // the module is not initialised (yet)
-      }
-    }
-    return this.facts;
-  }
-
   /** The observer whose work observer `id` shares, else itself. */
   groupOf(id) {
-    return this.registryFacts()?.sharing.get(id) ?? id;
+    return observerFacts()?.sharing.get(id) ?? id;
   }
 
   /** Whether observer `id`'s search is heavy (the registry's `heavy`). */
   isHeavy(id) {
-    return this.registryFacts()?.heavy.has(id) ?? false;
+    return observerFacts()?.heavy.has(id) ?? false;
   }
 
   /** Every member runs `method`: the first one's value, once all agree (see the header). */
