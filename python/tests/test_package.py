@@ -45,6 +45,8 @@ def test_the_widget_module_inlines_the_engine():
     # One self-contained module: no static import of another file (a notebook page has no path
     # to serve it from).
     assert not re.search(r"""\bfrom\s*["'][./]""", esm)
+    # Nor of Node's modules (the npm package's worker threads stay out of the browser bundle).
+    assert not re.search(r"""\bfrom\s*["']node:""", esm)
     assert str(quantscope.Explorer._css).startswith("@keyframes") or ".quantscope-widget" in str(quantscope.Explorer._css)
 
 

@@ -58,8 +58,7 @@ export function init(input, { warm = true, threads } = {}) {
       markLoaded(wasm);
       let helpers = 0;
       if (isNode && compiled) {
-        sideBySide ||= import('./threads.js');
-        const { startThreads, coreCount } = await sideBySide;
+        const { startThreads, coreCount } = await threadsModule();
         helpers = startThreads(compiled, (threads ?? coreCount()) - 1, { warm }).length;
       }
       // With worker threads warming the observers, this thread warms its loading code only.
@@ -122,8 +121,17 @@ let nextTensorKey = 1;
  * names its `threads`: starting a thread and copying the tensor to it costs more than it saves.
  */
 const SPREAD_MIN_ELEMENTS = 1 << 20;
-/** threads.js, once `observeMany` has spread a call over threads (Node only). */
+/** threads.js, once imported (Node only: `threadsModule`). */
 let sideBySide = null;
+
+/**
+ * threads.js (Node only), imported by a computed URL: a bundler for browsers (the notebook
+ * widget's) then leaves it, and the `node:` modules it imports, out of its bundle.
+ */
+function threadsModule() {
+  sideBySide ||= import(new URL('./threads.js', import.meta.url).href);
+  return sideBySide;
+}
 
 /** A loaded tensor (or several calibration batches), with the engine that holds it. */
 export class Tensor {
@@ -278,8 +286,7 @@ export async function observeMany(tensor, list, { threads, explain = false } = {
   const spread = isNode && compiled && items.length > 1 && (threads ?? (tensor.elements >= SPREAD_MIN_ELEMENTS ? Infinity : 1)) > 1;
   let reports;
   if (spread) {
-    sideBySide ||= import('./threads.js');
-    const { observeSideBySide, coreCount } = await sideBySide;
+    const { observeSideBySide, coreCount } = await threadsModule();
     ({ reports } = await observeSideBySide({ module: compiled, tensor, items, explain, threads: threads ?? coreCount(), observe: observeHere }));
   } else {
     reports = items.map(observeHere);
