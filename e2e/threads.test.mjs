@@ -87,3 +87,22 @@ test('the worker threads observe the values loaded, even when the data given to 
   await assert.rejects(qs.observeMany(tensor, ['torch.MinMaxObserver'], { threads: 0 }), /threads must be a whole number/);
   tensor.free();
 });
+
+test('two calls at once on the same worker threads each get their own reports', { timeout: 120_000 }, async () => {
+  await qs.init();
+  const values = new Float32Array(8192).map((_, i) => Math.cos(i) * (1 + (i % 5)));
+  const a = qs.loadTensor(values, { shape: [64, 128] });
+  const b = qs.loadTensor(values.map((v) => 3 * v + 1), { shape: [64, 128] });
+  const items = ['torch.MinMaxObserver', 'torch.HistogramObserver', 'quark.PerTensorMSEObserver', 'horizon.MSEObserver'].map((id) => ({ id, params: {} }));
+  const expected = [a, b].map((t) => items.map((item) => plain(t.engine.observation(item))));
+  // Started in one tick: the first call's answer reaches the calling thread after the second
+  // call has sent its job to the same worker.
+  const calls = [a, b].map((tensor, k) =>
+    observeSideBySide({ module: MODULE, tensor, items, explain: false, threads: 2, observe: callingThread(tensor, k === 0 ? 300 : 0) }),
+  );
+  const spread = await Promise.all(calls);
+  assert.ok(spread[0].fromThreads > 0, 'a worker thread answered the first call');
+  spread.forEach((s, k) => s.reports.forEach((report, i) => assert.deepEqual(plain(report), expected[k][i], `call ${k}, report ${i}`)));
+  a.free();
+  b.free();
+});

@@ -65,5 +65,5 @@ parentPort.on('message', (msg) => {
     if (held && held.key === msg.drop) release();
     return;
   }
-  parentPort.postMessage(run(msg.job));
+  parentPort.postMessage({ id: msg.job.id, ...run(msg.job) });
 });

@@ -15,12 +15,12 @@
 // the same values.
 //
 // Worker protocol (structured clone; `thread.js` is the worker's side):
-//   calling → worker  {job: {key, values?, items, order, explain, next}}
+//   calling → worker  {job: {id, key, values?, items, order, explain, next}}
 //                       values ({batches: [{data, shape}], split}, data a Float32Array over a
 //                       SharedArrayBuffer) only when the worker does not hold tensor `key`;
 //                       next: an Int32Array over a SharedArrayBuffer
 //                     {drop: key}                      forget tensor `key` (it was freed)
-//   worker → calling  {answers: [[item index, report], …], failure?: {message, panic}}
+//   worker → calling  {id, answers: [[item index, report], …], failure?: {message, panic}}
 import os from 'node:os';
 import { Worker } from 'node:worker_threads';
 import { observerFacts } from './pool.js';
@@ -77,8 +77,11 @@ class Thread {
     this.worker = new Worker(new URL('./thread.js', import.meta.url), { workerData: { module, warm } });
     // An idle worker does not keep the process alive; one with a job does (`run`).
     this.worker.unref();
-    /** The key of the tensor the worker holds (null: none). */
+    /** The key of the tensor the worker holds once its jobs are done (null: none). */
     this.key = null;
+    /** Jobs sent (the next one's id) and jobs not answered yet. */
+    this.jobs = 0;
+    this.pending = 0;
     this.dead = false;
     this.worker.on('error', () => {
       this.dead = true;
@@ -92,20 +95,26 @@ class Thread {
   run(job) {
     const holds = this.key === job.key;
     this.key = job.key;
+    // Calls may overlap (two observeMany at once): the worker answers in order, each answer
+    // naming its job.
+    const id = this.jobs++;
     return new Promise((resolve) => {
       const finish = (answer) => {
+        if (answer.id !== id) return;
         this.worker.off('message', finish);
         this.worker.off('exit', stopped);
-        this.worker.unref();
+        this.pending -= 1;
+        if (this.pending === 0) this.worker.unref();
         if (answer.failure) this.key = null;
         if (answer.failure?.panic) this.stop();
         resolve(answer);
       };
-      const stopped = () => finish({ answers: [], failure: { message: 'the worker thread stopped', panic: true } });
+      const stopped = () => finish({ id, answers: [], failure: { message: 'the worker thread stopped', panic: true } });
       this.worker.on('message', finish);
       this.worker.once('exit', stopped);
+      this.pending += 1;
       this.worker.ref();
-      this.worker.postMessage({ job: holds ? { ...job, values: undefined } : job });
+      this.worker.postMessage({ job: { ...job, id, values: holds ? undefined : job.values } });
     });
   }
 
