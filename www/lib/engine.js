@@ -12,7 +12,7 @@
 // The WebAssembly module must be initialised before an Engine is made (index.js `init`, or the
 // module's default export).
 import * as wasm from '../pkg/quantscope.js';
-import { Cancelled, nextTask, runAsync } from './steps.js';
+import { Cancelled, nextTask, runAsync, runSync } from './steps.js';
 
 /**
  * Files up to this size are read whole; larger ones are read in chunks. A `.npy` (one tensor,
@@ -444,6 +444,25 @@ export function* adaroundSteps({ w, x, params = {} }) {
     return { ...job.adaroundFinish(), ...start, cancelled };
   } finally {
     job.free();
+  }
+}
+
+/**
+ * A new Engine holding `files` (as `load` takes them, named `names`), each one a calibration
+ * batch (its tensor `member`, else its first), selected lazily (`selectLazily`) and split by
+ * `split`: `{engine, infos, batches, summary}`. The engine is freed when this fails. The npm
+ * package's `loadTensor` and `observeMany`'s worker threads load tensors this one way.
+ */
+export function loadedEngine({ files, names, member, split = null }) {
+  const engine = new Engine();
+  try {
+    const infos = runSync(engine.loadSteps({ files, names }));
+    const batches = infos.map((info, i) => ({ file: i, member: memberOf(info, member) }));
+    const summary = engine.selectLazily({ selection: { batches, split } });
+    return { engine, infos, batches, summary };
+  } catch (err) {
+    engine.free();
+    throw err;
   }
 }
 

@@ -10,7 +10,7 @@
 //   qs.renderPanel(document.querySelector('#out'), r);   // browsers
 //   const svg = qs.renderSvg(r);                          // anywhere, no DOM needed
 import initWasm, * as wasm from '../pkg/quantscope.js';
-import { Engine, adaroundSteps, diffSteps, memberOf } from './engine.js';
+import { adaroundSteps, diffSteps, loadedEngine } from './engine.js';
 import { runAsync, runSync } from './steps.js';
 import { createPanel, fillPanel, drawPanel } from './panel.js';
 import { markLoaded, wasmUrl } from './wasm-flavour.js';
@@ -212,19 +212,11 @@ export class Tensor {
  */
 export function loadTensor(data, { name = 'tensor.npy', member, shape, split = null } = {}) {
   ready();
-  const engine = new Engine();
-  try {
-    const list = Array.isArray(data) ? data : [data];
-    const files = list.map((d) => (d instanceof Float32Array ? { data: d, shape: shape || [d.length] } : d));
-    const names = list.map((_, i) => (list.length > 1 ? `${name}[${i}]` : name));
-    const infos = runSync(engine.loadSteps({ files, names }));
-    const batches = infos.map((info, i) => ({ file: i, member: memberOf(info, member) }));
-    const summary = engine.selectLazily({ selection: { batches, split } });
-    return new Tensor(engine, infos, summary, batches, split);
-  } catch (err) {
-    engine.free();
-    throw err;
-  }
+  const list = Array.isArray(data) ? data : [data];
+  const files = list.map((d) => (d instanceof Float32Array ? { data: d, shape: shape || [d.length] } : d));
+  const names = list.map((_, i) => (list.length > 1 ? `${name}[${i}]` : name));
+  const { engine, infos, batches, summary } = loadedEngine({ files, names, member, split });
+  return new Tensor(engine, infos, summary, batches, split);
 }
 
 /** Tensors whose reports draw their histogram (`decorate`): it is kept when they are freed. */

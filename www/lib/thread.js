@@ -4,9 +4,8 @@
 // until none is left.
 import { parentPort, workerData } from 'node:worker_threads';
 import * as wasm from '../pkg/quantscope.js';
-import { Engine, memberOf } from './engine.js';
+import { loadedEngine } from './engine.js';
 import { initSync } from './index.js';
-import { runSync } from './steps.js';
 
 initSync(workerData.module);
 // The calling thread warms the loading code (index.js `init`); this one, the observers.
@@ -22,17 +21,8 @@ function release() {
 
 /** An engine holding `values` ({batches: [{data, shape}], split}) selected as the tensor. */
 function load(values) {
-  const engine = new Engine();
-  try {
-    const names = values.batches.map((_, i) => `batch ${i}`);
-    const infos = runSync(engine.loadSteps({ files: values.batches, names }));
-    const batches = infos.map((info, i) => ({ file: i, member: memberOf(info) }));
-    engine.selectLazily({ selection: { batches, split: values.split } });
-    return engine;
-  } catch (err) {
-    engine.free();
-    throw err;
-  }
+  const names = values.batches.map((_, i) => `batch ${i}`);
+  return loadedEngine({ files: values.batches, names, split: values.split }).engine;
 }
 
 /** The engine holding tensor `job.key`, loaded unless held. */
