@@ -118,19 +118,10 @@ pub fn finite_min_max_sequential(data: &[f32]) -> Option<(f32, f32)> {
 /// ignored): lane `k` holds the extrema of elements `k, k + 8, …`, the first of equal values
 /// kept.
 pub fn finite_min_max_lanes(data: &[f32]) -> ([f32; 8], [f32; 8]) {
-    #[cfg(all(target_arch = "x86_64", not(target_feature = "avx2")))]
-    if crate::simd::has_avx2() {
-        // SAFETY: the CPU has AVX2.
-        return unsafe { finite_min_max_lanes_avx2(data) };
-    }
-    finite_min_max_lanes_portable(data)
-}
-
-/// [`finite_min_max_lanes_portable`] compiled for AVX2 (the same selects, the same values).
-#[cfg(all(target_arch = "x86_64", not(target_feature = "avx2")))]
-#[target_feature(enable = "avx2")]
-unsafe fn finite_min_max_lanes_avx2(data: &[f32]) -> ([f32; 8], [f32; 8]) {
-    finite_min_max_lanes_portable(data)
+    crate::simd::with_wide_vectors(
+        #[inline(always)]
+        || finite_min_max_lanes_portable(data),
+    )
 }
 
 #[inline(always)]

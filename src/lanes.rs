@@ -6,6 +6,14 @@
 /// Lanes per reduction: one AVX2 register of float32, two SSE2/SIMD128 ones.
 const LANES: usize = 8;
 
+/// `data` in groups of eight as arrays (the last `len mod 8` values left out), so that a loop
+/// over a group's lanes has a fixed trip count and becomes vector operations.
+#[inline(always)]
+pub(crate) fn eights(data: &[f32]) -> impl Iterator<Item = &[f32; 8]> {
+    data.chunks_exact(8)
+        .filter_map(|group| group.try_into().ok())
+}
+
 /// `lanes[0] ⊕ … ⊕ lanes[7]` folded as a tree (halves, then quarters, then pairs).
 #[inline(always)]
 fn fold(mut lanes: [f32; LANES], op: impl Fn(f32, f32) -> f32) -> f32 {
@@ -72,7 +80,7 @@ pub fn min_max(values: &[f32]) -> (f32, f32) {
 /// [`min_max`] of `map(v)` for every `v` of `values` (for example non-finite values read as 0).
 #[inline(always)]
 pub fn min_max_of(values: &[f32], map: impl Fn(f32) -> f32 + Copy) -> (f32, f32) {
-    let (lo, hi) = crate::simd::with_avx2(
+    let (lo, hi) = crate::simd::with_wide_vectors(
         #[inline(always)]
         || {
             let mut lo = [f32::INFINITY; LANES];
@@ -118,7 +126,7 @@ pub fn abs_max(values: &[f32]) -> f32 {
             m
         }
     };
-    let r = crate::simd::with_avx2(
+    let r = crate::simd::with_wide_vectors(
         #[inline(always)]
         || reduce(values, 0.0, step, step),
     );

@@ -300,7 +300,7 @@ fn scan(data: &[f32]) -> (NonFiniteCounts, Option<(f32, f32)>, f64) {
     let body = data.len() / 8 * 8;
     let pieces = parallel::map_chunks(data, |start, piece| {
         let whole = body.saturating_sub(start).min(piece.len());
-        crate::simd::with_avx2(
+        crate::simd::with_wide_vectors(
             #[inline(always)]
             || scan_piece(piece, whole),
         )
@@ -331,12 +331,16 @@ fn scan_piece(piece: &[f32], whole: usize) -> (NonFiniteCounts, ([f32; 8], [f32;
     // A block holding a non-finite value is classified again, as `NonFiniteCounts::of` does.
     for block in body.chunks(NonFiniteCounts::BLOCK) {
         let mut flagged = [0u32; 8];
-        for chunk in block.chunks_exact(8) {
+        // One operation across the eight lanes at a time, so that each is one vector operation.
+        for chunk in crate::lanes::eights(block) {
             for k in 0..8 {
-                let v = chunk[k];
-                flagged[k] += NonFiniteCounts::flag(v);
-                crate::histogram::finite_min_max_step(&mut lo[k], &mut hi[k], v);
-                signal[k] += crate::qdq::signal_term::<false>(v);
+                flagged[k] += NonFiniteCounts::flag(chunk[k]);
+            }
+            for k in 0..8 {
+                crate::histogram::finite_min_max_step(&mut lo[k], &mut hi[k], chunk[k]);
+            }
+            for k in 0..8 {
+                signal[k] += crate::qdq::signal_term::<false>(chunk[k]);
             }
         }
         if flagged.iter().any(|&f| f > 0) {

@@ -5,25 +5,15 @@
 //! The tensor is a real MiniLM activation of 860,160 values, so the chunked passes (64Ki
 //! elements a piece, see `src/parallel.rs`) split it into 14 pieces that two threads share.
 
+mod common;
+
 use serde_json::Value;
-use std::process::Command;
 
 const ACTIVATION: &str = "../shared/samples/minilm/activations/l0_ffn_gelu.npy";
 
 /// The CLI's stdout for `args` with `RAYON_NUM_THREADS=threads`.
 fn observe_with_threads(threads: usize, args: &[&str]) -> String {
-    let out = Command::new(env!("CARGO_BIN_EXE_quantscope"))
-        .args(args)
-        .env("RAYON_NUM_THREADS", threads.to_string())
-        .output()
-        .expect("run quantscope");
-    assert!(
-        out.status.success(),
-        "exit {:?}: {}",
-        out.status.code(),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).expect("UTF-8 output")
+    common::cli_stdout_with("RAYON_NUM_THREADS", &threads.to_string(), args)
 }
 
 #[test]

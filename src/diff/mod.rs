@@ -93,20 +93,61 @@ impl Sums {
         }
     }
 
+    /// Elements `x[k]`, `q[k]` (weights `w[k]` when `WEIGHTED`) into lanes `k`: [`Sums::step`]
+    /// for each, written one operation across the eight lanes at a time so that each becomes
+    /// one vector operation.
+    #[inline(always)]
+    #[allow(clippy::needless_range_loop)] // lane by lane, as the vectoriser packs it
+    fn group<const WEIGHTED: bool>(
+        &mut self,
+        x: &[f32; LANES],
+        q: &[f32; LANES],
+        w: &[f32; LANES],
+    ) {
+        let x = x.map(f64::from);
+        let q = q.map(f64::from);
+        let mut e = [0.0f64; LANES];
+        for k in 0..LANES {
+            e[k] = q[k] - x[k];
+        }
+        for k in 0..LANES {
+            self.err2[k] += e[k] * e[k];
+        }
+        for k in 0..LANES {
+            self.x2[k] += x[k] * x[k];
+        }
+        for k in 0..LANES {
+            self.q2[k] += q[k] * q[k];
+        }
+        for k in 0..LANES {
+            self.qx[k] += q[k] * x[k];
+        }
+        for k in 0..LANES {
+            let a = e[k].abs();
+            self.max_abs[k] = if a > self.max_abs[k] {
+                a
+            } else {
+                self.max_abs[k]
+            };
+        }
+        if WEIGHTED {
+            for k in 0..LANES {
+                self.weighted[k] += f64::from(w[k]) * e[k] * e[k];
+            }
+        }
+    }
+
     /// One row (`w` its columns' weights, read only when `WEIGHTED`).
     #[inline(always)]
     fn add_row<const WEIGHTED: bool>(&mut self, x: &[f32], q: &[f32], w: &[f32]) {
         let n = x.len().min(q.len());
         let body = n / LANES * LANES;
-        for (g, (xc, qc)) in x[..body]
-            .chunks_exact(LANES)
-            .zip(q[..body].chunks_exact(LANES))
-            .enumerate()
-        {
-            for k in 0..LANES {
-                let wk = if WEIGHTED { w[g * LANES + k] } else { 0.0 };
-                self.step::<WEIGHTED>(k, xc[k], qc[k], wk);
-            }
+        let no_weights = [0.0f32; LANES];
+        let weights = if WEIGHTED { w } else { &[] };
+        let mut weights = crate::lanes::eights(weights);
+        for (xc, qc) in crate::lanes::eights(&x[..body]).zip(crate::lanes::eights(&q[..body])) {
+            let wc = weights.next().unwrap_or(&no_weights);
+            self.group::<WEIGHTED>(xc, qc, wc);
         }
         for j in body..n {
             let wj = if WEIGHTED { w[j] } else { 0.0 };
@@ -130,7 +171,7 @@ impl Sums {
         }
     }
 
-    /// [`Sums::add_rows`] compiled for AVX2 where the CPU has it.
+    /// [`Sums::add_rows`] compiled for the widest vectors the CPU has.
     fn add_rows_dispatch(
         &mut self,
         original: &[f32],
@@ -138,16 +179,10 @@ impl Sums {
         columns: usize,
         w: Option<&[f32]>,
     ) {
-        #[cfg(all(target_arch = "x86_64", not(target_feature = "avx2")))]
-        if crate::simd::has_avx2() {
-            #[target_feature(enable = "avx2")]
-            unsafe fn avx2(s: &mut Sums, x: &[f32], q: &[f32], columns: usize, w: Option<&[f32]>) {
-                s.add_rows(x, q, columns, w)
-            }
-            // SAFETY: the CPU has AVX2.
-            return unsafe { avx2(self, original, quantized, columns, w) };
-        }
-        self.add_rows(original, quantized, columns, w)
+        crate::simd::with_wide_vectors(
+            #[inline(always)]
+            || self.add_rows(original, quantized, columns, w),
+        )
     }
 
     /// The lanes added in order 0..8: `(Σe², Σx², Σq², Σqx, max|e|, Σwe²)`.
@@ -791,4 +826,43 @@ fn compare(
         row.rtn.as_ref(),
     ));
     row
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every sum of rows fed eight lanes at a time ([`Sums::group`]) is the same bits as the
+    /// elements fed one by one ([`Sums::step`]), non-finite values and weights included.
+    #[test]
+    fn lanes_fed_eight_at_a_time_equal_lanes_fed_one_by_one() {
+        let columns = 29;
+        let x: Vec<f32> = (0..columns * 5)
+            .map(|i| (i as f32 * 0.61).sin() * 7.0)
+            .collect();
+        let mut q: Vec<f32> = x.iter().map(|v| (v * 2.0).round() / 2.0).collect();
+        q[3] = f32::NAN;
+        q[40] = f32::INFINITY;
+        q[77] = -0.0;
+        let w: Vec<f32> = (0..columns).map(|j| 0.25 + j as f32 * 0.5).collect();
+        for weights in [None, Some(&w[..])] {
+            let mut grouped = Sums::default();
+            grouped.add_rows(&x, &q, columns, weights);
+            let mut one_by_one = Sums::default();
+            for (row_x, row_q) in x.chunks(columns).zip(q.chunks(columns)) {
+                for (j, (&a, &b)) in row_x.iter().zip(row_q).enumerate() {
+                    let wj = weights.map_or(0.0, |w| w[j]);
+                    match weights {
+                        Some(_) => one_by_one.step::<true>(j % LANES, a, b, wj),
+                        None => one_by_one.step::<false>(j % LANES, a, b, wj),
+                    }
+                }
+            }
+            let bits = |s: &Sums| {
+                [s.err2, s.x2, s.q2, s.qx, s.max_abs, s.weighted]
+                    .map(|lanes| lanes.map(f64::to_bits))
+            };
+            assert_eq!(bits(&grouped), bits(&one_by_one), "weights {weights:?}");
+        }
+    }
 }

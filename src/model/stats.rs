@@ -112,7 +112,7 @@ impl Stats {
     /// parallel natively; the bits do not depend on the thread count.
     pub fn of(data: &[f32]) -> Stats {
         let first = crate::parallel::map_chunks(data, |_, piece| {
-            crate::simd::with_avx2(
+            crate::simd::with_wide_vectors(
                 #[inline(always)]
                 || first_pass(piece),
             )
@@ -139,7 +139,7 @@ impl Stats {
         let count = n as f64;
         let mean = sum / count;
         let moments = crate::parallel::map_chunks(data, |_, piece| {
-            crate::simd::with_avx2(
+            crate::simd::with_wide_vectors(
                 #[inline(always)]
                 || central_moments(piece, mean),
             )

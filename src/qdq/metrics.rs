@@ -139,6 +139,55 @@ impl Lanes {
     }
 }
 
+impl Lanes {
+    /// Eight elements, element `k` into lane `k`: [`Lanes::step`] for each, written one
+    /// operation across the eight lanes at a time so that each becomes one vector operation.
+    #[inline(always)]
+    #[allow(clippy::needless_range_loop)] // lane by lane, as the vectoriser packs it
+    fn group<const ALL_FINITE: bool, const SIGNAL: bool>(
+        &mut self,
+        x: &[f32; LANES],
+        y: &[f32; LANES],
+        lo: &[f32; LANES],
+        hi: &[f32; LANES],
+    ) {
+        let mut e = [0.0f64; LANES];
+        let mut keep = [true; LANES];
+        for k in 0..LANES {
+            e[k] = (x[k] as f64 - y[k] as f64).abs();
+        }
+        if !ALL_FINITE {
+            for k in 0..LANES {
+                keep[k] = x[k].is_finite();
+            }
+        }
+        if SIGNAL {
+            for k in 0..LANES {
+                self.sum_sq_signal[k] += signal_term::<ALL_FINITE>(x[k]);
+            }
+        }
+        for k in 0..LANES {
+            self.sum_sq_err[k] += if keep[k] { e[k] * e[k] } else { 0.0 };
+        }
+        for k in 0..LANES {
+            let m = self.max_abs_err[k];
+            self.max_abs_err[k] = if keep[k] { max_err(m, e[k]) } else { m };
+        }
+        let mut outside = [0u32; LANES];
+        for k in 0..LANES {
+            outside[k] = u32::from(x[k] < lo[k]) | u32::from(x[k] > hi[k]);
+        }
+        for k in 0..LANES {
+            self.clipped[k] += outside[k] & u32::from(keep[k]);
+        }
+        if !ALL_FINITE {
+            for k in 0..LANES {
+                self.count[k] += u32::from(keep[k]);
+            }
+        }
+    }
+}
+
 /// What `x` adds to `Σx²`: its square in float64, 0 when it is not finite (with `ALL_FINITE`
 /// the caller knows it is).
 #[inline(always)]
@@ -283,15 +332,16 @@ impl Accumulator {
         }
         let body = (n - head) / LANES * LANES;
         let (xs, ys) = (&x[head..head + body], &y[head..head + body]);
-        for (g, (xc, yc)) in xs
-            .chunks_exact(LANES)
-            .zip(ys.chunks_exact(LANES))
+        for (g, (xc, yc)) in crate::lanes::eights(xs)
+            .zip(crate::lanes::eights(ys))
             .enumerate()
         {
+            let mut lo = [0.0f32; LANES];
+            let mut hi = [0.0f32; LANES];
             for k in 0..LANES {
-                let (lo, hi) = range(head + g * LANES + k);
-                lanes.step::<ALL_FINITE, SIGNAL>(k, xc[k], yc[k], lo, hi);
+                (lo[k], hi[k]) = range(head + g * LANES + k);
             }
+            lanes.group::<ALL_FINITE, SIGNAL>(xc, yc, &lo, &hi);
         }
         for j in head + body..n {
             let (lo, hi) = range(j);

@@ -52,20 +52,12 @@ pub fn fake_quantize(x: &Tensor, kernel: &dyn QdqKernel) -> Tensor {
     x.with_data(out)
 }
 
-/// `y[k] = f(x[k])` for a run, eight elements at a time with a fixed trip count so that the
-/// per-element map is vectorised even when it computes exponents from bits (LLVM's loop
-/// vectoriser gives up on some of those maps; eight independent lanes are packed).
+/// `y[k] = f(x[k])` for a run: a plain loop, which LLVM's loop vectoriser turns into one
+/// vector operation per step of the map at the widest width compiled for (chunks of eight
+/// with a fixed trip count, tried before, were packed worse: shuffles, even gathers at 16).
 #[inline(always)]
 fn map_run(x: &[f32], y: &mut [f32], f: impl Fn(f32) -> f32) {
-    const LANES: usize = 8;
-    let mut ys = y.chunks_exact_mut(LANES);
-    let mut xs = x.chunks_exact(LANES);
-    for (yo, xi) in (&mut ys).zip(&mut xs) {
-        for k in 0..LANES {
-            yo[k] = f(xi[k]);
-        }
-    }
-    for (o, &v) in ys.into_remainder().iter_mut().zip(xs.remainder()) {
+    for (o, &v) in y.iter_mut().zip(x) {
         *o = f(v);
     }
 }
@@ -77,35 +69,22 @@ trait Loops {
     fn fill(&self, start: usize, x: &[f32], out: &mut [f32]);
 }
 
-/// [`Loops::run`], compiled for AVX2 where the CPU has it and the build does not already assume
-/// it.
+/// [`Loops::run`], compiled for the widest vectors the CPU has ([`crate::simd`]).
 #[inline(always)]
 fn dispatch_run<K: Loops>(kernel: &K, start: usize, x: &[f32], acc: &mut Accumulator) {
-    #[cfg(all(target_arch = "x86_64", not(target_feature = "avx2")))]
-    if crate::simd::has_avx2() {
-        #[target_feature(enable = "avx2")]
-        unsafe fn run_avx2<K: Loops>(kernel: &K, start: usize, x: &[f32], acc: &mut Accumulator) {
-            kernel.run(start, x, acc)
-        }
-        // SAFETY: the CPU has AVX2.
-        return unsafe { run_avx2(kernel, start, x, acc) };
-    }
-    kernel.run(start, x, acc)
+    crate::simd::with_wide_vectors(
+        #[inline(always)]
+        || kernel.run(start, x, acc),
+    )
 }
 
-/// [`Loops::fill`], compiled for AVX2 like [`dispatch_run`].
+/// [`Loops::fill`], compiled like [`dispatch_run`].
 #[inline(always)]
 fn dispatch_fill<K: Loops>(kernel: &K, start: usize, x: &[f32], out: &mut [f32]) {
-    #[cfg(all(target_arch = "x86_64", not(target_feature = "avx2")))]
-    if crate::simd::has_avx2() {
-        #[target_feature(enable = "avx2")]
-        unsafe fn fill_avx2<K: Loops>(kernel: &K, start: usize, x: &[f32], out: &mut [f32]) {
-            kernel.fill(start, x, out)
-        }
-        // SAFETY: the CPU has AVX2.
-        return unsafe { fill_avx2(kernel, start, x, out) };
-    }
-    kernel.fill(start, x, out)
+    crate::simd::with_wide_vectors(
+        #[inline(always)]
+        || kernel.fill(start, x, out),
+    )
 }
 
 /// Every slice's representable range as the float32 bounds the metrics compare with
@@ -145,7 +124,7 @@ impl SliceBounds {
 /// [`measure_pair`]: the [`BlockMetrics::sum_sq_signal`] they compute, bit for bit.
 pub fn signal_energy(data: &[f32]) -> f64 {
     let pieces = parallel::map_chunks(data, |_, piece| {
-        crate::simd::with_avx2(
+        crate::simd::with_wide_vectors(
             #[inline(always)]
             || signal_energy_of_piece(piece),
         )

@@ -18,6 +18,23 @@ use serde_json::Value;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+/// The CLI's stdout for `args`, run with the environment variable `variable` set to `value`;
+/// the run must succeed.
+pub fn cli_stdout_with(variable: &str, value: &str, args: &[&str]) -> String {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_quantscope"))
+        .args(args)
+        .env(variable, value)
+        .output()
+        .expect("run quantscope");
+    assert!(
+        out.status.success(),
+        "{args:?} with {variable}={value}: exit {:?}: {}",
+        out.status.code(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).expect("UTF-8 output")
+}
+
 /// The shared folder (samples, golden, docs).
 pub fn shared_dir() -> PathBuf {
     if let Ok(dir) = std::env::var("QUANTSCOPE_SHARED") {

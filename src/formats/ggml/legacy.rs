@@ -396,7 +396,7 @@ impl Legacy {
 }
 
 /// Every block of `data` quantized by [`Legacy::quantize_block_ref`] into `out`. The blocks
-/// are small, so the loop is specialised per type (and compiled for AVX2 where the CPU has it).
+/// are small, so the loop is specialised per type (and compiled for the widest vectors the CPU has).
 pub fn quantize_blocks(ty: Legacy, data: &[f32], out: &mut [u8]) {
     #[inline(always)]
     fn run(ty: Legacy, data: &[f32], out: &mut [u8]) {
@@ -436,7 +436,7 @@ pub fn quantize_blocks(ty: Legacy, data: &[f32], out: &mut [u8]) {
             ty.quantize_block_ref(x, b);
         }
     }
-    crate::simd::with_avx2(
+    crate::simd::with_wide_vectors(
         #[inline(always)]
         || run(ty, data, out),
     )
@@ -476,7 +476,7 @@ pub fn dequantize_blocks(ty: Legacy, blocks: &[u8], y: &mut [f32]) {
             }
         }
     }
-    crate::simd::with_avx2(
+    crate::simd::with_wide_vectors(
         #[inline(always)]
         || run(ty, blocks, y),
     )

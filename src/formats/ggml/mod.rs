@@ -541,7 +541,7 @@ pub fn quantize(ty: GgmlType, data: &[f32], imatrix: Option<&[f32]>) -> Result<V
                     q6_k::quantize_block(x, None, b);
                 }
             }
-            None if ty == GgmlType::Q6_K => crate::simd::with_avx2(
+            None if ty == GgmlType::Q6_K => crate::simd::with_wide_vectors(
                 #[inline(always)]
                 || {
                     for (x, b) in data.chunks(n).zip(out.chunks_mut(bytes)) {

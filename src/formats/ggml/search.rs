@@ -382,7 +382,7 @@ struct CandidateSums {
 }
 
 impl CandidateSums {
-    /// (Inlined into its callers, which the Q6_K encoder compiles for AVX2.)
+    /// (Inlined into its callers, which the Q6_K encoder compiles for wide vectors, `crate::simd`.)
     #[inline(always)]
     fn of(nmax: i32, max: f32, x: &[f32], weights: Weights) -> Self {
         let nmax_f = nmax as f32;

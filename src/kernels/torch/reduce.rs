@@ -603,7 +603,7 @@ fn min_max_runs(data: &[f32], run: usize) -> (Vec<f32>, Vec<f32>) {
                 (if v < lo { v } else { lo }, if v > hi { v } else { hi })
             })
     }
-    crate::simd::with_avx2(
+    crate::simd::with_wide_vectors(
         #[inline(always)]
         || {
             data.chunks(run)

@@ -161,19 +161,10 @@ pub fn l2_losses(row: &[f32], quant: &QuantConfig, scales: &[f32]) -> Vec<f32> {
 }
 
 fn l2_losses_group(row: &[f32], quant: &QuantConfig, scales: &[f32]) -> Vec<f32> {
-    #[cfg(all(target_arch = "x86_64", not(target_feature = "avx2")))]
-    if crate::simd::has_avx2() {
-        // SAFETY: the CPU has AVX2.
-        return unsafe { l2_losses_group_avx2(row, quant, scales) };
-    }
-    l2_losses_group_lanes(row, quant, scales)
-}
-
-/// [`l2_losses_group_lanes`] compiled for AVX2 (same arithmetic, same bits).
-#[cfg(all(target_arch = "x86_64", not(target_feature = "avx2")))]
-#[target_feature(enable = "avx2")]
-unsafe fn l2_losses_group_avx2(row: &[f32], quant: &QuantConfig, scales: &[f32]) -> Vec<f32> {
-    l2_losses_group_lanes(row, quant, scales)
+    crate::simd::with_wide_vectors(
+        #[inline(always)]
+        || l2_losses_group_lanes(row, quant, scales),
+    )
 }
 
 #[inline(always)]

@@ -322,7 +322,7 @@ fn qdq_runs(
 ) -> Vec<f32> {
     let mut out = vec![0.0f32; data.len()];
     crate::parallel::for_chunks_mut(data, &mut out, |start, piece, out| {
-        crate::simd::with_avx2(
+        crate::simd::with_wide_vectors(
             #[inline(always)]
             || {
                 for (k, positions) in crate::slice_map::runs(start, piece.len(), run) {

@@ -184,19 +184,10 @@ fn squared_errors<const N: usize>(
 
 /// One candidate's sum over one piece: eight lanes by index, added in order, then the tail.
 fn squared_error(piece: &[f32], s: f32, z: f32, q_range: (f32, f32)) -> f64 {
-    #[cfg(all(target_arch = "x86_64", not(target_feature = "avx2")))]
-    if crate::simd::has_avx2() {
-        // SAFETY: the CPU has AVX2.
-        return unsafe { squared_error_avx2(piece, s, z, q_range) };
-    }
-    squared_error_lanes(piece, s, z, q_range)
-}
-
-/// [`squared_error_lanes`] compiled for AVX2 (same arithmetic, same bits).
-#[cfg(all(target_arch = "x86_64", not(target_feature = "avx2")))]
-#[target_feature(enable = "avx2")]
-unsafe fn squared_error_avx2(piece: &[f32], s: f32, z: f32, q_range: (f32, f32)) -> f64 {
-    squared_error_lanes(piece, s, z, q_range)
+    crate::simd::with_wide_vectors(
+        #[inline(always)]
+        || squared_error_lanes(piece, s, z, q_range),
+    )
 }
 
 #[inline(always)]

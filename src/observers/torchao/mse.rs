@@ -105,7 +105,7 @@ fn line_search(batch: &Tensor, cfg: &MseConfig) -> Result<Searched> {
             .filter(|&run| run >= VEC && map.run_length(batch.data.len()) == Some(run));
         let loss = match runs {
             // Each block one contiguous run: ATen's inner row sum, 32 lanes at a time.
-            Some(run) => crate::simd::with_avx2(
+            Some(run) => crate::simd::with_wide_vectors(
                 #[inline(always)]
                 || {
                     let n = run as f32;

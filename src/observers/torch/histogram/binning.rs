@@ -100,25 +100,13 @@ pub fn histc_with_range(
 /// Lanes of the fused min/max.
 const LANES: usize = 8;
 
-/// The counts of one piece, with AVX2 where the CPU has it (the same integer counts).
+/// The counts of one piece, compiled for the widest vectors the CPU has (the same integer
+/// counts).
 fn count_piece<const ABS: bool>(data: &[f32], bins: usize, lo: f32, hi: f32) -> Vec<u64> {
-    #[cfg(all(target_arch = "x86_64", not(target_feature = "avx2")))]
-    if crate::simd::has_avx2() {
-        // SAFETY: the CPU has AVX2.
-        return unsafe { count_piece_avx2::<ABS>(data, bins, lo, hi) };
-    }
-    count_impl::<false, ABS>(data, bins, lo, hi).0
-}
-
-#[cfg(all(target_arch = "x86_64", not(target_feature = "avx2")))]
-#[target_feature(enable = "avx2")]
-unsafe fn count_piece_avx2<const ABS: bool>(
-    data: &[f32],
-    bins: usize,
-    lo: f32,
-    hi: f32,
-) -> Vec<u64> {
-    count_impl::<false, ABS>(data, bins, lo, hi).0
+    crate::simd::with_wide_vectors(
+        #[inline(always)]
+        || count_impl::<false, ABS>(data, bins, lo, hi).0,
+    )
 }
 
 /// Counts of `data` (of `|data|` when `ABS`) and, when `RANGE`, the finite min/max of `data`.
