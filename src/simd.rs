@@ -96,27 +96,42 @@ pub fn cap(width: Width) -> Width {
 /// the wide copies.
 #[inline(always)]
 pub fn with_wide_vectors<R>(f: impl FnOnce() -> R) -> R {
+    with_wide_vectors_on(
+        &(),
+        #[inline(always)]
+        move |_| f(),
+    )
+}
+
+/// [`with_wide_vectors`] for `f(value)`, with `value` handed to the wide copies as an argument
+/// rather than inside the closure. A shared reference argument tells LLVM that nothing the
+/// copy writes can change `*value`, so loads from it (a kernel's scale, zero point and bounds)
+/// are hoisted out of the loops and the loops vectorise; captured by the closure, the same
+/// reference carries no such promise and, after link-time optimisation, the per-element map of
+/// a Q/DQ kernel reloaded its parameters on every element and stayed scalar.
+#[inline(always)]
+pub fn with_wide_vectors_on<T: ?Sized, R>(value: &T, f: impl FnOnce(&T) -> R) -> R {
     #[cfg(target_arch = "x86_64")]
     match width() {
         Width::Avx512 => {
             #[target_feature(enable = "avx512f,avx512bw,avx512dq,avx512vl")]
-            unsafe fn avx512<R>(f: impl FnOnce() -> R) -> R {
-                f()
+            unsafe fn avx512<T: ?Sized, R>(value: &T, f: impl FnOnce(&T) -> R) -> R {
+                f(value)
             }
             // SAFETY: the CPU has AVX-512 F, BW, DQ and VL (`detected`).
-            return unsafe { avx512(f) };
+            return unsafe { avx512(value, f) };
         }
         Width::Avx2 => {
             #[target_feature(enable = "avx2")]
-            unsafe fn avx2<R>(f: impl FnOnce() -> R) -> R {
-                f()
+            unsafe fn avx2<T: ?Sized, R>(value: &T, f: impl FnOnce(&T) -> R) -> R {
+                f(value)
             }
             // SAFETY: the CPU has AVX2 (`detected`).
-            return unsafe { avx2(f) };
+            return unsafe { avx2(value, f) };
         }
         Width::Baseline => {}
     }
-    f()
+    f(value)
 }
 
 /// Run `fused` compiled for AVX2 and FMA (or AVX-512, which has FMA) where the CPU has them,

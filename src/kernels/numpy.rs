@@ -177,7 +177,11 @@ fn histogram_uniform<const ABS: bool>(
     let bins = UniformBins::new(lo, hi, &edges);
     let count = |piece: &[f32]| {
         if n <= MAX_FAST_BINS {
-            bins.count_blocks::<ABS>(piece)
+            crate::simd::with_wide_vectors_on(
+                &bins,
+                #[inline(always)]
+                |bins| bins.count_blocks::<ABS>(piece),
+            )
         } else {
             bins.count_each::<ABS>(piece)
         }
@@ -275,6 +279,7 @@ impl<'a> UniformBins<'a> {
     /// [`Self::count_each`]'s counts, a block at a time: first every value's first guess (a
     /// vectorised loop), then the corrections and the counting into interleaved
     /// sub-histograms.
+    #[inline(always)]
     fn count_blocks<const ABS: bool>(&self, piece: &[f32]) -> Vec<i64> {
         let n = self.edges.len() - 1;
         let stride = n + 1;
@@ -434,19 +439,12 @@ pub fn argmin(a: &[f64]) -> Option<usize> {
     best
 }
 
-/// `(np.nanmin(a), np.nanmax(a))`, `None` when every value is NaN or `a` is empty.
+/// `(np.nanmin(a), np.nanmax(a))`, `None` when every value is NaN or `a` is empty. In vector
+/// lanes ([`crate::lanes::min_max`]); of two equal zeros the first met is kept, as the scan
+/// `lo = if x < lo { x } else { lo }` keeps it.
 pub fn min_max_ignore_nan(a: &[f32]) -> Option<(f32, f32)> {
-    let mut lo = f32::INFINITY;
-    let mut hi = f32::NEG_INFINITY;
-    let mut any = false;
-    for &x in a {
-        if !x.is_nan() {
-            any = true;
-            lo = lo.min(x);
-            hi = hi.max(x);
-        }
-    }
-    any.then_some((lo, hi))
+    let (lo, hi) = crate::lanes::min_max(a);
+    (lo <= hi).then_some((lo, hi))
 }
 
 /// `(np.nanmin(|a|), np.nanmax(|a|))` without the copy, `None` when every value is NaN or `a`
@@ -495,6 +493,42 @@ mod tests {
         );
         assert_eq!(abs_min_max_ignore_nan(&[f32::NAN]), None);
         assert!(histogram_auto_abs_f32(&[f32::NAN], 4).is_err());
+    }
+
+    #[test]
+    fn nan_ignoring_extremes_equal_the_sequential_scan() {
+        let scan = |a: &[f32]| {
+            let (mut lo, mut hi, mut any) = (f32::INFINITY, f32::NEG_INFINITY, false);
+            for &x in a.iter().filter(|x| !x.is_nan()) {
+                any = true;
+                lo = if x < lo { x } else { lo };
+                hi = if x > hi { x } else { hi };
+            }
+            any.then_some((lo, hi))
+        };
+        let same = |a: Option<(f32, f32)>, b: Option<(f32, f32)>| {
+            a.map(|(l, h)| (l.to_bits(), h.to_bits())) == b.map(|(l, h)| (l.to_bits(), h.to_bits()))
+        };
+        let mut data: Vec<f32> = (0..1003).map(|i| ((i as f32) * 0.61).sin()).collect();
+        for (at, v) in [(5, f32::NAN), (17, f32::INFINITY), (900, f32::NEG_INFINITY)] {
+            data[at] = v;
+        }
+        let cases: [Vec<f32>; 7] = [
+            vec![],
+            vec![f32::NAN; 11],
+            vec![-0.0, 0.0, f32::NAN, -0.0],
+            vec![0.0; 9].into_iter().chain([-0.0]).collect(),
+            vec![f32::NAN, f32::INFINITY],
+            data.clone(),
+            data[..7].to_vec(),
+        ];
+        for case in &cases {
+            assert!(same(min_max_ignore_nan(case), scan(case)), "{case:?}");
+        }
+        assert_eq!(
+            min_max_ignore_nan(&cases[2]).unwrap().0.to_bits(),
+            (-0.0f32).to_bits()
+        );
     }
 
     #[test]

@@ -72,18 +72,20 @@ trait Loops {
 /// [`Loops::run`], compiled for the widest vectors the CPU has ([`crate::simd`]).
 #[inline(always)]
 fn dispatch_run<K: Loops>(kernel: &K, start: usize, x: &[f32], acc: &mut Accumulator) {
-    crate::simd::with_wide_vectors(
+    crate::simd::with_wide_vectors_on(
+        kernel,
         #[inline(always)]
-        || kernel.run(start, x, acc),
+        |kernel| kernel.run(start, x, acc),
     )
 }
 
 /// [`Loops::fill`], compiled like [`dispatch_run`].
 #[inline(always)]
 fn dispatch_fill<K: Loops>(kernel: &K, start: usize, x: &[f32], out: &mut [f32]) {
-    crate::simd::with_wide_vectors(
+    crate::simd::with_wide_vectors_on(
+        kernel,
         #[inline(always)]
-        || kernel.fill(start, x, out),
+        |kernel| kernel.fill(start, x, out),
     )
 }
 
