@@ -9,9 +9,8 @@ const LANES: usize = 8;
 /// `data` in groups of eight as arrays (the last `len mod 8` values left out), so that a loop
 /// over a group's lanes has a fixed trip count and becomes vector operations.
 #[inline(always)]
-pub(crate) fn eights(data: &[f32]) -> impl Iterator<Item = &[f32; 8]> {
-    data.chunks_exact(8)
-        .filter_map(|group| group.try_into().ok())
+pub(crate) fn eights(data: &[f32]) -> std::slice::Iter<'_, [f32; 8]> {
+    data.as_chunks::<8>().0.iter()
 }
 
 /// `lanes[0] ⊕ … ⊕ lanes[7]` folded as a tree (halves, then quarters, then pairs).

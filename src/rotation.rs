@@ -287,14 +287,14 @@ fn largest_block(n: usize) -> (usize, usize) {
     let power = 1usize << n.trailing_zeros();
     let odd = n / power;
     // The smallest m = odd·2ʲ with a construction gives a Hadamard matrix of order n.
-    for m in (1..=LARGEST_FACTOR).filter(|m| m % odd == 0 && power % (m / odd) == 0) {
+    for m in (1..=LARGEST_FACTOR).filter(|m| m % odd == 0 && power.is_multiple_of(m / odd)) {
         if (m / odd).is_power_of_two() && hadamard_small(m).is_some() {
             return (n, m);
         }
     }
     // Otherwise the largest constructible divisor of n.
     let mut best = (power, 1);
-    for m in (2..=LARGEST_FACTOR).filter(|&m| n % m == 0) {
+    for m in (2..=LARGEST_FACTOR).filter(|&m| n.is_multiple_of(m)) {
         if hadamard_small(m).is_some() {
             let block = m * (1usize << (n / m).trailing_zeros());
             if block > best.0 {
@@ -306,7 +306,10 @@ fn largest_block(n: usize) -> (usize, usize) {
 }
 
 fn is_prime(q: usize) -> bool {
-    q >= 2 && (2..).take_while(|d| d * d <= q).all(|d| q % d != 0)
+    q >= 2
+        && (2..)
+            .take_while(|d| d * d <= q)
+            .all(|d| !q.is_multiple_of(d))
 }
 
 /// The quadratic character of `a` modulo the prime `q`: 0, 1 or −1.
@@ -349,7 +352,7 @@ fn hadamard_small(m: usize) -> Option<Vec<f64>> {
         }
         return Some(h);
     }
-    if m % 2 == 0 {
+    if m.is_multiple_of(2) {
         let q = m / 2 - 1;
         if is_prime(q) && q % 4 == 1 {
             // C = [[0, 1ᵀ], [1, Q]] (symmetric conference matrix of order q + 1);
@@ -411,7 +414,7 @@ mod tests {
         let (m, b) = (r.factor, r.block);
         let p = b / m;
         let sylvester = |i: usize, j: usize| {
-            if (i & j).count_ones() % 2 == 0 {
+            if (i & j).count_ones().is_multiple_of(2) {
                 1.0
             } else {
                 -1.0

@@ -316,8 +316,8 @@ fn scan(data: &[f32]) -> (NonFiniteCounts, Option<(f32, f32)>, f64) {
     (counts, combine_lanes(lanes, &data[body..]), signal)
 }
 
-/// One piece of [`scan`] in a single loop over its values (so that the arithmetic overlaps the
-/// wait for memory): the non-finite counts ([`NonFiniteCounts::of`]) and the lanes of
+/// One piece of [`scan`] in one pass from memory (two loops over each L1-sized block): the
+/// non-finite counts ([`NonFiniteCounts::of`]) and the lanes of
 /// [`crate::histogram::finite_min_max_lanes`] of its first `whole` elements (a multiple of 8),
 /// and `Σx²` of all of it as [`crate::qdq::signal_energy_of_piece`] sums it (element `k` into
 /// lane `k mod 8`, the lanes added in order) — the same values as those three functions.
@@ -325,24 +325,26 @@ fn scan(data: &[f32]) -> (NonFiniteCounts, Option<(f32, f32)>, f64) {
 fn scan_piece(piece: &[f32], whole: usize) -> (NonFiniteCounts, ([f32; 8], [f32; 8]), f64) {
     let (body, rest) = piece.split_at(whole);
     let mut counts = NonFiniteCounts::default();
-    let mut lo = [f32::INFINITY; 8];
-    let mut hi = [f32::NEG_INFINITY; 8];
+    let mut extrema = crate::histogram::SixteenLanes::new();
     let mut signal = [0.0f64; 8];
-    // A block holding a non-finite value is classified again, as `NonFiniteCounts::of` does.
+    // Blocks are a multiple of 16 values, so every block is fed at a multiple of 16.
+    const _: () = assert!(NonFiniteCounts::BLOCK.is_multiple_of(16));
+    // One loop per statistic over each block while it is in L1: one fused loop defeats the
+    // vectoriser (it mixes the float64 sums and the extrema into shuffles).
     for block in body.chunks(NonFiniteCounts::BLOCK) {
         let mut flagged = [0u32; 8];
-        // One operation across the eight lanes at a time, so that each is one vector operation.
         for chunk in crate::lanes::eights(block) {
             for k in 0..8 {
                 flagged[k] += NonFiniteCounts::flag(chunk[k]);
-            }
-            for k in 0..8 {
-                crate::histogram::finite_min_max_step(&mut lo[k], &mut hi[k], chunk[k]);
-            }
-            for k in 0..8 {
                 signal[k] += crate::qdq::signal_term::<false>(chunk[k]);
             }
         }
+        // Fresh lanes per block, kept apart from the loop above by an opaque copy: fed across
+        // blocks or in the same loop, the vectoriser packs them with shuffles in every step.
+        let mut lanes = crate::histogram::SixteenLanes::new();
+        lanes.feed(block);
+        extrema.absorb(std::hint::black_box(&lanes));
+        // A block holding a non-finite value is classified again, as `NonFiniteCounts::of` does.
         if flagged.iter().any(|&f| f > 0) {
             counts = counts + NonFiniteCounts::of(block);
         }
@@ -351,7 +353,7 @@ fn scan_piece(piece: &[f32], whole: usize) -> (NonFiniteCounts, ([f32; 8], [f32;
         *lane += crate::qdq::signal_term::<false>(v);
     }
     let total = signal.iter().fold(0.0, |total, &lane| total + lane);
-    (counts, (lo, hi), total)
+    (counts, extrema.eight(body), total)
 }
 
 fn count_nonfinite(data: &[f32]) -> NonFiniteCounts {
@@ -454,6 +456,10 @@ mod tests {
                     if i % 24 == 0 {
                         *v = if i % 48 == 0 { 0.0 } else { -0.0 };
                     }
+                    // Lane 1: −0 at 9 (in the second half of sixteen) before +0 at 17.
+                    if i == 9 || i == 17 {
+                        *v = if i == 9 { -0.0 } else { 0.0 };
+                    }
                 }
             }
             for i in (3..len - 1).step_by(5000) {
@@ -474,6 +480,17 @@ mod tests {
             assert_eq!(
                 bits(finite_min_max(&t.data)),
                 bits(crate::histogram::finite_min_max_sequential(&t.data)),
+                "{len}"
+            );
+            let body = len / 8 * 8;
+            let (lo, hi) = crate::histogram::finite_min_max_lanes_one_by_one(&t.data);
+            assert_eq!(
+                bits(finite_min_max(&t.data)),
+                bits(crate::histogram::finite_min_max_finish(
+                    lo,
+                    hi,
+                    &t.data[body..]
+                )),
                 "{len}"
             );
             assert_eq!(nonfinite(&t.data), count_nonfinite(&t.data), "{len}");

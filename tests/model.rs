@@ -563,7 +563,7 @@ fn large_checkpoint_peak_memory() {
                     .map(|k| ((bits >> (16 * k)) & 0xFFFF) as f32 / 65536.0)
                     .sum::<f32>();
                 let mut v = (u - 2.0) * 0.035 * (1.0 + i as f32 / 32.0);
-                if (r * SIDE + c) % 4099 == 0 {
+                if (r * SIDE + c).is_multiple_of(4099) {
                     v *= 60.0;
                 }
                 if *size == 4 {

@@ -57,7 +57,7 @@ pub fn lineup(shape: &[usize]) -> Vec<(&'static str, Params)> {
     all.push(("bnb.nf4", p(json!({"compress_statistics": true}))));
     let numel: usize = shape.iter().product();
     for (id, block) in [("ggml.Q4_K", 256), ("ggml.MXFP4", 32)] {
-        if numel > 0 && numel % block == 0 {
+        if numel > 0 && numel.is_multiple_of(block) {
             all.push((id, Params::new()));
         }
     }

@@ -122,7 +122,7 @@ pub fn tensor_view(
     let (elo, ehi) = range(err());
     let columns = columns.max(1);
     let (block, rows) = match block {
-        Some(b) if b > 0 && b < columns && columns % b == 0 => (b, false),
+        Some(b) if b > 0 && b < columns && columns.is_multiple_of(b) => (b, false),
         _ => (columns, true),
     };
     DiffTensorView {

@@ -606,7 +606,7 @@ impl AdaRound {
             *a -= config.learning_rate * (*mi / bias1) / ((*vi / bias2).sqrt() + adam_eps);
         }
         self.iteration = iteration + 1;
-        if iteration % self.report_every != 0 && iteration + 1 != config.iterations {
+        if !iteration.is_multiple_of(self.report_every) && iteration + 1 != config.iterations {
             return None;
         }
         let progress = Progress {

@@ -130,7 +130,7 @@ pub fn map_f32(file: &File, offset: u64, count: usize) -> Option<Vec<f32>> {
     if !cfg!(all(unix, target_endian = "little")) || !INSTALLED.load(Ordering::Relaxed) {
         return None;
     }
-    if count == 0 || offset % 4 != 0 {
+    if count == 0 || !offset.is_multiple_of(4) {
         return None;
     }
     map_unix(file, offset, count)
@@ -266,7 +266,7 @@ fn lend(values: &[f32]) -> Option<Vec<f32>> {
     let address = values.as_ptr() as usize;
     if values.is_empty()
         || !INSTALLED.load(Ordering::Relaxed)
-        || address % std::mem::align_of::<f32>() != 0
+        || !address.is_multiple_of(std::mem::align_of::<f32>())
         || slot_of(values.as_ptr() as *mut u8).is_some()
     {
         return None;

@@ -212,7 +212,7 @@ impl CodecFamily for MatMulNBitsFamily {
     type Args = MatMulNBitsArgs;
     fn build(a: &MatMulNBitsArgs, _: &[usize], _: &str) -> Result<Box<dyn Codec>> {
         let (bits, block_size) = (a.bits as u32, a.block_size as usize);
-        if (block_size * bits as usize) % 8 != 0 {
+        if !(block_size * bits as usize).is_multiple_of(8) {
             return Err(Error::param(
                 "block_size",
                 format!("{block_size} codes of {bits} bits are not a whole number of bytes"),

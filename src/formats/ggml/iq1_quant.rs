@@ -358,7 +358,7 @@ fn iq1m_values(combination: usize, group: usize) -> &'static [f32; 3] {
     let plus = if group == 0 {
         combination < 2
     } else {
-        combination % 2 == 0
+        combination.is_multiple_of(2)
     };
     if plus {
         &X_P

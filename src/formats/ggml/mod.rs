@@ -472,7 +472,7 @@ fn validate(ty: GgmlType, data: &[f32], imatrix: Option<&[f32]>) -> Result<()> {
         ));
     }
     match imatrix {
-        None if data.len() % block != 0 => Err(Error::input(format!(
+        None if !data.len().is_multiple_of(block) => Err(Error::input(format!(
             "ggml {ty} quantizes blocks of {block} values; the tensor has {} values, not a multiple of {block}",
             data.len()
         ))),
@@ -485,7 +485,7 @@ fn validate(ty: GgmlType, data: &[f32], imatrix: Option<&[f32]>) -> Result<()> {
                     format!("ggml {ty} needs rows that are a multiple of {block} values; the imatrix has {n} entries (one per column)"),
                 ));
             }
-            if data.len() % n != 0 {
+            if !data.len().is_multiple_of(n) {
                 return Err(Error::param(
                     "imatrix",
                     format!("the imatrix has {n} entries (one per column) but the tensor's {} values are not whole rows of {n}", data.len()),
@@ -600,7 +600,7 @@ pub fn quantize_one_block(
 }
 
 fn check_blocks(ty: GgmlType, blocks: &[u8]) -> Result<()> {
-    if blocks.len() % ty.block_bytes() != 0 {
+    if !blocks.len().is_multiple_of(ty.block_bytes()) {
         return Err(Error::input(format!(
             "{} bytes are not whole {ty} blocks of {} bytes",
             blocks.len(),

@@ -201,7 +201,7 @@ impl InnerRowSum {
 /// which turns −0 into +0 as they do), then `0 + lane 0 + … + lane 7`.
 #[inline(always)]
 pub fn short_inner_row_sum(values: &[f32]) -> f32 {
-    debug_assert!(values.len() % VEC == 0 && values.len() < 4 * VEC);
+    debug_assert!(values.len().is_multiple_of(VEC) && values.len() < 4 * VEC);
     let mut lanes = [0.0f32; VEC];
     for vector in values.chunks_exact(VEC) {
         for l in 0..VEC {

@@ -78,7 +78,11 @@ impl ErrorTerms<'_> {
             // (A block is read from one period of the weights.)
             let period = terms.weights.map_or(BLOCK, <[f32]>::len);
             let per_block = match group {
-                g if g < BLOCK && BLOCK % g == 0 && g % VEC == 0 && period % BLOCK == 0 => {
+                g if g < BLOCK
+                    && BLOCK.is_multiple_of(g)
+                    && g % VEC == 0
+                    && period.is_multiple_of(BLOCK) =>
+                {
                     BLOCK / g
                 }
                 _ => 0,

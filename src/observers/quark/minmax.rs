@@ -319,7 +319,7 @@ impl ObserverKind for PerGroupMinMax {
         let axis = spec.axis_for(shape.len())?;
         let len = shape[axis];
         let group_size = spec.group_size.unwrap_or(-1);
-        if group_size > 0 && len % group_size as usize != 0 {
+        if group_size > 0 && !len.is_multiple_of(group_size as usize) {
             return Err(Error::framework(
                 "ValueError",
                 format!(
