@@ -108,7 +108,9 @@ pub fn with_wide_vectors<R>(f: impl FnOnce() -> R) -> R {
 /// copy writes can change `*value`, so loads from it (a kernel's scale, zero point and bounds)
 /// are hoisted out of the loops and the loops vectorise; captured by the closure, the same
 /// reference carries no such promise and, after link-time optimisation, the per-element map of
-/// a Q/DQ kernel reloaded its parameters on every element and stayed scalar.
+/// a Q/DQ kernel reloaded its parameters on every element and stayed scalar. The promise holds
+/// only for the parts of `T` outside an `UnsafeCell` (`Cell`, atomics, locks): what `T` holds
+/// through interior mutability is reloaded as before.
 #[inline(always)]
 pub fn with_wide_vectors_on<T: ?Sized, R>(value: &T, f: impl FnOnce(&T) -> R) -> R {
     #[cfg(target_arch = "x86_64")]
