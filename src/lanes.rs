@@ -13,10 +13,11 @@ pub(crate) fn eights(data: &[f32]) -> std::slice::Iter<'_, [f32; 8]> {
     data.as_chunks::<8>().0.iter()
 }
 
-/// `lanes[0] ⊕ … ⊕ lanes[7]` folded as a tree (halves, then quarters, then pairs).
+/// `lanes[0] ⊕ … ⊕ lanes[N − 1]` folded as a tree (halves, then quarters, …, then pairs; `N` a
+/// power of two).
 #[inline(always)]
-fn fold(mut lanes: [f32; LANES], op: impl Fn(f32, f32) -> f32) -> f32 {
-    let mut width = LANES / 2;
+fn fold<const N: usize>(mut lanes: [f32; N], op: impl Fn(f32, f32) -> f32) -> f32 {
+    let mut width = N / 2;
     while width > 0 {
         for k in 0..width {
             lanes[k] = op(lanes[k], lanes[k + width]);
@@ -77,16 +78,22 @@ pub fn min_max(values: &[f32]) -> (f32, f32) {
 }
 
 /// [`min_max`] of `map(v)` for every `v` of `values` (for example non-finite values read as 0).
+///
+/// In sixteen lanes rather than eight: with eight, LLVM packs the minimum's and the maximum's
+/// lanes into one 512-bit register and shuffles them in every step where AVX-512 is on; sixteen
+/// fill a register each. The lanes hold no NaN, so the tree fold gives the minimum of the
+/// numbers whatever the lane count, and a zero result is looked up in order below.
 #[inline(always)]
 pub fn min_max_of(values: &[f32], map: impl Fn(f32) -> f32 + Copy) -> (f32, f32) {
+    const WIDE: usize = 2 * LANES;
     let (lo, hi) = crate::simd::with_wide_vectors(
         #[inline(always)]
         || {
-            let mut lo = [f32::INFINITY; LANES];
-            let mut hi = [f32::NEG_INFINITY; LANES];
-            let mut chunks = values.chunks_exact(LANES);
+            let mut lo = [f32::INFINITY; WIDE];
+            let mut hi = [f32::NEG_INFINITY; WIDE];
+            let mut chunks = values.chunks_exact(WIDE);
             for chunk in &mut chunks {
-                for k in 0..LANES {
+                for k in 0..WIDE {
                     let v = map(chunk[k]);
                     lo[k] = min_skip_nan(lo[k], v);
                     hi[k] = max_skip_nan(hi[k], v);
@@ -145,7 +152,7 @@ mod tests {
         let values: Vec<f32> = (0..1000)
             .map(|i| ((i * 7919) % 1009) as f32 - 500.0)
             .collect();
-        for n in [0, 1, 7, 8, 9, 16, 31, 32, 33, 1000] {
+        for n in [0, 1, 7, 8, 9, 15, 16, 17, 31, 32, 33, 47, 63, 1000] {
             let v = &values[..n];
             let lo = v.iter().fold(f32::INFINITY, |a, &b| a.min(b));
             let hi = v.iter().fold(f32::NEG_INFINITY, |a, &b| a.max(b));
@@ -169,5 +176,13 @@ mod tests {
         assert_eq!(min_max(&zeros).0.to_bits(), 0.0f32.to_bits());
         let zeros = [-1.0, -0.0, 0.0, -2.0, -3.0, -4.0, -5.0, -6.0, -7.0, 0.0];
         assert_eq!(min_max(&zeros).1.to_bits(), (-0.0f32).to_bits());
+        // Zeros of both signs in lanes that the sixteen-lane fold pairs (9 and 17 ≡ 1 mod 8).
+        for (first, second) in [(-0.0f32, 0.0f32), (0.0, -0.0)] {
+            let mut v = vec![1.0f32; 40];
+            (v[9], v[17]) = (first, second);
+            assert_eq!(min_max(&v).0.to_bits(), first.to_bits());
+            let negated: Vec<f32> = v.iter().map(|x| -x).collect();
+            assert_eq!(min_max(&negated).1.to_bits(), (-first).to_bits());
+        }
     }
 }

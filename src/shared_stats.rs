@@ -57,8 +57,8 @@ type SharedOutcome = Arc<OnceLock<Result<Arc<dyn Any + Send + Sync>>>>;
 /// The statistics of one registered tensor, each computed on first use.
 #[derive(Default)]
 struct Stats {
-    /// Non-finite counts and finite min/max, found in one pass.
-    scan: OnceLock<(NonFiniteCounts, Option<(f32, f32)>)>,
+    /// Non-finite counts, finite min/max and `Σx`, found in one pass.
+    scan: OnceLock<Scan>,
     /// `Σx²` of the finite values, in the metrics' order ([`crate::qdq::signal_energy`]).
     signal_energy: OnceLock<f64>,
     histc: Mutex<Vec<(HistcKey, SharedCounts)>>,
@@ -111,12 +111,12 @@ impl StatsLease {
 
 impl Stats {
     /// The scan of `data` (this tensor's), made on first use; the same pass keeps `Σx²`.
-    fn scanned(&self, data: &[f32]) -> &(NonFiniteCounts, Option<(f32, f32)>) {
+    fn scanned(&self, data: &[f32]) -> &Scan {
         self.scan.get_or_init(|| {
-            let (counts, range, signal) = scan(data);
+            let scan = scan(data);
             // Whoever asked for `Σx²` alone first has already stored the same value.
-            let _ = self.signal_energy.set(signal);
-            (counts, range)
+            let _ = self.signal_energy.set(scan.signal);
+            scan
         })
     }
 }
@@ -184,7 +184,7 @@ fn lookup(data: &[f32]) -> Option<Arc<Stats>> {
 /// NaN/±Inf counts of `data` (shared when registered).
 pub fn nonfinite(data: &[f32]) -> NonFiniteCounts {
     match lookup(data) {
-        Some(stats) => stats.scanned(data).0,
+        Some(stats) => stats.scanned(data).counts,
         None => count_nonfinite(data),
     }
 }
@@ -193,8 +193,17 @@ pub fn nonfinite(data: &[f32]) -> NonFiniteCounts {
 /// registered); the same value as [`crate::histogram::finite_min_max_sequential`].
 pub fn finite_min_max(data: &[f32]) -> Option<(f32, f32)> {
     match lookup(data) {
-        Some(stats) => stats.scanned(data).1,
+        Some(stats) => stats.scanned(data).range,
         None => min_max(data),
+    }
+}
+
+/// The one scan of `data`: its non-finite counts, finite min/max and the `Σx` of its finite
+/// values (shared when registered, computed in one pass otherwise).
+pub fn scanned(data: &[f32]) -> Scan {
+    match lookup(data) {
+        Some(stats) => *stats.scanned(data),
+        None => scan(data),
     }
 }
 
@@ -292,11 +301,25 @@ pub fn shared_search<T: Any + Send + Sync>(
     }
 }
 
-/// [`count_nonfinite`], [`min_max`] and [`crate::qdq::signal_energy`] in one pass over memory,
-/// one loop per parallel piece ([`scan_piece`]). The pieces and lanes are those of each
-/// statistic alone (the min/max's stop at the last multiple of eight, whose tail is finished
-/// apart), so the values are theirs bit for bit.
-fn scan(data: &[f32]) -> (NonFiniteCounts, Option<(f32, f32)>, f64) {
+/// What one pass over a tensor finds (see [`scan`]).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Scan {
+    /// NaN/±Inf counts.
+    pub counts: NonFiniteCounts,
+    /// Min and max of the finite values ([`crate::histogram::finite_min_max_sequential`]).
+    pub range: Option<(f32, f32)>,
+    /// `Σx²` of the finite values in the metrics' order ([`crate::qdq::signal_energy`]).
+    pub signal: f64,
+    /// `Σx` of the finite values: in each [`parallel::CHUNK`]-element piece, element `k` into
+    /// lane `k mod 8` of float64 sums, the lanes added in order 0..8, then the pieces in order.
+    pub sum: f64,
+}
+
+/// [`count_nonfinite`], [`min_max`], [`crate::qdq::signal_energy`] and the finite values' sum
+/// in one pass over memory, one loop per parallel piece ([`scan_piece`]). The pieces and lanes
+/// are those of each statistic alone (the min/max's stop at the last multiple of eight, whose
+/// tail is finished apart), so the values are theirs bit for bit.
+fn scan(data: &[f32]) -> Scan {
     let body = data.len() / 8 * 8;
     let pieces = parallel::map_chunks(data, |start, piece| {
         let whole = body.saturating_sub(start).min(piece.len());
@@ -307,26 +330,42 @@ fn scan(data: &[f32]) -> (NonFiniteCounts, Option<(f32, f32)>, f64) {
     });
     let mut counts = NonFiniteCounts::of(&data[body..]);
     let mut lanes = Vec::with_capacity(pieces.len());
-    let mut signal = 0.0;
-    for (c, l, s) in pieces {
-        counts = counts + c;
-        lanes.push(l);
-        signal += s;
+    let (mut signal, mut sum) = (0.0, 0.0);
+    for piece in pieces {
+        counts = counts + piece.counts;
+        lanes.push(piece.extrema);
+        signal += piece.signal;
+        sum += piece.sum;
     }
-    (counts, combine_lanes(lanes, &data[body..]), signal)
+    Scan {
+        counts,
+        range: combine_lanes(lanes, &data[body..]),
+        signal,
+        sum,
+    }
+}
+
+/// What [`scan_piece`] finds in one piece.
+struct PieceScan {
+    counts: NonFiniteCounts,
+    extrema: ([f32; 8], [f32; 8]),
+    signal: f64,
+    sum: f64,
 }
 
 /// One piece of [`scan`] in one pass from memory (two loops over each L1-sized block): the
 /// non-finite counts ([`NonFiniteCounts::of`]) and the lanes of
 /// [`crate::histogram::finite_min_max_lanes`] of its first `whole` elements (a multiple of 8),
 /// and `Σx²` of all of it as [`crate::qdq::signal_energy_of_piece`] sums it (element `k` into
-/// lane `k mod 8`, the lanes added in order) — the same values as those three functions.
+/// lane `k mod 8`, the lanes added in order) — the same values as those three functions — and
+/// `Σx` of its finite values in the same lanes.
 #[inline(always)]
-fn scan_piece(piece: &[f32], whole: usize) -> (NonFiniteCounts, ([f32; 8], [f32; 8]), f64) {
+fn scan_piece(piece: &[f32], whole: usize) -> PieceScan {
     let (body, rest) = piece.split_at(whole);
     let mut counts = NonFiniteCounts::default();
     let mut extrema = crate::histogram::SixteenLanes::new();
     let mut signal = [0.0f64; 8];
+    let mut sum = [0.0f64; 8];
     // Blocks are a multiple of 16 values, so every block is fed at a multiple of 16.
     const _: () = assert!(NonFiniteCounts::BLOCK.is_multiple_of(16));
     // One loop per statistic over each block while it is in L1: one fused loop defeats the
@@ -337,6 +376,7 @@ fn scan_piece(piece: &[f32], whole: usize) -> (NonFiniteCounts, ([f32; 8], [f32;
             for k in 0..8 {
                 flagged[k] += NonFiniteCounts::flag(chunk[k]);
                 signal[k] += crate::qdq::signal_term::<false>(chunk[k]);
+                sum[k] += finite_term(chunk[k]);
             }
         }
         // Fresh lanes per block, kept apart from the loop above by an opaque copy: fed across
@@ -349,11 +389,27 @@ fn scan_piece(piece: &[f32], whole: usize) -> (NonFiniteCounts, ([f32; 8], [f32;
             counts = counts + NonFiniteCounts::of(block);
         }
     }
-    for (lane, &v) in signal.iter_mut().zip(rest) {
+    for ((lane, sum), &v) in signal.iter_mut().zip(&mut sum).zip(rest) {
         *lane += crate::qdq::signal_term::<false>(v);
+        *sum += finite_term(v);
     }
-    let total = signal.iter().fold(0.0, |total, &lane| total + lane);
-    (counts, extrema.eight(body), total)
+    let added = |lanes: [f64; 8]| lanes.iter().fold(0.0, |total, &lane| total + lane);
+    PieceScan {
+        counts,
+        extrema: extrema.eight(body),
+        signal: added(signal),
+        sum: added(sum),
+    }
+}
+
+/// What `x` adds to `Σx`: itself in float64, 0 when it is not finite.
+#[inline(always)]
+fn finite_term(x: f32) -> f64 {
+    if x.is_finite() {
+        f64::from(x)
+    } else {
+        0.0
+    }
 }
 
 fn count_nonfinite(data: &[f32]) -> NonFiniteCounts {
@@ -499,7 +555,23 @@ mod tests {
                 Some(crate::qdq::signal_energy(&t.data).to_bits()),
                 "{len}"
             );
+            let sum = finite_sum_one_by_one(&t.data).to_bits();
+            assert_eq!(scanned(&t.data).sum.to_bits(), sum, "{len}");
+            assert_eq!(scan(&t.data).sum.to_bits(), sum, "{len}: unregistered");
         }
+    }
+
+    /// [`Scan::sum`] by its definition, one value at a time.
+    fn finite_sum_one_by_one(data: &[f32]) -> f64 {
+        let mut total = 0.0;
+        for piece in data.chunks(parallel::CHUNK) {
+            let mut lanes = [0.0f64; 8];
+            for (k, &v) in piece.iter().enumerate() {
+                lanes[k % 8] += if v.is_finite() { f64::from(v) } else { 0.0 };
+            }
+            total += lanes.iter().fold(0.0, |t, &l| t + l);
+        }
+        total
     }
 
     #[test]

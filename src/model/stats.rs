@@ -31,101 +31,61 @@ pub struct Stats {
     pub finite: usize,
 }
 
-/// Sums over one piece of the data: `n`, `Σx` and the finite min/max (first pass), in lanes.
-#[derive(Clone, Copy)]
-struct FirstPass {
-    n: u64,
-    sum: f64,
-    lo: f32,
-    hi: f32,
-}
-
 /// Lanes of the partial sums: element `k` of a piece goes to lane `k mod LANES`, so the loops
 /// vectorise and the result does not depend on how pieces are spread over threads.
 const LANES: usize = 8;
 
-/// `step(k mod LANES, piece[k])` for every element, eight at a time.
+/// `x − mean` in float64, 0 when `x` is not finite (with `ALL_FINITE` the caller knows it is).
 #[inline(always)]
-fn for_lanes(piece: &[f32], mut step: impl FnMut(usize, f32)) {
-    let mut lanes = piece.chunks_exact(LANES);
-    for chunk in &mut lanes {
-        for (l, &v) in chunk.iter().enumerate() {
-            step(l, v);
-        }
-    }
-    for (l, &v) in lanes.remainder().iter().enumerate() {
-        step(l, v);
+fn deviation<const ALL_FINITE: bool>(x: f32, mean: f64) -> f64 {
+    if ALL_FINITE || x.is_finite() {
+        f64::from(x) - mean
+    } else {
+        0.0
     }
 }
 
+/// `(Σ(x − mean)², Σ(x − mean)⁴)` over the finite values of one piece: element `k` into lane
+/// `k mod 8`, the lanes added in order. Each step is written one operation across the eight
+/// lanes at a time, so that each becomes one vector operation.
 #[inline(always)]
-fn first_pass(piece: &[f32]) -> FirstPass {
-    let mut n = [0u64; LANES];
-    let mut sum = [0f64; LANES];
-    let mut lo = [f32::INFINITY; LANES];
-    let mut hi = [f32::NEG_INFINITY; LANES];
-    let step = |l: usize, v: f32| {
-        let finite = v.is_finite();
-        n[l] += u64::from(finite);
-        sum[l] += if finite { f64::from(v) } else { 0.0 };
-        lo[l] = if finite && v < lo[l] { v } else { lo[l] };
-        hi[l] = if finite && v > hi[l] { v } else { hi[l] };
-    };
-    for_lanes(piece, step);
-    let mut out = FirstPass {
-        n: 0,
-        sum: 0.0,
-        lo: f32::INFINITY,
-        hi: f32::NEG_INFINITY,
-    };
-    for l in 0..LANES {
-        out.n += n[l];
-        out.sum += sum[l];
-        out.lo = out.lo.min(lo[l]);
-        out.hi = out.hi.max(hi[l]);
-    }
-    out
-}
-
-/// `(Σ(x − mean)², Σ(x − mean)⁴)` over the finite values of one piece, in lanes.
-#[inline(always)]
-fn central_moments(piece: &[f32], mean: f64) -> (f64, f64) {
+#[allow(clippy::needless_range_loop)] // lane by lane, as the vectoriser packs it
+fn central_moments<const ALL_FINITE: bool>(piece: &[f32], mean: f64) -> (f64, f64) {
     let mut m2 = [0f64; LANES];
     let mut m4 = [0f64; LANES];
-    let step = |l: usize, v: f32| {
-        let d = if v.is_finite() {
-            f64::from(v) - mean
-        } else {
-            0.0
-        };
+    let (eights, tail) = piece.as_chunks::<LANES>();
+    for chunk in eights {
+        let mut d2 = [0f64; LANES];
+        for k in 0..LANES {
+            let d = deviation::<ALL_FINITE>(chunk[k], mean);
+            d2[k] = d * d;
+        }
+        for k in 0..LANES {
+            m2[k] += d2[k];
+        }
+        for k in 0..LANES {
+            m4[k] += d2[k] * d2[k];
+        }
+    }
+    for (k, &v) in tail.iter().enumerate() {
+        let d = deviation::<ALL_FINITE>(v, mean);
         let d2 = d * d;
-        m2[l] += d2;
-        m4[l] += d2 * d2;
-    };
-    for_lanes(piece, step);
+        m2[k] += d2;
+        m4[k] += d2 * d2;
+    }
     (m2.iter().sum(), m4.iter().sum())
 }
 
 impl Stats {
-    /// The statistics of the finite values of `data`: two passes of fixed pieces
-    /// ([`crate::parallel::CHUNK`] elements, eight float64 lanes each) merged in order, in
-    /// parallel natively; the bits do not depend on the thread count.
+    /// The statistics of the finite values of `data`. The count, min/max and `Σx` come from
+    /// the tensor's one shared scan ([`crate::shared_stats::scanned`]); the central moments
+    /// then take a second pass of fixed pieces ([`crate::parallel::CHUNK`] elements, eight
+    /// float64 lanes each) merged in order, in parallel natively. The bits do not depend on
+    /// the thread count.
     pub fn of(data: &[f32]) -> Stats {
-        let first = crate::parallel::map_chunks(data, |_, piece| {
-            crate::simd::with_wide_vectors(
-                #[inline(always)]
-                || first_pass(piece),
-            )
-        });
-        let (mut n, mut sum) = (0u64, 0f64);
-        let (mut lo, mut hi) = (f32::INFINITY, f32::NEG_INFINITY);
-        for p in &first {
-            n += p.n;
-            sum += p.sum;
-            lo = lo.min(p.lo);
-            hi = hi.max(p.hi);
-        }
-        if n == 0 {
+        let scan = crate::shared_stats::scanned(data);
+        let n = data.len() - scan.counts.total();
+        let Some((lo, hi)) = scan.range.filter(|_| n > 0) else {
             return Stats {
                 min: None,
                 max: None,
@@ -135,13 +95,20 @@ impl Stats {
                 absmax_over_std: None,
                 finite: 0,
             };
-        }
+        };
         let count = n as f64;
-        let mean = sum / count;
+        let mean = scan.sum / count;
+        let all_finite = n == data.len();
         let moments = crate::parallel::map_chunks(data, |_, piece| {
             crate::simd::with_wide_vectors(
                 #[inline(always)]
-                || central_moments(piece, mean),
+                || {
+                    if all_finite {
+                        central_moments::<true>(piece, mean)
+                    } else {
+                        central_moments::<false>(piece, mean)
+                    }
+                },
             )
         });
         let (m2, m4) = moments
@@ -158,7 +125,7 @@ impl Stats {
             std: defined(std),
             kurtosis: (m2 > 0.0).then(|| m4 / (m2 * m2) - 3.0).and_then(defined),
             absmax_over_std: (std > 0.0).then(|| absmax / std).and_then(defined),
-            finite: n as usize,
+            finite: n,
         }
     }
 }
