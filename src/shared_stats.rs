@@ -198,8 +198,8 @@ pub fn finite_min_max(data: &[f32]) -> Option<(f32, f32)> {
     }
 }
 
-/// The one scan of `data`: its non-finite counts, finite min/max and the `Σx` of its finite
-/// values (shared when registered, computed in one pass otherwise).
+/// The one scan of `data`: its non-finite counts, finite min/max, and `Σx²` and `Σx` of its
+/// finite values (shared when registered, computed in one pass otherwise).
 pub fn scanned(data: &[f32]) -> Scan {
     match lookup(data) {
         Some(stats) => *stats.scanned(data),
@@ -301,7 +301,7 @@ pub fn shared_search<T: Any + Send + Sync>(
     }
 }
 
-/// What one pass over a tensor finds (see [`scan`]).
+/// What the one pass over a tensor finds ([`scanned`]).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Scan {
     /// NaN/±Inf counts.
