@@ -5,7 +5,7 @@
 # The builds run in two lanes side by side, so that one lane's single-threaded steps (rustc's
 # front end on the crate, the release builds' link-time optimisation, wasm-opt) overlap the
 # other's work on this 2-core machine:
-# - native, in target/: clippy (native and wasm32), `cargo test` (its binaries and
+# - native, in target/: clippy (native and wasm32), rustdoc, `cargo test` (its binaries and
 #   target/debug/quantscope, which the Python and end-to-end tests run), the wasm-bindgen tests;
 # - release, in target/release-builds (cargo holds a target directory's lock for the whole of a
 #   build, so the lanes cannot share one): the web build (scripts/build-web.sh) and the Python
@@ -76,6 +76,8 @@ finish() {
 native_lane() {
   t cargo clippy --all-targets --locked -- -D warnings
   t cargo clippy --lib --target wasm32-unknown-unknown --locked -- -D warnings
+  # The engine's documentation, private items included, with every intra-doc link resolved.
+  t env RUSTDOCFLAGS="-D warnings" cargo doc --lib --no-deps --document-private-items --locked
   t cargo test --locked
   # Only the wasm-bindgen test files run on wasm32: the library's own unit tests are native
   # (#[test] functions do not run under the wasm runner, and proptest is a native-only dependency).

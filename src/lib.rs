@@ -15,6 +15,11 @@
 //! assert_eq!(q.max_val, vec![2.0]);
 //! assert_eq!(q.scale, vec![3.0f32 / 255.0]);
 //! ```
+//!
+//! The documentation is written for people working on the engine: build it with
+//! `cargo doc --no-deps --document-private-items` (as the test run does, warnings denied), where
+//! module docs link to the private parts that do the work.
+#![allow(rustdoc::private_intra_doc_links)]
 
 pub mod checkpoint;
 pub mod codec;

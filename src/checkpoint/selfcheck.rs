@@ -136,7 +136,7 @@ fn same(a: &Tensor, b: &Tensor) -> bool {
             .all(|(x, y)| x.to_bits() == y.to_bits())
 }
 
-/// A small valid shard: `a` (F32 [2]) and `b` (BF16 [2]).
+/// A small valid shard: `a` (F32, shape `[2]`) and `b` (BF16, shape `[2]`).
 fn shard() -> Vec<u8> {
     let header = r#"{"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},"b":{"dtype":"BF16","shape":[2],"data_offsets":[8,12]}}"#;
     let mut out = (header.len() as u64).to_le_bytes().to_vec();

@@ -238,7 +238,7 @@ pub fn model(
     Ok(rank_model(paths, methods, jobs, None, progress)?.0)
 }
 
-/// The `model --json` document of [`model`]; with `portion`, that portion's tensors only and
+/// The `model --json` document of [`model()`]; with `portion`, that portion's tensors only and
 /// its `portion` ([`crate::portion`]: `--shard I/N`), for [`crate::portion::merge`].
 pub fn model_json(
     paths: &[PathBuf],

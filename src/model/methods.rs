@@ -175,7 +175,7 @@ pub fn choices() -> MethodChoices {
 }
 
 /// The methods named in `names`, in order: each an observer id of the registry or else a format
-/// label (see [`format`]); an empty list means the defaults. Fails on the first unknown name
+/// label (see [`format()`]); an empty list means the defaults. Fails on the first unknown name
 /// and on duplicates.
 pub fn resolve(names: &[String]) -> Result<Vec<Method>> {
     if names.is_empty() {
@@ -260,7 +260,7 @@ fn format_method(label: String, family: &'static str, params: Params) -> Method 
 }
 
 /// The format `id` of the quantizer registry with `params` (what `quantscope quantize
-/// --quantizer ID --params JSON` takes), named in results by its label, as [`format`] names it.
+/// --quantizer ID --params JSON` takes), named in results by its label, as [`format()`] names it.
 pub fn format_by_id(id: &str, params: Params) -> Result<Method> {
     let spec = codec::find(id).map_err(|_| Error::Unknown {
         what: "format",

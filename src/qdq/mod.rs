@@ -91,7 +91,7 @@ fn dispatch_fill<K: Loops>(kernel: &K, start: usize, x: &[f32], out: &mut [f32])
 
 /// Every slice's representable range as the float32 bounds the metrics compare with
 /// ([`bounds_f32`]), converted once so that the per-element loops read two arrays. A slice
-/// beyond them has no range (`±∞`), as [`bounds`] gives it.
+/// beyond them has no range (`±∞`), as [`bounds_f32`] gives it.
 struct SliceBounds {
     lo: Vec<f32>,
     hi: Vec<f32>,

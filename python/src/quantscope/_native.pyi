@@ -1861,7 +1861,7 @@ def observe(
     - ``norm``: exponent of the weighted error Σ|ŵ − w|^norm·importance (0..=16); default ``3.0``.
     - ``strict``: raise instead of falling back to the unweighted search; default ``False``.
     - ``expand``: factor applied to the raw range before searching (0..=10); default ``1.0``.
-    - ``importance``: E[x²] of the layer input per input channel (in_features values; a tensor or .npy) (numbers, or a tensor file); default ``None``.
+    - ``importance``: the mean of x² of the layer input per input channel (in_features values; a tensor or .npy) (numbers, or a tensor file); default ``None``.
     """
 
 @overload
@@ -2006,7 +2006,7 @@ def observe(
     - ``norm``: exponent of the weighted error Σ|ŵ − w|^norm·importance (0..=16); default ``2.4``.
     - ``strict``: raise instead of falling back to the unweighted search; default ``False``.
     - ``expand``: factor applied to the raw range before searching (0..=10); default ``1.8``.
-    - ``importance``: E[x²] of the layer input per input channel (in_features values; a tensor or .npy) (numbers, or a tensor file); default ``None``.
+    - ``importance``: the mean of x² of the layer input per input channel (in_features values; a tensor or .npy) (numbers, or a tensor file); default ``None``.
     """
 
 @overload
@@ -2136,8 +2136,8 @@ def observe(
 
     Parameters (the framework's keywords and defaults):
 
-    - ``scale``: the fixed scale (one value; [0.0] or absent: 1.0) (numbers, or a tensor file); default ``None``.
-    - ``zero_point``: the fixed zero point (one integer; [0] or absent: a float32 0) (numbers, or a tensor file); default ``None``.
+    - ``scale``: the fixed scale (one value; 0.0 or absent: 1.0) (numbers, or a tensor file); default ``None``.
+    - ``zero_point``: the fixed zero point (one integer; 0 or absent: a float32 0) (numbers, or a tensor file); default ``None``.
     - ``mapping_type``: SYMMETRIC, SYMMETRIC_NO_CLIPPING_ERR or ASYMMETRIC; default ``"SYMMETRIC"``.
     - ``target_dtype``: quantized dtype (sets the default range: int8 −128..127, uint4 0..15, float8 ±448, …); default ``"int8"``.
     - ``granularity``: PerTensor, PerAxis(axis), PerGroup(group_size), PerRow(dim), PerToken or PerBlock(block_size); default ``"PerTensor"``.

@@ -339,10 +339,10 @@ fn f32_bytes(v: impl IntoIterator<Item = f32>) -> Vec<u8> {
 }
 
 /// The sample's storages (keys `0`…`4`, or `legacy` memory-address-like keys) and tensors:
-/// a float32 [4, 6] matrix `w` with its transpose `w_t`, rows 1..3 `w_rows` (offset 6), every
-/// other column `w_cols` and a 0-d element `w_elem`; a bias `b` [6] expanded to [2, 6]
-/// `b_expanded` (stride 0); bfloat16 `h` [3]; int64 `steps` 0-d; an empty float32 [0, 6]
-/// `empty`; int8 `codes` [2, 2].
+/// a float32 `[4, 6]` matrix `w` with its transpose `w_t`, rows 1..3 `w_rows` (offset 6), every
+/// other column `w_cols` and a 0-d element `w_elem`; a bias `b` `[6]` expanded to `[2, 6]`
+/// `b_expanded` (stride 0); bfloat16 `h` `[3]`; int64 `steps` 0-d; an empty float32 `[0, 6]`
+/// `empty`; int8 `codes` `[2, 2]`.
 pub fn sample_parts(legacy: bool) -> (Vec<SampleTensor>, Vec<SampleStorage>) {
     let key = |i: usize| {
         if legacy {

@@ -6,12 +6,12 @@
 //! | type | bytes | layout (offsets in the block) | value of element `j` of a group |
 //! |---|---|---|---|
 //! | IQ2_XXS | 66 (2.0625 bits) | `d` fp16 @0; per block of 32 two u32 @2+8·ib: 4 grid bytes, then 4×7 sign bits and a 4-bit scale `s` (bits 28–31) | `db·g[j]·±1`, `db = d·(0.5 + s)·0.25` |
-//! | IQ2_XS | 74 (2.3125) | `d` @0; `qs` u16[32] @2 (9-bit grid index, 7 sign bits); `scales` u8[8] @66 (two 4-bit `s`, one per 16) | same, `s` per 16 |
+//! | IQ2_XS | 74 (2.3125) | `d` @0; `qs: u16[32]` @2 (9-bit grid index, 7 sign bits); `scales: u8[8]` @66 (two 4-bit `s`, one per 16) | same, `s` per 16 |
 //! | IQ2_S | 82 (2.5625) | `d` @0; grid low bytes @2, signs @34 (one byte per 8); `qh` @66 (2 high bits per group); `scales` @74 | same, 10-bit index, `s` per 16 |
 //! | IQ3_XXS | 98 (3.0625) | `d` @0; 64 grid bytes @2 (one per 4 values); per block of 32 a u32 @66+4·ib: 4×7 sign bits, `s` in bits 28–31 | `db·g[j]·±1`, `db = d·(0.5 + s)·0.5` |
 //! | IQ3_S | 110 (3.4375) | `d` @0; grid low bytes @2; `qh` @66 (9th index bit per 4 values); signs @74 (one byte per 8); `scales` @106 (4 bits per 32) | `db·g[j]·±1`, `db = d·(1 + 2s)` |
-//! | IQ1_S | 50 (1.5625) | `d` @0; grid low bytes @2; `qh` u16[8] @34: 3 high index bits per group, `s` in bits 12–14, the shift's sign in bit 15 | `dl·(g[j] + δ)`, `dl = d·(2s + 1)`, `δ = ±0.125` |
-//! | IQ1_M | 56 (1.75) | grid low bytes @0; `qh` @32 (per group 3 high index bits and the shift's sign); `scales` u16[4] @48: 3-bit `s` per 16, the fp16 `d` spread over their top nibbles | `dl·(g[j] + δ)`, `dl = d·(2s + 1)` per 16, `δ` per 8 |
+//! | IQ1_S | 50 (1.5625) | `d` @0; grid low bytes @2; `qh: u16[8]` @34: 3 high index bits per group, `s` in bits 12–14, the shift's sign in bit 15 | `dl·(g[j] + δ)`, `dl = d·(2s + 1)`, `δ = ±0.125` |
+//! | IQ1_M | 56 (1.75) | grid low bytes @0; `qh` @32 (per group 3 high index bits and the shift's sign); `scales: u16[4]` @48: 3-bit `s` per 16, the fp16 `d` spread over their top nibbles | `dl·(g[j] + δ)`, `dl = d·(2s + 1)` per 16, `δ` per 8 |
 //!
 //! `g` is the codebook entry: magnitudes {8, 25, 43} (IQ2), {4, 12, …, 52, 62} (IQ3_XXS), odd
 //! 1…15 (IQ3_S), or −1/0/+1 (IQ1). An IQ2/IQ3 sign byte is `ksigns_iq2xs[7 bits]`, whose eighth

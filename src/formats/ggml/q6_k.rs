@@ -8,9 +8,8 @@
 //!
 //! * Reference path: [`make_qx_quants`](super::search::make_qx_quants)`(16, 32, x)` per
 //!   sub-block (weights `x²`; the sixteen sub-blocks searched side by side by
-//!   [`qx_search_sixteen`](super::search::qx_search_sixteen) unless a derivation records the
-//!   searches); a super-block
-//!   whose largest `|scale|` is below `GROUP_MAX_EPS` = 1e-15 is all zero. Otherwise
+//!   [`qx_search_sixteen`] unless a derivation records the searches); a super-block whose
+//!   largest `|scale|` is below `GROUP_MAX_EPS` = 1e-15 is all zero. Otherwise
 //!   `iscale = −128/max_scale` (`max_scale` signed), sub-scales `min(127, nearest_int(iscale·s))`,
 //!   `d = fp16(1/iscale)`.
 //! * imatrix path: the same with [`make_qx_quants`](super::search::make_qx_quants) weighted by the **raw** imatrix entries

@@ -13,7 +13,7 @@
 //! * [`make_q3_quants`] (l. 697) — the same start with weights `x²`, then up to 5 passes of
 //!   per-element coordinate descent: `new_l = nearest_int(x·Σl²'/Σxl')` with the element's own
 //!   term removed, accepted when it raises `(Σw·x·l)²/Σw·l²`.
-//! * [`make_qkx2_quants`] (l. 799) / [`make_qkx3_quants`] (l. 993) — asymmetric codes
+//! * `make_qkx2_quants` (l. 799) / `make_qkx3_quants` (l. 993) — asymmetric codes
 //!   `l ∈ [0, nmax]` with a min `m ≤ 0`: `x ≈ scale·l + m`. Start from
 //!   `iscale = nmax/(max − min)` (min clamped to ≤ 0), then for `is = 0…nstep` try
 //!   `iscale = (rmin + rdelta·is + nmax)/(max − min)` and solve the weighted least squares

@@ -54,7 +54,7 @@ macro_rules! imatrix_kwargs {
                 strict: bool = false; boolean(), Data;
                 /// factor applied to the raw range before searching
                 expand: f64 = $expand; float(0.0, 10.0), Data;
-                /// E[x²] of the layer input per input channel (in_features values; a tensor or .npy)
+                /// the mean of x² of the layer input per input channel (in_features values; a tensor or .npy)
                 importance: Option<Vec<f64>> = None; vector(), Data;
             }
         }

@@ -2,7 +2,7 @@
 //! quantize–dequantize kernels.
 //!
 //! Ids are `quark.<Class>`; parameters are the fields of Quark's `QTensorConfig` each class
-//! reads ([`spec`]), plus the instance attributes some observers keep (`bins`, `percentile`, …),
+//! reads ([`mod@spec`]), plus the instance attributes some observers keep (`bins`, `percentile`, …),
 //! declared once per class with [`config::quark_params!`](config). Each observer is an
 //! [`ObserverKind`]: state collected from the data and a pure search over it. Quark bugs are
 //! reproduced and listed as quirks; `.fixed` variants correct the percentile tail swap and the

@@ -17,9 +17,9 @@ use crate::tensor::Tensor;
 crate::declare_params! {
     /// Arguments of `AffineQuantizedFixedQParamObserver`.
     pub struct FixedArgs {
-        /// the fixed scale (one value; [0.0] or absent: 1.0)
+        /// the fixed scale (one value; 0.0 or absent: 1.0)
         scale: Option<Vec<f64>> = None; vector(), Search;
-        /// the fixed zero point (one integer; [0] or absent: a float32 0)
+        /// the fixed zero point (one integer; 0 or absent: a float32 0)
         zero_point: Option<Vec<f64>> = None; vector(), Search;
     }
     include { affine: AffineArgsFields }

@@ -9,7 +9,8 @@
 //!   then the usual affine/symmetric formula ([`super::qparams`]) is applied to it.
 //!
 //! `upsample_rate` is not a constructor argument in torch 2.15 (PyTorch raises `TypeError`); it
-//! is an attribute, settable after construction with [`Observer::set_attribute`].
+//! is an attribute, settable after construction with
+//! [`Run::with_attributes`](crate::engine::Run::with_attributes).
 //! Non-finite values are skipped (PyTorch skips ±inf; NaN would poison its range).
 
 pub mod binning;
