@@ -57,8 +57,11 @@ type SharedOutcome = Arc<OnceLock<Result<Arc<dyn Any + Send + Sync>>>>;
 /// The statistics of one registered tensor, each computed on first use.
 #[derive(Default)]
 struct Stats {
-    /// Non-finite counts, finite min/max and `Σx`, found in one pass.
+    /// Non-finite counts, finite min/max and `Σx²` (and `Σx`, when the first to ask wanted it),
+    /// found in one pass.
     scan: OnceLock<Scan>,
+    /// `Σx` of the finite values ([`Scan::sum`]).
+    sum: OnceLock<f64>,
     /// `Σx²` of the finite values, in the metrics' order ([`crate::qdq::signal_energy`]).
     signal_energy: OnceLock<f64>,
     histc: Mutex<Vec<(HistcKey, SharedCounts)>>,
@@ -110,14 +113,29 @@ impl StatsLease {
 }
 
 impl Stats {
-    /// The scan of `data` (this tensor's), made on first use; the same pass keeps `Σx²`.
-    fn scanned(&self, data: &[f32]) -> &Scan {
+    /// The scan of `data` (this tensor's), made on first use, with `Σx` when `SUM`; the same
+    /// pass keeps `Σx²`. Only the scan's `Σx` tells whether it was summed: read it through
+    /// [`Stats::scanned_with_sum`].
+    fn scanned<const SUM: bool>(&self, data: &[f32]) -> &Scan {
         self.scan.get_or_init(|| {
-            let scan = scan(data);
+            let scan = scan::<SUM>(data);
             // Whoever asked for `Σx²` alone first has already stored the same value.
             let _ = self.signal_energy.set(scan.signal);
+            if SUM {
+                let _ = self.sum.set(scan.sum);
+            }
             scan
         })
+    }
+
+    /// The scan with its `Σx`: summed in the scan when it is the first, else in a pass of its
+    /// own (the same value).
+    fn scanned_with_sum(&self, data: &[f32]) -> Scan {
+        let scan = *self.scanned::<true>(data);
+        Scan {
+            sum: *self.sum.get_or_init(|| finite_sum(data)),
+            ..scan
+        }
     }
 }
 
@@ -184,7 +202,7 @@ fn lookup(data: &[f32]) -> Option<Arc<Stats>> {
 /// NaN/±Inf counts of `data` (shared when registered).
 pub fn nonfinite(data: &[f32]) -> NonFiniteCounts {
     match lookup(data) {
-        Some(stats) => stats.scanned(data).counts,
+        Some(stats) => stats.scanned::<false>(data).counts,
         None => count_nonfinite(data),
     }
 }
@@ -193,17 +211,18 @@ pub fn nonfinite(data: &[f32]) -> NonFiniteCounts {
 /// registered); the same value as [`crate::histogram::finite_min_max_sequential`].
 pub fn finite_min_max(data: &[f32]) -> Option<(f32, f32)> {
     match lookup(data) {
-        Some(stats) => stats.scanned(data).range,
+        Some(stats) => stats.scanned::<false>(data).range,
         None => min_max(data),
     }
 }
 
 /// The one scan of `data`: its non-finite counts, finite min/max, and `Σx²` and `Σx` of its
-/// finite values (shared when registered, computed in one pass otherwise).
+/// finite values (shared when registered, computed in one pass otherwise). The observers need
+/// no `Σx`: a registered tensor's scan sums it only when this is the scan's first use.
 pub fn scanned(data: &[f32]) -> Scan {
     match lookup(data) {
-        Some(stats) => *stats.scanned(data),
-        None => scan(data),
+        Some(stats) => stats.scanned_with_sum(data),
+        None => scan::<true>(data),
     }
 }
 
@@ -213,7 +232,7 @@ pub fn scanned(data: &[f32]) -> Scan {
 /// either way).
 pub fn signal_energy(data: &[f32]) -> Option<f64> {
     lookup(data).map(|stats| {
-        stats.scanned(data);
+        stats.scanned::<false>(data);
         *stats
             .signal_energy
             .get_or_init(|| crate::qdq::signal_energy(data))
@@ -315,17 +334,18 @@ pub struct Scan {
     pub sum: f64,
 }
 
-/// [`count_nonfinite`], [`min_max`], [`crate::qdq::signal_energy`] and the finite values' sum
-/// in one pass over memory, one loop per parallel piece ([`scan_piece`]). The pieces and lanes
-/// are those of each statistic alone (the min/max's stop at the last multiple of eight, whose
-/// tail is finished apart), so the values are theirs bit for bit.
-fn scan(data: &[f32]) -> Scan {
+/// [`count_nonfinite`], [`min_max`], [`crate::qdq::signal_energy`] and, when `SUM`, the finite
+/// values' sum ([`finite_sum`]; 0 otherwise) in one pass over memory, one loop per parallel piece
+/// ([`scan_piece`]). The pieces and lanes are those of each statistic alone (the min/max's stop
+/// at the last multiple of eight, whose tail is finished apart), so the values are theirs bit
+/// for bit.
+fn scan<const SUM: bool>(data: &[f32]) -> Scan {
     let body = data.len() / 8 * 8;
     let pieces = parallel::map_chunks(data, |start, piece| {
         let whole = body.saturating_sub(start).min(piece.len());
         crate::simd::with_wide_vectors(
             #[inline(always)]
-            || scan_piece(piece, whole),
+            || scan_piece::<SUM>(piece, whole),
         )
     });
     let mut counts = NonFiniteCounts::of(&data[body..]);
@@ -357,10 +377,10 @@ struct PieceScan {
 /// non-finite counts ([`NonFiniteCounts::of`]) and the lanes of
 /// [`crate::histogram::finite_min_max_lanes`] of its first `whole` elements (a multiple of 8),
 /// and `Σx²` of all of it as [`crate::qdq::signal_energy_of_piece`] sums it (element `k` into
-/// lane `k mod 8`, the lanes added in order) — the same values as those three functions — and
-/// `Σx` of its finite values in the same lanes.
+/// lane `k mod 8`, the lanes added in order) — the same values as those three functions — and,
+/// when `SUM`, `Σx` of its finite values in the same lanes ([`finite_sum_of_piece`]).
 #[inline(always)]
-fn scan_piece(piece: &[f32], whole: usize) -> PieceScan {
+fn scan_piece<const SUM: bool>(piece: &[f32], whole: usize) -> PieceScan {
     let (body, rest) = piece.split_at(whole);
     let mut counts = NonFiniteCounts::default();
     let mut extrema = crate::histogram::SixteenLanes::new();
@@ -376,7 +396,9 @@ fn scan_piece(piece: &[f32], whole: usize) -> PieceScan {
             for k in 0..8 {
                 flagged[k] += NonFiniteCounts::flag(chunk[k]);
                 signal[k] += crate::qdq::signal_term::<false>(chunk[k]);
-                sum[k] += finite_term(chunk[k]);
+                if SUM {
+                    sum[k] += finite_term(chunk[k]);
+                }
             }
         }
         // Fresh lanes per block, kept apart from the loop above by an opaque copy: fed across
@@ -400,6 +422,23 @@ fn scan_piece(piece: &[f32], whole: usize) -> PieceScan {
         signal: added(signal),
         sum: added(sum),
     }
+}
+
+/// `Σx` of the finite values of `data` in fixed pieces merged in order ([`Scan::sum`]).
+fn finite_sum(data: &[f32]) -> f64 {
+    parallel::map_chunks(data, |_, piece| finite_sum_of_piece(piece))
+        .into_iter()
+        .fold(0.0, |total, piece| total + piece)
+}
+
+/// `Σx` of the finite values of one piece: element `k` into lane `k mod 8` of float64 sums, the
+/// lanes added in order.
+fn finite_sum_of_piece(piece: &[f32]) -> f64 {
+    let mut lanes = [0.0f64; 8];
+    for (k, &x) in piece.iter().enumerate() {
+        lanes[k % 8] += finite_term(x);
+    }
+    lanes.iter().fold(0.0, |total, &lane| total + lane)
 }
 
 /// What `x` adds to `Σx`: itself in float64, 0 when it is not finite.
@@ -555,23 +594,22 @@ mod tests {
                 Some(crate::qdq::signal_energy(&t.data).to_bits()),
                 "{len}"
             );
-            let sum = finite_sum_one_by_one(&t.data).to_bits();
+            // `Σx` (by its definition, `finite_sum`) after a scan without it: a pass of its own.
+            let sum = finite_sum(&t.data).to_bits();
             assert_eq!(scanned(&t.data).sum.to_bits(), sum, "{len}");
-            assert_eq!(scan(&t.data).sum.to_bits(), sum, "{len}: unregistered");
+            drop(_shared);
+            assert_eq!(
+                scan::<true>(&t.data).sum.to_bits(),
+                sum,
+                "{len}: unregistered"
+            );
+            // Asked first, `Σx` is summed in the scan, which the observers then reuse.
+            let _shared = SharedStats::share(&[&t]);
+            let first = scanned(&t.data);
+            assert_eq!(first.sum.to_bits(), sum, "{len}: summed in the scan");
+            assert_eq!(bits(first.range), bits(finite_min_max(&t.data)), "{len}");
+            assert_eq!(first.counts, nonfinite(&t.data), "{len}");
         }
-    }
-
-    /// [`Scan::sum`] by its definition, one value at a time.
-    fn finite_sum_one_by_one(data: &[f32]) -> f64 {
-        let mut total = 0.0;
-        for piece in data.chunks(parallel::CHUNK) {
-            let mut lanes = [0.0f64; 8];
-            for (k, &v) in piece.iter().enumerate() {
-                lanes[k % 8] += if v.is_finite() { f64::from(v) } else { 0.0 };
-            }
-            total += lanes.iter().fold(0.0, |t, &l| t + l);
-        }
-        total
     }
 
     #[test]

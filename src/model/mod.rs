@@ -109,9 +109,10 @@ pub fn rank_tensor(
     };
     // The statistics and every method read the same tensor: its non-finite counts, finite
     // range, `Σx²` and histograms are computed once for all of them.
+    // The summary comes first: its scan then sums `Σx` in the same pass.
     let _shared = crate::shared_stats::SharedStats::share(&[tensor]);
-    row.nonfinite = crate::shared_stats::nonfinite(&tensor.data);
     let stats = Stats::of(&tensor.data);
+    row.nonfinite = crate::shared_stats::nonfinite(&tensor.data);
     row.stats = Some(stats);
     if stats.finite == 0 {
         let n = row.nonfinite;
