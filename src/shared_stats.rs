@@ -413,7 +413,9 @@ fn scan_piece<const SUM: bool>(piece: &[f32], whole: usize) -> PieceScan {
     }
     for ((lane, sum), &v) in signal.iter_mut().zip(&mut sum).zip(rest) {
         *lane += crate::qdq::signal_term::<false>(v);
-        *sum += finite_term(v);
+        if SUM {
+            *sum += finite_term(v);
+        }
     }
     let added = |lanes: [f64; 8]| lanes.iter().fold(0.0, |total, &lane| total + lane);
     PieceScan {
@@ -603,6 +605,7 @@ mod tests {
                 sum,
                 "{len}: unregistered"
             );
+            assert_eq!(scan::<false>(&t.data).sum, 0.0, "{len}: not summed");
             // Asked first, `Σx` is summed in the scan, which the observers then reuse.
             let _shared = SharedStats::share(&[&t]);
             let first = scanned(&t.data);
