@@ -1,7 +1,8 @@
 //! Reductions of a run of values whose result does not depend on the order of the values
 //! (minimum, maximum, largest magnitude), computed in eight independent lanes (sixteen for
-//! [`min_max_of`]) and then folded pairwise, so that they compile to vector instructions. Per-group scales (groups of 16 or
-//! 32) call them once per group: a sequential fold would be one long dependency chain.
+//! [`min_max_of`]) and then folded pairwise, so that they compile to vector instructions.
+//! Per-group scales (groups of 16 or 32) call them once per group: a sequential fold would be
+//! one long dependency chain.
 
 /// Lanes per reduction: one AVX2 register of float32, two SSE2/SIMD128 ones.
 const LANES: usize = 8;

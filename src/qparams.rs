@@ -113,7 +113,8 @@ impl Grid {
     }
 }
 
-/// The result of [`Instance::qparams`](crate::observer::Instance::qparams): what a user sees in a panel and the CLI prints.
+/// The result of [`Instance::qparams`](crate::observer::Instance::qparams): what a user sees in
+/// a panel and the CLI prints.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(target_arch = "wasm32", derive(tsify::Tsify))]
 #[cfg_attr(target_arch = "wasm32", tsify(missing_as_null))]

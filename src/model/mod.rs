@@ -108,8 +108,8 @@ pub fn rank_tensor(
         }
     };
     // The statistics and every method read the same tensor: its non-finite counts, finite
-    // range, `Σx²` and histograms are computed once for all of them.
-    // The summary comes first: its scan then sums `Σx` in the same pass.
+    // range, `Σx²` and histograms are computed once for all of them. The summary comes first,
+    // so that the one scan also sums its `Σx`.
     let _shared = crate::shared_stats::SharedStats::share(&[tensor]);
     let stats = Stats::of(&tensor.data);
     row.nonfinite = crate::shared_stats::nonfinite(&tensor.data);

@@ -2,7 +2,8 @@
 //!
 //! Every observer class of the module and every named default (`default_observer`,
 //! `default_weight_observer`, …) as a [`Preset`]. Arithmetic follows PyTorch's float32 kernels
-//! ([`crate::kernels::torch`]); constructor validation and error messages follow `observer.py` ([`config`]).
+//! ([`crate::kernels::torch`]); constructor validation and error messages follow `observer.py`
+//! ([`config`]).
 
 pub mod config;
 pub mod fake_quant;
