@@ -1,6 +1,6 @@
 //! Where listing reads header bytes from: "these bytes, or not yet".
 //!
-//! Parsers ask a [`ByteSource`] for byte ranges. A memory-mapped file always has them; a
+//! Parsers ask a [`ByteSource`] for byte ranges. A memory-mapped file (listing natively) always has them; a
 //! [`PartialBytes`] (the page's view of a `File`) has only the ranges supplied so far, and a
 //! parser that lacks some stops with [`Stop::Need`]; the caller fetches them and parses again.
 //! Header parsing is cheap, so starting over is simpler than suspending a parser.
@@ -214,15 +214,14 @@ mod tests {
 }
 
 /// The bytes of one entry's range as a reader hands them over to be decoded: borrowed from the
-/// host that supplied them (the page), or a read-only memory map held while they are decoded
-/// (the native checkpoint). Neither copies the range.
+/// host that supplied them (the page), or read from the file into a buffer held while they are
+/// decoded (the native checkpoint).
 #[derive(Debug)]
 pub enum EntryBytes<'a> {
     /// Bytes the caller holds.
     Borrowed(&'a [u8]),
-    /// A memory-mapped range (`None` for an empty one).
-    #[cfg(not(target_arch = "wasm32"))]
-    Mapped(Option<memmap2::Mmap>),
+    /// A range read from a file.
+    Read(Vec<u8>),
 }
 
 impl std::ops::Deref for EntryBytes<'_> {
@@ -231,8 +230,7 @@ impl std::ops::Deref for EntryBytes<'_> {
     fn deref(&self) -> &[u8] {
         match self {
             EntryBytes::Borrowed(bytes) => bytes,
-            #[cfg(not(target_arch = "wasm32"))]
-            EntryBytes::Mapped(map) => map.as_deref().unwrap_or_default(),
+            EntryBytes::Read(bytes) => bytes,
         }
     }
 }

@@ -12,7 +12,7 @@
 //! holds. No layout decodes with maths of its own: the codec does.
 //!
 //! Reading is the caller's I/O: [`read_weight`] asks for the bytes of each entry it needs
-//! through a closure (natively a memory map, in the page `File.slice`).
+//! through a closure (natively a read of the file, in the page `File.slice`).
 
 use super::read::decode_entry_stored;
 use super::{shape_text, Catalog, Entry, EntryBytes, Storage};

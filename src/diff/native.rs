@@ -1,5 +1,5 @@
 //! A diff of checkpoints on disk: each side a [`Checkpoint`] (files or folders), each pair's
-//! entries memory-mapped while it is compared, one pair per core.
+//! entries read while it is compared, one pair per core.
 
 use super::{DiffPlan, DiffReport, Side};
 use crate::checkpoint::native::Checkpoint;

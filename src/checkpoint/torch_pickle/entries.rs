@@ -4,8 +4,8 @@
 //! the tensor's dtype. The view is checked before anything is built: sizes, strides and the
 //! offset non-negative, and the last element it reaches, `offset + Σ(size−1)·stride`, inside the
 //! storage (a zero-size tensor needs no data). A **contiguous** view (C-order strides, ignoring
-//! dimensions of size 1) is a plain byte range of the storage ([`Storage::Plain`]): memory-mapped
-//! natively, one `File.slice` in the page, no copy. Any other view (a transpose, a column slice,
+//! dimensions of size 1) is a plain byte range of the storage ([`Storage::Plain`]): read as it lies
+//! natively, one `File.slice` in the page, no gather. Any other view (a transpose, a column slice,
 //! every other row, a stride-0 `expand`) is [`Storage::Strided`]: its range spans the storage from
 //! the view's first element to its last, and reading gathers the elements. Tensors that share a
 //! storage get ranges of the same bytes; nothing is copied per tensor.

@@ -7,7 +7,7 @@
 //! elements, `numel × itemsize` bytes), `byteorder` (`little` or `big`; absent in old files,
 //! which are little-endian), `version`, `.format_version`, `.storage_alignment`,
 //! `.data/serialization_id`. Each member's data starts on a 64-byte boundary (padding in its
-//! local header's extra field), so a storage can be memory-mapped where it lies.
+//! local header's extra field), so a storage can be read where it lies.
 //!
 //! Listing reads the central directory (with the npz reader's zip code, [`crate::checkpoint::npz`]),
 //! `data.pkl`, the local header of each storage record (30 bytes each, asked for in one round)
