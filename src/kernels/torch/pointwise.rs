@@ -38,22 +38,32 @@ pub fn pow_scalar(x: f32, exponent: f64) -> f32 {
 
 /// `torch.pow(x, e)` for a fixed exponent, on lanes: bit for bit [`pow_scalar`], fast.
 ///
-/// The special exponents take their ATen shortcut. Any other exponent runs, for a positive
-/// normal `x`, `2^(e·log2 x)` in float64 without a library call, so that the lanes vectorise:
-/// `x = 2^k·m` with `m ∈ [√½, √2)`, `ln m = 2·atanh(s)`, `s = (m − 1)/(m + 1)`, by its series
-/// to `s¹⁹` (|s| ≤ 0.172: truncation < 2⁻⁵⁸); `y = e·k + e·log2(e)·ln m`; `2^y = 2^n·exp(f·ln 2)`
-/// with `n = round(y)`, `|f| ≤ ½`, by Taylor to degree 13 (truncation < 2⁻⁵⁵). Every rounding
-/// included, the float64 result is within 2⁻⁴⁴ of the true power (relative, `|y| < 130`), and so
-/// is `pow_scalar`'s correctly rounded float64 `pow`; both round to the same float32 unless the
-/// value lies within 2⁻³⁶ of a float32 rounding midpoint. Such lanes — about one in 4,000 —, and
-/// zero, subnormal, infinite or NaN inputs, and results outside float32's normal range, are
-/// recomputed by [`pow_scalar`]. An exhaustive comparison over every float32 is a test.
+/// The special exponents take their ATen shortcut. Any other exponent with `|e| ≤ 64` runs, for
+/// a positive normal `x`, `2^(e·log2 x)` in float64 without a library call or a float64
+/// division, so that the lanes vectorise:
+/// * `x = 2^k·m` with `m ∈ [√½, √2)`, `ln m = 2·atanh(s)`, `s = (m − 1)/(m + 1)`;
+/// * `1/(m + 1)` is a float32 quotient (relative error < 2⁻²³) refined by one Newton step in
+///   float64, `r·(2 − (m + 1)·r)`, which squares the error (< 2⁻⁴⁶; `(m + 1)·r` is exact: 25 by
+///   24 bits);
+/// * `atanh` by its series to `s¹⁵` (|s| ≤ 0.172: truncation < 2⁻⁴⁴ of `ln m`);
+/// * `y = e·k + e·log2(e)·ln m`; `2^y = 2^n·exp(f·ln 2)` with `n = round(y)`, `|f| ≤ ½`, by
+///   Taylor to degree 11 (truncation < 2⁻⁴⁶).
+///
+/// Every rounding included, the float64 result is within 2⁻⁴³ of the true power at `|e| ≤ 4`
+/// and within 2⁻³⁹ at `|e| ≤ 64` (relative, `|y| < 127`: the errors of `ln m` grow with `e`),
+/// and `pow_scalar`'s correctly rounded float64 `pow` within 2⁻⁵³. Both round to the same float32
+/// unless the value lies within 2⁻³⁷ of a float32 rounding midpoint, which the last step checks
+/// (it needs the result within 2⁻³⁷). Such lanes — about one in 4,000 —, and zero, subnormal,
+/// infinite or NaN inputs, and results outside float32's normal range, are recomputed by
+/// [`pow_scalar`], as is every lane of a larger exponent. An exhaustive comparison over every
+/// float32 is a test.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Power {
     exponent: f64,
     /// `e·log2(e)`, the factor of `ln m` in `y`.
     exponent_log2_e: f64,
-    /// Not one of the shortcut exponents: the float64 evaluation runs.
+    /// Not one of the shortcut exponents, and at most 64 in magnitude: the float64 evaluation
+    /// runs.
     general: bool,
 }
 
@@ -63,7 +73,7 @@ impl Power {
         Power {
             exponent,
             exponent_log2_e: exponent * std::f64::consts::LOG2_E,
-            general: !shortcut && exponent.is_finite(),
+            general: !shortcut && exponent.abs() <= 64.0,
         }
     }
 
@@ -128,14 +138,20 @@ impl Power {
             let high = mantissa >= SQRT_2_MANTISSA;
             // m in [√½, √2): the mantissa with exponent 0 (or −1 above √2).
             let m_bits = mantissa | if high { 0x3F00_0000 } else { 0x3F80_0000 };
-            let m = f32::from_bits(m_bits) as f64;
+            let m32 = f32::from_bits(m_bits);
+            let m = m32 as f64;
             k[l] = ((bits >> 23) as i32 - 127 + i32::from(high)) as f64;
-            s[l] = (m - 1.0) / (m + 1.0);
+            // s = (m − 1)·(1/(m + 1)): the float32 quotient, one Newton step in float64 (the
+            // product (m + 1)·r is exact, so 1 − (m + 1)·r is the same fused or not).
+            let sum = m + 1.0;
+            let r = (1.0 / (m32 + 1.0)) as f64;
+            let residual = madd::<FUSED>(-sum, r, 1.0);
+            s[l] = (m - 1.0) * madd::<FUSED>(r, residual, r);
         }
-        // 2·atanh(s) = 2s·(1 + s²/3 + s⁴/5 + … + s¹⁸/19)
+        // 2·atanh(s) = 2s·(1 + s²/3 + s⁴/5 + … + s¹⁴/15)
         let s2 = s.map(|s| s * s);
-        let mut series = [1.0 / 19.0; L];
-        for d in [17.0, 15.0, 13.0, 11.0, 9.0, 7.0, 5.0, 3.0, 1.0] {
+        let mut series = [1.0 / 15.0; L];
+        for d in [13.0, 11.0, 9.0, 7.0, 5.0, 3.0, 1.0] {
             for l in 0..L {
                 series[l] = madd::<FUSED>(series[l], s2[l], 1.0 / d);
             }
@@ -155,11 +171,9 @@ impl Power {
             n_int[l] = shifted.to_bits() as i64 - ROUNDER.to_bits() as i64;
             t[l] = (y - (shifted - ROUNDER)) * std::f64::consts::LN_2;
         }
-        // exp(t), |t| ≤ ln2/2, Taylor to t¹³/13!
-        let mut exp = [1.0 / 6_227_020_800.0; L];
+        // exp(t), |t| ≤ ln2/2, Taylor to t¹¹/11!
+        let mut exp = [1.0 / 39_916_800.0; L];
         for f in [
-            479_001_600.0,
-            39_916_800.0,
             3_628_800.0,
             362_880.0,
             40_320.0,
@@ -264,6 +278,10 @@ mod tests {
             (0.7, 1013),
             (4.5, 1021),
             (16.0, 1031),
+            (-3.7, 1039),
+            (64.0, 1033), // the largest exponent evaluated in float64
+            (-64.0, 1049),
+            (100.0, 4111), // recomputed by pow_scalar
         ] {
             power_agrees(exponent, stride);
         }
