@@ -72,10 +72,10 @@ pub fn check_native_input(input: &[u8]) {
     }
 }
 
-/// The native reader (memory-mapped, [`super::native::Checkpoint`]) on `data` written as the
-/// file `name` in a folder of its own: it lists what the in-memory catalogue lists, and every
-/// entry reads to the same values (or fails alike) whole, in windows of a few bytes (the
-/// windowed read of long ranges) and from memory.
+/// The native reader ([`super::native::Checkpoint`]: ranges read, long plain ones mapped a
+/// window at a time) on `data` written as the file `name` in a folder of its own: it lists what
+/// the in-memory catalogue lists, and every entry reads to the same values (or fails alike)
+/// whole, in windows of a few bytes (the windowed read of long ranges) and from memory.
 #[cfg(not(target_arch = "wasm32"))]
 pub fn check_native(name: &str, data: &[u8]) {
     use std::sync::atomic::{AtomicUsize, Ordering};

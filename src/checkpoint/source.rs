@@ -1,8 +1,9 @@
 //! Where listing reads header bytes from: "these bytes, or not yet".
 //!
-//! Parsers ask a [`ByteSource`] for byte ranges. A memory-mapped file (listing natively) always has them; a
-//! [`PartialBytes`] (the page's view of a `File`) has only the ranges supplied so far, and a
-//! parser that lacks some stops with [`Stop::Need`]; the caller fetches them and parses again.
+//! Parsers ask a [`ByteSource`] for byte ranges. A memory-mapped file (natively) always has
+//! them; a [`PartialBytes`] (the page's view of a `File`) has only the ranges supplied so far,
+//! and a parser that lacks some stops with [`Stop::Need`]; the caller fetches them and parses
+//! again.
 //! Header parsing is cheap, so starting over is simpler than suspending a parser.
 
 use std::ops::Range;

@@ -1,6 +1,6 @@
 //! Tensor arguments read from files, as the CLI and the Python module take them: `FILE` or
 //! `FILE:member` of an `.npz`/`.safetensors`/`.gguf`/`.onnx`/PyTorch `.pt`/`.pth`/`.bin` (GGUF,
-//! ONNX and PyTorch files through the checkpoint catalogue, one memory-mapped tensor at a time);
+//! ONNX and PyTorch files through the checkpoint catalogue, one tensor read at a time);
 //! vector parameters given as file names; float32 `.npy` results written.
 
 use crate::checkpoint::native::Checkpoint;

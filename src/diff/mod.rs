@@ -18,7 +18,7 @@
 //! Rows are ranked worst first (largest NMSE; rows without a result last). Reading is the
 //! host's ([`DiffPlan`]: the entries each pair needs, then the pair compared from their bytes):
 //! one pair at a time, so memory holds two weights whatever the checkpoint's size, natively
-//! ([`native`], memory maps) and in the page (`File.slice`) alike.
+//! ([`native`], entries read from disk) and in the page (`File.slice`) alike.
 
 pub mod csv;
 pub mod experts;
