@@ -9,7 +9,7 @@
 //! Why both: a map costs a page fault per 64 KiB and, when it is unmapped while another thread
 //! runs, a TLB shootdown on every core; a read copies the bytes from the page cache. For the
 //! many ranges of a few megabytes a diff reads, the maps took more system time than the copies
-//! (3,492 pairs: 0.26–0.47 s against 0.21–0.26 s); for 16 MiB windows the copy costs more
+//! (3,492 pairs: 0.26–0.47 s against 0.21–0.29 s); for 16 MiB windows the copy costs more
 //! (a 2 GiB checkpoint: 0.85 s read against 0.55 s mapped). (A file must not shrink while it
 //! is mapped: a page past a file's new end would fault. Each read checks the file's length
 //! first, and a read that finds the file shorter is an error.)
