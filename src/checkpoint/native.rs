@@ -107,26 +107,25 @@ fn map(file: &File, offset: u64, len: u64) -> std::io::Result<Option<Mmap>> {
     unsafe { MmapOptions::new().offset(offset).len(len).map(file) }.map(Some)
 }
 
-/// `len` bytes of `file` from `offset`, read into `buffer` (replacing what it held, reusing its
-/// memory; the bytes are not zeroed first).
-fn read_range(file: &File, offset: u64, len: u64, buffer: &mut Vec<u8>) -> std::io::Result<()> {
+/// `len` bytes of `file` from `offset`, read into memory of their own (not zeroed first).
+fn read_range(file: &File, offset: u64, len: u64) -> std::io::Result<Vec<u8>> {
     use std::io::{Read, Seek, SeekFrom};
     let size = usize::try_from(len)
         .map_err(|_| std::io::Error::other("the range is larger than this machine can address"))?;
-    buffer.clear();
-    buffer
+    let mut bytes = Vec::new();
+    bytes
         .try_reserve_exact(size)
         .map_err(|_| std::io::Error::other(format!("cannot allocate {size} bytes to read")))?;
     let mut file = file;
     file.seek(SeekFrom::Start(offset))?;
-    file.take(len).read_to_end(buffer)?;
-    if buffer.len() != size {
+    file.take(len).read_to_end(&mut bytes)?;
+    if bytes.len() != size {
         return Err(std::io::Error::other(format!(
             "the file ended {} bytes into a range of {size}",
-            buffer.len()
+            bytes.len()
         )));
     }
-    Ok(())
+    Ok(bytes)
 }
 
 /// Files to list for `paths`: files as given, folders expanded recursively to the files a
@@ -434,15 +433,12 @@ impl Checkpoint {
     /// `entry`'s byte range, read.
     fn read_bytes(&self, entry: &Entry) -> Result<Vec<u8>> {
         let (file, fail) = self.open_entry_file(entry)?;
-        let mut bytes = Vec::new();
         read_range(
             &file,
             entry.range.start,
             entry.range.end - entry.range.start,
-            &mut bytes,
         )
-        .map_err(|e| fail(e.to_string()))?;
-        Ok(bytes)
+        .map_err(|e| fail(e.to_string()))
     }
 }
 
@@ -451,18 +447,15 @@ mod tests {
     use super::*;
     use std::io::Write;
 
-    /// A range is read whole into a reused buffer; a range past the file's end is an error
-    /// naming how far the file went, not a short read.
+    /// A range is read whole; a range past the file's end is an error naming how far the file
+    /// went, not a short read.
     #[test]
     fn a_range_is_read_whole_or_refused() {
         let mut file = tempfile::tempfile().unwrap();
         file.write_all(&(0u8..100).collect::<Vec<_>>()).unwrap();
-        let mut buffer = vec![7u8; 64];
-        read_range(&file, 10, 5, &mut buffer).unwrap();
-        assert_eq!(buffer, [10, 11, 12, 13, 14]);
-        read_range(&file, 0, 0, &mut buffer).unwrap();
-        assert!(buffer.is_empty());
-        let error = read_range(&file, 90, 20, &mut buffer).unwrap_err();
+        assert_eq!(read_range(&file, 10, 5).unwrap(), [10, 11, 12, 13, 14]);
+        assert!(read_range(&file, 0, 0).unwrap().is_empty());
+        let error = read_range(&file, 90, 20).unwrap_err();
         assert_eq!(
             error.to_string(),
             "the file ended 10 bytes into a range of 20"
